@@ -1,0 +1,351 @@
+//! Building nodes: promotion, casts, broadcasting and shape checks. Every
+//! builder returns an array; failures become invalid arrays.
+
+use std::sync::Arc;
+
+use smallvec::{smallvec, SmallVec};
+
+use super::{Array, Operand};
+use crate::element::Literal;
+use crate::error::{Error, Result};
+use crate::node::{Axes, Combine, Node, Op};
+use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::session::{check_size, Session};
+use crate::shape::{broadcast_shapes, broadcasts_to, checked_len, format_shape, normalize_axis, Shape};
+use crate::typing::{self, OperandType, Reduction, UnaryPlan};
+use crate::{AxisIndex, DType};
+
+/// `node` cast to `dtype` (the node itself if it already has it; constants fold).
+pub(crate) fn cast_node(node: &Arc<Node>, dtype: DType) -> Arc<Node> {
+    if node.dtype() == dtype {
+        return Arc::clone(node);
+    }
+    if let Op::Fill(literal) = node.op() {
+        let folded = Literal::cast_from(literal.to_wide(), dtype);
+        return Node::new(Op::Fill(folded), dtype, node.shape.clone(), SmallVec::new());
+    }
+    Node::new(Op::Cast, dtype, node.shape.clone(), smallvec![Arc::clone(node)])
+}
+
+fn new_node(op_name: &str, op: Op, dtype: DType, shape: Shape, inputs: SmallVec<[Arc<Node>; 2]>) -> Result<Arc<Node>> {
+    check_size(op_name, &shape, dtype)?;
+    Ok(Node::new(op, dtype, shape, inputs))
+}
+
+impl Array {
+    /// The node, or its error if the array is invalid.
+    pub(crate) fn valid_node(&self) -> Result<&Arc<Node>> {
+        self.check()?;
+        Ok(self.node())
+    }
+
+    /// Wraps a build result: a node of this session, or an invalid array.
+    pub(crate) fn built(session: &Session, result: Result<Arc<Node>>) -> Array {
+        match result {
+            Ok(node) => session.wrap(node),
+            Err(e) => session.wrap(Node::invalid(e)),
+        }
+    }
+
+    pub(crate) fn apply_unary(&self, op: UnaryOp) -> Array {
+        let result = self.valid_node().and_then(|node| {
+            match typing::plan_unary(op, node.dtype())
+                .map_err(|e| e.within_shape(node.shape()))?
+            {
+                UnaryPlan::Identity => Ok(Arc::clone(node)),
+                UnaryPlan::Apply { operand, op, out } => new_node(
+                    op.name(),
+                    Op::Unary(op),
+                    out,
+                    node.shape.clone(),
+                    smallvec![cast_node(node, operand)],
+                ),
+            }
+        });
+        Array::built(&self.session, result)
+    }
+
+    pub(crate) fn apply_binary(&self, op: BinaryOp, rhs: Operand) -> Array {
+        Array::binary(&self.session, op, &Operand::Array(self.clone()), &rhs)
+    }
+
+    /// `lhs op rhs` where at least one operand is an array of `session`.
+    pub(crate) fn binary(session: &Session, op: BinaryOp, lhs: &Operand, rhs: &Operand) -> Array {
+        let result = (|| {
+            let name = op.name();
+            check_operands(session, name, &[lhs, rhs])?;
+            let plan = typing::plan_binary(op, operand_type(lhs), operand_type(rhs))
+                .map_err(|e| e.within_shape(&operand_shape(lhs)))?;
+            let shape = broadcast_shapes(name, &[&operand_shape(lhs), &operand_shape(rhs)])?;
+            let inputs = smallvec![
+                operand_node(name, lhs, plan.operand)?,
+                operand_node(name, rhs, plan.operand)?
+            ];
+            new_node(name, Op::Binary(plan.op), plan.out, shape, inputs)
+        })();
+        Array::built(session, result)
+    }
+
+    /// `where(cond, x, y)` where at least one operand is an array of `session`.
+    pub(crate) fn select(session: &Session, cond: &Operand, x: &Operand, y: &Operand) -> Array {
+        let result = (|| {
+            check_operands(session, "where", &[cond, x, y])?;
+            let dtype = typing::plan_where(operand_type(x), operand_type(y));
+            let shape = broadcast_shapes(
+                "where",
+                &[&operand_shape(cond), &operand_shape(x), &operand_shape(y)],
+            )?;
+            let inputs = smallvec![
+                operand_node("where", cond, DType::Bool)?,
+                operand_node("where", x, dtype)?,
+                operand_node("where", y, dtype)?
+            ];
+            new_node("where", Op::Select, dtype, shape, inputs)
+        })();
+        Array::built(session, result)
+    }
+
+    /// The array converted element-wise to `dtype` (casting rules in
+    /// [`crate::element`]); the same array if it already has it.
+    pub fn astype(&self, dtype: DType) -> Array {
+        let result = self.valid_node().map(|n| cast_node(n, dtype));
+        Array::built(&self.session, result)
+    }
+
+    /// The same elements in row-major order with another shape (a view: no data moves).
+    pub fn reshape(&self, shape: &[usize]) -> Array {
+        let result = self.valid_node().and_then(|node| {
+            if checked_len(shape) != Some(self.len()) {
+                return Err(Error::ShapeMismatch {
+                    op: "reshape".into(),
+                    message: format!(
+                        "cannot reshape an array of shape {} ({} elements) into shape {} \
+                         (expected the same number of elements)",
+                        format_shape(self.shape()),
+                        self.len(),
+                        format_shape(shape)
+                    ),
+                });
+            }
+            if node.shape() == shape {
+                return Ok(Arc::clone(node));
+            }
+            // A reshape of a reshape reads the original directly.
+            let source = match node.op() {
+                Op::Reshape => &node.inputs()[0],
+                _ => node,
+            };
+            new_node(
+                "reshape",
+                Op::Reshape,
+                node.dtype(),
+                Shape::from_slice(shape),
+                smallvec![Arc::clone(source)],
+            )
+        });
+        Array::built(&self.session, result)
+    }
+
+    /// Axes permuted: output axis `i` is input axis `axes[i]` (a view).
+    pub fn permute(&self, axes: &[usize]) -> Array {
+        let result = self.valid_node().and_then(|node| {
+            let ndim = node.shape().len();
+            let mut seen = vec![false; ndim];
+            let valid = axes.len() == ndim
+                && axes
+                    .iter()
+                    .all(|&a| a < ndim && !std::mem::replace(&mut seen[a], true));
+            if !valid {
+                return Err(Error::InvalidArgument {
+                    op: "permute".into(),
+                    message: format!(
+                        "axes {axes:?} are not a permutation of the {ndim} axes of shape {} \
+                         (expected each of 0..{ndim} once)",
+                        format_shape(node.shape())
+                    ),
+                });
+            }
+            if axes.iter().enumerate().all(|(i, &a)| i == a) {
+                return Ok(Arc::clone(node));
+            }
+            let shape: Shape = axes.iter().map(|&a| node.shape()[a]).collect();
+            new_node(
+                "permute",
+                Op::Permute(Axes::from_slice(axes)),
+                node.dtype(),
+                shape,
+                smallvec![Arc::clone(node)],
+            )
+        });
+        Array::built(&self.session, result)
+    }
+
+    /// Axes reversed (NumPy's `.T`; a view).
+    pub fn transpose(&self) -> Array {
+        let axes: Vec<usize> = (0..self.ndim()).rev().collect();
+        self.permute(&axes)
+    }
+
+    /// The array broadcast to `shape` (a view; NumPy's `broadcast_to`).
+    pub fn broadcast_to(&self, shape: &[usize]) -> Array {
+        let result = self.valid_node().and_then(|node| {
+            if !broadcasts_to(node.shape(), shape) {
+                return Err(Error::ShapeMismatch {
+                    op: "broadcast_to".into(),
+                    message: format!(
+                        "cannot broadcast an array of shape {} to shape {} \
+                         (expected each dimension equal or 1, right-aligned)",
+                        format_shape(node.shape()),
+                        format_shape(shape)
+                    ),
+                });
+            }
+            if node.shape() == shape {
+                return Ok(Arc::clone(node));
+            }
+            new_node(
+                "broadcast_to",
+                Op::BroadcastTo,
+                node.dtype(),
+                Shape::from_slice(shape),
+                smallvec![Arc::clone(node)],
+            )
+        });
+        Array::built(&self.session, result)
+    }
+
+    /// The axes a reduction covers: all of them, or one given axis.
+    pub(crate) fn reduction_axes(&self, name: &str, axis: Option<impl AxisIndex>) -> Result<Axes> {
+        let ndim = self.ndim();
+        match axis {
+            None => Ok((0..ndim).collect()),
+            Some(axis) => {
+                let value = axis.to_axis().ok_or_else(|| {
+                    Error::invalid(name, format!("axis is out of range for {ndim} dimensions"))
+                })?;
+                Ok(smallvec![normalize_axis(name, value, ndim)?])
+            }
+        }
+    }
+
+    pub(crate) fn reduce_builtin(&self, reduction: Reduction, axis: Option<impl AxisIndex>) -> Array {
+        let result = (|| {
+            let node = self.valid_node()?;
+            let name = reduction.name();
+            let axes = self.reduction_axes(name, axis)?;
+            let plan = typing::plan_reduce(reduction, node.dtype());
+            let count = reduced_count(node.shape(), &axes);
+            let op = match reduction {
+                Reduction::Builtin(op) => op,
+                Reduction::Mean => ReduceOp::Sum,
+            };
+            if count == 0 && matches!(op, ReduceOp::Min | ReduceOp::Max) {
+                return Err(Error::InvalidArgument {
+                    op: name.into(),
+                    message: format!(
+                        "zero-size array to reduction operation {name} which has no identity \
+                         (shape {}, axes {:?}; expected a non-empty extent)",
+                        format_shape(node.shape()),
+                        axes.as_slice()
+                    ),
+                });
+            }
+            let input = cast_node(node, plan.acc);
+            let mut result = reduce_node(Combine::Builtin(op), &input, axes)?;
+            if reduction == Reduction::Mean {
+                let divisor = Literal::cast_from(crate::Wide::Int(count as i128), plan.acc);
+                let divisor = Node::new(Op::Fill(divisor), plan.acc, Shape::new(), SmallVec::new());
+                let shape = result.shape.clone();
+                result = Node::new(
+                    Op::Binary(BinaryOp::Div),
+                    plan.acc,
+                    shape,
+                    smallvec![result, divisor],
+                );
+            }
+            Ok(cast_node(&result, plan.out))
+        })();
+        Array::built(&self.session, result)
+    }
+}
+
+/// Product of the extents of `axes`.
+pub(crate) fn reduced_count(shape: &[usize], axes: &[usize]) -> usize {
+    axes.iter().map(|&a| shape[a]).product()
+}
+
+/// A reduction node over `axes` of `input` (already in the accumulator dtype).
+pub(crate) fn reduce_node(combine: Combine, input: &Arc<Node>, axes: Axes) -> Result<Arc<Node>> {
+    let shape: Shape = input
+        .shape()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, &d)| d)
+        .collect();
+    let name = match &combine {
+        Combine::Builtin(op) => op.name().to_string(),
+        Combine::Custom(c) => c.name.clone(),
+    };
+    new_node(
+        &name,
+        Op::Reduce { combine, axes },
+        input.dtype(),
+        shape,
+        smallvec![Arc::clone(input)],
+    )
+}
+
+fn check_operands(session: &Session, op: &str, operands: &[&Operand]) -> Result<()> {
+    for operand in operands {
+        if let Operand::Array(a) = operand {
+            a.check()?;
+            if !a.session().same_as(session) {
+                return Err(Error::invalid(
+                    op,
+                    "the operands belong to different contexts (expected arrays of one context)",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn operand_type(operand: &Operand) -> OperandType {
+    match operand {
+        Operand::Array(a) => OperandType::Strong(a.dtype()),
+        Operand::Scalar(s) => OperandType::Weak(*s),
+    }
+}
+
+fn operand_shape(operand: &Operand) -> Shape {
+    match operand {
+        Operand::Array(a) => Shape::from_slice(a.shape()),
+        Operand::Scalar(_) => Shape::new(),
+    }
+}
+
+fn operand_node(op: &str, operand: &Operand, dtype: DType) -> Result<Arc<Node>> {
+    match operand {
+        Operand::Array(a) => Ok(cast_node(a.valid_node()?, dtype)),
+        Operand::Scalar(s) => Ok(Node::new(
+            Op::Fill(s.to_literal(op, dtype)?),
+            dtype,
+            Shape::new(),
+            SmallVec::new(),
+        )),
+    }
+}
+
+impl Error {
+    /// Adds the operand's shape to a type error's message.
+    fn within_shape(self, shape: &[usize]) -> Error {
+        match self {
+            Error::DTypeMismatch { op, message } => Error::DTypeMismatch {
+                op,
+                message: format!("{message} [operand shape {}]", format_shape(shape)),
+            },
+            other => other,
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! `Array`: a lazy handle on a node of the expression DAG.
+//!
+//! Building never runs anything: methods only add nodes. An operation that
+//! cannot be built (shapes that do not broadcast, a bad axis, ...) returns an
+//! invalid array that carries the error; [`Array::check`] or any demand
+//! reports it, and every array built on it reports the same error, while
+//! sibling expressions stay valid. Only the demand methods (`to_vec`, `item`,
+//! `read_into`, `eval`, `to_device`) run the engine.
+
+pub(crate) mod build;
+mod methods;
+mod operators;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::element::{Element, Scalar};
+use crate::error::{Error, Result};
+use crate::format;
+use crate::graph::ExprGraph;
+use crate::node::Node;
+use crate::session::Session;
+use crate::shape::format_shape;
+use crate::DType;
+
+/// A lazy n-dimensional array. Cheap to clone (a shared handle).
+#[derive(Clone)]
+pub struct Array {
+    node: Arc<Node>,
+    session: Session,
+}
+
+/// An operand of an element-wise operation: an array or a (weak) Rust scalar.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    /// An array.
+    Array(Array),
+    /// A Rust scalar, weak in promotion (NEP 50).
+    Scalar(Scalar),
+}
+
+impl From<&Array> for Operand {
+    fn from(a: &Array) -> Operand {
+        Operand::Array(a.clone())
+    }
+}
+
+impl From<Array> for Operand {
+    fn from(a: Array) -> Operand {
+        Operand::Array(a)
+    }
+}
+
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Operand {
+        Operand::Scalar(s)
+    }
+}
+
+macro_rules! operand_from_scalar {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand {
+            fn from(value: $t) -> Operand {
+                Operand::Scalar(Scalar::from(value))
+            }
+        }
+    )*};
+}
+operand_from_scalar!(
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+
+impl Array {
+    pub(crate) fn from_parts(node: Arc<Node>, session: Session) -> Array {
+        Array { node, session }
+    }
+
+    /// The node this handle refers to (for passes and engines).
+    pub fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    /// The session (context) the array belongs to.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The shape. For an invalid array: `[]` (check with [`Array::check`]).
+    pub fn shape(&self) -> &[usize] {
+        self.node.shape()
+    }
+
+    /// The element type. For an invalid array: `F32` (check with [`Array::check`]).
+    pub fn dtype(&self) -> DType {
+        self.node.dtype()
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        crate::shape::len(self.shape())
+    }
+
+    /// True when the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Validates the expression without running it: the error of the first
+    /// invalid operation it was built from, if any.
+    pub fn check(&self) -> Result<()> {
+        match self.node.error() {
+            Some(e) => Err((**e).clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn expect_dtype<T: Element>(&self, op: &str, what: &str) -> Result<()> {
+        self.check()?;
+        if T::DTYPE == self.dtype() {
+            Ok(())
+        } else {
+            Err(Error::DTypeMismatch {
+                op: op.to_string(),
+                message: format!(
+                    "the array has dtype {} (shape {}) but {} {} was requested \
+                     (expected {op}::<{}>, or astype first)",
+                    self.dtype(),
+                    format_shape(self.shape()),
+                    what,
+                    T::DTYPE,
+                    element_type_name(self.dtype()),
+                ),
+            })
+        }
+    }
+
+    /// Computes the array and returns its elements in row-major order.
+    /// Errors if `T` is not the array's dtype.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.expect_dtype::<T>("to_vec", "a Vec of")?;
+        let host = self.session.host_value(&self.node)?;
+        typed(&host, "to_vec").map(<[T]>::to_vec)
+    }
+
+    /// Computes the array into the caller's buffer (Numba's
+    /// `copy_to_host(ary)`). Errors if `T` is not the dtype or the length differs.
+    pub fn read_into<T: Element>(&self, out: &mut [T]) -> Result<()> {
+        self.expect_dtype::<T>("read_into", "a buffer of")?;
+        if out.len() != self.len() {
+            return Err(Error::ShapeMismatch {
+                op: "read_into".into(),
+                message: format!(
+                    "the destination holds {} elements but the array has shape {} \
+                     (expected {} elements)",
+                    out.len(),
+                    format_shape(self.shape()),
+                    self.len()
+                ),
+            });
+        }
+        let host = self.session.host_value(&self.node)?;
+        out.copy_from_slice(typed(&host, "read_into")?);
+        Ok(())
+    }
+
+    /// The only element of a size-1 array (any number of dimensions).
+    pub fn item<T: Element>(&self) -> Result<T> {
+        self.expect_dtype::<T>("item", "an item of")?;
+        if self.len() != 1 {
+            return Err(Error::InvalidArgument {
+                op: "item".into(),
+                message: format!(
+                    "can only convert an array of size 1 to a scalar (got shape {}, {} elements)",
+                    format_shape(self.shape()),
+                    self.len()
+                ),
+            });
+        }
+        let host = self.session.host_value(&self.node)?;
+        typed::<T>(&host, "item")?
+            .first()
+            .copied()
+            .ok_or_else(|| Error::internal("item", "a size-1 array produced no element"))
+    }
+
+    /// Computes the array and keeps the value (on the device, for device
+    /// backends); later demands of it, or of expressions using it, reuse it.
+    pub fn eval(&self) -> Result<()> {
+        self.session.demand(std::slice::from_ref(&self.node))
+    }
+
+    /// Computes the array if needed and copies it to the device now (Numba's
+    /// `to_device`); later plans read the device copy. On a backend without
+    /// device memory (cpu) the array is only computed.
+    pub fn to_device(&self) -> Result<Array> {
+        self.eval()?;
+        let residency = self.node.residency();
+        if residency.device.is_none() {
+            if let Some(device) = self
+                .session
+                .engine()
+                .to_device(&residency, self.session.env())?
+            {
+                self.node.update_residency(|r| r.device = Some(device));
+            }
+        }
+        Ok(self.clone())
+    }
+
+    /// True when a device copy of the value exists.
+    pub fn is_on_device(&self) -> bool {
+        self.node.residency().device.is_some()
+    }
+
+    /// True when the value has been computed (or was given).
+    pub fn is_materialized(&self) -> bool {
+        self.node.is_materialized()
+    }
+
+    /// A readable account of the expression: its graph and how the backend
+    /// would run it. Runs nothing.
+    pub fn explain(&self) -> String {
+        if let Err(e) = self.check() {
+            return format!("invalid expression: {e}\n");
+        }
+        let graph = ExprGraph::from_roots(std::slice::from_ref(&self.node));
+        let mut text = format::graph_listing(&graph);
+        text.push_str(&format!("backend: {}\n", self.session.backend_name()));
+        text.push_str(
+            &self
+                .session
+                .engine()
+                .describe(&graph, self.session.options()),
+        );
+        text
+    }
+
+    /// The expression graph in Graphviz dot syntax. Runs nothing.
+    pub fn to_dot(&self) -> String {
+        let graph = ExprGraph::from_roots(std::slice::from_ref(&self.node));
+        format::graph_dot(&graph)
+    }
+}
+
+fn element_type_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F16 => "half::f16",
+        DType::BF16 => "half::bf16",
+        other => other.short_name(),
+    }
+}
+
+fn typed<'a, T: Element>(host: &'a crate::HostBuffer, op: &str) -> Result<&'a [T]> {
+    host.as_slice::<T>().ok_or_else(|| {
+        Error::internal(
+            op,
+            format!(
+                "the engine produced {} data for a {} array",
+                host.dtype(),
+                T::DTYPE
+            ),
+        )
+    })
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.node.error() {
+            Some(e) => write!(f, "Array(invalid: {e})"),
+            None => write!(
+                f,
+                "Array({} {}, {}{})",
+                self.dtype(),
+                format_shape(self.shape()),
+                self.node.op().name(),
+                if self.is_materialized() {
+                    ", materialised"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! `+ - * / %` and unary `-` on arrays, with arrays or Rust scalars.
+
+use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
+
+use super::{Array, Operand};
+use crate::element::Scalar;
+use crate::ops::BinaryOp;
+
+macro_rules! array_operators {
+    ($($trait:ident $method:ident $op:ident),*) => {$(
+        impl<R: Into<Operand>> $trait<R> for &Array {
+            type Output = Array;
+            fn $method(self, rhs: R) -> Array {
+                self.apply_binary(BinaryOp::$op, rhs.into())
+            }
+        }
+
+        impl<R: Into<Operand>> $trait<R> for Array {
+            type Output = Array;
+            fn $method(self, rhs: R) -> Array {
+                self.apply_binary(BinaryOp::$op, rhs.into())
+            }
+        }
+
+        array_operators!(@scalar_left $trait $method $op: f64, i64);
+    )*};
+    (@scalar_left $trait:ident $method:ident $op:ident: $($scalar:ty),*) => {$(
+        impl $trait<&Array> for $scalar {
+            type Output = Array;
+            fn $method(self, rhs: &Array) -> Array {
+                Array::binary(
+                    rhs.session(),
+                    BinaryOp::$op,
+                    &Operand::Scalar(Scalar::from(self)),
+                    &Operand::Array(rhs.clone()),
+                )
+            }
+        }
+
+        impl $trait<Array> for $scalar {
+            type Output = Array;
+            fn $method(self, rhs: Array) -> Array {
+                self.$method(&rhs)
+            }
+        }
+    )*};
+}
+
+array_operators!(Add add Add, Sub sub Sub, Mul mul Mul, Div div Div, Rem rem Rem);
+
+impl Neg for &Array {
+    type Output = Array;
+    fn neg(self) -> Array {
+        self.apply_unary(crate::ops::UnaryOp::Neg)
+    }
+}
+
+impl Neg for Array {
+    type Output = Array;
+    fn neg(self) -> Array {
+        self.apply_unary(crate::ops::UnaryOp::Neg)
+    }
+}

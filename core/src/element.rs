@@ -1,0 +1,582 @@
+//! Rust element types, host buffers, typed literals and weak scalars.
+//!
+//! Casts between element types go through [`Wide`], a value wide enough to
+//! hold every element exactly (`i128` for integers and bool, `f64` for
+//! floats). The rules, shared by every backend:
+//! - integer → integer wraps (two's complement), as in NumPy and C;
+//! - float → integer truncates toward zero and saturates at the target's
+//!   range, NaN gives 0 (Rust's `as`, and the PTX `cvt.rzi.sat` CUDA uses);
+//! - anything → bool is `x != 0` (NaN is true);
+//! - → float rounds to nearest even (`f16`/`bf16` from a 64-bit integer above
+//!   2^53 may round twice).
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use half::{bf16, f16};
+
+use crate::dtype::{DType, Kind};
+use crate::error::{Error, Result};
+
+/// A value wide enough to hold any element exactly: the hub of every cast.
+#[derive(Clone, Copy, Debug)]
+pub enum Wide {
+    /// Integers and bool (0 or 1).
+    Int(i128),
+    /// Floats (f16, bf16 and f32 convert to f64 exactly).
+    Float(f64),
+}
+
+impl Wide {
+    /// `x != 0`; NaN is true.
+    pub fn truthy(self) -> bool {
+        match self {
+            Wide::Int(v) => v != 0,
+            Wide::Float(v) => v != 0.0,
+        }
+    }
+
+    /// The value as an `f64` (rounded for integers beyond 2^53).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Wide::Int(v) => v as f64,
+            Wide::Float(v) => v,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that is an element type of arrays: `f16`, `bf16`, `f32`,
+/// `f64`, `i8`…`i64`, `u8`…`u64` and `bool`.
+pub trait Element:
+    Copy + Send + Sync + fmt::Debug + PartialEq + Default + bytemuck::NoUninit + 'static + sealed::Sealed
+{
+    /// The dtype of this Rust type.
+    const DTYPE: DType;
+    /// Wraps a vector in a [`HostBuffer`].
+    fn into_buffer(values: Vec<Self>) -> HostBuffer;
+    /// The elements of `buffer` if it holds this type.
+    fn slice_of(buffer: &HostBuffer) -> Option<&[Self]>;
+    /// The value, exactly.
+    fn to_wide(self) -> Wide;
+    /// Casts a value to this type by the module's rules.
+    fn from_wide(value: Wide) -> Self;
+}
+
+macro_rules! int_element {
+    ($($t:ty => $variant:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn into_buffer(values: Vec<Self>) -> HostBuffer {
+                HostBuffer::$variant(values)
+            }
+            fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+                match buffer {
+                    HostBuffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline]
+            fn to_wide(self) -> Wide {
+                Wide::Int(self as i128)
+            }
+            #[inline]
+            fn from_wide(value: Wide) -> Self {
+                match value {
+                    Wide::Int(v) => v as $t,
+                    Wide::Float(v) => v as $t,
+                }
+            }
+        }
+    )*};
+}
+int_element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+
+macro_rules! float_element {
+    ($($t:ty => $variant:ident, $from_f64:expr, $to_f64:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn into_buffer(values: Vec<Self>) -> HostBuffer {
+                HostBuffer::$variant(values)
+            }
+            fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+                match buffer {
+                    HostBuffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline]
+            fn to_wide(self) -> Wide {
+                let to_f64: fn($t) -> f64 = $to_f64;
+                Wide::Float(to_f64(self))
+            }
+            #[inline]
+            fn from_wide(value: Wide) -> Self {
+                let from_f64: fn(f64) -> $t = $from_f64;
+                match value {
+                    Wide::Int(v) => from_f64(v as f64),
+                    Wide::Float(v) => from_f64(v),
+                }
+            }
+        }
+    )*};
+}
+float_element! {
+    f64 => F64, |v| v, |v| v;
+    f16 => F16, f16::from_f64, f16::to_f64;
+    bf16 => BF16, bf16::from_f64, bf16::to_f64;
+}
+
+// f32 is separate: integer → f32 must round once, straight from the integer.
+impl sealed::Sealed for f32 {}
+impl Element for f32 {
+    const DTYPE: DType = DType::F32;
+    fn into_buffer(values: Vec<Self>) -> HostBuffer {
+        HostBuffer::F32(values)
+    }
+    fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+        match buffer {
+            HostBuffer::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn to_wide(self) -> Wide {
+        Wide::Float(self as f64)
+    }
+    #[inline]
+    fn from_wide(value: Wide) -> Self {
+        match value {
+            Wide::Int(v) => v as f32,
+            Wide::Float(v) => v as f32,
+        }
+    }
+}
+
+impl sealed::Sealed for bool {}
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn into_buffer(values: Vec<Self>) -> HostBuffer {
+        HostBuffer::Bool(values)
+    }
+    fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+        match buffer {
+            HostBuffer::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn to_wide(self) -> Wide {
+        Wide::Int(self as i128)
+    }
+    #[inline]
+    fn from_wide(value: Wide) -> Self {
+        value.truthy()
+    }
+}
+
+/// Contiguous host memory holding elements of one dtype, row-major.
+#[derive(Clone, PartialEq)]
+#[allow(missing_docs)] // one variant per dtype, named like it
+pub enum HostBuffer {
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Bool(Vec<bool>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector inside a [`HostBuffer`].
+#[macro_export]
+macro_rules! with_buffer {
+    ($buffer:expr, $v:ident => $body:expr) => {
+        match $buffer {
+            $crate::HostBuffer::F16($v) => $body,
+            $crate::HostBuffer::BF16($v) => $body,
+            $crate::HostBuffer::F32($v) => $body,
+            $crate::HostBuffer::F64($v) => $body,
+            $crate::HostBuffer::I8($v) => $body,
+            $crate::HostBuffer::I16($v) => $body,
+            $crate::HostBuffer::I32($v) => $body,
+            $crate::HostBuffer::I64($v) => $body,
+            $crate::HostBuffer::U8($v) => $body,
+            $crate::HostBuffer::U16($v) => $body,
+            $crate::HostBuffer::U32($v) => $body,
+            $crate::HostBuffer::U64($v) => $body,
+            $crate::HostBuffer::Bool($v) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with the type alias `$T` set to the Rust type of a [`DType`].
+#[macro_export]
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+        }
+    };
+}
+
+impl HostBuffer {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        with_buffer!(self, v => element_dtype(v.as_slice()))
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_buffer!(self, v => v.len())
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The raw bytes, native endian (bool as one byte 0 or 1).
+    pub fn as_bytes(&self) -> &[u8] {
+        with_buffer!(self, v => bytemuck::cast_slice(v.as_slice()))
+    }
+
+    /// The elements as `&[T]`, or `None` if `T` is not the buffer's type.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::slice_of(self)
+    }
+
+    /// A buffer of `len` copies of a literal.
+    pub fn filled(literal: Literal, len: usize) -> HostBuffer {
+        with_dtype!(literal.dtype(), T => T::into_buffer(vec![T::from_wide(literal.to_wide()); len]))
+    }
+
+    /// Element `index` as a [`Wide`] value, or `None` past the end.
+    pub fn get_wide(&self, index: usize) -> Option<Wide> {
+        with_buffer!(self, v => v.get(index).map(|x| x.to_wide()))
+    }
+
+    /// Every element cast to `to` by the module's rules.
+    pub fn cast(&self, to: DType) -> HostBuffer {
+        fn cast_typed<S: Element, D: Element>(src: &[S]) -> Vec<D> {
+            src.iter().map(|&x| D::from_wide(x.to_wide())).collect()
+        }
+        with_buffer!(self, v => with_dtype!(to, D => D::into_buffer(cast_typed::<_, D>(v))))
+    }
+}
+
+fn element_dtype<T: Element>(_: &[T]) -> DType {
+    T::DTYPE
+}
+
+impl fmt::Debug for HostBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 8;
+        write!(f, "{}[", self.dtype())?;
+        with_buffer!(self, v => {
+            for (i, x) in v.iter().take(SHOWN).enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{x:?}")?;
+            }
+            if v.len() > SHOWN {
+                write!(f, ", … ({} elements)", v.len())?;
+            }
+        });
+        f.write_str("]")
+    }
+}
+
+/// One value of a known dtype, e.g. a constant in an expression.
+///
+/// Equality and hashing are bitwise (NaN equals NaN, -0.0 differs from 0.0),
+/// which is what constant deduplication needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Literal {
+    dtype: DType,
+    value: Wide,
+}
+
+impl Literal {
+    /// A literal holding `value`.
+    pub fn of<T: Element>(value: T) -> Literal {
+        Literal {
+            dtype: T::DTYPE,
+            value: value.to_wide(),
+        }
+    }
+
+    /// `value` cast to `dtype` by the module's rules.
+    pub fn cast_from(value: Wide, dtype: DType) -> Literal {
+        let value = with_dtype!(dtype, T => T::from_wide(value).to_wide());
+        Literal { dtype, value }
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The value, exactly.
+    pub fn to_wide(&self) -> Wide {
+        self.value
+    }
+
+    /// The value as `T`, or `None` if `T` is not the literal's type.
+    pub fn get<T: Element>(&self) -> Option<T> {
+        (T::DTYPE == self.dtype).then(|| T::from_wide(self.value))
+    }
+
+    fn key(&self) -> (DType, u8, u128) {
+        match self.value {
+            Wide::Int(v) => (self.dtype, 0, v as u128),
+            Wide::Float(v) => (self.dtype, 1, v.to_bits() as u128),
+        }
+    }
+}
+
+impl PartialEq for Literal {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Literal {}
+
+impl Hash for Literal {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.dtype, self.value) {
+            (DType::Bool, v) => write!(f, "{}", v.truthy()),
+            (_, Wide::Int(v)) => write!(f, "{v}"),
+            (_, Wide::Float(v)) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// A Rust scalar mixed into an expression. It is *weak* (NEP 50): it adapts
+/// to the array's dtype unless its kind is higher (bool < int < float).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// A `bool`.
+    Bool(bool),
+    /// Any Rust integer, exactly.
+    Int(i128),
+    /// `f64`, `f32`, `f16` or `bf16`, exactly.
+    Float(f64),
+}
+
+impl Scalar {
+    /// The kind, for promotion.
+    pub fn kind(self) -> Kind {
+        match self {
+            Scalar::Bool(_) => Kind::Bool,
+            Scalar::Int(_) => Kind::Int,
+            Scalar::Float(_) => Kind::Float,
+        }
+    }
+
+    /// The dtype a scalar has when no array gives it one: bool, i64 or f64.
+    pub fn default_dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::I64,
+            Scalar::Float(_) => DType::F64,
+        }
+    }
+
+    /// The value, exactly.
+    pub fn to_wide(self) -> Wide {
+        match self {
+            Scalar::Bool(b) => Wide::Int(b as i128),
+            Scalar::Int(v) => Wide::Int(v),
+            Scalar::Float(v) => Wide::Float(v),
+        }
+    }
+
+    /// The scalar as a literal of `dtype`. An integer outside an integer
+    /// dtype's range is an error (NumPy 2 raises `OverflowError`), as is a
+    /// float with a fraction or out of range for an integer dtype; floats
+    /// round to nearest.
+    pub fn to_literal(self, op: &str, dtype: DType) -> Result<Literal> {
+        let wide = self.to_wide();
+        if let Some((min, max)) = dtype.int_range() {
+            let exact = match wide {
+                Wide::Int(v) => (min..=max).contains(&v).then_some(v),
+                Wide::Float(v) => (v.fract() == 0.0 && v >= min as f64 && v <= max as f64)
+                    .then_some(v as i128),
+            };
+            if exact.is_none() {
+                return Err(Error::invalid(
+                    op,
+                    format!(
+                        "the scalar {} is out of bounds for {} (expected {min}..={max}{})",
+                        self,
+                        dtype,
+                        if matches!(wide, Wide::Float(_)) {
+                            ", a whole number"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+        }
+        Ok(Literal::cast_from(wide, dtype))
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(b) => write!(f, "{b}"),
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::Float(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+macro_rules! scalar_from {
+    ($variant:ident: $($t:ty),*) => {$(
+        impl From<$t> for Scalar {
+            fn from(value: $t) -> Scalar {
+                Scalar::$variant(value.into())
+            }
+        }
+    )*};
+}
+scalar_from!(Int: i8, i16, i32, i64, u8, u16, u32, u64, i128);
+scalar_from!(Float: f32, f64);
+scalar_from!(Bool: bool);
+
+impl From<isize> for Scalar {
+    fn from(value: isize) -> Scalar {
+        Scalar::Int(value as i128)
+    }
+}
+
+impl From<usize> for Scalar {
+    fn from(value: usize) -> Scalar {
+        Scalar::Int(value as i128)
+    }
+}
+
+impl From<f16> for Scalar {
+    fn from(value: f16) -> Scalar {
+        Scalar::Float(value.to_f64())
+    }
+}
+
+impl From<bf16> for Scalar {
+    fn from(value: bf16) -> Scalar {
+        Scalar::Float(value.to_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_follow_the_documented_rules() {
+        let b = HostBuffer::F32(vec![1.9, -1.9, f32::NAN, 1e10, -1e10, 0.0]);
+        assert_eq!(b.cast(DType::I32), HostBuffer::I32(vec![1, -1, 0, i32::MAX, i32::MIN, 0]));
+        assert_eq!(
+            b.cast(DType::Bool),
+            HostBuffer::Bool(vec![true, true, true, true, true, false])
+        );
+        let i = HostBuffer::I32(vec![300, -1]);
+        assert_eq!(i.cast(DType::U8), HostBuffer::U8(vec![44, 255]));
+        let big = HostBuffer::I64(vec![(1 << 24) + 1]);
+        assert_eq!(big.cast(DType::F32), HostBuffer::F32(vec![16777216.0]));
+    }
+
+    #[test]
+    fn weak_scalars_check_range() {
+        assert!(Scalar::Int(300).to_literal("add", DType::I8).is_err());
+        assert!(Scalar::Int(-1).to_literal("add", DType::U8).is_err());
+        assert_eq!(
+            Scalar::Int(-1).to_literal("add", DType::I8).unwrap(),
+            Literal::of(-1i8)
+        );
+        assert_eq!(
+            Scalar::Float(0.1).to_literal("add", DType::F32).unwrap(),
+            Literal::of(0.1f32)
+        );
+    }
+
+    #[test]
+    fn literal_equality_is_bitwise() {
+        assert_eq!(Literal::of(f32::NAN), Literal::of(f32::NAN));
+        assert_ne!(Literal::of(0.0f32), Literal::of(-0.0f32));
+        assert_ne!(Literal::of(1i32), Literal::of(1i64));
+    }
+}

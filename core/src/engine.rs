@@ -1,0 +1,150 @@
+//! The engine trait through which a demand executes, and the statistics it keeps.
+
+use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::dtype::DType;
+use crate::element::HostBuffer;
+use crate::error::{Error, Result};
+use crate::graph::ExprGraph;
+use crate::node::{DeviceBuffer, Residency};
+
+/// Counters of what the engine did, summed since the last reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Kernels (or CPU programs) compiled.
+    pub kernels_compiled: u64,
+    /// Compilations avoided because the kernel was cached.
+    pub kernel_cache_hits: u64,
+    /// Kernels executed. On the reference evaluator, one per computed node.
+    pub kernel_launches: u64,
+    /// Host → device copies.
+    pub h2d_copies: u64,
+    /// Bytes copied host → device.
+    pub h2d_bytes: u64,
+    /// Device → host copies.
+    pub d2h_copies: u64,
+    /// Bytes copied device → host.
+    pub d2h_bytes: u64,
+    /// Demands that ran the engine (a demand answered from memoised values does not count).
+    pub evaluations: u64,
+}
+
+/// One counter of [`Stats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // each names the Stats field it counts
+pub enum Counter {
+    KernelsCompiled,
+    KernelCacheHits,
+    KernelLaunches,
+    H2dCopies,
+    H2dBytes,
+    D2hCopies,
+    D2hBytes,
+    Evaluations,
+}
+
+/// Thread-safe [`Stats`] accumulator owned by a context.
+#[derive(Debug, Default)]
+pub struct StatsCounter {
+    counters: [AtomicU64; 8],
+}
+
+impl StatsCounter {
+    /// Adds `n` to one counter.
+    pub fn add(&self, counter: Counter, n: u64) {
+        self.counters[counter as usize].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The current values.
+    pub fn snapshot(&self) -> Stats {
+        let get = |c: Counter| self.counters[c as usize].load(Ordering::Relaxed);
+        Stats {
+            kernels_compiled: get(Counter::KernelsCompiled),
+            kernel_cache_hits: get(Counter::KernelCacheHits),
+            kernel_launches: get(Counter::KernelLaunches),
+            h2d_copies: get(Counter::H2dCopies),
+            h2d_bytes: get(Counter::H2dBytes),
+            d2h_copies: get(Counter::D2hCopies),
+            d2h_bytes: get(Counter::D2hBytes),
+            evaluations: get(Counter::Evaluations),
+        }
+    }
+
+    /// Sets every counter to zero.
+    pub fn reset(&self) {
+        for c in &self.counters {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Settings of a context that engines honour.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Fuse element-wise work into kernels (false: one kernel per op, the ablation baseline).
+    pub fusion: bool,
+    /// Worker threads for CPU execution (0: all cores).
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            fusion: true,
+            threads: 0,
+        }
+    }
+}
+
+/// What an engine may use while it evaluates.
+#[derive(Clone, Copy, Debug)]
+pub struct EvalEnv<'a> {
+    /// Where to count work.
+    pub stats: &'a StatsCounter,
+    /// The context's settings.
+    pub options: &'a Options,
+}
+
+/// An executor of expression graphs: the reference evaluator, the CPU
+/// backend, the simulated device, CUDA.
+pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
+    /// `"cpu"`, `"sim"`, `"cuda"` or `"reference"`.
+    fn name(&self) -> &'static str;
+
+    /// Computes `graph.outputs()`, in order. Leaves carry their data; nothing
+    /// else is materialised yet.
+    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>>;
+
+    /// A host copy of a value, downloading it if it lives only on the device.
+    fn to_host(
+        &self,
+        value: &Residency,
+        dtype: DType,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        let _ = env;
+        value.host.clone().ok_or_else(|| {
+            Error::internal(
+                "to_host",
+                format!("a {dtype} value has no host copy and the engine has no device"),
+            )
+        })
+    }
+
+    /// A device copy of a value (uploading it if needed), or `None` when the
+    /// engine has no device memory.
+    fn to_device(
+        &self,
+        value: &Residency,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
+        let _ = (value, env);
+        Ok(None)
+    }
+
+    /// The engine's part of `explain()`: how it would run `graph`.
+    fn describe(&self, graph: &ExprGraph, options: &Options) -> String;
+}

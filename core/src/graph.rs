@@ -1,0 +1,172 @@
+//! The expression graph a demand works on (petgraph).
+//!
+//! A demand snapshots the DAG reachable from the demanded arrays into an
+//! [`ExprGraph`]. Invariants:
+//! - Node indices are in topological order: every input has a smaller index
+//!   than its consumer. Building is an iterative depth-first walk, so a chain
+//!   of any length builds without recursion.
+//! - Each DAG node appears once, however many paths reach it.
+//! - A node whose value is already materialised (a source, or a memoised
+//!   result) becomes a leaf carrying its [`Residency`]: the walk stops there.
+//! - Edges go from an input to its consumer; the edge weight is the operand
+//!   position, which also orders [`GraphNode::inputs`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::Direction;
+use smallvec::SmallVec;
+
+use crate::dtype::DType;
+use crate::node::{Node, Op, Residency};
+use crate::shape::Shape;
+
+/// One node of an [`ExprGraph`].
+#[derive(Clone, Debug)]
+pub struct GraphNode {
+    /// The operation ([`Op::Source`]-like leaves keep their original op).
+    pub op: Op,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape.
+    pub shape: Shape,
+    /// Operands, in order (empty for materialised leaves).
+    pub inputs: SmallVec<[NodeIndex; 2]>,
+    /// The value, for nodes that are already materialised.
+    pub data: Option<Residency>,
+}
+
+impl GraphNode {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        crate::shape::len(&self.shape)
+    }
+
+    /// True when the node has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A snapshot of the expression DAG needed by one demand.
+#[derive(Clone, Debug)]
+pub struct ExprGraph {
+    graph: StableDiGraph<GraphNode, u8>,
+    outputs: Vec<NodeIndex>,
+}
+
+impl ExprGraph {
+    /// Snapshots everything `roots` need; `outputs()` lists the roots' indices in order.
+    pub fn from_roots(roots: &[Arc<Node>]) -> ExprGraph {
+        let mut graph = StableDiGraph::new();
+        let mut index: HashMap<usize, NodeIndex> = HashMap::new();
+        let mut stack: Vec<(Arc<Node>, bool)> =
+            roots.iter().rev().map(|r| (Arc::clone(r), false)).collect();
+        while let Some((node, expanded)) = stack.pop() {
+            let key = node.address();
+            if index.contains_key(&key) {
+                continue;
+            }
+            let residency = node.residency();
+            let materialized = !residency.is_empty();
+            if !materialized && !expanded {
+                stack.push((Arc::clone(&node), true));
+                for input in node.inputs.iter().rev() {
+                    if !index.contains_key(&input.address()) {
+                        stack.push((Arc::clone(input), false));
+                    }
+                }
+                continue;
+            }
+            let inputs: SmallVec<[NodeIndex; 2]> = if materialized {
+                SmallVec::new()
+            } else {
+                node.inputs
+                    .iter()
+                    .filter_map(|i| index.get(&i.address()).copied())
+                    .collect()
+            };
+            let id = graph.add_node(GraphNode {
+                op: node.op.clone(),
+                dtype: node.dtype,
+                shape: node.shape.clone(),
+                inputs: inputs.clone(),
+                data: materialized.then_some(residency),
+            });
+            for (position, input) in inputs.iter().enumerate() {
+                graph.add_edge(*input, id, position as u8);
+            }
+            index.insert(key, id);
+        }
+        let outputs = roots
+            .iter()
+            .filter_map(|r| index.get(&r.address()).copied())
+            .collect();
+        ExprGraph { graph, outputs }
+    }
+
+    /// The demanded nodes, in the order they were demanded.
+    pub fn outputs(&self) -> &[NodeIndex] {
+        &self.outputs
+    }
+
+    /// The node at `index`.
+    pub fn node(&self, index: NodeIndex) -> &GraphNode {
+        &self.graph[index]
+    }
+
+    /// All node indices in topological order (inputs first).
+    pub fn topological_order(&self) -> Vec<NodeIndex> {
+        let mut order: Vec<NodeIndex> = self.graph.node_indices().collect();
+        order.sort_unstable();
+        order
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    /// How many operand slots read the node at `index`.
+    pub fn consumer_count(&self, index: NodeIndex) -> usize {
+        self.graph.edges_directed(index, Direction::Outgoing).count()
+    }
+
+    /// The underlying petgraph graph, for passes.
+    pub fn petgraph(&self) -> &StableDiGraph<GraphNode, u8> {
+        &self.graph
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::HostBuffer;
+    use crate::ops::BinaryOp;
+
+    #[test]
+    fn shared_nodes_appear_once_in_topological_order() {
+        let a = Node::source(HostBuffer::F32(vec![1.0, 2.0]), Shape::from_slice(&[2]));
+        let sq = Node::new(
+            Op::Binary(BinaryOp::Mul),
+            DType::F32,
+            Shape::from_slice(&[2]),
+            SmallVec::from_vec(vec![a.clone(), a.clone()]),
+        );
+        let sum = Node::new(
+            Op::Binary(BinaryOp::Add),
+            DType::F32,
+            Shape::from_slice(&[2]),
+            SmallVec::from_vec(vec![sq.clone(), a.clone()]),
+        );
+        let g = ExprGraph::from_roots(&[sum]);
+        assert_eq!(g.node_count(), 3);
+        for idx in g.topological_order() {
+            for input in &g.node(idx).inputs {
+                assert!(*input < idx);
+            }
+        }
+        assert_eq!(g.consumer_count(g.topological_order()[0]), 3);
+    }
+}

@@ -1,0 +1,287 @@
+//! Nodes of the lazy expression DAG held by `Array` handles.
+//!
+//! Invariants:
+//! - A node's `dtype` and `shape` are known when it is built and never change;
+//!   an operation that cannot be typed or shaped yields an [`Op::Invalid`]
+//!   node carrying its error, and every node built on it is invalid too.
+//! - Operations are normalised (see [`crate::ops`]): operands of a binary
+//!   operation share a dtype; broadcasting between operands of element-wise
+//!   operations is implicit (the node's shape is the broadcast shape).
+//! - A node's value never changes once computed: results are memoised in
+//!   [`Node::residency`], which is what makes repeated demands free.
+//!
+//! The handles form a reference-counted DAG, so building needs no lock and an
+//! array's memory goes when its last handle does. A demand snapshots the part
+//! it needs into an [`crate::ExprGraph`] (petgraph), where passes and engines work.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use smallvec::SmallVec;
+
+use crate::dtype::DType;
+use crate::element::{HostBuffer, Literal};
+use crate::error::Error;
+use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::shape::Shape;
+
+/// A permutation or set of axes.
+pub type Axes = SmallVec<[usize; 4]>;
+
+/// What a node computes. Operand order is the order of the node's inputs.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Data given by the user (host) or already on a device: always materialised.
+    Source,
+    /// Every element equals the literal (`zeros`, `full`, scalar operands).
+    Fill(Literal),
+    /// `start + i * step` along the only axis, computed in f64, cast to the dtype.
+    Arange {
+        /// First value.
+        start: f64,
+        /// Increment.
+        step: f64,
+    },
+    /// Parameter `i` of a traced body (a user reduction's combine function).
+    Param(usize),
+    /// Element-wise operation of one input.
+    Unary(UnaryOp),
+    /// Element-wise operation of two inputs of the same dtype (broadcast).
+    Binary(BinaryOp),
+    /// `where(cond, x, y)`: inputs cond (bool), x, y (same dtype), broadcast.
+    Select,
+    /// Element-wise cast of the input to the node's dtype.
+    Cast,
+    /// The input's elements in row-major order, with the node's shape.
+    Reshape,
+    /// Output axis `i` is input axis `perm[i]`.
+    Permute(Axes),
+    /// The input broadcast to the node's shape.
+    BroadcastTo,
+    /// A reduction over `axes` (sorted, distinct) of an input already in the
+    /// accumulator dtype; the reduced axes are removed from the shape.
+    Reduce {
+        /// How two partial results combine.
+        combine: Combine,
+        /// The reduced axes of the input.
+        axes: Axes,
+    },
+    /// An operation that could not be built; demanding it reports the error.
+    Invalid(Arc<Error>),
+}
+
+/// The combining operation of a reduction.
+#[derive(Clone, Debug)]
+pub enum Combine {
+    /// A built-in reduction.
+    Builtin(ReduceOp),
+    /// A user reduction ([`crate::Reducer`]).
+    Custom(Arc<CustomCombine>),
+}
+
+/// A user reduction specialised to one accumulator dtype.
+#[derive(Debug)]
+pub struct CustomCombine {
+    /// The reducer's name.
+    pub name: String,
+    /// A 0-d element-wise expression over `Op::Param(0)` and `Op::Param(1)`,
+    /// both of the accumulator dtype, giving the accumulator dtype.
+    pub body: Arc<Node>,
+    /// The identity, in the accumulator dtype.
+    pub identity: Literal,
+}
+
+impl Op {
+    /// A short name for listings: `"add"`, `"sum"`, `"source"`.
+    pub fn name(&self) -> String {
+        match self {
+            Op::Source => "source".into(),
+            Op::Fill(literal) => format!("fill {literal}"),
+            Op::Arange { start, step } => format!("arange {start:?} step {step:?}"),
+            Op::Param(i) => format!("param {i}"),
+            Op::Unary(op) => op.name().into(),
+            Op::Binary(op) => op.name().into(),
+            Op::Select => "where".into(),
+            Op::Cast => "astype".into(),
+            Op::Reshape => "reshape".into(),
+            Op::Permute(perm) => format!("permute {perm:?}"),
+            Op::BroadcastTo => "broadcast_to".into(),
+            Op::Reduce { combine, axes } => {
+                let name = match combine {
+                    Combine::Builtin(op) => op.name().to_string(),
+                    Combine::Custom(c) => format!("reduce '{}'", c.name),
+                };
+                format!("{name} axes {axes:?}")
+            }
+            Op::Invalid(_) => "invalid".into(),
+        }
+    }
+
+    /// True for operations that move no data (views).
+    pub fn is_view(&self) -> bool {
+        matches!(self, Op::Reshape | Op::Permute(_) | Op::BroadcastTo)
+    }
+
+    /// True for element-wise operations (including casts).
+    pub fn is_elementwise(&self) -> bool {
+        matches!(
+            self,
+            Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast
+        )
+    }
+}
+
+/// Memory owned by a device backend (CUDA or the simulator).
+pub trait DeviceBuffer: Send + Sync + fmt::Debug + std::panic::RefUnwindSafe {
+    /// Size in bytes.
+    fn bytes(&self) -> usize;
+    /// For the owning backend to downcast.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Where a materialised value lives: host, device or both.
+#[derive(Clone, Debug, Default)]
+pub struct Residency {
+    /// The host copy.
+    pub host: Option<Arc<HostBuffer>>,
+    /// The device copy.
+    pub device: Option<Arc<dyn DeviceBuffer>>,
+}
+
+impl Residency {
+    /// A value held in host memory.
+    pub fn host(buffer: Arc<HostBuffer>) -> Residency {
+        Residency {
+            host: Some(buffer),
+            device: None,
+        }
+    }
+
+    /// True when neither copy exists.
+    pub fn is_empty(&self) -> bool {
+        self.host.is_none() && self.device.is_none()
+    }
+}
+
+/// One node of the expression DAG.
+pub struct Node {
+    pub(crate) op: Op,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Shape,
+    pub(crate) inputs: SmallVec<[Arc<Node>; 2]>,
+    residency: RwLock<Residency>,
+    computing: Mutex<()>,
+}
+
+impl Node {
+    pub(crate) fn new(op: Op, dtype: DType, shape: Shape, inputs: SmallVec<[Arc<Node>; 2]>) -> Arc<Node> {
+        Arc::new(Node {
+            op,
+            dtype,
+            shape,
+            inputs,
+            residency: RwLock::new(Residency::default()),
+            computing: Mutex::new(()),
+        })
+    }
+
+    pub(crate) fn source(buffer: HostBuffer, shape: Shape) -> Arc<Node> {
+        let dtype = buffer.dtype();
+        let node = Node::new(Op::Source, dtype, shape, SmallVec::new());
+        node.set_residency(Residency::host(Arc::new(buffer)));
+        node
+    }
+
+    pub(crate) fn invalid(error: Error) -> Arc<Node> {
+        Node::new(Op::Invalid(Arc::new(error)), DType::F32, Shape::new(), SmallVec::new())
+    }
+
+    /// The operation.
+    pub fn op(&self) -> &Op {
+        &self.op
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The operands.
+    pub fn inputs(&self) -> &[Arc<Node>] {
+        &self.inputs
+    }
+
+    /// The error of an invalid node.
+    pub(crate) fn error(&self) -> Option<&Arc<Error>> {
+        match &self.op {
+            Op::Invalid(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The memoised value, if any.
+    pub fn residency(&self) -> Residency {
+        self.residency
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// True when a value is memoised.
+    pub fn is_materialized(&self) -> bool {
+        !self
+            .residency
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
+    pub(crate) fn set_residency(&self, residency: Residency) {
+        *self.residency.write().unwrap_or_else(PoisonError::into_inner) = residency;
+    }
+
+    pub(crate) fn update_residency(&self, update: impl FnOnce(&mut Residency)) {
+        update(&mut self.residency.write().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Held while the node is being computed, so that two threads demanding it
+    /// at once compute it once.
+    pub(crate) fn lock_computing(&self) -> MutexGuard<'_, ()> {
+        self.computing.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn address(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+impl Drop for Node {
+    /// Unlinks the inputs iteratively: dropping the last handle of a
+    /// 100,000-node chain must not recurse 100,000 deep.
+    fn drop(&mut self) {
+        let mut pending: Vec<Arc<Node>> = self.inputs.drain(..).collect();
+        while let Some(node) = pending.pop() {
+            if let Some(mut last) = Arc::into_inner(node) {
+                pending.extend(last.inputs.drain(..));
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}{}",
+            self.op.name(),
+            self.dtype,
+            crate::shape::format_shape(&self.shape)
+        )
+    }
+}

@@ -1,0 +1,245 @@
+//! The operations of the expression graph.
+//!
+//! Operations in the graph are *normalised*: promotion has already inserted
+//! explicit casts, so every binary operation sees two operands of one dtype
+//! and every float-only operation sees a float. Which dtypes each operation
+//! accepts after normalisation is stated on the enum; `typing` enforces it.
+
+use std::fmt;
+
+macro_rules! named_ops {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),*
+        }
+
+        impl $name {
+            /// Every operation of this family.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The NumPy name of the operation (`"add"`, `"sqrt"`, ...).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),*
+                }
+            }
+
+            /// Looks an operation up by its NumPy name.
+            pub fn from_name(name: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|op| op.name() == name)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+named_ops! {
+    /// Element-wise operations of one operand.
+    ///
+    /// After normalisation: `Neg`, `Abs`, `Sign`, `Square` take integers and
+    /// floats; the math functions and rounding take floats only; `LogicalNot`
+    /// takes bool; `IsNan`, `IsInf`, `IsFinite` take floats and give bool.
+    /// Every other operation gives its operand's dtype.
+    UnaryOp {
+        /// `-x` (wraps for integers).
+        Neg => "negative",
+        /// `|x|` (wraps at the minimum of signed integers, as NumPy).
+        Abs => "absolute",
+        /// -1, 0 or 1 (NaN for NaN).
+        Sign => "sign",
+        /// `x * x`.
+        Square => "square",
+        /// Square root.
+        Sqrt => "sqrt",
+        /// `e^x`.
+        Exp => "exp",
+        /// `2^x`.
+        Exp2 => "exp2",
+        /// `e^x - 1`, accurate near 0.
+        Expm1 => "expm1",
+        /// Natural logarithm.
+        Log => "log",
+        /// Base-2 logarithm.
+        Log2 => "log2",
+        /// Base-10 logarithm.
+        Log10 => "log10",
+        /// `ln(1 + x)`, accurate near 0.
+        Log1p => "log1p",
+        /// Sine.
+        Sin => "sin",
+        /// Cosine.
+        Cos => "cos",
+        /// Tangent.
+        Tan => "tan",
+        /// Inverse sine.
+        Asin => "arcsin",
+        /// Inverse cosine.
+        Acos => "arccos",
+        /// Inverse tangent.
+        Atan => "arctan",
+        /// Hyperbolic sine.
+        Sinh => "sinh",
+        /// Hyperbolic cosine.
+        Cosh => "cosh",
+        /// Hyperbolic tangent.
+        Tanh => "tanh",
+        /// Round toward -∞.
+        Floor => "floor",
+        /// Round toward +∞.
+        Ceil => "ceil",
+        /// Round toward 0.
+        Trunc => "trunc",
+        /// Round half to even (NumPy's `round`/`rint`).
+        Round => "rint",
+        /// `!x` on bool.
+        LogicalNot => "logical_not",
+        /// `x != x`.
+        IsNan => "isnan",
+        /// `|x| == ∞`.
+        IsInf => "isinf",
+        /// Neither NaN nor infinite.
+        IsFinite => "isfinite",
+    }
+}
+
+impl UnaryOp {
+    /// True for operations defined on floats only (integers are cast to a float first).
+    pub const fn is_float_only(self) -> bool {
+        !matches!(
+            self,
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Square | UnaryOp::LogicalNot
+        )
+    }
+
+    /// True for the predicates that give bool (`isnan`, `isinf`, `isfinite`).
+    pub const fn is_predicate(self) -> bool {
+        matches!(self, UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite)
+    }
+
+    /// True for the rounding operations, which are the identity on integers.
+    pub const fn is_rounding(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round
+        )
+    }
+}
+
+named_ops! {
+    /// Element-wise operations of two operands of the same dtype.
+    ///
+    /// After normalisation: arithmetic takes integers and floats (`Div` floats
+    /// only), `Minimum`/`Maximum` any dtype, comparisons any dtype and give
+    /// bool, the logical operations bool.
+    BinaryOp {
+        /// `a + b` (wraps for integers).
+        Add => "add",
+        /// `a - b`.
+        Sub => "subtract",
+        /// `a * b`.
+        Mul => "multiply",
+        /// True division `a / b` (floats only after normalisation).
+        Div => "true_divide",
+        /// NumPy's `//`: floor of the quotient; integer division by zero gives 0.
+        FloorDiv => "floor_divide",
+        /// NumPy's `%`: remainder with the sign of the divisor; integer `% 0` gives 0.
+        Rem => "remainder",
+        /// `a ** b`.
+        Pow => "power",
+        /// Smaller of the two; NaN if either is NaN.
+        Minimum => "minimum",
+        /// Larger of the two; NaN if either is NaN.
+        Maximum => "maximum",
+        /// `a == b`.
+        Eq => "equal",
+        /// `a != b`.
+        Ne => "not_equal",
+        /// `a < b`.
+        Lt => "less",
+        /// `a <= b`.
+        Le => "less_equal",
+        /// `a > b`.
+        Gt => "greater",
+        /// `a >= b`.
+        Ge => "greater_equal",
+        /// `a && b`.
+        LogicalAnd => "logical_and",
+        /// `a || b`.
+        LogicalOr => "logical_or",
+        /// `a != b` on bool.
+        LogicalXor => "logical_xor",
+    }
+}
+
+impl BinaryOp {
+    /// True for the comparisons, which give bool.
+    pub const fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    /// True for the logical operations, defined on bool.
+    pub const fn is_logical(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
+        )
+    }
+
+    /// The operator spelling used when printing expressions (`+`, `//`, ...),
+    /// or `None` for operations printed as calls.
+    pub const fn symbol(self) -> Option<&'static str> {
+        Some(match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::FloorDiv => "//",
+            BinaryOp::Rem => "%",
+            BinaryOp::Pow => "**",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            _ => return None,
+        })
+    }
+}
+
+named_ops! {
+    /// Built-in reductions. The operand is already in the accumulator dtype
+    /// (promotion inserted the casts); the result has the same dtype.
+    ReduceOp {
+        /// Sum (pairwise for floats, or better).
+        Sum => "sum",
+        /// Product.
+        Prod => "prod",
+        /// Minimum, NaN-propagating; undefined on an empty extent.
+        Min => "min",
+        /// Maximum, NaN-propagating; undefined on an empty extent.
+        Max => "max",
+    }
+}
+
+impl ReduceOp {
+    /// The element-wise operation that combines two partial results.
+    pub const fn combiner(self) -> BinaryOp {
+        match self {
+            ReduceOp::Sum => BinaryOp::Add,
+            ReduceOp::Prod => BinaryOp::Mul,
+            ReduceOp::Min => BinaryOp::Minimum,
+            ReduceOp::Max => BinaryOp::Maximum,
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The reference evaluator: computes an expression graph node by node, in
+//! topological order, with no fusion. Simple by design: it is the oracle
+//! every fused backend is tested against. Each node's value is a dense
+//! row-major host buffer; a value is dropped as soon as its last consumer has
+//! run, so long chains hold two buffers at a time.
+
+mod kernels;
+mod layout;
+mod reduce;
+
+use std::sync::Arc;
+
+use crate::element::HostBuffer;
+use crate::engine::{Counter, Engine, EvalEnv, Options};
+use crate::error::{Error, Result};
+use crate::graph::{ExprGraph, GraphNode};
+use crate::node::{Op, Residency};
+
+/// The unfused, node-by-node evaluator (host memory only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReferenceEngine {
+    name: Option<&'static str>,
+}
+
+impl ReferenceEngine {
+    /// The evaluator, reporting itself as `"reference"`.
+    pub fn new() -> ReferenceEngine {
+        ReferenceEngine { name: None }
+    }
+
+    /// The evaluator, reporting itself under another backend name (used by
+    /// backends that delegate to it until their own executor exists).
+    pub fn named(name: &'static str) -> ReferenceEngine {
+        ReferenceEngine { name: Some(name) }
+    }
+}
+
+impl Engine for ReferenceEngine {
+    fn name(&self) -> &'static str {
+        self.name.unwrap_or("reference")
+    }
+
+    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
+        let order = graph.topological_order();
+        let slots = order.last().map_or(0, |i| i.index() + 1);
+        let mut values: Vec<Option<Arc<HostBuffer>>> = vec![None; slots];
+        let mut pending_reads: Vec<usize> = vec![0; slots];
+        for &index in &order {
+            for input in &graph.node(index).inputs {
+                pending_reads[input.index()] += 1;
+            }
+        }
+        for output in graph.outputs() {
+            // Outputs are kept until the end.
+            pending_reads[output.index()] += 1;
+        }
+        for &index in &order {
+            let node = graph.node(index);
+            let value = match &node.data {
+                Some(data) => data.host.clone().ok_or_else(|| {
+                    Error::internal("reference evaluator", "a leaf has no host data")
+                })?,
+                None => {
+                    env.stats.add(Counter::KernelLaunches, 1);
+                    let inputs = node
+                        .inputs
+                        .iter()
+                        .map(|i| values[i.index()].clone())
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| {
+                            Error::internal("reference evaluator", "an operand was not computed before its consumer")
+                        })?;
+                    let inputs: Vec<(&GraphNode, Arc<HostBuffer>)> = node
+                        .inputs
+                        .iter()
+                        .map(|i| graph.node(*i))
+                        .zip(inputs)
+                        .collect();
+                    compute(node, &inputs)?
+                }
+            };
+            values[index.index()] = Some(value);
+            for input in &node.inputs {
+                let reads = &mut pending_reads[input.index()];
+                *reads -= 1;
+                if *reads == 0 {
+                    values[input.index()] = None;
+                }
+            }
+        }
+        graph
+            .outputs()
+            .iter()
+            .map(|o| {
+                values[o.index()]
+                    .clone()
+                    .map(Residency::host)
+                    .ok_or_else(|| Error::internal("reference evaluator", "an output was not computed"))
+            })
+            .collect()
+    }
+
+    fn describe(&self, graph: &ExprGraph, _options: &Options) -> String {
+        let steps = graph
+            .topological_order()
+            .into_iter()
+            .filter(|&i| graph.node(i).data.is_none())
+            .count();
+        format!(
+            "executor: reference evaluator (no fusion): {steps} steps, one per node, \
+             each writing a full intermediate array in host memory\n"
+        )
+    }
+}
+
+/// Computes one node from its operands' values.
+fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result<Arc<HostBuffer>> {
+    let n = reduce::count(&node.shape);
+    let value = match &node.op {
+        Op::Fill(literal) => HostBuffer::filled(*literal, n),
+        Op::Arange { start, step } => {
+            HostBuffer::F64((0..n).map(|i| start + i as f64 * step).collect()).cast(node.dtype)
+        }
+        Op::Reshape => return single(inputs).map(|(_, v)| Arc::clone(v)),
+        Op::BroadcastTo => {
+            let (input, value) = single(inputs)?;
+            return layout::broadcast(value, &input.shape, &node.shape).and_then(|v| {
+                if v.len() == n {
+                    Ok(v)
+                } else {
+                    v.get_wide(0)
+                        .map(|w| Arc::new(HostBuffer::filled(crate::Literal::cast_from(w, node.dtype), n)))
+                        .ok_or_else(|| Error::internal("broadcast_to", "empty operand"))
+                }
+            });
+        }
+        Op::Permute(perm) => {
+            let (input, value) = single(inputs)?;
+            layout::permute(value, &input.shape, perm)?
+        }
+        Op::Reduce { combine, axes } => {
+            let (input, value) = single(inputs)?;
+            reduce::reduce(value, &input.shape, axes, combine)?
+        }
+        op if op.is_elementwise() => {
+            let expanded = inputs
+                .iter()
+                .map(|(input, value)| layout::broadcast(value, &input.shape, &node.shape))
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&HostBuffer> = expanded.iter().map(|v| v.as_ref()).collect();
+            kernels::elementwise(op, node.dtype, &refs, n)?
+        }
+        other => {
+            return Err(Error::internal(
+                "reference evaluator",
+                format!("cannot compute a '{}' node", other.name()),
+            ))
+        }
+    };
+    Ok(Arc::new(value))
+}
+
+fn single<'a>(inputs: &'a [(&'a GraphNode, Arc<HostBuffer>)]) -> Result<(&'a GraphNode, &'a Arc<HostBuffer>)> {
+    match inputs {
+        [(node, value)] => Ok((node, value)),
+        _ => Err(Error::internal("reference evaluator", "expected exactly one operand")),
+    }
+}

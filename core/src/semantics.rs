@@ -1,0 +1,395 @@
+//! The value semantics of every element-wise operation, per element type:
+//! the single definition every executor must agree with.
+//!
+//! - Integers wrap on overflow (`i8::MAX + 1 == i8::MIN`, `abs(i8::MIN) == i8::MIN`).
+//! - Integer `//` and `%` by zero give 0 (as NumPy); `%` takes the divisor's
+//!   sign; `//` rounds toward -∞.
+//! - Integer `**` with a negative exponent gives `1/x^n` truncated (1 for
+//!   x = 1, ±1 for x = -1, 0 otherwise) where NumPy raises an error.
+//! - Float `//` and `%` are NumPy's `divmod` (`npy_divmod`), bit for bit.
+//! - `minimum`/`maximum` propagate NaN; of two equal values they return the
+//!   second (`maximum(-0.0, 0.0) == 0.0`), as NumPy does.
+//! - `f16` and `bf16` compute in `f32` and round once to their type, which for
+//!   `+ - * / sqrt` is the correctly rounded result.
+
+use half::{bf16, f16};
+
+use crate::element::Element;
+use crate::ops::{BinaryOp, UnaryOp};
+
+/// Arithmetic on one element type (integers and floats).
+pub trait Arithmetic: Element {
+    /// A unary operation that keeps the type (`Neg`, `Abs`, `Sign`, `Square`,
+    /// and for floats the math functions and rounding).
+    fn unary(op: UnaryOp, x: Self) -> Self;
+    /// A binary operation that keeps the type (not comparisons or logical ops).
+    fn binary(op: BinaryOp, a: Self, b: Self) -> Self;
+    /// `isnan`, `isinf`, `isfinite` (false, false, true for integers).
+    fn predicate(op: UnaryOp, x: Self) -> bool;
+}
+
+/// Comparison, shared by every type (bool included).
+#[inline]
+pub fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> bool {
+    match op {
+        BinaryOp::Eq => a == b,
+        BinaryOp::Ne => a != b,
+        BinaryOp::Lt => a < b,
+        BinaryOp::Le => a <= b,
+        BinaryOp::Gt => a > b,
+        _ => a >= b,
+    }
+}
+
+/// Logical operations and minimum/maximum on bool.
+#[inline]
+pub fn logical(op: BinaryOp, a: bool, b: bool) -> bool {
+    match op {
+        BinaryOp::LogicalAnd | BinaryOp::Minimum | BinaryOp::Mul => a && b,
+        BinaryOp::LogicalOr | BinaryOp::Maximum | BinaryOp::Add => a || b,
+        BinaryOp::LogicalXor | BinaryOp::Ne => a != b,
+        BinaryOp::Eq => a == b,
+        _ => compare(op, a, b),
+    }
+}
+
+macro_rules! int_arithmetic {
+    ($($t:ty),*) => {$(
+        impl Arithmetic for $t {
+            #[inline]
+            fn unary(op: UnaryOp, x: Self) -> Self {
+                match op {
+                    UnaryOp::Neg => x.wrapping_neg(),
+                    UnaryOp::Abs => int_abs(x),
+                    UnaryOp::Sign => int_sign(x),
+                    UnaryOp::Square => x.wrapping_mul(x),
+                    // Rounding is the identity; other float-only ops never reach integers.
+                    _ => x,
+                }
+            }
+
+            #[inline]
+            fn binary(op: BinaryOp, a: Self, b: Self) -> Self {
+                match op {
+                    BinaryOp::Add => a.wrapping_add(b),
+                    BinaryOp::Sub => a.wrapping_sub(b),
+                    BinaryOp::Mul => a.wrapping_mul(b),
+                    BinaryOp::FloorDiv => int_floor_div(a, b),
+                    BinaryOp::Rem => int_rem(a, b),
+                    BinaryOp::Pow => int_pow(a, b),
+                    BinaryOp::Minimum => if a < b { a } else { b },
+                    BinaryOp::Maximum => if a > b { a } else { b },
+                    // True division of integers is computed in f64 (normalisation casts first).
+                    BinaryOp::Div => int_floor_div(a, b),
+                    _ => a,
+                }
+            }
+
+            #[inline]
+            fn predicate(op: UnaryOp, _x: Self) -> bool {
+                op == UnaryOp::IsFinite
+            }
+        }
+    )*};
+}
+
+#[inline]
+fn int_abs<T: IntOps>(x: T) -> T {
+    if x < T::ZERO {
+        x.wrapping_neg()
+    } else {
+        x
+    }
+}
+
+#[inline]
+fn int_sign<T: IntOps>(x: T) -> T {
+    if x > T::ZERO {
+        T::ONE
+    } else if x < T::ZERO {
+        T::ZERO.wrapping_sub(T::ONE)
+    } else {
+        T::ZERO
+    }
+}
+
+#[inline]
+fn int_floor_div<T: IntOps>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        return T::ZERO;
+    }
+    let q = a.wrapping_div(b);
+    // Round toward -∞ when the signs differ and the division was inexact.
+    if (a.wrapping_rem(b) != T::ZERO) && ((a < T::ZERO) != (b < T::ZERO)) {
+        q.wrapping_sub(T::ONE)
+    } else {
+        q
+    }
+}
+
+#[inline]
+fn int_rem<T: IntOps>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        return T::ZERO;
+    }
+    let r = a.wrapping_rem(b);
+    if r != T::ZERO && ((r < T::ZERO) != (b < T::ZERO)) {
+        r.wrapping_add(b)
+    } else {
+        r
+    }
+}
+
+#[inline]
+fn int_pow<T: IntOps>(base: T, exp: T) -> T {
+    if exp < T::ZERO {
+        return if base == T::ONE {
+            T::ONE
+        } else if base == T::ZERO.wrapping_sub(T::ONE) {
+            if exp.is_odd() {
+                base
+            } else {
+                T::ONE
+            }
+        } else {
+            T::ZERO
+        };
+    }
+    let mut result = T::ONE;
+    let mut base = base;
+    let mut exp = exp;
+    while exp != T::ZERO {
+        if exp.is_odd() {
+            result = result.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        exp = exp.shr1();
+    }
+    result
+}
+
+/// The integer operations the generic helpers need.
+trait IntOps: Copy + PartialOrd {
+    const ZERO: Self;
+    const ONE: Self;
+    fn wrapping_neg(self) -> Self;
+    fn wrapping_add(self, o: Self) -> Self;
+    fn wrapping_sub(self, o: Self) -> Self;
+    fn wrapping_mul(self, o: Self) -> Self;
+    fn wrapping_div(self, o: Self) -> Self;
+    fn wrapping_rem(self, o: Self) -> Self;
+    fn is_odd(self) -> bool;
+    fn shr1(self) -> Self;
+}
+
+macro_rules! int_ops {
+    ($($t:ty),*) => {$(
+        impl IntOps for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline] fn wrapping_neg(self) -> Self { <$t>::wrapping_neg(self) }
+            #[inline] fn wrapping_add(self, o: Self) -> Self { <$t>::wrapping_add(self, o) }
+            #[inline] fn wrapping_sub(self, o: Self) -> Self { <$t>::wrapping_sub(self, o) }
+            #[inline] fn wrapping_mul(self, o: Self) -> Self { <$t>::wrapping_mul(self, o) }
+            #[inline] fn wrapping_div(self, o: Self) -> Self { <$t>::wrapping_div(self, o) }
+            #[inline] fn wrapping_rem(self, o: Self) -> Self { <$t>::wrapping_rem(self, o) }
+            #[inline] fn is_odd(self) -> bool { self & 1 == 1 }
+            #[inline] fn shr1(self) -> Self { self >> 1 }
+        }
+    )*};
+}
+int_ops!(i8, i16, i32, i64, u8, u16, u32, u64);
+int_arithmetic!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_arithmetic {
+    ($($t:ident in $module:ident),*) => {$(
+        mod $module {
+            use super::*;
+
+            #[inline]
+            pub(super) fn unary(op: UnaryOp, x: $t) -> $t {
+                match op {
+                    UnaryOp::Neg => -x,
+                    UnaryOp::Abs => x.abs(),
+                    UnaryOp::Sign => {
+                        if x > 0.0 {
+                            1.0
+                        } else if x < 0.0 {
+                            -1.0
+                        } else if x == 0.0 {
+                            0.0
+                        } else {
+                            x
+                        }
+                    }
+                    UnaryOp::Square => x * x,
+                    UnaryOp::Sqrt => x.sqrt(),
+                    UnaryOp::Exp => x.exp(),
+                    UnaryOp::Exp2 => x.exp2(),
+                    UnaryOp::Expm1 => x.exp_m1(),
+                    UnaryOp::Log => x.ln(),
+                    UnaryOp::Log2 => x.log2(),
+                    UnaryOp::Log10 => x.log10(),
+                    UnaryOp::Log1p => x.ln_1p(),
+                    UnaryOp::Sin => x.sin(),
+                    UnaryOp::Cos => x.cos(),
+                    UnaryOp::Tan => x.tan(),
+                    UnaryOp::Asin => x.asin(),
+                    UnaryOp::Acos => x.acos(),
+                    UnaryOp::Atan => x.atan(),
+                    UnaryOp::Sinh => x.sinh(),
+                    UnaryOp::Cosh => x.cosh(),
+                    UnaryOp::Tanh => x.tanh(),
+                    UnaryOp::Floor => x.floor(),
+                    UnaryOp::Ceil => x.ceil(),
+                    UnaryOp::Trunc => x.trunc(),
+                    UnaryOp::Round => x.round_ties_even(),
+                    // Predicates and logical_not never reach a float-valued result.
+                    UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => x,
+                }
+            }
+
+            #[inline]
+            pub(super) fn binary(op: BinaryOp, a: $t, b: $t) -> $t {
+                match op {
+                    BinaryOp::Add => a + b,
+                    BinaryOp::Sub => a - b,
+                    BinaryOp::Mul => a * b,
+                    BinaryOp::Div => a / b,
+                    BinaryOp::FloorDiv => divmod(a, b).0,
+                    BinaryOp::Rem => divmod(a, b).1,
+                    BinaryOp::Pow => a.powf(b),
+                    BinaryOp::Minimum => {
+                        if a.is_nan() || a < b {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                    BinaryOp::Maximum => {
+                        if a.is_nan() || a > b {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                    _ => a,
+                }
+            }
+
+            /// NumPy's `npy_divmod`: (floor quotient, remainder with the divisor's sign).
+            #[inline]
+            pub(super) fn divmod(a: $t, b: $t) -> ($t, $t) {
+                let mut rem = a % b;
+                if b == 0.0 {
+                    return (a / b, rem);
+                }
+                let mut div = (a - rem) / b;
+                if rem != 0.0 {
+                    if (b < 0.0) != (rem < 0.0) {
+                        rem += b;
+                        div -= 1.0;
+                    }
+                } else {
+                    rem = (0.0 as $t).copysign(b);
+                }
+                let floordiv = if div != 0.0 {
+                    let mut f = div.floor();
+                    if div - f > 0.5 {
+                        f += 1.0;
+                    }
+                    f
+                } else {
+                    (0.0 as $t).copysign(a / b)
+                };
+                (floordiv, rem)
+            }
+
+            #[inline]
+            pub(super) fn predicate(op: UnaryOp, x: $t) -> bool {
+                match op {
+                    UnaryOp::IsNan => x.is_nan(),
+                    UnaryOp::IsInf => x.is_infinite(),
+                    _ => x.is_finite(),
+                }
+            }
+        }
+
+        impl Arithmetic for $t {
+            #[inline]
+            fn unary(op: UnaryOp, x: Self) -> Self {
+                $module::unary(op, x)
+            }
+            #[inline]
+            fn binary(op: BinaryOp, a: Self, b: Self) -> Self {
+                $module::binary(op, a, b)
+            }
+            #[inline]
+            fn predicate(op: UnaryOp, x: Self) -> bool {
+                $module::predicate(op, x)
+            }
+        }
+    )*};
+}
+float_arithmetic!(f32 in f32_ops, f64 in f64_ops);
+
+macro_rules! half_arithmetic {
+    ($($t:ty),*) => {$(
+        impl Arithmetic for $t {
+            #[inline]
+            fn unary(op: UnaryOp, x: Self) -> Self {
+                <$t>::from_f32(f32_ops::unary(op, x.to_f32()))
+            }
+            #[inline]
+            fn binary(op: BinaryOp, a: Self, b: Self) -> Self {
+                <$t>::from_f32(f32_ops::binary(op, a.to_f32(), b.to_f32()))
+            }
+            #[inline]
+            fn predicate(op: UnaryOp, x: Self) -> bool {
+                f32_ops::predicate(op, x.to_f32())
+            }
+        }
+    )*};
+}
+half_arithmetic!(f16, bf16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_follows_numpy() {
+        assert_eq!(i32::binary(BinaryOp::FloorDiv, -7, 2), -4);
+        assert_eq!(i32::binary(BinaryOp::Rem, -7, 2), 1);
+        assert_eq!(i32::binary(BinaryOp::Rem, 7, -2), -1);
+        assert_eq!(i32::binary(BinaryOp::FloorDiv, 7, 0), 0);
+        assert_eq!(i32::binary(BinaryOp::Rem, 7, 0), 0);
+        assert_eq!(i8::binary(BinaryOp::FloorDiv, i8::MIN, -1), i8::MIN);
+        assert_eq!(u8::binary(BinaryOp::FloorDiv, 7, 2), 3);
+    }
+
+    #[test]
+    fn integer_power() {
+        assert_eq!(i32::binary(BinaryOp::Pow, 3, 4), 81);
+        assert_eq!(i32::binary(BinaryOp::Pow, 2, -1), 0);
+        assert_eq!(i32::binary(BinaryOp::Pow, -1, -3), -1);
+        assert_eq!(u8::binary(BinaryOp::Pow, 2, 9), 0);
+    }
+
+    #[test]
+    fn float_divmod_matches_numpy() {
+        assert_eq!(f64::binary(BinaryOp::FloorDiv, -7.0, 2.0), -4.0);
+        assert_eq!(f64::binary(BinaryOp::Rem, -7.0, 2.0), 1.0);
+        assert_eq!(f64::binary(BinaryOp::Rem, 7.0, -2.0), -1.0);
+        assert!(f64::binary(BinaryOp::Rem, 7.0, 0.0).is_nan());
+        assert_eq!(f64::binary(BinaryOp::FloorDiv, 1.0, 0.0), f64::INFINITY);
+        assert!(f64::binary(BinaryOp::Rem, -0.0, 2.0).is_sign_positive());
+    }
+
+    #[test]
+    fn min_max_propagate_nan() {
+        assert!(f32::binary(BinaryOp::Maximum, f32::NAN, 1.0).is_nan());
+        assert!(f32::binary(BinaryOp::Maximum, 1.0, f32::NAN).is_nan());
+        assert!(f32::binary(BinaryOp::Minimum, 1.0, f32::NAN).is_nan());
+    }
+}

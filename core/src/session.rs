@@ -1,0 +1,294 @@
+//! A session: one engine, its settings and statistics. The facade's
+//! `Context` is a session chosen for a backend; arrays keep a handle to the
+//! session that made them.
+
+use std::fmt;
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::element::{Element, HostBuffer, Literal, Scalar, Wide};
+use crate::engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
+use crate::error::{Error, Result};
+use crate::graph::ExprGraph;
+use crate::node::{Node, Op};
+use crate::shape::{checked_len, format_shape, Shape};
+
+/// A handle on an engine with its settings and statistics. Cheap to clone;
+/// clones share everything.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+struct SessionInner {
+    engine: Arc<dyn Engine>,
+    options: Options,
+    stats: StatsCounter,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("backend", &self.inner.engine.name())
+            .field("options", &self.inner.options)
+            .finish()
+    }
+}
+
+impl Session {
+    /// A session running `engine` with `options`.
+    pub fn new(engine: Arc<dyn Engine>, options: Options) -> Session {
+        Session {
+            inner: Arc::new(SessionInner {
+                engine,
+                options,
+                stats: StatsCounter::default(),
+            }),
+        }
+    }
+
+    /// A session on the reference evaluator, for arrays that belong to no
+    /// context (the invalid result of calling a ufunc with no arguments).
+    pub(crate) fn detached() -> Session {
+        Session::new(
+            Arc::new(crate::reference::ReferenceEngine::new()),
+            Options::default(),
+        )
+    }
+
+    /// The engine's name: `"cpu"`, `"sim"`, `"cuda"`, `"reference"`.
+    pub fn backend_name(&self) -> &'static str {
+        self.inner.engine.name()
+    }
+
+    /// The settings.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        &self.inner.engine
+    }
+
+    /// What has been run and copied since creation or the last [`Session::reset_stats`].
+    pub fn stats(&self) -> Stats {
+        self.inner.stats.snapshot()
+    }
+
+    /// Sets all statistics to zero.
+    pub fn reset_stats(&self) {
+        self.inner.stats.reset();
+    }
+
+    /// True when both handles share one session.
+    pub fn same_as(&self, other: &Session) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    pub(crate) fn env(&self) -> EvalEnv<'_> {
+        EvalEnv {
+            stats: &self.inner.stats,
+            options: &self.inner.options,
+        }
+    }
+
+    pub(crate) fn wrap(&self, node: Arc<Node>) -> Array {
+        Array::from_parts(node, self.clone())
+    }
+
+    fn invalid(&self, error: Error) -> Array {
+        self.wrap(Node::invalid(error))
+    }
+
+    /// A 1-D array holding a copy of `data`.
+    pub fn from_slice<T: Element>(&self, data: &[T]) -> Array {
+        let shape = Shape::from_slice(&[data.len()]);
+        self.wrap(Node::source(T::into_buffer(data.to_vec()), shape))
+    }
+
+    /// An array of `shape` (row-major) owning `data`; errors if the element
+    /// count differs from the shape's.
+    pub fn from_vec<T: Element>(&self, data: Vec<T>, shape: &[usize]) -> Result<Array> {
+        match checked_len(shape) {
+            Some(n) if n == data.len() => Ok(self.wrap(Node::source(
+                T::into_buffer(data),
+                Shape::from_slice(shape),
+            ))),
+            _ => Err(Error::shape(
+                "from_vec",
+                format!(
+                    "{} elements cannot have shape {} (expected {} elements)",
+                    data.len(),
+                    format_shape(shape),
+                    checked_len(shape).map_or("too many".to_string(), |n| n.to_string())
+                ),
+            )),
+        }
+    }
+
+    /// An array taking ownership of a host buffer.
+    pub fn from_buffer(&self, buffer: HostBuffer, shape: &[usize]) -> Result<Array> {
+        if checked_len(shape) != Some(buffer.len()) {
+            return Err(Error::shape(
+                "from_buffer",
+                format!(
+                    "{} elements cannot have shape {}",
+                    buffer.len(),
+                    format_shape(shape)
+                ),
+            ));
+        }
+        Ok(self.wrap(Node::source(buffer, Shape::from_slice(shape))))
+    }
+
+    /// An array of `shape` filled with `value` cast to `dtype` (lazy: nothing
+    /// is allocated until a plan needs it). Integers out of an integer
+    /// dtype's range are an error, as in NumPy 2; floats are truncated.
+    pub fn full(&self, shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Array {
+        let value = value.into();
+        let literal = match value {
+            Scalar::Float(v) if dtype.is_integer() => Ok(Literal::cast_from(Wide::Float(v), dtype)),
+            _ => value.to_literal("full", dtype),
+        };
+        match literal {
+            Ok(literal) => self.generator(Op::Fill(literal), dtype, shape, "full"),
+            Err(e) => self.invalid(e),
+        }
+    }
+
+    /// Zeros of `shape` and `dtype`.
+    pub fn zeros(&self, shape: &[usize], dtype: DType) -> Array {
+        self.full(shape, 0, dtype)
+    }
+
+    /// Ones of `shape` and `dtype`.
+    pub fn ones(&self, shape: &[usize], dtype: DType) -> Array {
+        self.full(shape, 1, dtype)
+    }
+
+    /// `start, start + step, ...` below `stop` (above, for a negative step),
+    /// computed in f64 and cast to `dtype`; generated where it is used.
+    pub fn arange(&self, start: f64, stop: f64, step: f64, dtype: DType) -> Array {
+        let count = (stop - start) / step;
+        if step == 0.0 || !count.is_finite() && !count.is_nan() || start.is_nan() || stop.is_nan() {
+            return self.invalid(Error::invalid(
+                "arange",
+                format!(
+                    "cannot step from {start} to {stop} by {step} (expected a finite, non-zero step)"
+                ),
+            ));
+        }
+        let len = if count > 0.0 { count.ceil() } else { 0.0 };
+        if len > usize::MAX as f64 / 16.0 {
+            return self.invalid(Error::invalid(
+                "arange",
+                format!("{len} elements is too many"),
+            ));
+        }
+        self.generator(Op::Arange { start, step }, dtype, &[len as usize], "arange")
+    }
+
+    fn generator(&self, op: Op, dtype: DType, shape: &[usize], name: &str) -> Array {
+        if let Err(e) = check_size(name, shape, dtype) {
+            return self.invalid(e);
+        }
+        self.wrap(Node::new(op, dtype, Shape::from_slice(shape), SmallVec::new()))
+    }
+
+    /// Computes several arrays in one plan (inputs they share are read or
+    /// uploaded once) and keeps their values.
+    pub fn eval(&self, arrays: &[&Array]) -> Result<()> {
+        let mut nodes = Vec::with_capacity(arrays.len());
+        for a in arrays {
+            if !a.session().same_as(self) {
+                return Err(Error::invalid(
+                    "eval",
+                    "an array belongs to another context (expected arrays of this context)",
+                ));
+            }
+            nodes.push(Arc::clone(a.node()));
+        }
+        self.demand(&nodes)
+    }
+
+    /// Materialises every node of `nodes` that is not yet, in one evaluation.
+    ///
+    /// Concurrency: each demanded node's `computing` lock is held while it is
+    /// evaluated, taken in address order (so two demands cannot deadlock), and
+    /// the memo is checked again under the lock: a node demanded by two
+    /// threads at once is computed once. Ancestors' memos are read without
+    /// locks, so a demand never waits on anything but its own roots.
+    pub(crate) fn demand(&self, nodes: &[Arc<Node>]) -> Result<()> {
+        for node in nodes {
+            if let Some(error) = node.error() {
+                return Err((**error).clone());
+            }
+        }
+        let mut roots: Vec<&Arc<Node>> = nodes.iter().collect();
+        roots.sort_by_key(|n| n.address());
+        roots.dedup_by_key(|n| n.address());
+        let _guards: Vec<_> = roots.iter().map(|n| n.lock_computing()).collect();
+        let pending: Vec<Arc<Node>> = roots
+            .iter()
+            .filter(|n| !n.is_materialized())
+            .map(|n| Arc::clone(n))
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let graph = ExprGraph::from_roots(&pending);
+        let env = self.env();
+        env.stats.add(Counter::Evaluations, 1);
+        let values = self.inner.engine.evaluate(&graph, env)?;
+        if values.len() != pending.len() {
+            return Err(Error::internal(
+                "evaluate",
+                format!(
+                    "the engine returned {} values for {} outputs",
+                    values.len(),
+                    pending.len()
+                ),
+            ));
+        }
+        for (node, value) in pending.iter().zip(values) {
+            node.set_residency(value);
+        }
+        Ok(())
+    }
+
+    /// The host copy of a node's value, computing and downloading as needed.
+    pub(crate) fn host_value(&self, node: &Arc<Node>) -> Result<Arc<HostBuffer>> {
+        self.demand(std::slice::from_ref(node))?;
+        let residency = node.residency();
+        if let Some(host) = residency.host {
+            return Ok(host);
+        }
+        let host = self
+            .inner
+            .engine
+            .to_host(&residency, node.dtype(), self.env())?;
+        node.update_residency(|r| r.host = Some(Arc::clone(&host)));
+        Ok(host)
+    }
+}
+
+/// Rejects shapes whose byte size does not fit in memory addressing.
+pub(crate) fn check_size(op: &str, shape: &[usize], dtype: DType) -> Result<()> {
+    let bytes = checked_len(shape).and_then(|n| n.checked_mul(dtype.size()));
+    match bytes {
+        Some(b) if b <= isize::MAX as usize => Ok(()),
+        _ => Err(Error::invalid(
+            op,
+            format!(
+                "an array of shape {} and dtype {dtype} is too large to address \
+                 (expected at most {} bytes)",
+                format_shape(shape),
+                isize::MAX
+            ),
+        )),
+    }
+}
