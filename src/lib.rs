@@ -1,1 +1,39 @@
-//! stub
+//! **lazyfuse**: lazy, fused array expressions — Numba-style ufuncs and
+//! reductions, CuPy-style arrays — for CUDA, a simulated device and the CPU.
+//!
+//! Operations on [`Array`]s only build an expression graph; nothing is
+//! copied, compiled or run until a result is demanded (`to_vec`, `item`,
+//! `read_into`, `eval`).
+//!
+//! ```
+//! use lazyfuse::{Context, Expr, Ufunc};
+//!
+//! let cx = Context::cpu();
+//! let a = cx.from_slice(&[1.0f32, 1.0, 2.0]);
+//! let b = cx.from_slice(&[5.0f32, 4.0, 9.0]);
+//! let c = cx.from_slice(&[2.0f32, 3.0, 1.0]);
+//! let disc = Ufunc::new("discriminant", |[a, b, c]: [Expr; 3]| (b * b - 4.0 * a * c).sqrt());
+//! let d = disc.call(&[&a, &b, &c]);
+//! let total = d.sum();
+//! assert_eq!(cx.stats().kernel_launches, 0); // nothing has run yet
+//! assert_eq!(d.to_vec::<f32>()?, vec![17f32.sqrt(), 2.0, 73f32.sqrt()]);
+//! assert!((total.item::<f32>()? - (17f32.sqrt() + 2.0 + 73f32.sqrt())).abs() < 1e-5);
+//! # Ok::<(), lazyfuse::Error>(())
+//! ```
+//!
+//! Crates: `lazyfuse-core` (graph, types, reference evaluator),
+//! `lazyfuse-fusion` (passes, fusion, planning), `lazyfuse-codegen`
+//! (backends); this facade wires them into a [`Context`].
+
+mod context;
+
+pub use context::{Context, ContextBuilder};
+pub use lazyfuse_core::{
+    can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,
+    HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
+};
+
+/// Lower-level pieces for backend and pass authors: the graph, engines, ops.
+pub mod core {
+    pub use lazyfuse_core::*;
+}

@@ -52,7 +52,15 @@ mod sealed {
 /// A Rust type that is an element type of arrays: `f16`, `bf16`, `f32`,
 /// `f64`, `i8`…`i64`, `u8`…`u64` and `bool`.
 pub trait Element:
-    Copy + Send + Sync + fmt::Debug + PartialEq + Default + bytemuck::NoUninit + 'static + sealed::Sealed
+    Copy
+    + Send
+    + Sync
+    + fmt::Debug
+    + PartialEq
+    + Default
+    + bytemuck::NoUninit
+    + 'static
+    + sealed::Sealed
 {
     /// The dtype of this Rust type.
     const DTYPE: DType;
@@ -471,8 +479,9 @@ impl Scalar {
         if let Some((min, max)) = dtype.int_range() {
             let exact = match wide {
                 Wide::Int(v) => (min..=max).contains(&v).then_some(v),
-                Wide::Float(v) => (v.fract() == 0.0 && v >= min as f64 && v <= max as f64)
-                    .then_some(v as i128),
+                Wide::Float(v) => {
+                    (v.fract() == 0.0 && v >= min as f64 && v <= max as f64).then_some(v as i128)
+                }
             };
             if exact.is_none() {
                 return Err(Error::invalid(
@@ -548,7 +557,10 @@ mod tests {
     #[test]
     fn casts_follow_the_documented_rules() {
         let b = HostBuffer::F32(vec![1.9, -1.9, f32::NAN, 1e10, -1e10, 0.0]);
-        assert_eq!(b.cast(DType::I32), HostBuffer::I32(vec![1, -1, 0, i32::MAX, i32::MIN, 0]));
+        assert_eq!(
+            b.cast(DType::I32),
+            HostBuffer::I32(vec![1, -1, 0, i32::MAX, i32::MIN, 0])
+        );
         assert_eq!(
             b.cast(DType::Bool),
             HostBuffer::Bool(vec![true, true, true, true, true, false])

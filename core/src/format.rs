@@ -56,13 +56,19 @@ pub fn describe_node(node: &GraphNode) -> String {
 
 /// The graph in Graphviz dot syntax; outputs are drawn with a double border.
 pub fn graph_dot(graph: &ExprGraph) -> String {
-    let mut dot = String::from("digraph lazyfuse {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n");
+    let mut dot = String::from(
+        "digraph lazyfuse {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n",
+    );
     for index in graph.topological_order() {
         let node = graph.node(index);
         let label = describe_node(node)
             .replace('\\', "\\\\")
             .replace('"', "\\\"");
-        let peripheries = if graph.outputs().contains(&index) { 2 } else { 1 };
+        let peripheries = if graph.outputs().contains(&index) {
+            2
+        } else {
+            1
+        };
         let _ = writeln!(
             dot,
             "  n{} [label=\"%{} = {}\", peripheries={}];",

@@ -130,7 +130,9 @@ impl ExprGraph {
 
     /// How many operand slots read the node at `index`.
     pub fn consumer_count(&self, index: NodeIndex) -> usize {
-        self.graph.edges_directed(index, Direction::Outgoing).count()
+        self.graph
+            .edges_directed(index, Direction::Outgoing)
+            .count()
     }
 
     /// The underlying petgraph graph, for passes.

@@ -125,10 +125,7 @@ impl Op {
 
     /// True for element-wise operations (including casts).
     pub fn is_elementwise(&self) -> bool {
-        matches!(
-            self,
-            Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast
-        )
+        matches!(self, Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast)
     }
 }
 
@@ -175,7 +172,12 @@ pub struct Node {
 }
 
 impl Node {
-    pub(crate) fn new(op: Op, dtype: DType, shape: Shape, inputs: SmallVec<[Arc<Node>; 2]>) -> Arc<Node> {
+    pub(crate) fn new(
+        op: Op,
+        dtype: DType,
+        shape: Shape,
+        inputs: SmallVec<[Arc<Node>; 2]>,
+    ) -> Arc<Node> {
         Arc::new(Node {
             op,
             dtype,
@@ -194,7 +196,12 @@ impl Node {
     }
 
     pub(crate) fn invalid(error: Error) -> Arc<Node> {
-        Node::new(Op::Invalid(Arc::new(error)), DType::F32, Shape::new(), SmallVec::new())
+        Node::new(
+            Op::Invalid(Arc::new(error)),
+            DType::F32,
+            Shape::new(),
+            SmallVec::new(),
+        )
     }
 
     /// The operation.
@@ -243,17 +250,27 @@ impl Node {
     }
 
     pub(crate) fn set_residency(&self, residency: Residency) {
-        *self.residency.write().unwrap_or_else(PoisonError::into_inner) = residency;
+        *self
+            .residency
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = residency;
     }
 
     pub(crate) fn update_residency(&self, update: impl FnOnce(&mut Residency)) {
-        update(&mut self.residency.write().unwrap_or_else(PoisonError::into_inner));
+        update(
+            &mut self
+                .residency
+                .write()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
     }
 
     /// Held while the node is being computed, so that two threads demanding it
     /// at once compute it once.
     pub(crate) fn lock_computing(&self) -> MutexGuard<'_, ()> {
-        self.computing.lock().unwrap_or_else(PoisonError::into_inner)
+        self.computing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn address(self: &Arc<Self>) -> usize {

@@ -97,7 +97,7 @@ named_ops! {
         /// Round toward 0.
         Trunc => "trunc",
         /// Round half to even (NumPy's `round`/`rint`).
-        Round => "rint",
+        Round => "round",
         /// `!x` on bool.
         LogicalNot => "logical_not",
         /// `x != x`.

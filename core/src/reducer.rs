@@ -110,9 +110,8 @@ impl Reducer {
             .map(|i| session.wrap(Node::new(Op::Param(i), acc, Shape::new(), SmallVec::new())))
             .collect();
         let body = trace.replay(session, &params);
-        body.check().map_err(|e| {
-            e.within(&format!("{context} on {dtype}"))
-        })?;
+        body.check()
+            .map_err(|e| e.within(&format!("{context} on {dtype}")))?;
         if body.dtype() != acc {
             return Err(Error::DTypeMismatch {
                 op: context,

@@ -7,8 +7,8 @@
 //! - Integer `**` with a negative exponent gives `1/x^n` truncated (1 for
 //!   x = 1, ±1 for x = -1, 0 otherwise) where NumPy raises an error.
 //! - Float `//` and `%` are NumPy's `divmod` (`npy_divmod`), bit for bit.
-//! - `minimum`/`maximum` propagate NaN; of two equal values they return the
-//!   second (`maximum(-0.0, 0.0) == 0.0`), as NumPy does.
+//! - `minimum`/`maximum` propagate NaN; of two equal values (±0) they return
+//!   the second for f32/f64 and the first for f16/bf16, exactly as NumPy does.
 //! - `f16` and `bf16` compute in `f32` and round once to their type, which for
 //!   `+ - * / sqrt` is the correctly rounded result.
 
@@ -342,7 +342,13 @@ macro_rules! half_arithmetic {
             }
             #[inline]
             fn binary(op: BinaryOp, a: Self, b: Self) -> Self {
-                <$t>::from_f32(f32_ops::binary(op, a.to_f32(), b.to_f32()))
+                // NumPy's half minimum/maximum keep the first of two equal values.
+                match op {
+                    BinaryOp::Minimum if a.is_nan() || a <= b => a,
+                    BinaryOp::Maximum if a.is_nan() || a >= b => a,
+                    BinaryOp::Minimum | BinaryOp::Maximum => b,
+                    _ => <$t>::from_f32(f32_ops::binary(op, a.to_f32(), b.to_f32())),
+                }
             }
             #[inline]
             fn predicate(op: UnaryOp, x: Self) -> bool {

@@ -114,10 +114,9 @@ impl Session {
     /// count differs from the shape's.
     pub fn from_vec<T: Element>(&self, data: Vec<T>, shape: &[usize]) -> Result<Array> {
         match checked_len(shape) {
-            Some(n) if n == data.len() => Ok(self.wrap(Node::source(
-                T::into_buffer(data),
-                Shape::from_slice(shape),
-            ))),
+            Some(n) if n == data.len() => {
+                Ok(self.wrap(Node::source(T::into_buffer(data), Shape::from_slice(shape))))
+            }
             _ => Err(Error::shape(
                 "from_vec",
                 format!(
@@ -196,7 +195,12 @@ impl Session {
         if let Err(e) = check_size(name, shape, dtype) {
             return self.invalid(e);
         }
-        self.wrap(Node::new(op, dtype, Shape::from_slice(shape), SmallVec::new()))
+        self.wrap(Node::new(
+            op,
+            dtype,
+            Shape::from_slice(shape),
+            SmallVec::new(),
+        ))
     }
 
     /// Computes several arrays in one plan (inputs they share are read or

@@ -119,8 +119,7 @@ pub fn normalize_axis(op: &str, axis: i64, ndim: usize) -> Result<usize> {
             message: format!(
                 "axis {axis} is out of bounds for an array of dimension {ndim} \
                  (expected {}..{})",
-                -n,
-                n
+                -n, n
             ),
         })
     }
@@ -164,7 +163,10 @@ mod tests {
     #[test]
     fn strides() {
         assert_eq!(contiguous_strides(&[2, 3, 4]).as_slice(), &[12, 4, 1]);
-        assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]).as_slice(), &[0, 1, 0]);
+        assert_eq!(
+            broadcast_strides(&[3, 1], &[2, 3, 4]).as_slice(),
+            &[0, 1, 0]
+        );
     }
 
     #[test]

@@ -107,13 +107,13 @@ thread_local! {
 static NEXT_TRACE: AtomicU32 = AtomicU32::new(1);
 
 /// An `Expr` that belongs to no trace (used outside its closure).
-const STRAY: Expr = Expr {
-    trace: 0,
-    value: 0,
-};
+const STRAY: Expr = Expr { trace: 0, value: 0 };
 
 /// Records `f` called on `N` parameters. `what` names the ufunc or reducer in errors.
-pub(crate) fn record<const N: usize>(what: &str, f: impl FnOnce([Expr; N]) -> Expr) -> Result<Trace> {
+pub(crate) fn record<const N: usize>(
+    what: &str,
+    f: impl FnOnce([Expr; N]) -> Expr,
+) -> Result<Trace> {
     let id = NEXT_TRACE.fetch_add(1, Ordering::Relaxed);
     RECORDERS.with(|r| {
         r.borrow_mut().push(Recorder {
@@ -200,10 +200,7 @@ impl Expr {
 
     fn scalar_left(lhs: Scalar, op: BinaryOp, rhs: Expr) -> Expr {
         let rhs = ExprOperand::Expr(rhs);
-        push(
-            TraceOp::Binary(op, TraceArg::Scalar(lhs), arg(rhs)),
-            &[rhs],
-        )
+        push(TraceOp::Binary(op, TraceArg::Scalar(lhs), arg(rhs)), &[rhs])
     }
 
     elementwise_methods!(ExprOperand);
@@ -221,7 +218,10 @@ impl Expr {
 
     /// The value converted to `dtype` (casting rules of [`crate::element`]).
     pub fn astype(&self, dtype: DType) -> Expr {
-        push(TraceOp::Cast(self.value, dtype), &[ExprOperand::Expr(*self)])
+        push(
+            TraceOp::Cast(self.value, dtype),
+            &[ExprOperand::Expr(*self)],
+        )
     }
 
     /// Alias of [`Expr::astype`].
@@ -266,9 +266,8 @@ impl Neg for Expr {
 impl Trace {
     /// Builds the traced expression on `args` (one per parameter).
     pub(crate) fn replay(&self, session: &Session, args: &[Array]) -> Array {
-        let fail = |message: &str| {
-            Array::built(session, Err(Error::internal("trace replay", message)))
-        };
+        let fail =
+            |message: &str| Array::built(session, Err(Error::internal("trace replay", message)));
         if args.len() != self.params {
             return fail("argument count differs from the trace's parameters");
         }

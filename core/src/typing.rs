@@ -85,14 +85,12 @@ pub fn plan_unary(op: UnaryOp, dtype: DType) -> Result<UnaryPlan> {
         } else {
             operand
         };
-        Ok(UnaryPlan::Apply {
-            operand,
-            op,
-            out,
-        })
+        Ok(UnaryPlan::Apply { operand, op, out })
     };
     match op {
         LogicalNot => apply(DType::Bool),
+        // np.round of bool gives float16; floor, ceil and trunc keep bool.
+        Round if dtype.is_bool() => apply(DType::F16),
         _ if op.is_rounding() && !dtype.is_float() => Ok(UnaryPlan::Identity),
         Abs if dtype.is_bool() => Ok(UnaryPlan::Identity),
         Neg | Sign if dtype.is_bool() => Err(Error::dtype(
@@ -255,12 +253,30 @@ mod tests {
 
     #[test]
     fn weak_scalars_adapt() {
-        assert_eq!(result_type(&[Strong(DType::F32), Weak(Scalar::Float(2.0))]), DType::F32);
-        assert_eq!(result_type(&[Strong(DType::I8), Weak(Scalar::Int(1))]), DType::I8);
-        assert_eq!(result_type(&[Strong(DType::U8), Weak(Scalar::Int(1))]), DType::U8);
-        assert_eq!(result_type(&[Strong(DType::I8), Weak(Scalar::Float(1.0))]), DType::F64);
-        assert_eq!(result_type(&[Strong(DType::Bool), Weak(Scalar::Int(1))]), DType::I64);
-        assert_eq!(result_type(&[Strong(DType::F16), Weak(Scalar::Int(1))]), DType::F16);
+        assert_eq!(
+            result_type(&[Strong(DType::F32), Weak(Scalar::Float(2.0))]),
+            DType::F32
+        );
+        assert_eq!(
+            result_type(&[Strong(DType::I8), Weak(Scalar::Int(1))]),
+            DType::I8
+        );
+        assert_eq!(
+            result_type(&[Strong(DType::U8), Weak(Scalar::Int(1))]),
+            DType::U8
+        );
+        assert_eq!(
+            result_type(&[Strong(DType::I8), Weak(Scalar::Float(1.0))]),
+            DType::F64
+        );
+        assert_eq!(
+            result_type(&[Strong(DType::Bool), Weak(Scalar::Int(1))]),
+            DType::I64
+        );
+        assert_eq!(
+            result_type(&[Strong(DType::F16), Weak(Scalar::Int(1))]),
+            DType::F16
+        );
     }
 
     #[test]
@@ -276,7 +292,10 @@ mod tests {
                 out: DType::F16
             }
         );
-        assert_eq!(plan_unary(UnaryOp::Floor, DType::I32).unwrap(), UnaryPlan::Identity);
+        assert_eq!(
+            plan_unary(UnaryOp::Floor, DType::I32).unwrap(),
+            UnaryPlan::Identity
+        );
         assert!(plan_unary(UnaryOp::Neg, DType::Bool).is_err());
     }
 
@@ -286,7 +305,13 @@ mod tests {
         assert_eq!(plan_reduce(sum, DType::I8).out, DType::I64);
         assert_eq!(plan_reduce(sum, DType::U16).out, DType::U64);
         assert_eq!(plan_reduce(sum, DType::Bool).out, DType::I64);
-        assert_eq!(plan_reduce(sum, DType::F16), ReducePlan { acc: DType::F32, out: DType::F16 });
+        assert_eq!(
+            plan_reduce(sum, DType::F16),
+            ReducePlan {
+                acc: DType::F32,
+                out: DType::F16
+            }
+        );
         assert_eq!(plan_reduce(Reduction::Mean, DType::I32).out, DType::F64);
     }
 }

@@ -151,10 +151,7 @@ impl Ufunc {
     /// signature mismatches give an invalid array, reported at demand.
     pub fn call(&self, args: &[&Array]) -> Array {
         let Some(first) = args.first() else {
-            return Array::built(
-                &Session::detached(),
-                Err(self.arity_error(0)),
-            );
+            return Array::built(&Session::detached(), Err(self.arity_error(0)));
         };
         let session = first.session();
         Array::built(session, self.build(session, args))
@@ -191,9 +188,7 @@ impl Ufunc {
                 .collect();
             trace.replay(session, &cast).astype(signature.output)
         };
-        result
-            .check()
-            .map_err(|e| e.within(&self.context()))?;
+        result.check().map_err(|e| e.within(&self.context()))?;
         Ok(Arc::clone(result.node()))
     }
 
@@ -212,8 +207,12 @@ impl Ufunc {
                     .iter()
                     .map(|a| format!("{}{}", a.dtype(), format_shape(a.shape())))
                     .collect();
-                let known: Vec<String> =
-                    self.inner.signatures.iter().map(|s| s.to_string()).collect();
+                let known: Vec<String> = self
+                    .inner
+                    .signatures
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
                 Error::DTypeMismatch {
                     op: self.context(),
                     message: format!(

@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::node::{Axes, Combine, Node, Op};
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
 use crate::session::{check_size, Session};
-use crate::shape::{broadcast_shapes, broadcasts_to, checked_len, format_shape, normalize_axis, Shape};
+use crate::shape::{
+    broadcast_shapes, broadcasts_to, checked_len, format_shape, normalize_axis, Shape,
+};
 use crate::typing::{self, OperandType, Reduction, UnaryPlan};
 use crate::{AxisIndex, DType};
 
@@ -24,10 +26,21 @@ pub(crate) fn cast_node(node: &Arc<Node>, dtype: DType) -> Arc<Node> {
         let folded = Literal::cast_from(literal.to_wide(), dtype);
         return Node::new(Op::Fill(folded), dtype, node.shape.clone(), SmallVec::new());
     }
-    Node::new(Op::Cast, dtype, node.shape.clone(), smallvec![Arc::clone(node)])
+    Node::new(
+        Op::Cast,
+        dtype,
+        node.shape.clone(),
+        smallvec![Arc::clone(node)],
+    )
 }
 
-fn new_node(op_name: &str, op: Op, dtype: DType, shape: Shape, inputs: SmallVec<[Arc<Node>; 2]>) -> Result<Arc<Node>> {
+fn new_node(
+    op_name: &str,
+    op: Op,
+    dtype: DType,
+    shape: Shape,
+    inputs: SmallVec<[Arc<Node>; 2]>,
+) -> Result<Arc<Node>> {
     check_size(op_name, &shape, dtype)?;
     Ok(Node::new(op, dtype, shape, inputs))
 }
@@ -47,11 +60,10 @@ impl Array {
         }
     }
 
-    pub(crate) fn apply_unary(&self, op: UnaryOp) -> Array {
+    /// Applies a unary operation by value (what the named methods call).
+    pub fn apply_unary(&self, op: UnaryOp) -> Array {
         let result = self.valid_node().and_then(|node| {
-            match typing::plan_unary(op, node.dtype())
-                .map_err(|e| e.within_shape(node.shape()))?
-            {
+            match typing::plan_unary(op, node.dtype()).map_err(|e| e.within_shape(node.shape()))? {
                 UnaryPlan::Identity => Ok(Arc::clone(node)),
                 UnaryPlan::Apply { operand, op, out } => new_node(
                     op.name(),
@@ -65,8 +77,14 @@ impl Array {
         Array::built(&self.session, result)
     }
 
-    pub(crate) fn apply_binary(&self, op: BinaryOp, rhs: Operand) -> Array {
+    /// Applies `self op rhs` by value (what the named methods and operators call).
+    pub fn apply_binary(&self, op: BinaryOp, rhs: Operand) -> Array {
         Array::binary(&self.session, op, &Operand::Array(self.clone()), &rhs)
+    }
+
+    /// Applies `lhs op self` (a scalar or array on the left).
+    pub fn apply_binary_reversed(&self, op: BinaryOp, lhs: Operand) -> Array {
+        Array::binary(&self.session, op, &lhs, &Operand::Array(self.clone()))
     }
 
     /// `lhs op rhs` where at least one operand is an array of `session`.
@@ -228,7 +246,11 @@ impl Array {
         }
     }
 
-    pub(crate) fn reduce_builtin(&self, reduction: Reduction, axis: Option<impl AxisIndex>) -> Array {
+    pub(crate) fn reduce_builtin(
+        &self,
+        reduction: Reduction,
+        axis: Option<impl AxisIndex>,
+    ) -> Array {
         let result = (|| {
             let node = self.valid_node()?;
             let name = reduction.name();

@@ -1,8 +1,8 @@
 //! The public element-wise, selection and reduction methods of `Array`.
 
 use super::{Array, Operand};
-use crate::shape::AxisIndex;
 use crate::ops::ReduceOp;
+use crate::shape::AxisIndex;
 use crate::typing::Reduction;
 
 impl Array {

@@ -28,12 +28,7 @@ macro_rules! array_operators {
         impl $trait<&Array> for $scalar {
             type Output = Array;
             fn $method(self, rhs: &Array) -> Array {
-                Array::binary(
-                    rhs.session(),
-                    BinaryOp::$op,
-                    &Operand::Scalar(Scalar::from(self)),
-                    &Operand::Array(rhs.clone()),
-                )
+                rhs.apply_binary_reversed(BinaryOp::$op, Operand::Scalar(Scalar::from(self)))
             }
         }
 

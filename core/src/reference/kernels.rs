@@ -31,11 +31,19 @@ macro_rules! with_numeric {
 }
 
 fn mismatch(what: &str) -> Error {
-    Error::internal("reference kernel", format!("{what} (a normalisation invariant is broken)"))
+    Error::internal(
+        "reference kernel",
+        format!("{what} (a normalisation invariant is broken)"),
+    )
 }
 
 /// `f` over `n` elements of `a` and `b`, each of length `n` or 1.
-fn zip_map<A: Copy, B: Copy, O>(a: &[A], b: &[B], n: usize, f: impl Fn(A, B) -> O) -> Result<Vec<O>> {
+fn zip_map<A: Copy, B: Copy, O>(
+    a: &[A],
+    b: &[B],
+    n: usize,
+    f: impl Fn(A, B) -> O,
+) -> Result<Vec<O>> {
     match (a, b) {
         _ if a.len() == n && b.len() == n => Ok(a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()),
         ([x], _) if b.len() == n => Ok(b.iter().map(|&y| f(*x, y)).collect()),
@@ -61,7 +69,9 @@ fn same_type<'a, T: Element>(_like: &[T], other: &'a HostBuffer) -> Result<&'a [
 
 pub(crate) fn unary(op: UnaryOp, x: &HostBuffer, n: usize) -> Result<HostBuffer> {
     if op == UnaryOp::LogicalNot {
-        let v = x.as_slice::<bool>().ok_or_else(|| mismatch("logical_not of a non-bool"))?;
+        let v = x
+            .as_slice::<bool>()
+            .ok_or_else(|| mismatch("logical_not of a non-bool"))?;
         return map(v, n, |b| !b).map(HostBuffer::Bool);
     }
     if op.is_predicate() {
@@ -82,18 +92,25 @@ pub(crate) fn binary(op: BinaryOp, a: &HostBuffer, b: &HostBuffer, n: usize) -> 
         });
     }
     with_numeric!(a,
-        va => {
-            let vb = same_type(va, b)?;
-            zip_map(va, vb, n, |x, y| Arithmetic::binary(op, x, y)).map(Element::into_buffer)
-        },
-        ba => {
-            let bb = same_type(ba, b)?;
-            zip_map(ba, bb, n, |x, y| logical(op, x, y)).map(HostBuffer::Bool)
-        })
+    va => {
+        let vb = same_type(va, b)?;
+        zip_map(va, vb, n, |x, y| Arithmetic::binary(op, x, y)).map(Element::into_buffer)
+    },
+    ba => {
+        let bb = same_type(ba, b)?;
+        zip_map(ba, bb, n, |x, y| logical(op, x, y)).map(HostBuffer::Bool)
+    })
 }
 
-pub(crate) fn select(cond: &HostBuffer, x: &HostBuffer, y: &HostBuffer, n: usize) -> Result<HostBuffer> {
-    let c = cond.as_slice::<bool>().ok_or_else(|| mismatch("where with a non-bool condition"))?;
+pub(crate) fn select(
+    cond: &HostBuffer,
+    x: &HostBuffer,
+    y: &HostBuffer,
+    n: usize,
+) -> Result<HostBuffer> {
+    let c = cond
+        .as_slice::<bool>()
+        .ok_or_else(|| mismatch("where with a non-bool condition"))?;
     let at = |len: usize, i: usize| if len == 1 { 0 } else { i };
     with_buffer!(x, vx => {
         let vy = same_type(vx, y)?;
@@ -110,7 +127,12 @@ pub(crate) fn select(cond: &HostBuffer, x: &HostBuffer, y: &HostBuffer, n: usize
 
 /// An element-wise operation (`Unary`, `Binary`, `Select`, `Cast`) of a node
 /// of `dtype` with `n` elements.
-pub(crate) fn elementwise(op: &Op, dtype: DType, inputs: &[&HostBuffer], n: usize) -> Result<HostBuffer> {
+pub(crate) fn elementwise(
+    op: &Op,
+    dtype: DType,
+    inputs: &[&HostBuffer],
+    n: usize,
+) -> Result<HostBuffer> {
     match (op, inputs) {
         (Op::Unary(u), [x]) => unary(*u, x, n),
         (Op::Binary(b), [x, y]) => binary(*b, x, y, n),
@@ -125,7 +147,11 @@ pub(crate) fn elementwise(op: &Op, dtype: DType, inputs: &[&HostBuffer], n: usiz
         }
         _ => Err(Error::internal(
             "reference kernel",
-            format!("{} is not element-wise with {} operands", op.name(), inputs.len()),
+            format!(
+                "{} is not element-wise with {} operands",
+                op.name(),
+                inputs.len()
+            ),
         )),
     }
 }

@@ -9,9 +9,14 @@ use crate::with_buffer;
 
 /// A dense buffer of `shape` whose element at multi-index `i` is
 /// `source[Σ i[d] * strides[d]]`.
-pub(crate) fn gather(source: &HostBuffer, shape: &[usize], strides: &[usize]) -> Result<HostBuffer> {
-    with_buffer!(source, v => gather_typed(v, shape, strides).map(Element::into_buffer))
-        .ok_or_else(|| Error::internal("reference gather", "a strided read fell outside its buffer"))
+pub(crate) fn gather(
+    source: &HostBuffer,
+    shape: &[usize],
+    strides: &[usize],
+) -> Result<HostBuffer> {
+    with_buffer!(source, v => gather_typed(v, shape, strides).map(Element::into_buffer)).ok_or_else(
+        || Error::internal("reference gather", "a strided read fell outside its buffer"),
+    )
 }
 
 fn gather_typed<T: Copy>(source: &[T], shape: &[usize], strides: &[usize]) -> Option<Vec<T>> {
@@ -39,7 +44,11 @@ fn gather_typed<T: Copy>(source: &[T], shape: &[usize], strides: &[usize]) -> Op
 
 /// `value` (of `from` shape) read as `to` shape. A single element is kept as
 /// is: element-wise kernels broadcast it themselves.
-pub(crate) fn broadcast(value: &Arc<HostBuffer>, from: &[usize], to: &[usize]) -> Result<Arc<HostBuffer>> {
+pub(crate) fn broadcast(
+    value: &Arc<HostBuffer>,
+    from: &[usize],
+    to: &[usize],
+) -> Result<Arc<HostBuffer>> {
     if from == to || value.len() == 1 {
         return Ok(Arc::clone(value));
     }

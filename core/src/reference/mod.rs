@@ -68,7 +68,10 @@ impl Engine for ReferenceEngine {
                         .map(|i| values[i.index()].clone())
                         .collect::<Option<Vec<_>>>()
                         .ok_or_else(|| {
-                            Error::internal("reference evaluator", "an operand was not computed before its consumer")
+                            Error::internal(
+                                "reference evaluator",
+                                "an operand was not computed before its consumer",
+                            )
                         })?;
                     let inputs: Vec<(&GraphNode, Arc<HostBuffer>)> = node
                         .inputs
@@ -95,7 +98,9 @@ impl Engine for ReferenceEngine {
                 values[o.index()]
                     .clone()
                     .map(Residency::host)
-                    .ok_or_else(|| Error::internal("reference evaluator", "an output was not computed"))
+                    .ok_or_else(|| {
+                        Error::internal("reference evaluator", "an output was not computed")
+                    })
             })
             .collect()
     }
@@ -129,7 +134,12 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
                     Ok(v)
                 } else {
                     v.get_wide(0)
-                        .map(|w| Arc::new(HostBuffer::filled(crate::Literal::cast_from(w, node.dtype), n)))
+                        .map(|w| {
+                            Arc::new(HostBuffer::filled(
+                                crate::Literal::cast_from(w, node.dtype),
+                                n,
+                            ))
+                        })
                         .ok_or_else(|| Error::internal("broadcast_to", "empty operand"))
                 }
             });
@@ -160,9 +170,14 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
     Ok(Arc::new(value))
 }
 
-fn single<'a>(inputs: &'a [(&'a GraphNode, Arc<HostBuffer>)]) -> Result<(&'a GraphNode, &'a Arc<HostBuffer>)> {
+fn single<'a>(
+    inputs: &'a [(&'a GraphNode, Arc<HostBuffer>)],
+) -> Result<(&'a GraphNode, &'a Arc<HostBuffer>)> {
     match inputs {
         [(node, value)] => Ok((node, value)),
-        _ => Err(Error::internal("reference evaluator", "expected exactly one operand")),
+        _ => Err(Error::internal(
+            "reference evaluator",
+            "expected exactly one operand",
+        )),
     }
 }

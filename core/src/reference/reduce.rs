@@ -16,7 +16,12 @@ use crate::with_buffer;
 use crate::Element;
 
 /// Reduces `axes` of `input` (of `shape`), giving the kept axes in order.
-pub(crate) fn reduce(input: &HostBuffer, shape: &[usize], axes: &[usize], combine: &Combine) -> Result<HostBuffer> {
+pub(crate) fn reduce(
+    input: &HostBuffer,
+    shape: &[usize],
+    axes: &[usize],
+    combine: &Combine,
+) -> Result<HostBuffer> {
     let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
     let perm: Vec<usize> = axes.iter().copied().chain(kept.iter().copied()).collect();
     let rows: usize = axes.iter().map(|&a| shape[a]).product();
@@ -48,8 +53,12 @@ pub(crate) fn reduce(input: &HostBuffer, shape: &[usize], axes: &[usize], combin
 fn identity(combine: &Combine, input: &HostBuffer, width: usize) -> Result<HostBuffer> {
     let literal = match combine {
         Combine::Custom(c) => c.identity,
-        Combine::Builtin(ReduceOp::Sum) => crate::Literal::cast_from(crate::Wide::Int(0), input.dtype()),
-        Combine::Builtin(ReduceOp::Prod) => crate::Literal::cast_from(crate::Wide::Int(1), input.dtype()),
+        Combine::Builtin(ReduceOp::Sum) => {
+            crate::Literal::cast_from(crate::Wide::Int(0), input.dtype())
+        }
+        Combine::Builtin(ReduceOp::Prod) => {
+            crate::Literal::cast_from(crate::Wide::Int(1), input.dtype())
+        }
         Combine::Builtin(op) => {
             return Err(Error::internal(
                 "reference reduce",
@@ -83,7 +92,11 @@ fn apply(combine: &Combine, a: &HostBuffer, b: &HostBuffer, n: usize) -> Result<
 
 /// Evaluates a traced 0-d element-wise body over `n`-element parameters.
 /// Iterative post-order walk, so deep bodies do not recurse.
-pub(crate) fn evaluate_body(body: &Arc<Node>, params: &[&HostBuffer], n: usize) -> Result<HostBuffer> {
+pub(crate) fn evaluate_body(
+    body: &Arc<Node>,
+    params: &[&HostBuffer],
+    n: usize,
+) -> Result<HostBuffer> {
     let mut values: HashMap<usize, HostBuffer> = HashMap::new();
     let mut stack: Vec<(&Arc<Node>, bool)> = vec![(body, false)];
     while let Some((node, expanded)) = stack.pop() {
@@ -108,7 +121,9 @@ pub(crate) fn evaluate_body(body: &Arc<Node>, params: &[&HostBuffer], n: usize) 
                     .iter()
                     .map(|i| values.get(&(Arc::as_ptr(i) as usize)))
                     .collect::<Option<_>>()
-                    .ok_or_else(|| Error::internal("reduce body", "operand evaluated out of order"))?;
+                    .ok_or_else(|| {
+                        Error::internal("reduce body", "operand evaluated out of order")
+                    })?;
                 kernels::elementwise(op, node.dtype(), &inputs, n)?
             }
             other => {

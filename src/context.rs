@@ -1,0 +1,176 @@
+//! `Context`: the session of one backend, chosen by name or by what the
+//! machine offers.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
+
+/// Environment variable that overrides the backend [`Context::new`] picks.
+pub const BACKEND_VAR: &str = "LAZYFUSE_BACKEND";
+
+/// An engine with its settings and statistics; every array belongs to one.
+/// Cheap to clone (a shared handle), `Send + Sync`.
+///
+/// It dereferences to [`Session`], which holds the array constructors
+/// (`from_slice`, `from_vec`, `zeros`, `ones`, `full`, `arange`), `eval`,
+/// `stats`, `reset_stats` and `backend_name`.
+#[derive(Clone)]
+pub struct Context {
+    session: Session,
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("backend", &self.session.backend_name())
+            .field("options", self.session.options())
+            .finish()
+    }
+}
+
+impl Deref for Context {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context::new()
+    }
+}
+
+impl Context {
+    /// The best backend this machine offers: CUDA device 0 when a driver and
+    /// a device are usable, else the CPU. `LAZYFUSE_BACKEND=cpu|sim|cuda`
+    /// overrides the choice (falling back to the CPU when the named backend
+    /// is unavailable). Never panics.
+    pub fn new() -> Context {
+        let requested = std::env::var(BACKEND_VAR).ok();
+        let requested = requested.as_deref().map(str::trim).unwrap_or("auto");
+        Context::builder()
+            .backend(requested)
+            .build()
+            .unwrap_or_else(|_| Context::cpu())
+    }
+
+    /// The CPU backend.
+    pub fn cpu() -> Context {
+        Context::with_engine(cpu_engine(), Options::default())
+    }
+
+    /// The simulated device: its own device memory, copies counted in [`Stats`](crate::Stats).
+    ///
+    /// Until the SIMT interpreter lands, it evaluates with the reference
+    /// evaluator and reports itself as `"sim"`.
+    pub fn sim() -> Context {
+        Context::with_engine(sim_engine(), Options::default())
+    }
+
+    /// CUDA device `device`; an error (not a panic) when there is no driver
+    /// or no such device.
+    pub fn cuda(device: usize) -> Result<Context> {
+        Context::builder().backend("cuda").device(device).build()
+    }
+
+    /// A builder for a context with chosen backend and settings.
+    pub fn builder() -> ContextBuilder {
+        ContextBuilder::default()
+    }
+
+    /// A context running `engine` (for backend authors and tests).
+    pub fn with_engine(engine: Arc<dyn Engine>, options: Options) -> Context {
+        Context {
+            session: Session::new(engine, options),
+        }
+    }
+
+    /// The underlying session.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+fn cpu_engine() -> Arc<dyn Engine> {
+    Arc::new(ReferenceEngine::named("cpu"))
+}
+
+fn sim_engine() -> Arc<dyn Engine> {
+    Arc::new(ReferenceEngine::named("sim"))
+}
+
+fn cuda_engine(device: usize) -> Result<Arc<dyn Engine>> {
+    Err(Error::BackendUnavailable {
+        backend: "cuda".into(),
+        reason: format!(
+            "device {device}: the CUDA backend is not part of this build yet \
+             (use the cpu or sim backend)"
+        ),
+    })
+}
+
+/// Builds a [`Context`]: `Context::builder().backend("cpu").fusion(false).threads(2).build()?`.
+#[derive(Clone, Debug)]
+pub struct ContextBuilder {
+    backend: String,
+    device: usize,
+    options: Options,
+}
+
+impl Default for ContextBuilder {
+    fn default() -> Self {
+        ContextBuilder {
+            backend: "auto".into(),
+            device: 0,
+            options: Options::default(),
+        }
+    }
+}
+
+impl ContextBuilder {
+    /// `"auto"` (default: CUDA if usable, else CPU), `"cpu"`, `"sim"` or `"cuda"`.
+    pub fn backend(mut self, name: &str) -> Self {
+        self.backend = name.to_string();
+        self
+    }
+
+    /// The CUDA device ordinal (default 0).
+    pub fn device(mut self, device: usize) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// Fuse element-wise work into kernels (default true); `false` gives one
+    /// kernel per operation, the baseline benchmarks compare against.
+    pub fn fusion(mut self, enabled: bool) -> Self {
+        self.options.fusion = enabled;
+        self
+    }
+
+    /// Worker threads for CPU execution (default 0: all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.options.threads = threads;
+        self
+    }
+
+    /// The context, or why the backend cannot be used.
+    pub fn build(self) -> Result<Context> {
+        let engine = match self.backend.as_str() {
+            "auto" | "" => cuda_engine(self.device).or_else(|_| Ok(cpu_engine()))?,
+            "cpu" => cpu_engine(),
+            "sim" => sim_engine(),
+            "cuda" => cuda_engine(self.device)?,
+            other => return Err(Error::InvalidArgument {
+                op: "Context::builder".into(),
+                message: format!(
+                    "unknown backend '{other}' (expected \"auto\", \"cpu\", \"sim\" or \"cuda\")"
+                ),
+            }),
+        };
+        Ok(Context::with_engine(engine, self.options))
+    }
+}
