@@ -164,12 +164,14 @@ impl ContextBuilder {
             "cpu" => cpu_engine(),
             "sim" => sim_engine(),
             "cuda" => cuda_engine(self.device)?,
-            other => return Err(Error::InvalidArgument {
-                op: "Context::builder".into(),
-                message: format!(
+            other => {
+                return Err(Error::InvalidArgument {
+                    op: "Context::builder".into(),
+                    message: format!(
                     "unknown backend '{other}' (expected \"auto\", \"cpu\", \"sim\" or \"cuda\")"
                 ),
-            }),
+                })
+            }
         };
         Ok(Context::with_engine(engine, self.options))
     }

@@ -2,10 +2,10 @@
 //!
 //! `Ufunc::new` and `Reducer::new` call the user's closure once with
 //! parameter `Expr`s; every operation on them is recorded in a thread-local
-//! trace. A trace is dtype-free: it records what the user wrote (`b * b - 4.0
-//! * a * c`), and each call replays it through the `Array` builders on the
-//! actual operands, so promotion, weak scalars and errors are exactly those
-//! of the same expression written on arrays.
+//! trace. A trace is dtype-free: it records what the user wrote
+//! (`(b * b - 4.0 * a * c).sqrt()`), and each call replays it through the
+//! `Array` builders on the actual operands, so promotion, weak scalars and
+//! errors are exactly those of the same expression written on arrays.
 
 use std::cell::RefCell;
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
