@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use lazyfuse_codegen::{CpuEngine, SimEngine};
 use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
 
 /// Environment variable that overrides the backend [`Context::new`] picks.
@@ -63,10 +64,9 @@ impl Context {
         Context::with_engine(cpu_engine(), Options::default())
     }
 
-    /// The simulated device: its own device memory, copies counted in [`Stats`](crate::Stats).
-    ///
-    /// Until the SIMT interpreter lands, it evaluates with the reference
-    /// evaluator and reports itself as `"sim"`.
+    /// The simulated device: its own device memory, copies counted in
+    /// [`Stats`](crate::Stats). Kernels run through the CPU interpreter until
+    /// the SIMT interpreter of generated device programs lands.
     pub fn sim() -> Context {
         Context::with_engine(sim_engine(), Options::default())
     }
@@ -96,11 +96,11 @@ impl Context {
 }
 
 fn cpu_engine() -> Arc<dyn Engine> {
-    Arc::new(ReferenceEngine::named("cpu"))
+    Arc::new(CpuEngine::new())
 }
 
 fn sim_engine() -> Arc<dyn Engine> {
-    Arc::new(ReferenceEngine::named("sim"))
+    Arc::new(SimEngine::new())
 }
 
 fn cuda_engine(device: usize) -> Result<Arc<dyn Engine>> {
@@ -132,7 +132,8 @@ impl Default for ContextBuilder {
 }
 
 impl ContextBuilder {
-    /// `"auto"` (default: CUDA if usable, else CPU), `"cpu"`, `"sim"` or `"cuda"`.
+    /// `"auto"` (default: CUDA if usable, else CPU), `"cpu"`, `"sim"`,
+    /// `"cuda"`, or `"reference"` (the unfused evaluator used as test oracle).
     pub fn backend(mut self, name: &str) -> Self {
         self.backend = name.to_string();
         self
@@ -163,12 +164,13 @@ impl ContextBuilder {
             "auto" | "" => cuda_engine(self.device).or_else(|_| Ok(cpu_engine()))?,
             "cpu" => cpu_engine(),
             "sim" => sim_engine(),
+            "reference" => Arc::new(ReferenceEngine::new()),
             "cuda" => cuda_engine(self.device)?,
             other => {
                 return Err(Error::InvalidArgument {
                     op: "Context::builder".into(),
                     message: format!(
-                    "unknown backend '{other}' (expected \"auto\", \"cpu\", \"sim\" or \"cuda\")"
+                    "unknown backend '{other}' (expected \"auto\", \"cpu\", \"sim\", \"cuda\" or \"reference\")"
                 ),
                 })
             }

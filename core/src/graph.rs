@@ -35,6 +35,9 @@ pub struct GraphNode {
     pub inputs: SmallVec<[NodeIndex; 2]>,
     /// The value, for nodes that are already materialised.
     pub data: Option<Residency>,
+    /// The DAG node a materialised leaf came from, so an engine can attach
+    /// a device copy to it (uploaded once, reused by later demands).
+    pub origin: Option<Arc<Node>>,
 }
 
 impl GraphNode {
@@ -93,6 +96,7 @@ impl ExprGraph {
                 shape: node.shape.clone(),
                 inputs: inputs.clone(),
                 data: materialized.then_some(residency),
+                origin: materialized.then(|| Arc::clone(&node)),
             });
             for (position, input) in inputs.iter().enumerate() {
                 graph.add_edge(*input, id, position as u8);

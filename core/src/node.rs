@@ -256,6 +256,12 @@ impl Node {
             .unwrap_or_else(PoisonError::into_inner) = residency;
     }
 
+    /// Records a device copy of this node's (already computed) value, so
+    /// later plans read it instead of uploading again.
+    pub fn attach_device(&self, device: Arc<dyn DeviceBuffer>) {
+        self.update_residency(|r| r.device = Some(device));
+    }
+
     pub(crate) fn update_residency(&self, update: impl FnOnce(&mut Residency)) {
         update(
             &mut self

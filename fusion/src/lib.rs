@@ -1,10 +1,42 @@
-//! lazyfuse fusion: graph passes (dead-node removal, common-subexpression
-//! elimination, constant folding), fusion of element-wise chains and of the
-//! element-wise work feeding reductions into `FusedKernel`s, and the planner
-//! that decides where every buffer lives.
+//! lazyfuse fusion: from a demand's expression graph to a [`Program`] of
+//! fused kernels and a [`Plan`] of copies and launches.
 //!
-//! Status: the crate exists so the layering of the workspace is in place;
-//! the passes land with the fusion issue. Until then every backend runs the
-//! unfused reference evaluator of `lazyfuse-core`.
+//! The pipeline ([`compile`]) runs in this order:
+//! 1. [`simplify`](simplify::simplify): common subexpressions, constant
+//!    folding, exact integer no-ops, dead nodes — before fusion, so kernels
+//!    see the smallest graph;
+//! 2. [`partition`](partition::partition): which nodes are materialised;
+//! 3. emission: each kernel root's fused cone becomes a [`FusedKernel`]
+//!    (views folded into strides, constants into arguments); element-wise
+//!    roots over the same domain that share work become one multi-output
+//!    kernel;
+//! 4. ordering: launches sorted so each reads only earlier results.
+//!
+//! [`plan`](plan::plan) then decides residency for device backends.
 
-pub use lazyfuse_core as core;
+pub mod explain;
+pub mod ir;
+pub mod partition;
+pub mod plan;
+pub mod program;
+pub mod simplify;
+
+mod emit;
+mod group;
+
+pub use emit::builtin_identity;
+pub use ir::{
+    Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
+};
+pub use partition::{FusionOptions, Placement};
+pub use plan::{Plan, Step};
+pub use program::{BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program};
+
+use lazyfuse_core::{ExprGraph, Result};
+
+/// Fuses a demand's graph into a program of kernels.
+pub fn compile(graph: &ExprGraph, options: &FusionOptions) -> Result<Program> {
+    let graph = simplify::simplify(graph)?;
+    let partition = partition::partition(&graph, options)?;
+    group::build_program(graph, partition, options)
+}

@@ -7,6 +7,10 @@ use lazyfuse::Context;
 /// setting: each shared test runs on all of them.
 pub fn backends() -> Vec<Context> {
     let mut all = vec![
+        Context::builder()
+            .backend("reference")
+            .build()
+            .expect("the reference evaluator always builds"),
         Context::cpu(),
         Context::sim(),
         Context::builder()

@@ -1,5 +1,7 @@
 //! Element-wise kernels of the reference evaluator: one typed loop per
 //! operation, over operands that have either `n` elements or one (broadcast).
+//! Public so that other executors and constant folding share exactly these
+//! semantics.
 
 use crate::element::{Element, HostBuffer};
 use crate::error::{Error, Result};
@@ -67,7 +69,8 @@ fn same_type<'a, T: Element>(_like: &[T], other: &'a HostBuffer) -> Result<&'a [
     T::slice_of(other).ok_or_else(|| mismatch("binary operands differ in dtype"))
 }
 
-pub(crate) fn unary(op: UnaryOp, x: &HostBuffer, n: usize) -> Result<HostBuffer> {
+/// `op(x)` over `n` elements.
+pub fn unary(op: UnaryOp, x: &HostBuffer, n: usize) -> Result<HostBuffer> {
     if op == UnaryOp::LogicalNot {
         let v = x
             .as_slice::<bool>()
@@ -84,7 +87,8 @@ pub(crate) fn unary(op: UnaryOp, x: &HostBuffer, n: usize) -> Result<HostBuffer>
         _b => Err(mismatch("an arithmetic unary op on bool")))
 }
 
-pub(crate) fn binary(op: BinaryOp, a: &HostBuffer, b: &HostBuffer, n: usize) -> Result<HostBuffer> {
+/// `op(a, b)` over `n` elements (operands of one dtype).
+pub fn binary(op: BinaryOp, a: &HostBuffer, b: &HostBuffer, n: usize) -> Result<HostBuffer> {
     if op.is_comparison() {
         return with_buffer!(a, va => {
             let vb = same_type(va, b)?;
@@ -102,12 +106,8 @@ pub(crate) fn binary(op: BinaryOp, a: &HostBuffer, b: &HostBuffer, n: usize) -> 
     })
 }
 
-pub(crate) fn select(
-    cond: &HostBuffer,
-    x: &HostBuffer,
-    y: &HostBuffer,
-    n: usize,
-) -> Result<HostBuffer> {
+/// `where(cond, x, y)` over `n` elements.
+pub fn select(cond: &HostBuffer, x: &HostBuffer, y: &HostBuffer, n: usize) -> Result<HostBuffer> {
     let c = cond
         .as_slice::<bool>()
         .ok_or_else(|| mismatch("where with a non-bool condition"))?;
@@ -127,12 +127,7 @@ pub(crate) fn select(
 
 /// An element-wise operation (`Unary`, `Binary`, `Select`, `Cast`) of a node
 /// of `dtype` with `n` elements.
-pub(crate) fn elementwise(
-    op: &Op,
-    dtype: DType,
-    inputs: &[&HostBuffer],
-    n: usize,
-) -> Result<HostBuffer> {
+pub fn elementwise(op: &Op, dtype: DType, inputs: &[&HostBuffer], n: usize) -> Result<HostBuffer> {
     match (op, inputs) {
         (Op::Unary(u), [x]) => unary(*u, x, n),
         (Op::Binary(b), [x, y]) => binary(*b, x, y, n),

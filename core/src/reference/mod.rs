@@ -4,9 +4,11 @@
 //! row-major host buffer; a value is dropped as soon as its last consumer has
 //! run, so long chains hold two buffers at a time.
 
-mod kernels;
+pub mod kernels;
 mod layout;
 mod reduce;
+
+pub use reduce::evaluate_body;
 
 use std::sync::Arc;
 

@@ -92,11 +92,7 @@ fn apply(combine: &Combine, a: &HostBuffer, b: &HostBuffer, n: usize) -> Result<
 
 /// Evaluates a traced 0-d element-wise body over `n`-element parameters.
 /// Iterative post-order walk, so deep bodies do not recurse.
-pub(crate) fn evaluate_body(
-    body: &Arc<Node>,
-    params: &[&HostBuffer],
-    n: usize,
-) -> Result<HostBuffer> {
+pub fn evaluate_body(body: &Arc<Node>, params: &[&HostBuffer], n: usize) -> Result<HostBuffer> {
     let mut values: HashMap<usize, HostBuffer> = HashMap::new();
     let mut stack: Vec<(&Arc<Node>, bool)> = vec![(body, false)];
     while let Some((node, expanded)) = stack.pop() {

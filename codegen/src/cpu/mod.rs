@@ -1,0 +1,86 @@
+//! The `cpu` backend: fused kernels executed on host memory. All planner
+//! steps are zero-copy here: leaves are read in place, outputs are host buffers.
+
+pub mod interp;
+
+use std::sync::Arc;
+
+use lazyfuse_core::{Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result};
+use lazyfuse_fusion::{explain, plan, BufferKind, Program};
+
+use crate::executor::{fusion_options, launch, KernelCache};
+
+/// The CPU engine.
+#[derive(Debug, Default)]
+pub struct CpuEngine {
+    cache: KernelCache,
+}
+
+impl CpuEngine {
+    /// A CPU engine with an empty kernel cache.
+    pub fn new() -> CpuEngine {
+        CpuEngine::default()
+    }
+}
+
+/// Host buffers of a program's leaves (`None` for temporaries).
+pub(crate) fn leaf_buffers(program: &Program) -> Result<Vec<Option<Arc<HostBuffer>>>> {
+    program
+        .buffers
+        .iter()
+        .map(|b| match b.kind {
+            BufferKind::Leaf { node } => program.graph.nodes[node]
+                .data
+                .as_ref()
+                .and_then(|d| d.host.clone())
+                .map(Some)
+                .ok_or_else(|| Error::internal("cpu backend", "a leaf has no host data")),
+            BufferKind::Temp => Ok(None),
+        })
+        .collect()
+}
+
+impl Engine for CpuEngine {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
+        let program = lazyfuse_fusion::compile(graph, &fusion_options(env.options))?;
+        let mut buffers = leaf_buffers(&program)?;
+        for l in &program.launches {
+            let inputs: Vec<Option<&HostBuffer>> = l
+                .inputs
+                .iter()
+                .map(|i| i.buffer.and_then(|b| buffers[b.index()].as_deref()))
+                .collect();
+            let outputs = launch(&self.cache, l, &inputs, env)?;
+            for (id, value) in l.outputs.iter().zip(outputs) {
+                buffers[id.index()] = Some(Arc::new(value));
+            }
+        }
+        program
+            .outputs
+            .iter()
+            .map(|o| {
+                buffers[o.buffer.index()]
+                    .clone()
+                    .map(Residency::host)
+                    .ok_or_else(|| Error::internal("cpu backend", "an output was not computed"))
+            })
+            .collect()
+    }
+
+    fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
+        match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
+            Ok(program) => {
+                let plan = plan::plan(&program, false, |_| false);
+                format!(
+                    "executor: cpu (fused kernels, chunked)\n{}",
+                    explain::program_listing(&program, &plan)
+                )
+            }
+            Err(e) => format!("fusion failed: {e}\n"),
+        }
+    }
+}

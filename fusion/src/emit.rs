@@ -1,0 +1,484 @@
+//! Building `FusedKernel`s from a partition: each kernel root's fused cone
+//! becomes an SSA body; views become per-input strides; constants become
+//! arguments.
+//!
+//! A value is reached through an *index map*: for each of its axes, the
+//! domain axis that indexes it (or none: index 0, a broadcast). Transposes
+//! permute the map, broadcasts drop axes from it; a buffer read through a map
+//! gets strides over the domain. The same node reached through the same map
+//! is emitted once (shared subexpressions inside a kernel are computed once).
+//! The walk is iterative, so a 100,000-node chain emits without recursion.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use lazyfuse_core::shape::contiguous_strides;
+use lazyfuse_core::{BinaryOp, Combine, DType, Error, Literal, Node, Op, ReduceOp, Result, Wide};
+use smallvec::SmallVec;
+
+use crate::ir::{
+    Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
+};
+use crate::partition::{Partition, Placement};
+use crate::program::{BufferId, InputBinding, Launch};
+use crate::simplify::Graph;
+
+/// Node axis → domain axis (`None`: always index 0).
+type IndexMap = SmallVec<[Option<u8>; 4]>;
+
+/// Where each materialised node's value lives.
+pub(crate) struct Buffers<'a> {
+    pub(crate) of_node: &'a [Option<BufferId>],
+}
+
+/// Builds the body, inputs and arguments of one kernel.
+pub(crate) struct Emitter<'a> {
+    graph: &'a Graph,
+    partition: &'a Partition,
+    buffers: Buffers<'a>,
+    domain: SmallVec<[usize; 4]>,
+    body: Body,
+    inputs: Vec<KernelInput>,
+    bindings: Vec<InputBinding>,
+    input_index: HashMap<(Option<BufferId>, SmallVec<[usize; 4]>), u32>,
+    args: Vec<DType>,
+    arg_values: Vec<Literal>,
+    arg_index: HashMap<Literal, u32>,
+    memo: HashMap<(usize, IndexMap), ValueId>,
+    nodes: Vec<usize>,
+}
+
+impl<'a> Emitter<'a> {
+    pub(crate) fn new(
+        graph: &'a Graph,
+        partition: &'a Partition,
+        buffers: Buffers<'a>,
+        domain: &[usize],
+    ) -> Self {
+        Emitter {
+            graph,
+            partition,
+            buffers,
+            domain: SmallVec::from_slice(domain),
+            body: Body::default(),
+            inputs: Vec::new(),
+            bindings: Vec::new(),
+            input_index: HashMap::new(),
+            args: Vec::new(),
+            arg_values: Vec::new(),
+            arg_index: HashMap::new(),
+            memo: HashMap::new(),
+            nodes: Vec::new(),
+        }
+    }
+
+    fn identity_map(&self) -> IndexMap {
+        (0..self.domain.len()).map(|d| Some(d as u8)).collect()
+    }
+
+    fn arg(&mut self, literal: Literal) -> u32 {
+        if let Some(&i) = self.arg_index.get(&literal) {
+            return i;
+        }
+        let i = self.args.len() as u32;
+        self.args.push(literal.dtype());
+        self.arg_values.push(literal);
+        self.arg_index.insert(literal, i);
+        i
+    }
+
+    fn input(
+        &mut self,
+        buffer: Option<BufferId>,
+        dtype: DType,
+        len: usize,
+        strides: SmallVec<[usize; 4]>,
+    ) -> u32 {
+        let key = (buffer, strides.clone());
+        if let Some(&i) = self.input_index.get(&key) {
+            return i;
+        }
+        let domain_len: usize = self.domain.iter().product();
+        let layout = if buffer.is_some() && len <= 1 {
+            Layout::Scalar
+        } else if len == domain_len && strides == contiguous_strides(&self.domain) {
+            Layout::Contiguous
+        } else {
+            Layout::Strided
+        };
+        let kind = if buffer.is_some() {
+            InputKind::Buffer
+        } else {
+            InputKind::Iota
+        };
+        let i = self.inputs.len() as u32;
+        self.inputs.push(KernelInput {
+            dtype,
+            layout,
+            kind,
+        });
+        self.bindings.push(InputBinding { buffer, strides });
+        self.input_index.insert(key, i);
+        i
+    }
+
+    /// Strides over the domain of a dense array of `shape` read through `map`.
+    fn strides(&self, shape: &[usize], map: &IndexMap) -> SmallVec<[usize; 4]> {
+        let dense = contiguous_strides(shape);
+        let mut strides: SmallVec<[usize; 4]> = SmallVec::from_elem(0, self.domain.len());
+        for (axis, target) in map.iter().enumerate() {
+            if let Some(d) = target {
+                if shape[axis] > 1 {
+                    strides[*d as usize] += dense[axis];
+                }
+            }
+        }
+        strides
+    }
+
+    /// The buffer holding a materialised node's value, with the shape to read it as.
+    fn buffer(&self, node: usize) -> Option<BufferId> {
+        let target = match self.partition.placement[node] {
+            Placement::Alias(t) => t,
+            _ => node,
+        };
+        self.buffers.of_node[target]
+    }
+
+    fn is_materialized(&self, node: usize, root: usize) -> bool {
+        node != root
+            && matches!(
+                self.partition.placement[node],
+                Placement::Buffer | Placement::Alias(_)
+            )
+    }
+
+    /// The value of `root` at the domain index mapped by `map`.
+    pub(crate) fn value(&mut self, root: usize, map: IndexMap) -> Result<ValueId> {
+        let mut stack: Vec<(usize, IndexMap, bool)> = vec![(root, map.clone(), false)];
+        while let Some((node_id, map, expanded)) = stack.pop() {
+            if self.memo.contains_key(&(node_id, map.clone())) {
+                continue;
+            }
+            let node = &self.graph.nodes[node_id];
+            if self.is_materialized(node_id, root) || node.is_leaf() {
+                let buffer = self.buffer(node_id).ok_or_else(|| {
+                    Error::internal(
+                        "fusion",
+                        format!("%{node_id} is materialised but has no buffer"),
+                    )
+                })?;
+                let strides = self.strides(&node.shape, &map);
+                let input = self.input(Some(buffer), node.dtype, node.len(), strides);
+                let v = self.body.push(Inst::Load(input), node.dtype);
+                self.memo.insert((node_id, map), v);
+                continue;
+            }
+            match &node.op {
+                Op::Fill(literal) => {
+                    let arg = self.arg(*literal);
+                    let v = self.body.push(Inst::Arg(arg), node.dtype);
+                    self.memo.insert((node_id, map), v);
+                    continue;
+                }
+                Op::Arange { start, step } => {
+                    let strides = self.strides(&node.shape, &map);
+                    let input = self.input(None, DType::I64, node.len(), strides);
+                    let index = self.body.push(Inst::Iota(input), DType::I64);
+                    let index = self.body.push(Inst::Cast(index), DType::F64);
+                    let step = Inst::Arg(self.arg(Literal::of(*step)));
+                    let step = self.body.push(step, DType::F64);
+                    let start = Inst::Arg(self.arg(Literal::of(*start)));
+                    let start = self.body.push(start, DType::F64);
+                    let scaled = self
+                        .body
+                        .push(Inst::Binary(BinaryOp::Mul, index, step), DType::F64);
+                    let mut v = self
+                        .body
+                        .push(Inst::Binary(BinaryOp::Add, scaled, start), DType::F64);
+                    if node.dtype != DType::F64 {
+                        v = self.body.push(Inst::Cast(v), node.dtype);
+                    }
+                    self.memo.insert((node_id, map), v);
+                    self.nodes.push(node_id);
+                    continue;
+                }
+                _ => {}
+            }
+            let child_maps = self.child_maps(node_id, &map)?;
+            if !expanded {
+                stack.push((node_id, map, true));
+                for (input, child) in node.inputs.iter().zip(child_maps).rev() {
+                    stack.push((*input, child, false));
+                }
+                continue;
+            }
+            let operands: Vec<ValueId> = node
+                .inputs
+                .iter()
+                .zip(child_maps)
+                .map(|(i, m)| self.memo.get(&(*i, m)).copied())
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    Error::internal("fusion", "an operand was not emitted before its user")
+                })?;
+            let v = match (&node.op, operands.as_slice()) {
+                (Op::Unary(op), [a]) => self.body.push(Inst::Unary(*op, *a), node.dtype),
+                (Op::Binary(op), [a, b]) => self.body.push(Inst::Binary(*op, *a, *b), node.dtype),
+                (Op::Select, [c, a, b]) => self.body.push(Inst::Select(*c, *a, *b), node.dtype),
+                (Op::Cast, [a]) => self.body.push(Inst::Cast(*a), node.dtype),
+                (Op::Permute(_) | Op::BroadcastTo, [a]) => *a,
+                (op, _) => {
+                    return Err(Error::internal(
+                        "fusion",
+                        format!("cannot fuse a '{}' node (%{node_id})", op.name()),
+                    ))
+                }
+            };
+            if node.op.is_elementwise() {
+                self.nodes.push(node_id);
+            }
+            self.memo.insert((node_id, map), v);
+        }
+        self.memo
+            .get(&(root, map))
+            .copied()
+            .ok_or_else(|| Error::internal("fusion", "the root was not emitted"))
+    }
+
+    /// The index maps of a node's operands, given the node's own map.
+    fn child_maps(&self, node_id: usize, map: &IndexMap) -> Result<Vec<IndexMap>> {
+        let node = &self.graph.nodes[node_id];
+        let broadcast_map = |input: usize| -> IndexMap {
+            let shape = &self.graph.nodes[input].shape;
+            let offset = node.shape.len() - shape.len();
+            shape
+                .iter()
+                .enumerate()
+                .map(|(j, &extent)| {
+                    if extent == 1 && node.shape[j + offset] != 1 {
+                        None
+                    } else {
+                        map[j + offset]
+                    }
+                })
+                .collect()
+        };
+        Ok(match &node.op {
+            Op::Permute(perm) => {
+                let mut child: IndexMap = SmallVec::from_elem(None, perm.len());
+                for (i, &p) in perm.iter().enumerate() {
+                    child[p] = map[i];
+                }
+                vec![child]
+            }
+            op if op.is_elementwise() || matches!(op, Op::BroadcastTo) => {
+                node.inputs.iter().map(|&i| broadcast_map(i)).collect()
+            }
+            op => {
+                return Err(Error::internal(
+                    "fusion",
+                    format!("'{}' (%{node_id}) reached inside a kernel", op.name()),
+                ))
+            }
+        })
+    }
+
+    /// An element-wise kernel computing `roots`, all of the domain's shape.
+    pub(crate) fn elementwise(mut self, roots: &[usize], outputs: Vec<BufferId>) -> Result<Launch> {
+        let mut values = Vec::with_capacity(roots.len());
+        for &root in roots {
+            let map = self.identity_map();
+            values.push(self.value(root, map)?);
+        }
+        let kernel = FusedKernel {
+            rank: self.domain.len(),
+            inputs: self.inputs,
+            args: self.args,
+            body: self.body,
+            outputs: values,
+            reduction: None,
+        };
+        finish(
+            kernel,
+            self.domain,
+            self.bindings,
+            self.arg_values,
+            outputs,
+            self.nodes,
+        )
+    }
+
+    /// A reduction kernel for reduce node `reduce`, whose epilogue ends at `tail`.
+    pub(crate) fn reduction(
+        mut self,
+        reduce: usize,
+        tail: usize,
+        output: BufferId,
+    ) -> Result<Launch> {
+        let node = &self.graph.nodes[reduce];
+        let Op::Reduce { combine, axes } = &node.op else {
+            return Err(Error::internal(
+                "fusion",
+                "a reduction kernel without a reduce node",
+            ));
+        };
+        let map = self.identity_map();
+        let input = node.inputs[0];
+        let value = self.value(input, map)?;
+        let acc = node.dtype;
+        let (combine, identity) = match combine {
+            Combine::Builtin(op) => (CombineIr::Builtin(*op), builtin_identity(*op, acc)),
+            Combine::Custom(custom) => (
+                CombineIr::Custom {
+                    name: custom.name.clone(),
+                    body: self.combine_body(&custom.body)?,
+                },
+                custom.identity,
+            ),
+        };
+        let identity_arg = self.arg(identity);
+        let epilogue = self.epilogue(reduce, tail)?;
+        let out = ValueId((epilogue.len() - 1) as u32);
+        self.nodes.push(reduce);
+        let kernel = FusedKernel {
+            rank: self.domain.len(),
+            inputs: self.inputs,
+            args: self.args,
+            body: self.body,
+            outputs: vec![out],
+            reduction: Some(ReductionIr {
+                combine,
+                identity_arg,
+                acc,
+                axes: axes.clone(),
+                value,
+                epilogue,
+            }),
+        };
+        finish(
+            kernel,
+            self.domain,
+            self.bindings,
+            self.arg_values,
+            vec![output],
+            self.nodes,
+        )
+    }
+
+    /// The chain of element-wise nodes from `reduce` to `tail` over `Inst::Reduced`.
+    fn epilogue(&mut self, reduce: usize, tail: usize) -> Result<Body> {
+        let mut body = Body::default();
+        let mut current = reduce;
+        let mut value = body.push(Inst::Reduced, self.graph.nodes[reduce].dtype);
+        while current != tail {
+            let next = self.partition.users[current]
+                .first()
+                .copied()
+                .ok_or_else(|| Error::internal("fusion", "a broken epilogue chain"))?;
+            let node = &self.graph.nodes[next];
+            let mut operands = Vec::with_capacity(node.inputs.len());
+            for &i in &node.inputs {
+                operands.push(if i == current {
+                    value
+                } else {
+                    let literal = self.graph.nodes[i].constant().ok_or_else(|| {
+                        Error::internal("fusion", "a non-constant epilogue operand")
+                    })?;
+                    let arg = self.arg(literal);
+                    body.push(Inst::Arg(arg), literal.dtype())
+                });
+            }
+            value = match (&node.op, operands.as_slice()) {
+                (Op::Unary(op), [a]) => body.push(Inst::Unary(*op, *a), node.dtype),
+                (Op::Binary(op), [a, b]) => body.push(Inst::Binary(*op, *a, *b), node.dtype),
+                (Op::Select, [c, a, b]) => body.push(Inst::Select(*c, *a, *b), node.dtype),
+                (Op::Cast, [a]) => body.push(Inst::Cast(*a), node.dtype),
+                _ => {
+                    return Err(Error::internal(
+                        "fusion",
+                        "a non-element-wise epilogue node",
+                    ))
+                }
+            };
+            self.nodes.push(next);
+            current = next;
+        }
+        Ok(body)
+    }
+
+    /// A user reduction's combine function as a body over `Param(0)`, `Param(1)`.
+    fn combine_body(&mut self, root: &Arc<Node>) -> Result<Body> {
+        let mut body = Body::default();
+        let mut values: HashMap<usize, ValueId> = HashMap::new();
+        let mut stack: Vec<(&Arc<Node>, bool)> = vec![(root, false)];
+        while let Some((node, expanded)) = stack.pop() {
+            let key = Arc::as_ptr(node) as usize;
+            if values.contains_key(&key) {
+                continue;
+            }
+            if !expanded && !node.inputs().is_empty() {
+                stack.push((node, true));
+                stack.extend(node.inputs().iter().rev().map(|i| (i, false)));
+                continue;
+            }
+            let operands: Vec<ValueId> = node
+                .inputs()
+                .iter()
+                .map(|i| values.get(&(Arc::as_ptr(i) as usize)).copied())
+                .collect::<Option<_>>()
+                .ok_or_else(|| Error::internal("fusion", "combine operand out of order"))?;
+            let inst = match (node.op(), operands.as_slice()) {
+                (Op::Param(i), []) => Inst::Param(*i as u32),
+                (Op::Fill(literal), []) => Inst::Arg(self.arg(*literal)),
+                (Op::Unary(op), [a]) => Inst::Unary(*op, *a),
+                (Op::Binary(op), [a, b]) => Inst::Binary(*op, *a, *b),
+                (Op::Select, [c, a, b]) => Inst::Select(*c, *a, *b),
+                (Op::Cast, [a]) => Inst::Cast(*a),
+                (op, _) => {
+                    return Err(Error::internal(
+                        "fusion",
+                        format!("'{}' inside a reduction's combine function", op.name()),
+                    ))
+                }
+            };
+            let v = body.push(inst, node.dtype());
+            values.insert(key, v);
+        }
+        Ok(body)
+    }
+}
+
+fn finish(
+    kernel: FusedKernel,
+    domain: SmallVec<[usize; 4]>,
+    inputs: Vec<InputBinding>,
+    args: Vec<Literal>,
+    outputs: Vec<BufferId>,
+    nodes: Vec<usize>,
+) -> Result<Launch> {
+    kernel.verify()?;
+    Ok(Launch {
+        kernel: Arc::new(kernel),
+        domain,
+        inputs,
+        args,
+        outputs,
+        nodes,
+    })
+}
+
+/// The neutral element of a built-in reduction in `dtype`.
+pub fn builtin_identity(op: ReduceOp, dtype: DType) -> Literal {
+    let wide = match (op, dtype.int_range()) {
+        (ReduceOp::Sum, _) => Wide::Int(0),
+        (ReduceOp::Prod, _) => Wide::Int(1),
+        (ReduceOp::Min, Some((_, max))) => Wide::Int(max),
+        (ReduceOp::Max, Some((min, _))) => Wide::Int(min),
+        (ReduceOp::Min, None) if dtype.is_bool() => Wide::Int(1),
+        (ReduceOp::Max, None) if dtype.is_bool() => Wide::Int(0),
+        (ReduceOp::Min, None) => Wide::Float(f64::INFINITY),
+        (ReduceOp::Max, None) => Wide::Float(f64::NEG_INFINITY),
+    };
+    Literal::cast_from(wide, dtype)
+}

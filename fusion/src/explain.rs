@@ -1,0 +1,111 @@
+//! Printing programs for `explain()` and `to_dot()`.
+
+use std::fmt::Write;
+
+use lazyfuse_core::shape::format_shape;
+
+use crate::plan::{Plan, Step};
+use crate::program::{BufferKind, Program};
+
+/// Kernels with the nodes they compute, their inputs, outputs and the plan.
+pub fn program_listing(program: &Program, plan: &Plan) -> String {
+    let mut text = format!(
+        "fusion: {} graph nodes after simplification ({} removed), {} kernels\n",
+        program.graph.nodes.len(),
+        program.graph.removed,
+        program.launches.len()
+    );
+    for (i, b) in program.buffers.iter().enumerate() {
+        let what = match b.kind {
+            BufferKind::Leaf { node } => format!("input %{node}"),
+            BufferKind::Temp => "written by a kernel".to_string(),
+        };
+        let _ = writeln!(
+            text,
+            "  b{i}: {} × {} ({} bytes), {what}",
+            b.dtype,
+            b.len,
+            b.len * b.dtype.size()
+        );
+    }
+    for (k, launch) in program.launches.iter().enumerate() {
+        let nodes: Vec<String> = launch.nodes.iter().map(|n| format!("%{n}")).collect();
+        let inputs: Vec<String> = launch
+            .inputs
+            .iter()
+            .map(|i| match i.buffer {
+                Some(b) => format!("{b} strides {:?}", i.strides.as_slice()),
+                None => format!("iota strides {:?}", i.strides.as_slice()),
+            })
+            .collect();
+        let outputs: Vec<String> = launch.outputs.iter().map(|b| b.to_string()).collect();
+        let _ = writeln!(
+            text,
+            "k{k}: domain {} computes [{}] reads [{}] writes [{}]",
+            format_shape(&launch.domain),
+            nodes.join(" "),
+            inputs.join(", "),
+            outputs.join(", ")
+        );
+        for line in launch.kernel.to_string().lines() {
+            let _ = writeln!(text, "    {line}");
+        }
+    }
+    for note in &program.notes {
+        let _ = writeln!(text, "note: {note}");
+    }
+    let bytes: usize = plan
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Upload(b) => {
+                Some(program.buffers[b.index()].len * program.buffers[b.index()].dtype.size())
+            }
+            _ => None,
+        })
+        .sum();
+    let _ = writeln!(text, "plan ({} uploads, {bytes} bytes):", plan.uploads());
+    text.push_str(&plan.to_string());
+    text
+}
+
+/// Graphviz: one cluster per kernel around the graph nodes it computes.
+pub fn program_dot(program: &Program) -> String {
+    let mut dot = String::from(
+        "digraph lazyfuse {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n",
+    );
+    let mut placed = vec![false; program.graph.nodes.len()];
+    for (k, launch) in program.launches.iter().enumerate() {
+        let _ = writeln!(dot, "  subgraph cluster_k{k} {{\n    label=\"k{k}\";");
+        for &n in &launch.nodes {
+            if !placed[n] {
+                placed[n] = true;
+                let node = &program.graph.nodes[n];
+                let _ = writeln!(
+                    dot,
+                    "    n{n} [label=\"%{n} {} {}{}\"];",
+                    node.op.name().replace('"', "'"),
+                    node.dtype,
+                    format_shape(&node.shape)
+                );
+            }
+        }
+        dot.push_str("  }\n");
+    }
+    for (n, node) in program.graph.nodes.iter().enumerate() {
+        if !placed[n] {
+            let _ = writeln!(
+                dot,
+                "  n{n} [label=\"%{n} {} {}{}\", style=dashed];",
+                node.op.name().replace('"', "'"),
+                node.dtype,
+                format_shape(&node.shape)
+            );
+        }
+        for input in &node.inputs {
+            let _ = writeln!(dot, "  n{input} -> n{n};");
+        }
+    }
+    dot.push_str("}\n");
+    dot
+}

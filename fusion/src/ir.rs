@@ -1,0 +1,353 @@
+//! `FusedKernel`: the backend-neutral description of one kernel.
+//!
+//! Invariants (checked by [`FusedKernel::verify`]):
+//! - A kernel iterates a *domain* of `rank` dimensions (sizes are launch
+//!   arguments, not part of the kernel). Element-wise kernels write each
+//!   output densely over the domain; a reduction kernel reduces `axes` of the
+//!   domain and writes its outputs densely over the kept dimensions.
+//! - Bodies are SSA: value `%i` is `insts[i]`, operands refer to earlier
+//!   values only, and `dtypes[i]` is its dtype. Operations are normalised as
+//!   in the expression graph (operands of a binary op share a dtype).
+//! - Scalar constants are *arguments* (`Inst::Arg`): their values are bound
+//!   at launch, so kernels that differ only in sizes and constants are equal
+//!   and hash equal: [`FusedKernel::structural_hash`] is the compile-cache key.
+//! - Each input has a layout class: `Contiguous` (dense over the domain),
+//!   `Scalar` (one element, broadcast everywhere) or `Strided` (per-dimension
+//!   strides bound at launch; 0 for broadcast dimensions).
+
+use std::collections::hash_map::DefaultHasher;
+use std::fmt::{self, Write};
+use std::hash::{Hash, Hasher};
+
+use lazyfuse_core::{BinaryOp, DType, Error, ReduceOp, Result, UnaryOp};
+use smallvec::SmallVec;
+
+/// An SSA value of a kernel body, printed `%3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ValueId(pub u32);
+
+impl fmt::Display for ValueId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+impl ValueId {
+    /// The value's position in its body.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One instruction of a kernel body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Inst {
+    /// Element of input `i` at the current domain index.
+    Load(u32),
+    /// The linear position `Σ index[d] * stride[d]` given by input `i`'s
+    /// strides, as i64 (generated values such as `arange`; no memory read).
+    Iota(u32),
+    /// Scalar argument `i` of the kernel (a constant bound at launch).
+    Arg(u32),
+    /// Parameter `i` of a combine body.
+    Param(u32),
+    /// The reduced value (epilogue bodies only).
+    Reduced,
+    /// Element-wise operation of one value.
+    Unary(UnaryOp, ValueId),
+    /// Element-wise operation of two values of one dtype.
+    Binary(BinaryOp, ValueId, ValueId),
+    /// `cond ? a : b`.
+    Select(ValueId, ValueId, ValueId),
+    /// Conversion to the instruction's dtype.
+    Cast(ValueId),
+}
+
+impl Inst {
+    /// The values this instruction reads.
+    pub fn operands(&self) -> SmallVec<[ValueId; 3]> {
+        match self {
+            Inst::Unary(_, a) | Inst::Cast(a) => SmallVec::from_slice(&[*a]),
+            Inst::Binary(_, a, b) => SmallVec::from_slice(&[*a, *b]),
+            Inst::Select(c, a, b) => SmallVec::from_slice(&[*c, *a, *b]),
+            _ => SmallVec::new(),
+        }
+    }
+
+    /// Relative cost for fusion limits (transcendental functions count more).
+    pub fn cost(&self) -> u32 {
+        match self {
+            Inst::Unary(op, _) if op.is_float_only() && !op.is_rounding() && !op.is_predicate() => {
+                8
+            }
+            Inst::Binary(BinaryOp::Pow, ..) => 8,
+            Inst::Load(_) | Inst::Iota(_) | Inst::Arg(_) | Inst::Param(_) | Inst::Reduced => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// A straight-line SSA body.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Body {
+    /// Instructions; value `%i` is `insts[i]`.
+    pub insts: Vec<Inst>,
+    /// `dtypes[i]` is the dtype of `%i`.
+    pub dtypes: Vec<DType>,
+}
+
+impl Body {
+    /// Appends an instruction, returning its value.
+    pub fn push(&mut self, inst: Inst, dtype: DType) -> ValueId {
+        self.insts.push(inst);
+        self.dtypes.push(dtype);
+        ValueId((self.insts.len() - 1) as u32)
+    }
+
+    /// The dtype of a value.
+    pub fn dtype(&self, value: ValueId) -> DType {
+        self.dtypes[value.index()]
+    }
+
+    /// Number of instructions.
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// True when the body has no instructions.
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+
+    fn verify(&self, what: &str, inputs: usize, args: usize) -> Result<()> {
+        if self.insts.len() != self.dtypes.len() {
+            return Err(Error::internal(what, "insts and dtypes differ in length"));
+        }
+        for (i, inst) in self.insts.iter().enumerate() {
+            if inst.operands().iter().any(|v| v.index() >= i) {
+                return Err(Error::internal(what, format!("%{i} reads a later value")));
+            }
+            let bad = match inst {
+                Inst::Load(k) | Inst::Iota(k) => *k as usize >= inputs,
+                Inst::Arg(k) => *k as usize >= args,
+                _ => false,
+            };
+            if bad {
+                return Err(Error::internal(
+                    what,
+                    format!("%{i} refers to a missing input or argument"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How an input is laid out relative to the domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Dense, row-major over the whole domain.
+    Contiguous,
+    /// A single element read everywhere.
+    Scalar,
+    /// General strides (bound at launch).
+    Strided,
+}
+
+/// What an input is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InputKind {
+    /// A buffer in memory.
+    Buffer,
+    /// No memory: only its strides are used, by [`Inst::Iota`].
+    Iota,
+}
+
+/// One input of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelInput {
+    /// Element type (i64 for iota inputs).
+    pub dtype: DType,
+    /// Layout class.
+    pub layout: Layout,
+    /// Buffer or generated.
+    pub kind: InputKind,
+}
+
+/// How partial results of a reduction combine.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CombineIr {
+    /// A built-in reduction.
+    Builtin(ReduceOp),
+    /// A user reduction: a body over `Param(0)` and `Param(1)` whose result
+    /// is its last value.
+    Custom {
+        /// The reducer's name.
+        name: String,
+        /// The combine body.
+        body: Body,
+    },
+}
+
+/// The reduction part of a kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReductionIr {
+    /// The combining operation.
+    pub combine: CombineIr,
+    /// Argument index holding the identity.
+    pub identity_arg: u32,
+    /// Accumulator dtype (the reduced value's dtype).
+    pub acc: DType,
+    /// Reduced domain axes, sorted.
+    pub axes: SmallVec<[usize; 4]>,
+    /// The body value that is reduced.
+    pub value: ValueId,
+    /// Element-wise work after the reduction, over `Inst::Reduced` and arguments.
+    pub epilogue: Body,
+}
+
+/// One fused kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FusedKernel {
+    /// Number of domain dimensions.
+    pub rank: usize,
+    /// Inputs, in parameter order.
+    pub inputs: Vec<KernelInput>,
+    /// Dtypes of the scalar arguments.
+    pub args: Vec<DType>,
+    /// The per-element body.
+    pub body: Body,
+    /// Output values: in `body` for element-wise kernels, in the reduction's
+    /// `epilogue` for reduction kernels.
+    pub outputs: Vec<ValueId>,
+    /// Present for reduction kernels.
+    pub reduction: Option<ReductionIr>,
+}
+
+impl FusedKernel {
+    /// The compile-cache key: equal for kernels that differ only in sizes,
+    /// strides and constant values.
+    pub fn structural_hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
+    }
+
+    /// A stable name derived from the structure: `lf_ew_1a2b3c4d` or `lf_red_...`.
+    pub fn name(&self) -> String {
+        let kind = if self.reduction.is_some() {
+            "red"
+        } else {
+            "ew"
+        };
+        format!("lf_{kind}_{:016x}", self.structural_hash())
+    }
+
+    /// The dtype of output `i`.
+    pub fn output_dtype(&self, i: usize) -> DType {
+        let body = match &self.reduction {
+            Some(r) => &r.epilogue,
+            None => &self.body,
+        };
+        body.dtype(self.outputs[i])
+    }
+
+    /// Number of body and epilogue instructions.
+    pub fn size(&self) -> usize {
+        self.body.len() + self.reduction.as_ref().map_or(0, |r| r.epilogue.len())
+    }
+
+    /// Checks the invariants of the module documentation.
+    pub fn verify(&self) -> Result<()> {
+        let what = "verify FusedKernel";
+        self.body.verify(what, self.inputs.len(), self.args.len())?;
+        let out_body = match &self.reduction {
+            Some(r) => {
+                r.epilogue.verify(what, 0, self.args.len())?;
+                if r.value.index() >= self.body.len() || r.axes.iter().any(|&a| a >= self.rank) {
+                    return Err(Error::internal(what, "reduction refers outside its kernel"));
+                }
+                if let CombineIr::Custom { body, .. } = &r.combine {
+                    body.verify(what, 0, self.args.len())?;
+                }
+                &r.epilogue
+            }
+            None => &self.body,
+        };
+        if self.outputs.is_empty() || self.outputs.iter().any(|o| o.index() >= out_body.len()) {
+            return Err(Error::internal(what, "missing or dangling outputs"));
+        }
+        Ok(())
+    }
+}
+
+fn write_body(text: &mut String, body: &Body, indent: &str) {
+    for (i, (inst, dtype)) in body.insts.iter().zip(&body.dtypes).enumerate() {
+        let rhs = match inst {
+            Inst::Load(k) => format!("load in{k}"),
+            Inst::Iota(k) => format!("iota in{k}"),
+            Inst::Arg(k) => format!("arg{k}"),
+            Inst::Param(k) => format!("param{k}"),
+            Inst::Reduced => "reduced".to_string(),
+            Inst::Unary(op, a) => format!("{op} {a}"),
+            Inst::Binary(op, a, b) => format!("{op} {a}, {b}"),
+            Inst::Select(c, a, b) => format!("where {c}, {a}, {b}"),
+            Inst::Cast(a) => format!("cast {a}"),
+        };
+        let _ = writeln!(text, "{indent}%{i}: {dtype} = {rhs}");
+    }
+}
+
+impl fmt::Display for FusedKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = String::new();
+        let inputs: Vec<String> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let kind = match input.kind {
+                    InputKind::Buffer => "",
+                    InputKind::Iota => " iota",
+                };
+                format!("in{i}: {} {:?}{kind}", input.dtype, input.layout)
+            })
+            .collect();
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, d)| format!("arg{i}: {d}"))
+            .collect();
+        let _ = writeln!(
+            text,
+            "kernel {} (rank {}) [{}] [{}]",
+            self.name(),
+            self.rank,
+            inputs.join(", "),
+            args.join(", ")
+        );
+        write_body(&mut text, &self.body, "    ");
+        if let Some(r) = &self.reduction {
+            let combine = match &r.combine {
+                CombineIr::Builtin(op) => op.name().to_string(),
+                CombineIr::Custom { name, .. } => format!("reducer '{name}'"),
+            };
+            let _ = writeln!(
+                text,
+                "  reduce {} over axes {:?} with {combine} in {} (identity arg{})",
+                r.value,
+                r.axes.as_slice(),
+                r.acc,
+                r.identity_arg
+            );
+            if let CombineIr::Custom { body, .. } = &r.combine {
+                write_body(&mut text, body, "    combine ");
+            }
+            write_body(&mut text, &r.epilogue, "    then ");
+        }
+        let outputs: Vec<String> = self.outputs.iter().map(|o| o.to_string()).collect();
+        let _ = write!(text, "  outputs {}", outputs.join(", "));
+        f.write_str(&text)
+    }
+}
