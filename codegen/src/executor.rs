@@ -1,4 +1,4 @@
-//! Running a fused [`Program`] over buffers: shared by the host (cpu) and
+//! Running a fused [`Program`](lazyfuse_fusion::Program) over buffers: shared by the host (cpu) and
 //! simulated-device backends, which differ only in where buffers live.
 
 use std::collections::HashMap;

@@ -147,4 +147,11 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
 
     /// The engine's part of `explain()`: how it would run `graph`.
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String;
+
+    /// Graphviz of how the engine would run `graph` (kernels as clusters),
+    /// or `None` to draw the plain expression graph.
+    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
+        let _ = (graph, options);
+        None
+    }
 }

@@ -145,23 +145,34 @@ impl<'a> Emitter<'a> {
         self.buffers.of_node[target]
     }
 
-    fn is_materialized(&self, node: usize, root: usize) -> bool {
-        node != root
+    /// True when `node` is read from a buffer; `computed` (a kernel's own
+    /// root, or `None` for a reduction's input) is computed even if it has one.
+    fn is_materialized(&self, node: usize, computed: Option<usize>) -> bool {
+        Some(node) != computed
             && matches!(
                 self.partition.placement[node],
                 Placement::Buffer | Placement::Alias(_)
             )
     }
 
-    /// The value of `root` at the domain index mapped by `map`.
-    pub(crate) fn value(&mut self, root: usize, map: IndexMap) -> Result<ValueId> {
+    /// The value of `root` at the domain index mapped by `map`. With
+    /// `compute_root`, the root is computed here even though it is
+    /// materialised (it is this kernel's output); otherwise a materialised
+    /// root is loaded.
+    pub(crate) fn value(
+        &mut self,
+        root: usize,
+        map: IndexMap,
+        compute_root: bool,
+    ) -> Result<ValueId> {
+        let computed = compute_root.then_some(root);
         let mut stack: Vec<(usize, IndexMap, bool)> = vec![(root, map.clone(), false)];
         while let Some((node_id, map, expanded)) = stack.pop() {
             if self.memo.contains_key(&(node_id, map.clone())) {
                 continue;
             }
             let node = &self.graph.nodes[node_id];
-            if self.is_materialized(node_id, root) || node.is_leaf() {
+            if self.is_materialized(node_id, computed) || node.is_leaf() {
                 let buffer = self.buffer(node_id).ok_or_else(|| {
                     Error::internal(
                         "fusion",
@@ -289,7 +300,7 @@ impl<'a> Emitter<'a> {
         let mut values = Vec::with_capacity(roots.len());
         for &root in roots {
             let map = self.identity_map();
-            values.push(self.value(root, map)?);
+            values.push(self.value(root, map, true)?);
         }
         let kernel = FusedKernel {
             rank: self.domain.len(),
@@ -325,7 +336,7 @@ impl<'a> Emitter<'a> {
         };
         let map = self.identity_map();
         let input = node.inputs[0];
-        let value = self.value(input, map)?;
+        let value = self.value(input, map, false)?;
         let acc = node.dtype;
         let (combine, identity) = match combine {
             Combine::Builtin(op) => (CombineIr::Builtin(*op), builtin_identity(*op, acc)),

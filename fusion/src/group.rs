@@ -173,9 +173,9 @@ fn multi_output_groups(
         }
     }
     let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
-    for k in 0..roots.len() {
+    for (k, &root) in roots.iter().enumerate() {
         let g = find(&mut parent, k);
-        groups.entry(g).or_default().push(roots[k]);
+        groups.entry(g).or_default().push(root);
     }
     let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
     groups.sort_by_key(|g| g[0]);

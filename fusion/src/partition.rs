@@ -42,7 +42,7 @@ impl Default for FusionOptions {
         FusionOptions {
             enabled: true,
             max_inputs: 24,
-            max_body: 4096,
+            max_body: 16384,
             recompute_limit: 24,
         }
     }

@@ -154,8 +154,14 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
     for index in order {
         let node = graph.node(index);
         let inputs: SmallVec<[usize; 2]> = node.inputs.iter().map(|i| remap[&i.index()]).collect();
+        // A materialised leaf is data, whatever operation once produced it.
+        let op = if node.data.is_some() {
+            Op::Source
+        } else {
+            node.op.clone()
+        };
         let new = SNode {
-            op: node.op.clone(),
+            op,
             dtype: node.dtype,
             shape: node.shape.clone(),
             inputs,

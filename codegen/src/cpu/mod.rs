@@ -71,6 +71,12 @@ impl Engine for CpuEngine {
             .collect()
     }
 
+    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
+        lazyfuse_fusion::compile(graph, &fusion_options(options))
+            .ok()
+            .map(|program| explain::program_dot(&program))
+    }
+
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
         match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
             Ok(program) => {

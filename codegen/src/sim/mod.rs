@@ -190,6 +190,12 @@ impl Engine for SimEngine {
         Ok(Some(upload(host, env)))
     }
 
+    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
+        lazyfuse_fusion::compile(graph, &fusion_options(options))
+            .ok()
+            .map(|program| explain::program_dot(&program))
+    }
+
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
         match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
             Ok(program) => {

@@ -254,10 +254,14 @@ impl Array {
         text
     }
 
-    /// The expression graph in Graphviz dot syntax. Runs nothing.
+    /// The expression graph in Graphviz dot syntax, each fused kernel drawn
+    /// as a cluster on fusing backends. Runs nothing.
     pub fn to_dot(&self) -> String {
         let graph = ExprGraph::from_roots(std::slice::from_ref(&self.node));
-        format::graph_dot(&graph)
+        self.session
+            .engine()
+            .dot(&graph, self.session.options())
+            .unwrap_or_else(|| format::graph_dot(&graph))
     }
 }
 

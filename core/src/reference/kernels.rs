@@ -40,7 +40,7 @@ fn mismatch(what: &str) -> Error {
 }
 
 /// `f` over `n` elements of `a` and `b`, each of length `n` or 1.
-fn zip_map<A: Copy, B: Copy, O>(
+fn zip_map<A: Copy, B: Copy, O: Clone>(
     a: &[A],
     b: &[B],
     n: usize,
@@ -50,6 +50,7 @@ fn zip_map<A: Copy, B: Copy, O>(
         _ if a.len() == n && b.len() == n => Ok(a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()),
         ([x], _) if b.len() == n => Ok(b.iter().map(|&y| f(*x, y)).collect()),
         (_, [y]) if a.len() == n => Ok(a.iter().map(|&x| f(x, *y)).collect()),
+        ([x], [y]) => Ok(std::iter::repeat_n(f(*x, *y), n).collect()),
         _ => Err(mismatch("operand lengths do not match the output")),
     }
 }

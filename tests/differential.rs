@@ -1,0 +1,260 @@
+//! Differential property test: random expression DAGs (mixed dtypes,
+//! broadcasting, views, reductions, scalars) built identically on every
+//! backend must agree with the reference evaluator — both reject the same
+//! expressions, and valid ones give the same values (exact for integers and
+//! bool, within a few ulp-scaled units for floats, since reductions may sum
+//! in another order). `PROPTEST_CASES=1000` runs a longer search.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use lazyfuse::half::f16;
+use lazyfuse::{Array, Context, DType, Element, Result};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Unary(usize, &'static str),
+    Binary(usize, usize, &'static str),
+    Scalar(usize, &'static str, f64),
+    Cast(usize, DType),
+    Transpose(usize),
+    Flatten(usize),
+    Reduce(usize, &'static str, Option<i64>),
+    Where(usize, usize, usize),
+}
+
+const UNARY: &[&str] = &[
+    "neg",
+    "abs",
+    "sqrt",
+    "exp",
+    "sin",
+    "floor",
+    "square",
+    "isnan",
+    "logical_not",
+    "tanh",
+];
+const BINARY: &[&str] = &[
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floor_div",
+    "rem",
+    "minimum",
+    "maximum",
+    "lt",
+    "eq",
+    "pow",
+];
+const REDUCE: &[&str] = &["sum", "prod", "min", "max", "mean"];
+const SHAPES: &[&[usize]] = &[&[], &[1], &[3], &[2, 3], &[2, 1], &[1, 3], &[0, 3], &[3, 2]];
+const DTYPES: &[DType] = &[
+    DType::F32,
+    DType::F64,
+    DType::I32,
+    DType::I8,
+    DType::U8,
+    DType::Bool,
+    DType::F16,
+];
+
+fn step() -> impl Strategy<Value = Step> {
+    let i = 0usize..64;
+    prop_oneof![
+        (i.clone(), prop::sample::select(UNARY)).prop_map(|(a, op)| Step::Unary(a, op)),
+        (i.clone(), i.clone(), prop::sample::select(BINARY))
+            .prop_map(|(a, b, op)| Step::Binary(a, b, op)),
+        (
+            i.clone(),
+            prop::sample::select(BINARY),
+            prop::sample::select(&[0.5, 2.0, -1.0, 3.0][..])
+        )
+            .prop_map(|(a, op, s)| Step::Scalar(a, op, s)),
+        (i.clone(), prop::sample::select(DTYPES)).prop_map(|(a, d)| Step::Cast(a, d)),
+        i.clone().prop_map(Step::Transpose),
+        i.clone().prop_map(Step::Flatten),
+        (
+            i.clone(),
+            prop::sample::select(REDUCE),
+            prop::option::of(-1i64..2)
+        )
+            .prop_map(|(a, op, ax)| Step::Reduce(a, op, ax)),
+        (i.clone(), i.clone(), i).prop_map(|(c, a, b)| Step::Where(c, a, b)),
+    ]
+}
+
+fn inputs() -> impl Strategy<Value = Vec<(usize, DType, u64)>> {
+    prop::collection::vec(
+        (0..SHAPES.len(), prop::sample::select(DTYPES), any::<u64>()),
+        1..4,
+    )
+}
+
+fn data(cx: &Context, shape: &[usize], dtype: DType, seed: u64) -> Array {
+    let n: usize = shape.iter().product();
+    let values: Vec<f64> = (0..n)
+        .map(|i| {
+            let x = (seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(i as u64 * 1442695040888963407)
+                >> 40) as f64;
+            (x / (1u64 << 24) as f64) * 8.0 - 3.0
+        })
+        .collect();
+    let f = cx.from_vec(values, shape).expect("shape fits");
+    f.astype(dtype)
+}
+
+fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<Array> {
+    let mut values: Vec<Array> = sources
+        .iter()
+        .map(|&(s, d, seed)| data(cx, SHAPES[s], d, seed))
+        .collect();
+    for step in steps {
+        let pick = |i: &usize| values[i % values.len()].clone();
+        let next = match step {
+            Step::Unary(a, op) => {
+                let a = pick(a);
+                match *op {
+                    "neg" => a.neg(),
+                    "abs" => a.abs(),
+                    "sqrt" => a.sqrt(),
+                    "exp" => a.exp(),
+                    "sin" => a.sin(),
+                    "floor" => a.floor(),
+                    "square" => a.square(),
+                    "isnan" => a.isnan(),
+                    "logical_not" => a.logical_not(),
+                    _ => a.tanh(),
+                }
+            }
+            Step::Binary(a, b, op) => binary(&pick(a), op, pick(b)),
+            Step::Scalar(a, op, s) => binary(&pick(a), op, *s),
+            Step::Cast(a, d) => pick(a).astype(*d),
+            Step::Transpose(a) => pick(a).transpose(),
+            Step::Flatten(a) => {
+                let a = pick(a);
+                a.reshape(&[a.len()])
+            }
+            Step::Reduce(a, op, axis) => {
+                let a = pick(a);
+                match (*op, axis) {
+                    ("sum", None) => a.sum(),
+                    ("prod", None) => a.prod(),
+                    ("min", None) => a.min(),
+                    ("max", None) => a.max(),
+                    ("mean", None) => a.mean(),
+                    ("sum", Some(x)) => a.sum_axis(*x),
+                    ("prod", Some(x)) => a.prod_axis(*x),
+                    ("min", Some(x)) => a.min_axis(*x),
+                    ("max", Some(x)) => a.max_axis(*x),
+                    (_, Some(x)) => a.mean_axis(*x),
+                    _ => a.mean(),
+                }
+            }
+            Step::Where(c, a, b) => pick(c).where_(pick(a), pick(b)),
+        };
+        values.push(next);
+    }
+    values
+}
+
+fn binary(a: &Array, op: &str, b: impl Into<lazyfuse::Operand>) -> Array {
+    match op {
+        "add" => a.add(b),
+        "sub" => a.sub(b),
+        "mul" => a.mul(b),
+        "div" => a.div(b),
+        "floor_div" => a.floor_div(b),
+        "rem" => a.rem(b),
+        "minimum" => a.minimum(b),
+        "maximum" => a.maximum(b),
+        "lt" => a.lt(b),
+        "eq" => a.eq(b),
+        _ => a.pow(b),
+    }
+}
+
+fn as_f64(a: &Array) -> Result<Vec<f64>> {
+    fn conv<T: Element>(a: &Array) -> Result<Vec<f64>> {
+        Ok(a.to_vec::<T>()?
+            .into_iter()
+            .map(|x| x.to_wide().as_f64())
+            .collect())
+    }
+    match a.dtype() {
+        DType::F16 => conv::<f16>(a),
+        DType::BF16 => conv::<lazyfuse::half::bf16>(a),
+        DType::F32 => conv::<f32>(a),
+        DType::F64 => conv::<f64>(a),
+        DType::I8 => conv::<i8>(a),
+        DType::I16 => conv::<i16>(a),
+        DType::I32 => conv::<i32>(a),
+        DType::I64 => conv::<i64>(a),
+        DType::U8 => conv::<u8>(a),
+        DType::U16 => conv::<u16>(a),
+        DType::U32 => conv::<u32>(a),
+        DType::U64 => conv::<u64>(a),
+        DType::Bool => conv::<bool>(a),
+    }
+}
+
+fn close(got: f64, want: f64, dtype: DType) -> bool {
+    if got.is_nan() || want.is_nan() {
+        return got.is_nan() && want.is_nan();
+    }
+    if got == want {
+        return true;
+    }
+    let tolerance = match dtype {
+        DType::F16 | DType::BF16 => 2e-2,
+        DType::F32 => 1e-4,
+        DType::F64 => 1e-9,
+        _ => return false,
+    };
+    (got - want).abs() <= tolerance * want.abs().max(1.0)
+}
+
+/// 96 cases by default (CI); `PROPTEST_CASES` overrides.
+fn case_count() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(96)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(case_count()))]
+
+    #[test]
+    fn every_backend_agrees_with_the_reference(sources in inputs(), steps in prop::collection::vec(step(), 1..16)) {
+        let reference = Context::builder().backend("reference").build().expect("reference");
+        let expected = build(&reference, &sources, &steps);
+        // Demand the last few values together, as one plan.
+        let tail = expected.len().saturating_sub(3);
+        for cx in common::backends().into_iter().skip(1) {
+            let got = build(&cx, &sources, &steps);
+            let valid: Vec<&Array> = got[tail..].iter().filter(|a| a.check().is_ok()).collect();
+            let _ = cx.eval(&valid);
+            for (g, w) in got[tail..].iter().zip(&expected[tail..]) {
+                prop_assert_eq!(g.check().is_ok(), w.check().is_ok(), "validity differs on {}", cx.backend_name());
+                if w.check().is_err() {
+                    continue;
+                }
+                prop_assert_eq!(g.dtype(), w.dtype());
+                prop_assert_eq!(g.shape(), w.shape());
+                let (gv, wv) = (as_f64(g), as_f64(w));
+                prop_assert_eq!(gv.is_ok(), wv.is_ok(), "demand outcome differs on {}: {:?} vs {:?}", cx.backend_name(), gv, wv);
+                if let (Ok(gv), Ok(wv)) = (gv, wv) {
+                    for (x, y) in gv.iter().zip(&wv) {
+                        prop_assert!(close(*x, *y, g.dtype()), "{} gives {} where the reference gives {} ({}, {:?})\n{}", cx.backend_name(), x, y, g.dtype(), g.shape(), g.explain());
+                    }
+                }
+            }
+        }
+    }
+}
