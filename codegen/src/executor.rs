@@ -2,35 +2,57 @@
 //! simulated-device backends, which differ only in where buffers live.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result};
 use lazyfuse_fusion::{FusedKernel, FusionOptions, Launch};
 
-use crate::cpu::interp;
+use crate::cpu::machine::Machine;
+use crate::cpu::{interp, run};
+
+/// A kernel prepared for the CPU: its register machine.
+#[derive(Debug)]
+pub struct CompiledKernel {
+    /// The kernel.
+    pub kernel: Arc<FusedKernel>,
+    machine: Machine,
+}
+
+impl CompiledKernel {
+    fn new(kernel: &Arc<FusedKernel>) -> Result<CompiledKernel> {
+        kernel.verify()?;
+        let keep = match &kernel.reduction {
+            Some(r) => vec![r.value],
+            None => kernel.outputs.clone(),
+        };
+        Ok(CompiledKernel {
+            kernel: Arc::clone(kernel),
+            machine: Machine::new(&kernel.body, &keep),
+        })
+    }
+}
 
 /// The compile cache: one compiled form per structural kernel hash.
-///
-/// The cpu backend interprets kernels, so "compiling" validates the kernel
-/// and keeps it; the counters mean what they will mean for generated code.
 #[derive(Debug, Default)]
 pub struct KernelCache {
-    kernels: Mutex<HashMap<u64, Arc<FusedKernel>>>,
+    kernels: Mutex<HashMap<u64, Arc<CompiledKernel>>>,
 }
 
 impl KernelCache {
-    /// The cached form of `kernel`, counting a compilation or a cache hit.
-    pub fn get(&self, kernel: &Arc<FusedKernel>, env: EvalEnv<'_>) -> Result<Arc<FusedKernel>> {
+    /// The compiled form of `kernel`, counting a compilation or a cache hit.
+    pub fn get(&self, kernel: &Arc<FusedKernel>, env: EvalEnv<'_>) -> Result<Arc<CompiledKernel>> {
         let hash = kernel.structural_hash();
         let mut map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(found) = map.get(&hash) {
-            env.stats.add(Counter::KernelCacheHits, 1);
-            return Ok(Arc::clone(found));
+            if found.kernel == *kernel {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                return Ok(Arc::clone(found));
+            }
         }
-        kernel.verify()?;
+        let compiled = Arc::new(CompiledKernel::new(kernel)?);
         env.stats.add(Counter::KernelsCompiled, 1);
-        map.insert(hash, Arc::clone(kernel));
-        Ok(Arc::clone(kernel))
+        map.insert(hash, Arc::clone(&compiled));
+        Ok(compiled)
     }
 }
 
@@ -42,6 +64,36 @@ pub fn fusion_options(options: &Options) -> FusionOptions {
     }
 }
 
+/// The worker pool for `threads` threads (0: one per core), shared by all
+/// contexts asking for that many; `None` runs on the calling thread.
+pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    if threads <= 1 {
+        return None;
+    }
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(pool) = pools.get(&threads) {
+        return Some(Arc::clone(pool));
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("lazyfuse-cpu-{i}"))
+            .build()
+            .ok()?,
+    );
+    pools.insert(threads, Arc::clone(&pool));
+    Some(pool)
+}
+
 /// Runs one launch on host memory (through the cache), counting it.
 pub fn launch(
     cache: &KernelCache,
@@ -49,8 +101,14 @@ pub fn launch(
     inputs: &[Option<&HostBuffer>],
     env: EvalEnv<'_>,
 ) -> Result<Vec<HostBuffer>> {
-    let kernel = cache.get(&launch.kernel, env)?;
+    let compiled = cache.get(&launch.kernel, env)?;
     env.stats.add(Counter::KernelLaunches, 1);
-    let _ = kernel;
-    interp::run(launch, inputs)
+    let pool = pool(env.options.threads);
+    if launch.kernel.reduction.is_some() {
+        if let Some(out) = run::reduction(&compiled.machine, launch, inputs, pool.as_deref())? {
+            return Ok(vec![out]);
+        }
+        return interp::run_generic(launch, inputs);
+    }
+    run::elementwise(&compiled.machine, launch, inputs, pool.as_deref())
 }

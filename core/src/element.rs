@@ -68,6 +68,8 @@ pub trait Element:
     fn into_buffer(values: Vec<Self>) -> HostBuffer;
     /// The elements of `buffer` if it holds this type.
     fn slice_of(buffer: &HostBuffer) -> Option<&[Self]>;
+    /// The elements of `buffer`, mutably, if it holds this type.
+    fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]>;
     /// The value, exactly.
     fn to_wide(self) -> Wide;
     /// Casts a value to this type by the module's rules.
@@ -83,6 +85,12 @@ macro_rules! int_element {
                 HostBuffer::$variant(values)
             }
             fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+                match buffer {
+                    HostBuffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]> {
                 match buffer {
                     HostBuffer::$variant(v) => Some(v),
                     _ => None,
@@ -113,6 +121,12 @@ macro_rules! float_element {
                 HostBuffer::$variant(values)
             }
             fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+                match buffer {
+                    HostBuffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]> {
                 match buffer {
                     HostBuffer::$variant(v) => Some(v),
                     _ => None,
@@ -153,6 +167,12 @@ impl Element for f32 {
             _ => None,
         }
     }
+    fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]> {
+        match buffer {
+            HostBuffer::F32(v) => Some(v),
+            _ => None,
+        }
+    }
     #[inline]
     fn to_wide(self) -> Wide {
         Wide::Float(self as f64)
@@ -173,6 +193,12 @@ impl Element for bool {
         HostBuffer::Bool(values)
     }
     fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+        match buffer {
+            HostBuffer::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]> {
         match buffer {
             HostBuffer::Bool(v) => Some(v),
             _ => None,

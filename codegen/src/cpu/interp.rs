@@ -24,15 +24,15 @@ fn internal(message: impl Into<String>) -> Error {
 }
 
 /// The iteration space: extents and per-input strides, innermost last.
-struct Space {
-    extents: SmallVec<[usize; 4]>,
-    strides: Vec<SmallVec<[usize; 4]>>,
+pub(crate) struct Space {
+    pub(crate) extents: SmallVec<[usize; 4]>,
+    pub(crate) strides: Vec<SmallVec<[usize; 4]>>,
 }
 
 impl Space {
     /// `order` lists domain axes outermost first; adjacent axes that every
     /// input walks contiguously are merged.
-    fn new(launch: &Launch, order: &[usize]) -> Space {
+    pub(crate) fn new(launch: &Launch, order: &[usize]) -> Space {
         let mut extents: SmallVec<[usize; 4]> = SmallVec::new();
         let mut strides: Vec<SmallVec<[usize; 4]>> = vec![SmallVec::new(); launch.inputs.len()];
         for &axis in order {
@@ -70,16 +70,16 @@ impl Space {
         Space { extents, strides }
     }
 
-    fn line_len(&self) -> usize {
+    pub(crate) fn line_len(&self) -> usize {
         self.extents.last().copied().unwrap_or(1)
     }
 
-    fn lines(&self) -> usize {
+    pub(crate) fn lines(&self) -> usize {
         self.extents[..self.extents.len() - 1].iter().product()
     }
 
     /// Base offset of every input at the start of line `line`.
-    fn bases(&self, line: usize) -> Vec<usize> {
+    pub(crate) fn bases(&self, line: usize) -> Vec<usize> {
         let outer = &self.extents[..self.extents.len() - 1];
         let mut rest = line;
         let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, outer.len());
@@ -93,7 +93,7 @@ impl Space {
             .collect()
     }
 
-    fn inner_stride(&self, input: usize) -> usize {
+    pub(crate) fn inner_stride(&self, input: usize) -> usize {
         self.strides[input].last().copied().unwrap_or(0)
     }
 }
@@ -219,7 +219,7 @@ fn allocate(dtype: DType, len: usize) -> HostBuffer {
 }
 
 /// Runs an element-wise launch; returns one buffer per output.
-pub fn run_elementwise(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuffer>> {
+pub fn run_elementwise_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuffer>> {
     let kernel = &launch.kernel;
     let n = launch.domain_len();
     let mut outputs: Vec<HostBuffer> = (0..kernel.outputs.len())
@@ -342,7 +342,7 @@ impl Cascade {
 }
 
 /// Runs a reduction launch; returns its one output.
-pub fn run_reduction(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuffer>> {
+pub fn run_reduction_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuffer>> {
     let kernel = &launch.kernel;
     let reduction = kernel
         .reduction
@@ -414,11 +414,34 @@ pub fn run_reduction(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuf
     Ok(vec![result])
 }
 
-/// Runs a launch of either kind.
-pub fn run(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuffer>> {
+/// Runs a launch of either kind, slowly but for every kernel (the fallback
+/// of the fast paths, and the executor tests compare them with).
+pub fn run_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec<HostBuffer>> {
     if launch.kernel.reduction.is_some() {
-        run_reduction(launch, inputs)
+        run_reduction_generic(launch, inputs)
     } else {
-        run_elementwise(launch, inputs)
+        run_elementwise_generic(launch, inputs)
     }
+}
+
+/// Evaluates a reduction's epilogue over the accumulated values.
+pub(crate) fn epilogue(launch: &Launch, acc: HostBuffer) -> Result<HostBuffer> {
+    let kernel = &launch.kernel;
+    let reduction = kernel
+        .reduction
+        .as_ref()
+        .ok_or_else(|| internal("not a reduction"))?;
+    let len = acc.len();
+    let values = eval(&reduction.epilogue, len, &launch.args, |inst| match inst {
+        Inst::Reduced => Ok(acc.clone()),
+        _ => Err(internal("unexpected leaf in an epilogue")),
+    })?;
+    let out = values
+        .get(kernel.outputs[0].index())
+        .ok_or_else(|| internal("missing epilogue output"))?;
+    let mut result = allocate(kernel.output_dtype(0), len);
+    if len > 0 {
+        store(&mut result, 0, len, out)?;
+    }
+    Ok(result)
 }

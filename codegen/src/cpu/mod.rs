@@ -2,6 +2,9 @@
 //! steps are zero-copy here: leaves are read in place, outputs are host buffers.
 
 pub mod interp;
+pub mod loops;
+pub mod machine;
+pub mod run;
 
 use std::sync::Arc;
 

@@ -1,0 +1,164 @@
+//! Typed loops over one chunk: one monomorphised loop per (operation, dtype,
+//! operand shape), with the operation chosen outside the loop so the
+//! compiler vectorises the body. Values come from `core::semantics`, the
+//! definitions every executor shares.
+
+use lazyfuse_core::semantics::{compare, logical, Arithmetic};
+use lazyfuse_core::{BinaryOp, Element, UnaryOp};
+
+/// An operand: `len` elements, or one value broadcast over the chunk.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a, T> {
+    /// One element per position.
+    Slice(&'a [T]),
+    /// The same value everywhere.
+    Scalar(T),
+}
+
+#[inline(always)]
+fn map1<A: Copy, O: Copy>(a: Arg<'_, A>, out: &mut [O], f: impl Fn(A) -> O) {
+    match a {
+        Arg::Slice(x) => {
+            for (o, &x) in out.iter_mut().zip(x) {
+                *o = f(x);
+            }
+        }
+        Arg::Scalar(x) => {
+            let v = f(x);
+            for o in out.iter_mut() {
+                *o = v;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn map2<A: Copy, B: Copy, O: Copy>(
+    a: Arg<'_, A>,
+    b: Arg<'_, B>,
+    out: &mut [O],
+    f: impl Fn(A, B) -> O,
+) {
+    match (a, b) {
+        (Arg::Slice(x), Arg::Slice(y)) => {
+            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+                *o = f(x, y);
+            }
+        }
+        (Arg::Slice(x), Arg::Scalar(y)) => {
+            for (o, &x) in out.iter_mut().zip(x) {
+                *o = f(x, y);
+            }
+        }
+        (Arg::Scalar(x), Arg::Slice(y)) => {
+            for (o, &y) in out.iter_mut().zip(y) {
+                *o = f(x, y);
+            }
+        }
+        (Arg::Scalar(x), Arg::Scalar(y)) => {
+            let v = f(x, y);
+            for o in out.iter_mut() {
+                *o = v;
+            }
+        }
+    }
+}
+
+/// `out = op(a)` for an operation that keeps the dtype.
+pub fn unary<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [T]) {
+    macro_rules! arms {
+        ($($name:ident),*) => {
+            match op {
+                $(UnaryOp::$name => map1(a, out, |x| T::unary(UnaryOp::$name, x)),)*
+                _ => map1(a, out, |x| T::unary(op, x)),
+            }
+        };
+    }
+    arms!(Neg, Abs, Sign, Square, Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Floor, Ceil, Trunc, Round)
+}
+
+/// `out = isnan(a)` and the other predicates.
+pub fn predicate<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [bool]) {
+    match op {
+        UnaryOp::IsNan => map1(a, out, |x| T::predicate(UnaryOp::IsNan, x)),
+        UnaryOp::IsInf => map1(a, out, |x| T::predicate(UnaryOp::IsInf, x)),
+        _ => map1(a, out, |x| T::predicate(UnaryOp::IsFinite, x)),
+    }
+}
+
+/// `out = !a`.
+pub fn not(a: Arg<'_, bool>, out: &mut [bool]) {
+    map1(a, out, |x| !x);
+}
+
+/// `out = a op b` for arithmetic operations.
+pub fn binary<T: Arithmetic>(op: BinaryOp, a: Arg<'_, T>, b: Arg<'_, T>, out: &mut [T]) {
+    macro_rules! arms {
+        ($($name:ident),*) => {
+            match op {
+                $(BinaryOp::$name => map2(a, b, out, |x, y| T::binary(BinaryOp::$name, x, y)),)*
+                _ => map2(a, b, out, |x, y| T::binary(op, x, y)),
+            }
+        };
+    }
+    arms!(Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Minimum, Maximum)
+}
+
+/// `out = a op b` for comparisons.
+pub fn comparison<T: Copy + PartialOrd>(
+    op: BinaryOp,
+    a: Arg<'_, T>,
+    b: Arg<'_, T>,
+    out: &mut [bool],
+) {
+    macro_rules! arms {
+        ($($name:ident),*) => {
+            match op {
+                $(BinaryOp::$name => map2(a, b, out, |x, y| compare(BinaryOp::$name, x, y)),)*
+                _ => map2(a, b, out, |x, y| compare(op, x, y)),
+            }
+        };
+    }
+    arms!(Eq, Ne, Lt, Le, Gt, Ge)
+}
+
+/// `out = a op b` on bool (logical operations, and min/max/add/mul of bools).
+pub fn boolean(op: BinaryOp, a: Arg<'_, bool>, b: Arg<'_, bool>, out: &mut [bool]) {
+    macro_rules! arms {
+        ($($name:ident),*) => {
+            match op {
+                $(BinaryOp::$name => map2(a, b, out, |x, y| logical(BinaryOp::$name, x, y)),)*
+                _ => map2(a, b, out, |x, y| logical(op, x, y)),
+            }
+        };
+    }
+    arms!(LogicalAnd, LogicalOr, LogicalXor, Minimum, Maximum)
+}
+
+/// `out = cond ? a : b`.
+pub fn select<T: Copy>(cond: Arg<'_, bool>, a: Arg<'_, T>, b: Arg<'_, T>, out: &mut [T]) {
+    match cond {
+        Arg::Scalar(c) => map1(if c { a } else { b }, out, |x| x),
+        Arg::Slice(c) => match (a, b) {
+            (Arg::Slice(x), Arg::Slice(y)) => {
+                for (((o, &c), &x), &y) in out.iter_mut().zip(c).zip(x).zip(y) {
+                    *o = if c { x } else { y };
+                }
+            }
+            _ => {
+                let get = |v: Arg<'_, T>, i: usize| match v {
+                    Arg::Slice(s) => s[i],
+                    Arg::Scalar(x) => x,
+                };
+                for (i, (o, &c)) in out.iter_mut().zip(c).enumerate() {
+                    *o = if c { get(a, i) } else { get(b, i) };
+                }
+            }
+        },
+    }
+}
+
+/// `out = a as D` by the casting rules of `core::element`.
+pub fn cast<S: Element, D: Element>(a: Arg<'_, S>, out: &mut [D]) {
+    map1(a, out, |x| D::from_wide(x.to_wide()));
+}

@@ -1,0 +1,543 @@
+//! Fast execution of launches: the register machine over chunks, in
+//! parallel over fixed-size tasks.
+//!
+//! Tasks have fixed boundaries (independent of the thread count), and
+//! reductions combine task results in a fixed order, so results do not
+//! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
+//! runs on the calling thread: small arrays pay no thread hand-off.
+
+use lazyfuse_core::half::{bf16, f16};
+use lazyfuse_core::semantics::Arithmetic;
+use lazyfuse_core::{with_dtype, BinaryOp, DType, Element, Error, HostBuffer, Result};
+use lazyfuse_fusion::{CombineIr, Inst, Launch};
+use rayon::prelude::*;
+
+use super::interp::{self, Space};
+use super::loops::Arg;
+use super::machine::{store, Ctx, Machine, View, CHUNK};
+
+/// Elements per parallel task (a multiple of `CHUNK`).
+pub const TASK: usize = 16 * CHUNK;
+/// Launches smaller than this run on the calling thread.
+pub const PARALLEL_MIN: usize = 4 * TASK;
+
+fn internal(message: &str) -> Error {
+    Error::internal("cpu backend", message)
+}
+
+/// One output's slice for one task.
+enum OutSlice<'a> {
+    F16(&'a mut [f16]),
+    BF16(&'a mut [bf16]),
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+    U8(&'a mut [u8]),
+    U16(&'a mut [u16]),
+    U32(&'a mut [u32]),
+    U64(&'a mut [u64]),
+    Bool(&'a mut [bool]),
+}
+
+macro_rules! out_slice {
+    ($value:expr, $s:ident => $body:expr) => {
+        match $value {
+            OutSlice::F16($s) => $body,
+            OutSlice::BF16($s) => $body,
+            OutSlice::F32($s) => $body,
+            OutSlice::F64($s) => $body,
+            OutSlice::I8($s) => $body,
+            OutSlice::I16($s) => $body,
+            OutSlice::I32($s) => $body,
+            OutSlice::I64($s) => $body,
+            OutSlice::U8($s) => $body,
+            OutSlice::U16($s) => $body,
+            OutSlice::U32($s) => $body,
+            OutSlice::U64($s) => $body,
+            OutSlice::Bool($s) => $body,
+        }
+    };
+}
+
+/// Splits a buffer into consecutive `size`-element slices.
+fn split(buffer: &mut HostBuffer, size: usize) -> Vec<OutSlice<'_>> {
+    macro_rules! arms {
+        ($($v:ident),*) => {
+            match buffer {
+                $(HostBuffer::$v(v) => v.chunks_mut(size).map(OutSlice::$v).collect(),)*
+            }
+        };
+    }
+    arms!(F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool)
+}
+
+fn allocate(dtype: DType, len: usize) -> HostBuffer {
+    with_dtype!(dtype, T => T::into_buffer(vec![T::default(); len]))
+}
+
+/// Runs `work` for each task, in parallel when large enough.
+fn for_each_task<W: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    total: usize,
+    work: Vec<W>,
+    run: impl Fn(usize, W) -> Result<()> + Sync,
+) -> Result<()> {
+    match pool {
+        Some(pool) if total >= PARALLEL_MIN && work.len() > 1 => pool.install(|| {
+            work.into_par_iter()
+                .enumerate()
+                .try_for_each(|(i, w)| run(i, w))
+        }),
+        _ => work
+            .into_iter()
+            .enumerate()
+            .try_for_each(|(i, w)| run(i, w)),
+    }
+}
+
+/// Produces the view of a `Load` or `Iota` of one chunk.
+struct Leaves<'a> {
+    space: &'a Space,
+    inputs: &'a [Option<&'a HostBuffer>],
+}
+
+impl Leaves<'_> {
+    fn view(
+        &self,
+        inst: &Inst,
+        reg: Option<usize>,
+        regs: &mut [HostBuffer],
+        bases: &[usize],
+        offset: usize,
+        len: usize,
+    ) -> Result<View> {
+        match inst {
+            Inst::Load(k) => {
+                let k = *k as usize;
+                let buffer = self
+                    .inputs
+                    .get(k)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| internal("missing input"))?;
+                let stride = self.space.inner_stride(k);
+                let base = bases[k] + offset * stride;
+                if buffer.len() == 1 {
+                    return Ok(View::InputScalar(k, 0));
+                }
+                match stride {
+                    0 => Ok(View::InputScalar(k, base)),
+                    1 => Ok(View::Input(k, base)),
+                    _ => {
+                        let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
+                        gather(buffer, &mut regs[r], base, stride, len)?;
+                        Ok(View::Reg(r))
+                    }
+                }
+            }
+            Inst::Iota(k) => {
+                let k = *k as usize;
+                let stride = self.space.inner_stride(k) as i64;
+                let base = (bases[k] + offset * self.space.inner_stride(k)) as i64;
+                let r = reg.ok_or_else(|| internal("an iota without a register"))?;
+                let out =
+                    i64::slice_of_mut(&mut regs[r]).ok_or_else(|| internal("iota register"))?;
+                for (i, o) in out[..len].iter_mut().enumerate() {
+                    *o = base + i as i64 * stride;
+                }
+                Ok(View::Reg(r))
+            }
+            _ => Err(internal("a parameter in a kernel body")),
+        }
+    }
+}
+
+fn gather(
+    buffer: &HostBuffer,
+    reg: &mut HostBuffer,
+    base: usize,
+    stride: usize,
+    len: usize,
+) -> Result<()> {
+    let last = base + stride * len.saturating_sub(1);
+    if last >= buffer.len() {
+        return Err(internal("a strided read past the end of an input"));
+    }
+    lazyfuse_core::with_buffer!(buffer, src => {
+        let dst = Element::slice_of_mut(reg).ok_or_else(|| internal("gather register dtype"))?;
+        for (i, d) in dst[..len].iter_mut().enumerate() {
+            *d = src[base + i * stride];
+        }
+        Ok(())
+    })
+}
+
+/// Runs an element-wise launch.
+pub fn elementwise(
+    machine: &Machine,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<HostBuffer>> {
+    let kernel = &launch.kernel;
+    let n = launch.domain_len();
+    let mut outputs: Vec<HostBuffer> = (0..kernel.outputs.len())
+        .map(|i| allocate(kernel.output_dtype(i), n))
+        .collect();
+    if n == 0 {
+        return Ok(outputs);
+    }
+    let order: Vec<usize> = (0..launch.domain.len()).collect();
+    let space = Space::new(launch, &order);
+    let line_len = space.line_len();
+    let leaves = Leaves {
+        space: &space,
+        inputs,
+    };
+    // tasks[t][o]: output o's slice for task t.
+    let mut per_output: Vec<std::vec::IntoIter<OutSlice<'_>>> = outputs
+        .iter_mut()
+        .map(|b| split(b, TASK).into_iter())
+        .collect();
+    let tasks: Vec<Vec<OutSlice<'_>>> = (0..n.div_ceil(TASK))
+        .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
+        .collect();
+    for_each_task(pool, n, tasks, |t, mut slices| {
+        let mut regs = machine.registers();
+        let mut views = Vec::new();
+        let start = t * TASK;
+        let end = (start + TASK).min(n);
+        let mut position = start;
+        let mut line = usize::MAX;
+        let mut bases = Vec::new();
+        while position < end {
+            if position / line_len != line {
+                line = position / line_len;
+                bases = space.bases(line);
+            }
+            let offset = position % line_len;
+            let len = CHUNK.min(line_len - offset).min(end - position);
+            machine.run(
+                len,
+                inputs,
+                &launch.args,
+                &mut regs,
+                &mut views,
+                |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
+            )?;
+            let ctx = Ctx {
+                inputs,
+                args: &launch.args,
+                regs: &regs,
+                views: &views,
+                len,
+            };
+            for (slice, value) in slices.iter_mut().zip(&kernel.outputs) {
+                let at = position - start;
+                out_slice!(slice, s => store(&ctx, views[value.index()], &mut s[at..at + len])?);
+            }
+            position += len;
+        }
+        Ok(())
+    })?;
+    Ok(outputs)
+}
+
+/// NumPy's pairwise reduction: 8 interleaved accumulators below 64
+/// elements, halving above.
+fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
+    if x.len() <= 64 {
+        if x.len() < 8 {
+            return x.iter().copied().reduce(f);
+        }
+        let mut acc = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
+        let mut rest = x[8..].chunks_exact(8);
+        for block in &mut rest {
+            for j in 0..8 {
+                acc[j] = f(acc[j], block[j]);
+            }
+        }
+        for (j, &v) in rest.remainder().iter().enumerate() {
+            acc[j] = f(acc[j], v);
+        }
+        let a = f(f(acc[0], acc[1]), f(acc[2], acc[3]));
+        let b = f(f(acc[4], acc[5]), f(acc[6], acc[7]));
+        return Some(f(a, b));
+    }
+    let half = (x.len() / 2).div_ceil(8) * 8;
+    let (lo, hi) = x.split_at(half);
+    Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
+}
+
+/// A binary counter of partial results combined pairwise.
+struct Cascade<T> {
+    levels: Vec<(u32, T)>,
+}
+
+impl<T: Clone> Cascade<T> {
+    fn new() -> Self {
+        Cascade { levels: Vec::new() }
+    }
+
+    fn push(&mut self, value: T, f: &impl Fn(&T, &T) -> T) {
+        let mut value = (0u32, value);
+        while let Some((level, top)) = self.levels.last() {
+            if *level != value.0 {
+                break;
+            }
+            value = (level + 1, f(top, &value.1));
+            self.levels.pop();
+        }
+        self.levels.push(value);
+    }
+
+    fn finish(mut self, f: &impl Fn(&T, &T) -> T) -> Option<T> {
+        let mut result: Option<T> = None;
+        while let Some((_, top)) = self.levels.pop() {
+            result = Some(match result {
+                None => top,
+                Some(r) => f(&top, &r),
+            });
+        }
+        result
+    }
+}
+
+/// Runs a reduction launch on the fast path, or `None` when its shape needs
+/// the generic executor (user combine functions, bool, reduced axes that
+/// are neither the leading nor the trailing ones).
+pub fn reduction(
+    machine: &Machine,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Option<HostBuffer>> {
+    let Some(red) = &launch.kernel.reduction else {
+        return Err(internal("not a reduction"));
+    };
+    let CombineIr::Builtin(op) = red.combine else {
+        return Ok(None);
+    };
+    let rank = launch.domain.len();
+    let axes = red.axes.as_slice();
+    let trailing = axes
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| a == rank - axes.len() + i);
+    let leading = axes.iter().enumerate().all(|(i, &a)| a == i);
+    let kept_len: usize = (0..rank)
+        .filter(|a| !axes.contains(a))
+        .map(|a| launch.domain[a])
+        .product();
+    let reduced_len: usize = axes.iter().map(|&a| launch.domain[a]).product();
+    if kept_len == 0 || reduced_len == 0 || !(trailing || leading) {
+        return Ok(None);
+    }
+    let identity = *launch
+        .args
+        .get(red.identity_arg as usize)
+        .ok_or_else(|| internal("no identity"))?;
+    macro_rules! typed {
+        ($($d:ident => $t:ty),*) => {
+            match red.acc {
+                $(DType::$d => {
+                    let combine = move |a: $t, b: $t| <$t as Arithmetic>::binary(op.combiner(), a, b);
+                    let id = <$t>::from_wide(identity.to_wide());
+                    let acc = if trailing {
+                        reduce_trailing::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, combine)?
+                    } else {
+                        reduce_leading::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, combine)?
+                    };
+                    Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
+                })*
+                _ => None,
+            }
+        };
+    }
+    let _ = BinaryOp::Add;
+    Ok(
+        typed!(F32 => f32, F64 => f64, I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64),
+    )
+}
+
+/// The chunk values of the reduced value, as a slice (broadcast values expanded).
+fn chunk_values<'a, T: Element>(
+    ctx: &Ctx<'a>,
+    view: View,
+    scratch: &'a mut Vec<T>,
+) -> Result<&'a [T]> {
+    match ctx.arg::<T>(view)? {
+        Arg::Slice(s) => Ok(s),
+        Arg::Scalar(x) => {
+            scratch.clear();
+            scratch.resize(ctx.len, x);
+            Ok(scratch.as_slice())
+        }
+    }
+}
+
+/// Reduced axes last: each kept index reduces a run of `reduced_len`
+/// consecutive positions, split into fixed blocks of `TASK`.
+#[allow(clippy::too_many_arguments)]
+fn reduce_trailing<T: Element + Arithmetic>(
+    machine: &Machine,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    pool: Option<&rayon::ThreadPool>,
+    kept_len: usize,
+    reduced_len: usize,
+    identity: T,
+    combine: impl Fn(T, T) -> T + Sync + Copy,
+) -> Result<Vec<T>> {
+    let red = launch
+        .kernel
+        .reduction
+        .as_ref()
+        .ok_or_else(|| internal("not a reduction"))?;
+    let order: Vec<usize> = (0..launch.domain.len()).collect();
+    let space = Space::new(launch, &order);
+    let line_len = space.line_len();
+    let leaves = Leaves {
+        space: &space,
+        inputs,
+    };
+    let blocks = reduced_len.div_ceil(TASK);
+    let mut partials: Vec<T> = vec![identity; kept_len * blocks];
+    let slots: Vec<&mut T> = partials.iter_mut().collect();
+    for_each_task(pool, kept_len * reduced_len, slots, |task, slot| {
+        let (k, b) = (task / blocks, task % blocks);
+        let start = k * reduced_len + b * TASK;
+        let end = (start + TASK).min((k + 1) * reduced_len);
+        let mut regs = machine.registers();
+        let mut views = Vec::new();
+        let mut scratch = Vec::new();
+        let mut cascade = Cascade::new();
+        let mut position = start;
+        let mut line = usize::MAX;
+        let mut bases = Vec::new();
+        while position < end {
+            if position / line_len != line {
+                line = position / line_len;
+                bases = space.bases(line);
+            }
+            let offset = position % line_len;
+            let len = CHUNK.min(line_len - offset).min(end - position);
+            machine.run(
+                len,
+                inputs,
+                &launch.args,
+                &mut regs,
+                &mut views,
+                |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
+            )?;
+            let ctx = Ctx {
+                inputs,
+                args: &launch.args,
+                regs: &regs,
+                views: &views,
+                len,
+            };
+            let values = chunk_values::<T>(&ctx, views[red.value.index()], &mut scratch)?;
+            if let Some(p) = pairwise(values, &combine) {
+                cascade.push(p, &|a: &T, b: &T| combine(*a, *b));
+            }
+            position += len;
+        }
+        *slot = cascade
+            .finish(&|a: &T, b: &T| combine(*a, *b))
+            .unwrap_or(identity);
+        Ok(())
+    })?;
+    Ok(partials
+        .chunks(blocks)
+        .map(|p| {
+            let mut cascade = Cascade::new();
+            for &v in p {
+                cascade.push(v, &|a: &T, b: &T| combine(*a, *b));
+            }
+            cascade
+                .finish(&|a: &T, b: &T| combine(*a, *b))
+                .unwrap_or(identity)
+        })
+        .collect())
+}
+
+/// Reduced axes first: for a chunk of kept positions, rows of the reduced
+/// extent are combined element-wise, pairwise over rows.
+#[allow(clippy::too_many_arguments)]
+fn reduce_leading<T: Element + Arithmetic>(
+    machine: &Machine,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    pool: Option<&rayon::ThreadPool>,
+    kept_len: usize,
+    reduced_len: usize,
+    identity: T,
+    combine: impl Fn(T, T) -> T + Sync + Copy,
+) -> Result<Vec<T>> {
+    let red = launch
+        .kernel
+        .reduction
+        .as_ref()
+        .ok_or_else(|| internal("not a reduction"))?;
+    let order: Vec<usize> = (0..launch.domain.len()).collect();
+    let space = Space::new(launch, &order);
+    let line_len = space.line_len();
+    let leaves = Leaves {
+        space: &space,
+        inputs,
+    };
+    let mut acc: Vec<T> = vec![identity; kept_len];
+    let slices: Vec<&mut [T]> = acc.chunks_mut(CHUNK).collect();
+    let rows = |a: &Vec<T>, b: &Vec<T>| -> Vec<T> {
+        a.iter().zip(b).map(|(&x, &y)| combine(x, y)).collect()
+    };
+    for_each_task(pool, kept_len * reduced_len, slices, |task, out| {
+        let k0 = task * CHUNK;
+        let mut regs = machine.registers();
+        let mut views = Vec::new();
+        let mut scratch = Vec::new();
+        let mut cascade: Cascade<Vec<T>> = Cascade::new();
+        for r in 0..reduced_len {
+            let mut row: Vec<T> = Vec::with_capacity(out.len());
+            let mut k = k0;
+            while k < k0 + out.len() {
+                let position = r * kept_len + k;
+                let line = position / line_len;
+                let offset = position % line_len;
+                let len = (line_len - offset).min(k0 + out.len() - k).min(CHUNK);
+                let bases = space.bases(line);
+                machine.run(
+                    len,
+                    inputs,
+                    &launch.args,
+                    &mut regs,
+                    &mut views,
+                    |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
+                )?;
+                let ctx = Ctx {
+                    inputs,
+                    args: &launch.args,
+                    regs: &regs,
+                    views: &views,
+                    len,
+                };
+                row.extend_from_slice(chunk_values::<T>(
+                    &ctx,
+                    views[red.value.index()],
+                    &mut scratch,
+                )?);
+                k += len;
+            }
+            cascade.push(row, &rows);
+        }
+        if let Some(total) = cascade.finish(&rows) {
+            out.copy_from_slice(&total);
+        }
+        Ok(())
+    })?;
+    Ok(acc)
+}

@@ -1,0 +1,127 @@
+//! The CPU backend at sizes around its chunk and task boundaries, in
+//! parallel, against the reference evaluator; results independent of the
+//! thread count.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use common::assert_close;
+use lazyfuse::{Array, Context, DType, Expr, Reducer, Result};
+
+fn contexts() -> Vec<Context> {
+    [1usize, 2, 3]
+        .iter()
+        .map(|&t| {
+            Context::builder()
+                .backend("cpu")
+                .threads(t)
+                .build()
+                .expect("cpu")
+        })
+        .collect()
+}
+
+fn reference() -> Context {
+    Context::builder()
+        .backend("reference")
+        .build()
+        .expect("reference")
+}
+
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            1.0 + (state >> 11) as f64 / (1u64 << 53) as f64
+        })
+        .collect()
+}
+
+/// Builds the same expressions on a context.
+fn expressions(cx: &Context, n: usize) -> Vec<Array> {
+    let a = cx.from_vec(values(n, 1), &[n]).unwrap().astype(DType::F32);
+    let b = cx.from_vec(values(n, 2), &[n]).unwrap().astype(DType::F32);
+    let c = cx.from_vec(values(n, 3), &[n]).unwrap();
+    let rows = 7;
+    let m = cx.from_vec(values(rows * n, 4), &[rows, n]).unwrap();
+    let r = cx.from_vec(values(n, 5), &[n]).unwrap();
+    let k = cx.from_vec(values(rows, 6), &[rows, 1]).unwrap();
+    let sumsq = Reducer::new("sumsq", |x: Expr, y: Expr| x + y, 0.0);
+    vec![
+        &a * &b + c.astype(DType::F32),
+        (&b * &b - 4.0 * &a * &a.astype(DType::F64)).abs().sqrt(),
+        (&a - &b).pow(2.0).sum(),
+        (&a - &b).abs().max(),
+        (&m + &r * &k).sum_axis(0),
+        (&m + &r * &k).sum_axis(1),
+        m.transpose().mean_axis(1),
+        m.transpose().min_axis(0),
+        (&a.sin() * &b.cos()).sum(),
+        cx.arange(0.0, n as f64, 1.0, DType::I64).sum(),
+        (&m.astype(DType::F32) * 2.0)
+            .reshape(&[n, rows])
+            .max_axis(1),
+        sumsq.reduce(&(&c * &c)),
+        (&c.gt(1.5)).where_(&c, 0.0).sum(),
+    ]
+}
+
+fn read(a: &Array) -> Vec<f64> {
+    match a.dtype() {
+        DType::F32 => a
+            .to_vec::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect(),
+        DType::F64 => a.to_vec::<f64>().unwrap(),
+        DType::I64 => a
+            .to_vec::<i64>()
+            .unwrap()
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        other => panic!("unexpected dtype {other}"),
+    }
+}
+
+#[test]
+fn large_arrays_match_the_reference_and_do_not_depend_on_threads() -> Result<()> {
+    for n in [1usize, 31, 2047, 2048, 2049, 32_768 + 5, 200_003] {
+        let want: Vec<Vec<f64>> = expressions(&reference(), n).iter().map(read).collect();
+        let mut first: Option<Vec<Vec<f64>>> = None;
+        for cx in contexts() {
+            let got: Vec<Vec<f64>> = expressions(&cx, n).iter().map(read).collect();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let tolerance: f64 = if i == 0 || i == 1 || i == 3 || i == 7 || i == 9 {
+                    0.0
+                } else {
+                    1e-5
+                };
+                assert_close(g, w, tolerance.max(if n > 100_000 { 1e-5 } else { 0.0 }));
+            }
+            match &first {
+                None => first = Some(got),
+                Some(f) => assert_eq!(&got, f, "n = {n}: results differ between thread counts"),
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_kernel_compiles_once_per_structure() -> Result<()> {
+    let cx = Context::cpu();
+    for n in [10usize, 1000, 100_000] {
+        let a = cx.from_vec(vec![1.0f32; n], &[n])?;
+        let b = cx.from_vec(vec![2.0f32; n], &[n])?;
+        (&a * &b + 1.0).to_vec::<f32>()?;
+    }
+    let s = cx.stats();
+    assert_eq!((s.kernels_compiled, s.kernel_cache_hits), (1, 2), "{s:?}");
+    Ok(())
+}
