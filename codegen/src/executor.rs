@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result};
+use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result, SliceMut};
 use lazyfuse_fusion::{FusedKernel, FusionOptions, Launch};
 
 use crate::cpu::machine::Machine;
@@ -110,5 +110,33 @@ pub fn launch(
         }
         return interp::run_generic(launch, inputs);
     }
-    run::elementwise(&compiled.machine, launch, inputs, pool.as_deref())
+    run::elementwise(&compiled.machine, launch, inputs, pool.as_deref(), None)?
+        .into_iter()
+        .map(|b| {
+            b.ok_or_else(|| {
+                lazyfuse_core::Error::internal("cpu backend", "an output was not written")
+            })
+        })
+        .collect()
+}
+
+/// Runs an element-wise launch whose output `index` goes into the caller's `out`.
+pub fn launch_into(
+    cache: &KernelCache,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    index: usize,
+    out: SliceMut<'_>,
+    env: EvalEnv<'_>,
+) -> Result<Vec<Option<HostBuffer>>> {
+    let compiled = cache.get(&launch.kernel, env)?;
+    env.stats.add(Counter::KernelLaunches, 1);
+    let pool = pool(env.options.threads);
+    run::elementwise(
+        &compiled.machine,
+        launch,
+        inputs,
+        pool.as_deref(),
+        Some((index, out)),
+    )
 }

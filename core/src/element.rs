@@ -70,6 +70,8 @@ pub trait Element:
     fn slice_of(buffer: &HostBuffer) -> Option<&[Self]>;
     /// The elements of `buffer`, mutably, if it holds this type.
     fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]>;
+    /// A mutable slice of this type, type-erased.
+    fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_>;
     /// The value, exactly.
     fn to_wide(self) -> Wide;
     /// Casts a value to this type by the module's rules.
@@ -95,6 +97,9 @@ macro_rules! int_element {
                     HostBuffer::$variant(v) => Some(v),
                     _ => None,
                 }
+            }
+            fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
+                SliceMut::$variant(slice)
             }
             #[inline]
             fn to_wide(self) -> Wide {
@@ -131,6 +136,9 @@ macro_rules! float_element {
                     HostBuffer::$variant(v) => Some(v),
                     _ => None,
                 }
+            }
+            fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
+                SliceMut::$variant(slice)
             }
             #[inline]
             fn to_wide(self) -> Wide {
@@ -173,6 +181,9 @@ impl Element for f32 {
             _ => None,
         }
     }
+    fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
+        SliceMut::F32(slice)
+    }
     #[inline]
     fn to_wide(self) -> Wide {
         Wide::Float(self as f64)
@@ -204,6 +215,9 @@ impl Element for bool {
             _ => None,
         }
     }
+    fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
+        SliceMut::Bool(slice)
+    }
     #[inline]
     fn to_wide(self) -> Wide {
         Wide::Int(self as i128)
@@ -231,6 +245,79 @@ pub enum HostBuffer {
     U32(Vec<u32>),
     U64(Vec<u64>),
     Bool(Vec<bool>),
+}
+
+/// A mutable slice of any element type: a destination written in place.
+#[allow(missing_docs)] // one variant per dtype, named like it
+pub enum SliceMut<'a> {
+    F16(&'a mut [f16]),
+    BF16(&'a mut [bf16]),
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+    U8(&'a mut [u8]),
+    U16(&'a mut [u16]),
+    U32(&'a mut [u32]),
+    U64(&'a mut [u64]),
+    Bool(&'a mut [bool]),
+}
+
+/// Runs `$body` with `$s` bound to the typed slice inside a [`SliceMut`].
+#[macro_export]
+macro_rules! with_slice_mut {
+    ($slice:expr, $s:ident => $body:expr) => {
+        match $slice {
+            $crate::SliceMut::F16($s) => $body,
+            $crate::SliceMut::BF16($s) => $body,
+            $crate::SliceMut::F32($s) => $body,
+            $crate::SliceMut::F64($s) => $body,
+            $crate::SliceMut::I8($s) => $body,
+            $crate::SliceMut::I16($s) => $body,
+            $crate::SliceMut::I32($s) => $body,
+            $crate::SliceMut::I64($s) => $body,
+            $crate::SliceMut::U8($s) => $body,
+            $crate::SliceMut::U16($s) => $body,
+            $crate::SliceMut::U32($s) => $body,
+            $crate::SliceMut::U64($s) => $body,
+            $crate::SliceMut::Bool($s) => $body,
+        }
+    };
+}
+
+impl<'a> SliceMut<'a> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_slice_mut!(self, s => s.len())
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        with_slice_mut!(self, s => element_dtype(s))
+    }
+
+    /// Consecutive pieces of at most `size` elements.
+    pub fn chunks(self, size: usize) -> Vec<SliceMut<'a>> {
+        with_slice_mut!(self, s => s.chunks_mut(size.max(1)).map(|c| Element::wrap_mut(c)).collect())
+    }
+
+    /// Copies `source` (same dtype and length) in.
+    pub fn copy_from(&mut self, source: &HostBuffer) -> Result<()> {
+        with_slice_mut!(self, s => {
+            let from = Element::slice_of(source).filter(|f: &&[_]| f.len() == s.len()).ok_or_else(|| {
+                Error::internal("copy", "source and destination differ in dtype or length")
+            })?;
+            s.copy_from_slice(from);
+            Ok(())
+        })
+    }
 }
 
 /// Runs `$body` with `$v` bound to the typed vector inside a [`HostBuffer`].
@@ -317,6 +404,11 @@ macro_rules! with_dtype {
 }
 
 impl HostBuffer {
+    /// The whole buffer as a mutable destination.
+    pub fn as_slice_mut(&mut self) -> SliceMut<'_> {
+        with_buffer!(self, v => Element::wrap_mut(v.as_mut_slice()))
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DType {
         with_buffer!(self, v => element_dtype(v.as_slice()))

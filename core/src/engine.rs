@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::dtype::DType;
-use crate::element::HostBuffer;
+use crate::element::{HostBuffer, SliceMut};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
 use crate::node::{DeviceBuffer, Residency};
@@ -117,6 +117,19 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     /// Computes `graph.outputs()`, in order. Leaves carry their data; nothing
     /// else is materialised yet.
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>>;
+
+    /// Computes the only output of `graph` straight into `out` (same dtype
+    /// and length) without keeping it: what `read_into` asks for. Returns
+    /// `out` back when the engine cannot; the caller then evaluates and copies.
+    fn evaluate_into<'a>(
+        &self,
+        graph: &ExprGraph,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (graph, env);
+        Ok(Some(out))
+    }
 
     /// A host copy of a value, downloading it if it lives only on the device.
     fn to_host(

@@ -42,7 +42,7 @@ mod ufunc;
 
 pub use array::{Array, Operand};
 pub use dtype::{can_cast_safely, promote, DType, Kind};
-pub use element::{Element, HostBuffer, Literal, Scalar, Wide};
+pub use element::{Element, HostBuffer, Literal, Scalar, SliceMut, Wide};
 pub use engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 pub use error::{Error, Result};
 pub use graph::{ExprGraph, GraphNode};

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use crate::array::Array;
 use crate::dtype::DType;
-use crate::element::{Element, HostBuffer, Literal, Scalar, Wide};
+use crate::element::{Element, HostBuffer, Literal, Scalar, SliceMut, Wide};
 use crate::engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
@@ -262,6 +262,30 @@ impl Session {
             node.set_residency(value);
         }
         Ok(())
+    }
+
+    /// Writes a node's value into `out` (same dtype and length). A value not
+    /// computed yet is computed straight into `out` when the engine can, and
+    /// then not kept (`eval` keeps values).
+    pub(crate) fn read_into(&self, node: &Arc<Node>, mut out: SliceMut<'_>) -> Result<()> {
+        if let Some(error) = node.error() {
+            return Err((**error).clone());
+        }
+        if !node.is_materialized() {
+            let guard = node.lock_computing();
+            if !node.is_materialized() {
+                let graph = ExprGraph::from_roots(std::slice::from_ref(node));
+                let env = self.env();
+                env.stats.add(Counter::Evaluations, 1);
+                match self.inner.engine.evaluate_into(&graph, out, env)? {
+                    None => return Ok(()),
+                    Some(back) => out = back,
+                }
+            }
+            drop(guard);
+        }
+        let host = self.host_value(node)?;
+        out.copy_from(&host)
     }
 
     /// The host copy of a node's value, computing and downloading as needed.

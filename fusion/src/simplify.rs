@@ -8,6 +8,8 @@
 //! - **exact algebraic no-ops** on integers: `x + 0`, `0 + x`, `x - 0`,
 //!   `x * 1`, `1 * x`, `x // 1`, `x ** 1` become `x` (never applied to floats,
 //!   where `-0.0 + 0` is `+0.0`);
+//! - **fast powers**, as NumPy: `x ** 2` → `square(x)`, `x ** 0.5` →
+//!   `sqrt(x)`, `x ** 1` → `x`;
 //! - **dead-node removal**: nodes no output reaches are dropped.
 //!
 //! Cost: linear in the number of nodes (one hash lookup each); no recursion.
@@ -171,6 +173,11 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
         let placed = match rewrite(&builder, &new)? {
             Rewrite::Keep => builder.add(new),
             Rewrite::Replace(existing) => existing,
+            Rewrite::Unary(op, input) => builder.add(SNode {
+                op: Op::Unary(op),
+                inputs: SmallVec::from_slice(&[input]),
+                ..new
+            }),
             Rewrite::Constant(literal) => builder.add(SNode {
                 op: Op::Fill(literal),
                 dtype: new.dtype,
@@ -190,6 +197,7 @@ enum Rewrite {
     Keep,
     Replace(usize),
     Constant(Literal),
+    Unary(UnaryOp, usize),
 }
 
 fn rewrite(builder: &Builder, node: &SNode) -> Result<Rewrite> {
@@ -214,7 +222,29 @@ fn rewrite(builder: &Builder, node: &SNode) -> Result<Rewrite> {
             return Ok(Rewrite::Constant(constants[0]));
         }
     }
+    if let Some(rewritten) = power_by_constant(builder, node) {
+        return Ok(rewritten);
+    }
     Ok(algebraic_identity(builder, node).map_or(Rewrite::Keep, Rewrite::Replace))
+}
+
+/// NumPy's fast scalar powers: `x ** 2` is `square(x)`, `x ** 0.5` is
+/// `sqrt(x)` for floats, `x ** 1` is `x` — the same values NumPy computes,
+/// without calling `pow`.
+fn power_by_constant(builder: &Builder, node: &SNode) -> Option<Rewrite> {
+    let Op::Binary(BinaryOp::Pow) = node.op else {
+        return None;
+    };
+    let (base, exponent) = (node.inputs[0], node.inputs[1]);
+    let e = builder.constant(exponent)?.to_wide().as_f64();
+    let shaped = builder.nodes[base].shape == node.shape;
+    let op = match e {
+        2.0 => UnaryOp::Square,
+        0.5 if node.dtype.is_float() => UnaryOp::Sqrt,
+        1.0 if shaped => return Some(Rewrite::Replace(base)),
+        _ => return None,
+    };
+    shaped.then_some(Rewrite::Unary(op, base))
 }
 
 /// `x op c` (or `c op x`) that is exactly `x` for integers.

@@ -8,10 +8,12 @@ pub mod run;
 
 use std::sync::Arc;
 
-use lazyfuse_core::{Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result};
-use lazyfuse_fusion::{explain, plan, BufferKind, Program};
+use lazyfuse_core::{
+    Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result, SliceMut,
+};
+use lazyfuse_fusion::{explain, plan, BufferKind, Launch, Program};
 
-use crate::executor::{fusion_options, launch, KernelCache};
+use crate::executor::{fusion_options, launch, launch_into, KernelCache};
 
 /// The CPU engine.
 #[derive(Debug, Default)]
@@ -43,6 +45,37 @@ pub(crate) fn leaf_buffers(program: &Program) -> Result<Vec<Option<Arc<HostBuffe
         .collect()
 }
 
+/// The buffers of one launch's inputs.
+fn resolve<'a>(
+    launch: &Launch,
+    buffers: &'a [Option<Arc<HostBuffer>>],
+) -> Vec<Option<&'a HostBuffer>> {
+    launch
+        .inputs
+        .iter()
+        .map(|i| i.buffer.and_then(|b| buffers[b.index()].as_deref()))
+        .collect()
+}
+
+impl CpuEngine {
+    /// Runs the first `count` launches of `program`; returns every buffer.
+    fn run(
+        &self,
+        program: &Program,
+        count: usize,
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Option<Arc<HostBuffer>>>> {
+        let mut buffers = leaf_buffers(program)?;
+        for l in &program.launches[..count] {
+            let outputs = launch(&self.cache, l, &resolve(l, &buffers), env)?;
+            for (id, value) in l.outputs.iter().zip(outputs) {
+                buffers[id.index()] = Some(Arc::new(value));
+            }
+        }
+        Ok(buffers)
+    }
+}
+
 impl Engine for CpuEngine {
     fn name(&self) -> &'static str {
         "cpu"
@@ -50,18 +83,7 @@ impl Engine for CpuEngine {
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
         let program = lazyfuse_fusion::compile(graph, &fusion_options(env.options))?;
-        let mut buffers = leaf_buffers(&program)?;
-        for l in &program.launches {
-            let inputs: Vec<Option<&HostBuffer>> = l
-                .inputs
-                .iter()
-                .map(|i| i.buffer.and_then(|b| buffers[b.index()].as_deref()))
-                .collect();
-            let outputs = launch(&self.cache, l, &inputs, env)?;
-            for (id, value) in l.outputs.iter().zip(outputs) {
-                buffers[id.index()] = Some(Arc::new(value));
-            }
-        }
+        let buffers = self.run(&program, program.launches.len(), env)?;
         program
             .outputs
             .iter()
@@ -78,6 +100,31 @@ impl Engine for CpuEngine {
         lazyfuse_fusion::compile(graph, &fusion_options(options))
             .ok()
             .map(|program| explain::program_dot(&program))
+    }
+
+    fn evaluate_into<'a>(
+        &self,
+        graph: &ExprGraph,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let program = lazyfuse_fusion::compile(graph, &fusion_options(env.options))?;
+        // Only when the result is written by the last kernel (not a leaf,
+        // not a reduction): then that kernel writes into `out` directly.
+        let (Some(output), Some(last)) = (program.outputs.first(), program.launches.last()) else {
+            return Ok(Some(out));
+        };
+        let index = last.outputs.iter().position(|b| *b == output.buffer);
+        let (Some(index), None) = (index, &last.kernel.reduction) else {
+            return Ok(Some(out));
+        };
+        if program.outputs.len() != 1 || program.buffers[output.buffer.index()].len != out.len() {
+            return Ok(Some(out));
+        }
+        let buffers = self.run(&program, program.launches.len() - 1, env)?;
+        let inputs = resolve(last, &buffers);
+        launch_into(&self.cache, last, &inputs, index, out, env)?;
+        Ok(None)
     }
 
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String {

@@ -6,9 +6,10 @@
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
-use lazyfuse_core::half::{bf16, f16};
 use lazyfuse_core::semantics::Arithmetic;
-use lazyfuse_core::{with_dtype, BinaryOp, DType, Element, Error, HostBuffer, Result};
+use lazyfuse_core::{
+    with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut,
+};
 use lazyfuse_fusion::{CombineIr, Inst, Launch};
 use rayon::prelude::*;
 
@@ -23,55 +24,6 @@ pub const PARALLEL_MIN: usize = 4 * TASK;
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
-}
-
-/// One output's slice for one task.
-enum OutSlice<'a> {
-    F16(&'a mut [f16]),
-    BF16(&'a mut [bf16]),
-    F32(&'a mut [f32]),
-    F64(&'a mut [f64]),
-    I8(&'a mut [i8]),
-    I16(&'a mut [i16]),
-    I32(&'a mut [i32]),
-    I64(&'a mut [i64]),
-    U8(&'a mut [u8]),
-    U16(&'a mut [u16]),
-    U32(&'a mut [u32]),
-    U64(&'a mut [u64]),
-    Bool(&'a mut [bool]),
-}
-
-macro_rules! out_slice {
-    ($value:expr, $s:ident => $body:expr) => {
-        match $value {
-            OutSlice::F16($s) => $body,
-            OutSlice::BF16($s) => $body,
-            OutSlice::F32($s) => $body,
-            OutSlice::F64($s) => $body,
-            OutSlice::I8($s) => $body,
-            OutSlice::I16($s) => $body,
-            OutSlice::I32($s) => $body,
-            OutSlice::I64($s) => $body,
-            OutSlice::U8($s) => $body,
-            OutSlice::U16($s) => $body,
-            OutSlice::U32($s) => $body,
-            OutSlice::U64($s) => $body,
-            OutSlice::Bool($s) => $body,
-        }
-    };
-}
-
-/// Splits a buffer into consecutive `size`-element slices.
-fn split(buffer: &mut HostBuffer, size: usize) -> Vec<OutSlice<'_>> {
-    macro_rules! arms {
-        ($($v:ident),*) => {
-            match buffer {
-                $(HostBuffer::$v(v) => v.chunks_mut(size).map(OutSlice::$v).collect(),)*
-            }
-        };
-    }
-    arms!(F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool)
 }
 
 fn allocate(dtype: DType, len: usize) -> HostBuffer {
@@ -175,17 +127,25 @@ fn gather(
     })
 }
 
-/// Runs an element-wise launch.
+/// Runs an element-wise launch. Output `i` is written into `external` when
+/// it is `Some((i, slice))` (the caller's buffer), else into a new buffer;
+/// the new buffers are returned (`None` for the external one).
 pub fn elementwise(
     machine: &Machine,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
-) -> Result<Vec<HostBuffer>> {
+    external: Option<(usize, SliceMut<'_>)>,
+) -> Result<Vec<Option<HostBuffer>>> {
     let kernel = &launch.kernel;
     let n = launch.domain_len();
-    let mut outputs: Vec<HostBuffer> = (0..kernel.outputs.len())
-        .map(|i| allocate(kernel.output_dtype(i), n))
+    let (external_index, mut external_slice) = match external {
+        Some((i, s)) if s.len() == n && s.dtype() == kernel.output_dtype(i) => (Some(i), Some(s)),
+        Some(_) => return Err(internal("an output slice of the wrong dtype or length")),
+        None => (None, None),
+    };
+    let mut outputs: Vec<Option<HostBuffer>> = (0..kernel.outputs.len())
+        .map(|i| (Some(i) != external_index).then(|| allocate(kernel.output_dtype(i), n)))
         .collect();
     if n == 0 {
         return Ok(outputs);
@@ -198,11 +158,18 @@ pub fn elementwise(
         inputs,
     };
     // tasks[t][o]: output o's slice for task t.
-    let mut per_output: Vec<std::vec::IntoIter<OutSlice<'_>>> = outputs
+    let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
-        .map(|b| split(b, TASK).into_iter())
+        .map(|b| match b {
+            Some(buffer) => buffer.as_slice_mut().chunks(TASK).into_iter(),
+            None => external_slice
+                .take()
+                .map(|s| s.chunks(TASK))
+                .unwrap_or_default()
+                .into_iter(),
+        })
         .collect();
-    let tasks: Vec<Vec<OutSlice<'_>>> = (0..n.div_ceil(TASK))
+    let tasks: Vec<Vec<SliceMut<'_>>> = (0..n.div_ceil(TASK))
         .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
         .collect();
     for_each_task(pool, n, tasks, |t, mut slices| {
@@ -237,7 +204,7 @@ pub fn elementwise(
             };
             for (slice, value) in slices.iter_mut().zip(&kernel.outputs) {
                 let at = position - start;
-                out_slice!(slice, s => store(&ctx, views[value.index()], &mut s[at..at + len])?);
+                with_slice_mut!(slice, s => store(&ctx, views[value.index()], &mut s[at..at + len])?);
             }
             position += len;
         }

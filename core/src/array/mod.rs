@@ -162,7 +162,10 @@ impl Array {
     }
 
     /// Computes the array into the caller's buffer (Numba's
-    /// `copy_to_host(ary)`). Errors if `T` is not the dtype or the length differs.
+    /// `copy_to_host(ary)`). Errors if `T` is not the dtype or the length
+    /// differs. An array not yet computed is computed straight into `out`
+    /// where the backend can, and then not kept: call [`Array::eval`] first
+    /// to keep it for later demands.
     pub fn read_into<T: Element>(&self, out: &mut [T]) -> Result<()> {
         self.expect_dtype::<T>("read_into", "a buffer of")?;
         if out.len() != self.len() {
@@ -177,9 +180,7 @@ impl Array {
                 ),
             });
         }
-        let host = self.session.host_value(&self.node)?;
-        out.copy_from_slice(typed(&host, "read_into")?);
-        Ok(())
+        self.session.read_into(&self.node, T::wrap_mut(out))
     }
 
     /// The only element of a size-1 array (any number of dimensions).
