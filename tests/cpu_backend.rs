@@ -2,7 +2,7 @@
 //! parallel, against the reference evaluator; results independent of the
 //! thread count.
 
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 mod common;
 
@@ -66,7 +66,7 @@ fn expressions(cx: &Context, n: usize) -> Vec<Array> {
             .reshape(&[n, rows])
             .max_axis(1),
         sumsq.reduce(&(&c * &c)),
-        (&c.gt(1.5)).where_(&c, 0.0).sum(),
+        c.gt(1.5).where_(&c, 0.0).sum(),
     ]
 }
 
