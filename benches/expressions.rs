@@ -11,6 +11,8 @@
 //!
 //! Run: `cargo bench --bench expressions` (`-- E1` for one case).
 
+#![allow(clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use lazyfuse::{Array, Context};
 use rayon::prelude::*;
