@@ -8,7 +8,7 @@
 
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{
-    with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut,
+    with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut, ReduceOp,
 };
 use lazyfuse_fusion::{CombineIr, Inst, Launch};
 use rayon::prelude::*;
@@ -239,6 +239,59 @@ fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
     Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
 }
 
+/// How one chunk of a built-in reduction is reduced: pairwise in general;
+/// float min/max track NaN in a separate lane mask so the compare loop
+/// vectorises (the result is NaN if any element is, as NumPy).
+pub trait ChunkReduce: Copy {
+    /// Reduces `x` (non-empty) with `op`, whose element-wise form is `combine`.
+    fn reduce_chunk(op: ReduceOp, x: &[Self], combine: &impl Fn(Self, Self) -> Self) -> Option<Self> {
+        let _ = op;
+        pairwise(x, combine)
+    }
+}
+
+macro_rules! pairwise_chunks {
+    ($($t:ty),*) => {$(impl ChunkReduce for $t {})*};
+}
+pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_chunks {
+    ($($t:ty),*) => {$(
+        impl ChunkReduce for $t {
+            fn reduce_chunk(op: ReduceOp, x: &[Self], combine: &impl Fn(Self, Self) -> Self) -> Option<Self> {
+                let is_max = match op {
+                    ReduceOp::Max => true,
+                    ReduceOp::Min => false,
+                    _ => return pairwise(x, combine),
+                };
+                if x.len() < 8 {
+                    return x.iter().copied().reduce(combine);
+                }
+                let mut acc = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
+                let mut nan = [0u32; 8];
+                let mut blocks = x.chunks_exact(8);
+                for block in &mut blocks {
+                    for j in 0..8 {
+                        let v = block[j];
+                        nan[j] |= (v != v) as u32;
+                        let keep = if is_max { acc[j] > v } else { acc[j] < v };
+                        acc[j] = if keep { acc[j] } else { v };
+                    }
+                }
+                let mut result = acc.into_iter().reduce(combine)?;
+                for &v in blocks.remainder() {
+                    result = combine(result, v);
+                }
+                if nan.iter().any(|&n| n != 0) {
+                    return Some(<$t>::NAN);
+                }
+                Some(result)
+            }
+        }
+    )*};
+}
+float_chunks!(f32, f64);
+
 /// A binary counter of partial results combined pairwise.
 struct Cascade<T> {
     levels: Vec<(u32, T)>,
@@ -314,7 +367,7 @@ pub fn reduction(
                     let combine = move |a: $t, b: $t| <$t as Arithmetic>::binary(op.combiner(), a, b);
                     let id = <$t>::from_wide(identity.to_wide());
                     let acc = if trailing {
-                        reduce_trailing::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, combine)?
+                        reduce_trailing::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, op, combine)?
                     } else {
                         reduce_leading::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, combine)?
                     };
@@ -349,7 +402,7 @@ fn chunk_values<'a, T: Element>(
 /// Reduced axes last: each kept index reduces a run of `reduced_len`
 /// consecutive positions, split into fixed blocks of `TASK`.
 #[allow(clippy::too_many_arguments)]
-fn reduce_trailing<T: Element + Arithmetic>(
+fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
     machine: &Machine,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
@@ -357,6 +410,7 @@ fn reduce_trailing<T: Element + Arithmetic>(
     kept_len: usize,
     reduced_len: usize,
     identity: T,
+    op: ReduceOp,
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
     let red = launch
@@ -408,7 +462,7 @@ fn reduce_trailing<T: Element + Arithmetic>(
                 len,
             };
             let values = chunk_values::<T>(&ctx, views[red.value.index()], &mut scratch)?;
-            if let Some(p) = pairwise(values, &combine) {
+            if let Some(p) = T::reduce_chunk(op, values, &combine) {
                 cascade.push(p, &|a: &T, b: &T| combine(*a, *b));
             }
             position += len;
