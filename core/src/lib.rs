@@ -37,6 +37,7 @@ pub mod shape;
 pub mod trace;
 pub mod typing;
 
+mod parse;
 mod reducer;
 mod ufunc;
 

@@ -247,7 +247,7 @@ impl Session {
         let graph = ExprGraph::from_roots(&pending);
         let env = self.env();
         env.stats.add(Counter::Evaluations, 1);
-        let values = self.inner.engine.evaluate(&graph, env)?;
+        let values = guard_panics("evaluate", || self.inner.engine.evaluate(&graph, env))?;
         if values.len() != pending.len() {
             return Err(Error::internal(
                 "evaluate",
@@ -277,7 +277,9 @@ impl Session {
                 let graph = ExprGraph::from_roots(std::slice::from_ref(node));
                 let env = self.env();
                 env.stats.add(Counter::Evaluations, 1);
-                match self.inner.engine.evaluate_into(&graph, out, env)? {
+                match guard_panics("read_into", || {
+                    self.inner.engine.evaluate_into(&graph, out, env)
+                })? {
                     None => return Ok(()),
                     Some(back) => out = back,
                 }
@@ -301,6 +303,25 @@ impl Session {
             .to_host(&residency, node.dtype(), self.env())?;
         node.update_residency(|r| r.host = Some(Arc::clone(&host)));
         Ok(host)
+    }
+}
+
+/// Runs engine code, turning a panic (always a lazyfuse bug) into
+/// [`Error::Internal`] so that no demand can take down the caller.
+fn guard_panics<T>(op: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(Error::internal(
+                op,
+                format!("the engine panicked: {message}"),
+            ))
+        }
     }
 }
 

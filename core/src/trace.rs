@@ -114,11 +114,19 @@ pub(crate) fn record<const N: usize>(
     what: &str,
     f: impl FnOnce([Expr; N]) -> Expr,
 ) -> Result<Trace> {
+    record_dyn(what, N, |params| {
+        let params: [Expr; N] = std::array::from_fn(|i| params[i]);
+        f(params)
+    })
+}
+
+/// Records `f` called on `n` parameters.
+pub(crate) fn record_dyn(what: &str, n: usize, f: impl FnOnce(&[Expr]) -> Expr) -> Result<Trace> {
     let id = NEXT_TRACE.fetch_add(1, Ordering::Relaxed);
     RECORDERS.with(|r| {
         r.borrow_mut().push(Recorder {
             id,
-            ops: (0..N).map(TraceOp::Param).collect(),
+            ops: (0..n).map(TraceOp::Param).collect(),
             error: None,
         })
     });
@@ -130,11 +138,13 @@ pub(crate) fn record<const N: usize>(
         }
     }
     let guard = PopOnDrop;
-    let params: [Expr; N] = std::array::from_fn(|i| Expr {
-        trace: id,
-        value: i as u32,
-    });
-    let out = f(params);
+    let params: Vec<Expr> = (0..n)
+        .map(|i| Expr {
+            trace: id,
+            value: i as u32,
+        })
+        .collect();
+    let out = f(&params);
     let recorder = RECORDERS.with(|r| r.borrow_mut().pop());
     std::mem::forget(guard);
     let recorder =
@@ -150,7 +160,7 @@ pub(crate) fn record<const N: usize>(
         ));
     }
     Ok(Trace {
-        params: N,
+        params: n,
         ops: recorder.ops,
         result: out.value,
     })
@@ -198,7 +208,7 @@ impl Expr {
         push(TraceOp::Binary(op, arg(lhs), arg(rhs)), &[lhs, rhs])
     }
 
-    fn scalar_left(lhs: Scalar, op: BinaryOp, rhs: Expr) -> Expr {
+    pub(crate) fn scalar_left(lhs: Scalar, op: BinaryOp, rhs: Expr) -> Expr {
         let rhs = ExprOperand::Expr(rhs);
         push(TraceOp::Binary(op, TraceArg::Scalar(lhs), arg(rhs)), &[rhs])
     }
@@ -222,6 +232,11 @@ impl Expr {
             TraceOp::Cast(self.value, dtype),
             &[ExprOperand::Expr(*self)],
         )
+    }
+
+    /// An `Expr` belonging to no trace (a placeholder after a parse error).
+    pub(crate) fn select_stray() -> Expr {
+        STRAY
     }
 
     /// Alias of [`Expr::astype`].

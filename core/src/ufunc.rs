@@ -104,6 +104,59 @@ impl Ufunc {
         }
     }
 
+    /// A ufunc from an expression string over the named arguments
+    /// (numexpr style): numbers, names, `+ - * / // % **`, comparisons,
+    /// `& | ~`, unary minus, parentheses and calls of the built-in functions
+    /// (`sqrt`, `exp`, `log`, `sin`, `cos`, `tanh`, `abs`, `minimum`,
+    /// `maximum`, `where`, ... — every unary and binary operation by its
+    /// NumPy name). Errors name the column:
+    ///
+    /// ```
+    /// # use lazyfuse_core::Ufunc;
+    /// let err = Ufunc::parse("d", "sqrt(b*b - 4*a*c", &["a", "b", "c"]).unwrap_err();
+    /// assert!(err.to_string().contains("expected ')' at column 17"));
+    /// ```
+    pub fn parse(name: &str, expr: &str, arg_names: &[&str]) -> Result<Ufunc> {
+        let context = format!("ufunc '{name}'");
+        for (i, arg) in arg_names.iter().enumerate() {
+            let valid = arg
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && arg.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if !valid || arg_names[..i].contains(arg) {
+                return Err(Error::invalid(
+                    context,
+                    format!("argument name '{arg}' is not a distinct identifier"),
+                ));
+            }
+        }
+        let mut failure = None;
+        let trace =
+            crate::trace::record_dyn(
+                &context,
+                arg_names.len(),
+                |params| match crate::parse::parse(expr, arg_names, params) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        failure = Some(e);
+                        params.first().copied().unwrap_or_else(Expr::select_stray)
+                    }
+                },
+            );
+        if let Some(e) = failure {
+            return Err(e.within(&context));
+        }
+        Ok(Ufunc {
+            inner: Arc::new(UfuncInner {
+                name: name.to_string(),
+                arity: arg_names.len(),
+                trace: Ok(trace?),
+                signatures: Vec::new(),
+            }),
+        })
+    }
+
     /// The same function restricted to Numba-style signatures such as
     /// `"f32(f32,f32)"`: a call uses the first signature all its arguments
     /// cast to safely, casts them, and casts the result to its output type.

@@ -8,7 +8,8 @@
 
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{
-    with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut, ReduceOp,
+    with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, ReduceOp, Result,
+    SliceMut,
 };
 use lazyfuse_fusion::{CombineIr, Inst, Launch};
 use rayon::prelude::*;
@@ -244,7 +245,11 @@ fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
 /// vectorises (the result is NaN if any element is, as NumPy).
 pub trait ChunkReduce: Copy {
     /// Reduces `x` (non-empty) with `op`, whose element-wise form is `combine`.
-    fn reduce_chunk(op: ReduceOp, x: &[Self], combine: &impl Fn(Self, Self) -> Self) -> Option<Self> {
+    fn reduce_chunk(
+        op: ReduceOp,
+        x: &[Self],
+        combine: &impl Fn(Self, Self) -> Self,
+    ) -> Option<Self> {
         let _ = op;
         pairwise(x, combine)
     }

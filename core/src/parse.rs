@@ -1,0 +1,497 @@
+//! Expression strings (numexpr style) for [`crate::Ufunc::parse`].
+//!
+//! Grammar, loosest binding first (as Python):
+//!
+//! ```text
+//! expr     := or
+//! or       := and ('|' and)*
+//! and      := not ('&' not)*
+//! not      := '~' not | compare
+//! compare  := additive (('<' | '<=' | '>' | '>=' | '==' | '!=') additive)*
+//! additive := term (('+' | '-') term)*
+//! term     := unary (('*' | '/' | '//' | '%') unary)*
+//! unary    := ('-' | '+') unary | power
+//! power    := primary ('**' unary)?
+//! primary  := number | name | name '(' expr (',' expr)* ')' | '(' expr ')'
+//! ```
+//!
+//! The parser emits `Expr` operations while it reads, so it records the same
+//! trace as the equivalent Rust closure. Chains (`a + b + c + ...`) are
+//! loops; only parentheses, unary operators and calls nest, and nesting is
+//! limited to `MAX_DEPTH` so no input can exhaust the stack.
+
+use crate::element::Scalar;
+use crate::error::{Error, Result};
+use crate::ops::{BinaryOp, UnaryOp};
+use crate::trace::{Expr, ExprOperand};
+
+/// Deepest nesting of parentheses, calls and unary operators accepted.
+const MAX_DEPTH: usize = 200;
+
+/// A parsed value: a traced expression or a constant.
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    Expr(Expr),
+    Scalar(Scalar),
+}
+
+impl From<Value> for ExprOperand {
+    fn from(v: Value) -> ExprOperand {
+        match v {
+            Value::Expr(e) => ExprOperand::Expr(e),
+            Value::Scalar(s) => ExprOperand::Scalar(s),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Number(Scalar),
+    Name(String),
+    Symbol(&'static str),
+    End,
+}
+
+const SYMBOLS: [&str; 19] = [
+    "**", "//", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "(", ")", ",", "&", "|",
+    "~",
+];
+
+/// Parses `text` with `params` bound to `names`; errors name the column (1-based).
+pub(crate) fn parse(text: &str, names: &[&str], params: &[Expr]) -> Result<Expr> {
+    let tokens = tokenize(text)?;
+    let mut parser = Parser {
+        text,
+        tokens,
+        pos: 0,
+        names,
+        params,
+        depth: 0,
+    };
+    let value = parser.expr()?;
+    if parser.peek() != &Token::End {
+        return Err(parser.error(&format!("unexpected {}", parser.describe())));
+    }
+    match value {
+        Value::Expr(e) => Ok(e),
+        Value::Scalar(_) => Err(Error::invalid(
+            "parse",
+            format!(
+                "'{text}' uses none of its arguments (expected an expression of {})",
+                names.join(", ")
+            ),
+        )),
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<(Token, usize)>> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    let column = |i: usize, chars: &[(usize, char)]| i.min(chars.len()) + 1;
+    while i < chars.len() {
+        let (_, c) = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(|(_, d)| d.is_ascii_digit()))
+        {
+            let mut is_float = false;
+            while i < chars.len() && (chars[i].1.is_ascii_digit() || chars[i].1 == '.') {
+                is_float |= chars[i].1 == '.';
+                i += 1;
+            }
+            if i < chars.len() && (chars[i].1 == 'e' || chars[i].1 == 'E') {
+                let mut j = i + 1;
+                if j < chars.len() && (chars[j].1 == '+' || chars[j].1 == '-') {
+                    j += 1;
+                }
+                if j < chars.len() && chars[j].1.is_ascii_digit() {
+                    is_float = true;
+                    i = j;
+                    while i < chars.len() && chars[i].1.is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+            }
+            let literal: String = chars[start..i].iter().map(|(_, c)| c).collect();
+            let number = if is_float {
+                literal.parse::<f64>().ok().map(Scalar::Float)
+            } else {
+                literal.parse::<i128>().ok().map(Scalar::Int)
+            };
+            let number = number.ok_or_else(|| {
+                Error::invalid(
+                    "parse",
+                    format!(
+                        "invalid number '{literal}' at column {}",
+                        column(start, &chars)
+                    ),
+                )
+            })?;
+            tokens.push((Token::Number(number), start + 1));
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' {
+            while i < chars.len() && (chars[i].1.is_alphanumeric() || chars[i].1 == '_') {
+                i += 1;
+            }
+            let name: String = chars[start..i].iter().map(|(_, c)| c).collect();
+            tokens.push((Token::Name(name), start + 1));
+            continue;
+        }
+        let rest: String = chars[i..].iter().take(2).map(|(_, c)| c).collect();
+        match SYMBOLS.iter().find(|s| rest.starts_with(**s)) {
+            Some(symbol) => {
+                tokens.push((Token::Symbol(symbol), start + 1));
+                i += symbol.chars().count();
+            }
+            None => {
+                return Err(Error::invalid(
+                    "parse",
+                    format!("unexpected character '{c}' at column {}", start + 1),
+                ))
+            }
+        }
+    }
+    tokens.push((Token::End, chars.len() + 1));
+    Ok(tokens)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    tokens: Vec<(Token, usize)>,
+    pos: usize,
+    names: &'a [&'a str],
+    params: &'a [Expr],
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Token {
+        self.tokens.get(self.pos).map_or(&Token::End, |(t, _)| t)
+    }
+
+    fn column(&self) -> usize {
+        self.tokens
+            .get(self.pos)
+            .map_or(self.text.chars().count() + 1, |(_, c)| *c)
+    }
+
+    fn describe(&self) -> String {
+        match self.peek() {
+            Token::Number(n) => format!("number {n}"),
+            Token::Name(n) => format!("name '{n}'"),
+            Token::Symbol(s) => format!("'{s}'"),
+            Token::End => "end of input".to_string(),
+        }
+    }
+
+    fn error(&self, message: &str) -> Error {
+        Error::invalid(
+            "parse",
+            format!("{message} at column {} of '{}'", self.column(), self.text),
+        )
+    }
+
+    fn eat(&mut self, symbol: &str) -> bool {
+        if matches!(self.peek(), Token::Symbol(s) if *s == symbol) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, symbol: &str) -> Result<()> {
+        if self.eat(symbol) {
+            Ok(())
+        } else {
+            Err(self.error(&format!("expected '{symbol}'")))
+        }
+    }
+
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(&format!("expression nested more than {MAX_DEPTH} deep")));
+        }
+        self.depth += 1;
+        let result = f(self);
+        self.depth -= 1;
+        result
+    }
+
+    fn expr(&mut self) -> Result<Value> {
+        let mut left = self.and()?;
+        while self.eat("|") {
+            let right = self.and()?;
+            left = self.binary(BinaryOp::LogicalOr, left, right)?;
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Value> {
+        let mut left = self.not()?;
+        while self.eat("&") {
+            let right = self.not()?;
+            left = self.binary(BinaryOp::LogicalAnd, left, right)?;
+        }
+        Ok(left)
+    }
+
+    fn not(&mut self) -> Result<Value> {
+        if self.eat("~") {
+            let operand = self.nested(Self::not)?;
+            return self.unary(UnaryOp::LogicalNot, operand);
+        }
+        self.compare()
+    }
+
+    fn compare(&mut self) -> Result<Value> {
+        let mut left = self.additive()?;
+        loop {
+            let op = match self.peek() {
+                Token::Symbol("<") => BinaryOp::Lt,
+                Token::Symbol("<=") => BinaryOp::Le,
+                Token::Symbol(">") => BinaryOp::Gt,
+                Token::Symbol(">=") => BinaryOp::Ge,
+                Token::Symbol("==") => BinaryOp::Eq,
+                Token::Symbol("!=") => BinaryOp::Ne,
+                _ => return Ok(left),
+            };
+            self.pos += 1;
+            let right = self.additive()?;
+            left = self.binary(op, left, right)?;
+        }
+    }
+
+    fn additive(&mut self) -> Result<Value> {
+        let mut left = self.term()?;
+        loop {
+            let op = match self.peek() {
+                Token::Symbol("+") => BinaryOp::Add,
+                Token::Symbol("-") => BinaryOp::Sub,
+                _ => return Ok(left),
+            };
+            self.pos += 1;
+            let right = self.term()?;
+            left = self.binary(op, left, right)?;
+        }
+    }
+
+    fn term(&mut self) -> Result<Value> {
+        let mut left = self.unary_level()?;
+        loop {
+            let op = match self.peek() {
+                Token::Symbol("*") => BinaryOp::Mul,
+                Token::Symbol("/") => BinaryOp::Div,
+                Token::Symbol("//") => BinaryOp::FloorDiv,
+                Token::Symbol("%") => BinaryOp::Rem,
+                _ => return Ok(left),
+            };
+            self.pos += 1;
+            let right = self.unary_level()?;
+            left = self.binary(op, left, right)?;
+        }
+    }
+
+    fn unary_level(&mut self) -> Result<Value> {
+        if self.eat("-") {
+            let operand = self.nested(Self::unary_level)?;
+            return self.unary(UnaryOp::Neg, operand);
+        }
+        if self.eat("+") {
+            return self.nested(Self::unary_level);
+        }
+        self.power()
+    }
+
+    fn power(&mut self) -> Result<Value> {
+        let base = self.primary()?;
+        if self.eat("**") {
+            let exponent = self.nested(Self::unary_level)?;
+            return self.binary(BinaryOp::Pow, base, exponent);
+        }
+        Ok(base)
+    }
+
+    fn primary(&mut self) -> Result<Value> {
+        match self.peek().clone() {
+            Token::Number(n) => {
+                self.pos += 1;
+                Ok(Value::Scalar(n))
+            }
+            Token::Symbol("(") => {
+                self.pos += 1;
+                let inner = self.nested(Self::expr)?;
+                self.expect(")")?;
+                Ok(inner)
+            }
+            Token::Name(name) => {
+                let column = self.column();
+                self.pos += 1;
+                if self.eat("(") {
+                    let mut args = Vec::new();
+                    if !self.eat(")") {
+                        loop {
+                            args.push(self.nested(Self::expr)?);
+                            if self.eat(")") {
+                                break;
+                            }
+                            if !self.eat(",") {
+                                return Err(self.error("expected ')'"));
+                            }
+                        }
+                    }
+                    return self.call(&name, &args, column);
+                }
+                match name.as_str() {
+                    "True" | "true" => return Ok(Value::Scalar(Scalar::Bool(true))),
+                    "False" | "false" => return Ok(Value::Scalar(Scalar::Bool(false))),
+                    _ => {}
+                }
+                match self.names.iter().position(|n| *n == name) {
+                    Some(i) => Ok(Value::Expr(self.params[i])),
+                    None => Err(Error::invalid(
+                        "parse",
+                        format!(
+                            "unknown name '{name}' at column {column} of '{}' (expected one of the arguments {})",
+                            self.text,
+                            self.names.join(", ")
+                        ),
+                    )),
+                }
+            }
+            _ => Err(self.error(&format!(
+                "expected a number, a name or '(' but found {}",
+                self.describe()
+            ))),
+        }
+    }
+
+    fn call(&mut self, name: &str, args: &[Value], column: usize) -> Result<Value> {
+        let arity = |n: usize| -> Result<()> {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(Error::invalid(
+                    "parse",
+                    format!(
+                        "{name} takes {n} argument{} (got {}) at column {column} of '{}'",
+                        if n == 1 { "" } else { "s" },
+                        args.len(),
+                        self.text
+                    ),
+                ))
+            }
+        };
+        let unary = match name {
+            "abs" => Some(UnaryOp::Abs),
+            "round" | "rint" => Some(UnaryOp::Round),
+            "not" => Some(UnaryOp::LogicalNot),
+            other => UnaryOp::from_name(other),
+        };
+        if let Some(op) = unary {
+            arity(1)?;
+            return self.unary(op, args[0]);
+        }
+        let binary = match name {
+            "pow" => Some(BinaryOp::Pow),
+            "fmod" | "mod" => Some(BinaryOp::Rem),
+            other => BinaryOp::from_name(other),
+        };
+        if let Some(op) = binary {
+            arity(2)?;
+            return self.binary(op, args[0], args[1]);
+        }
+        if name == "where" {
+            arity(3)?;
+            return match args[0] {
+                Value::Expr(c) => Ok(Value::Expr(Expr::select(c, args[1], args[2]))),
+                Value::Scalar(Scalar::Bool(b)) => Ok(if b { args[1] } else { args[2] }),
+                Value::Scalar(_) => Err(Error::invalid(
+                    "parse",
+                    format!(
+                        "where needs a condition at column {column} of '{}'",
+                        self.text
+                    ),
+                )),
+            };
+        }
+        Err(Error::invalid(
+            "parse",
+            format!(
+                "unknown function '{name}' at column {column} of '{}' (expected e.g. sqrt, exp, log, sin, cos, \
+                 tanh, abs, minimum, maximum, where)",
+                self.text
+            ),
+        ))
+    }
+
+    fn unary(&self, op: UnaryOp, value: Value) -> Result<Value> {
+        match value {
+            Value::Expr(e) => Ok(Value::Expr(e.apply_unary(op))),
+            Value::Scalar(s) => fold_unary(op, s).map(Value::Scalar).ok_or_else(|| {
+                self.error(&format!(
+                    "{} of a constant is not supported; use an argument",
+                    op.name()
+                ))
+            }),
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, left: Value, right: Value) -> Result<Value> {
+        match (left, right) {
+            (Value::Expr(a), b) => Ok(Value::Expr(a.apply_binary(op, b.into()))),
+            (Value::Scalar(a), Value::Expr(b)) => Ok(Value::Expr(Expr::scalar_left(a, op, b))),
+            (Value::Scalar(a), Value::Scalar(b)) => {
+                fold_binary(op, a, b).map(Value::Scalar).ok_or_else(|| {
+                    self.error(&format!(
+                        "{} of two constants is not supported; use an argument",
+                        op.name()
+                    ))
+                })
+            }
+        }
+    }
+}
+
+/// Constant folding of literals, with Python's rules for the common cases.
+fn fold_unary(op: UnaryOp, s: Scalar) -> Option<Scalar> {
+    match (op, s) {
+        (UnaryOp::Neg, Scalar::Int(v)) => Some(Scalar::Int(-v)),
+        (UnaryOp::Neg, Scalar::Float(v)) => Some(Scalar::Float(-v)),
+        (UnaryOp::LogicalNot, Scalar::Bool(b)) => Some(Scalar::Bool(!b)),
+        _ => None,
+    }
+}
+
+fn fold_binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
+    match (a, b) {
+        (Scalar::Int(x), Scalar::Int(y)) => match op {
+            BinaryOp::Add => x.checked_add(y).map(Scalar::Int),
+            BinaryOp::Sub => x.checked_sub(y).map(Scalar::Int),
+            BinaryOp::Mul => x.checked_mul(y).map(Scalar::Int),
+            BinaryOp::Div => Some(Scalar::Float(x as f64 / y as f64)),
+            BinaryOp::Pow => u32::try_from(y)
+                .ok()
+                .and_then(|e| x.checked_pow(e))
+                .map(Scalar::Int),
+            _ => None,
+        },
+        _ => {
+            let (x, y) = (a.to_wide().as_f64(), b.to_wide().as_f64());
+            match op {
+                BinaryOp::Add => Some(Scalar::Float(x + y)),
+                BinaryOp::Sub => Some(Scalar::Float(x - y)),
+                BinaryOp::Mul => Some(Scalar::Float(x * y)),
+                BinaryOp::Div => Some(Scalar::Float(x / y)),
+                BinaryOp::Pow => Some(Scalar::Float(x.powf(y))),
+                _ => None,
+            }
+        }
+    }
+}
