@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole lazyfuse test suite: every crate's unit, integration and doc tests.
+# The whole lazyfuse test suite: every crate's unit, integration and doc
+# tests, then the C and Python examples of the C API.
 # Usage: bash scripts/test.sh   (from anywhere in the repository)
-# It installs what it needs; later backends add their provisioning here.
+# It installs what it needs (NumPy into target/py-venv for the Python example).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,11 +13,50 @@ fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+extra_passed=0
+extra_skipped=0
 
 # Unit, integration and bench-smoke tests, then doc tests; output is kept to
 # print one total at the end (cargo prints one line per test binary).
 cargo test --workspace --all-targets --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
-     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+echo "== C API examples"
+cargo build -p lazyfuse-ffi --locked
+lib_dir="$PWD/target/debug"
+
+if command -v cc >/dev/null 2>&1; then
+  cc -std=c99 -Wall -Wextra -Werror -I bindings/include bindings/examples/c/discriminant.c \
+    -L "$lib_dir" -llazyfuse_ffi -lm -o target/discriminant
+  LD_LIBRARY_PATH="$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ./target/discriminant
+  extra_passed=$((extra_passed + 1))
+else
+  echo "SKIPPED: the C example (no C compiler 'cc' on this machine)"
+  extra_skipped=$((extra_skipped + 1))
+fi
+
+python=""
+if command -v python3 >/dev/null 2>&1; then
+  if python3 -c "import numpy" >/dev/null 2>&1; then
+    python=python3
+  elif [ -x target/py-venv/bin/python ] && target/py-venv/bin/python -c "import numpy" >/dev/null 2>&1; then
+    python=target/py-venv/bin/python
+  else
+    echo "installing NumPy into target/py-venv for the Python example"
+    if python3 -m venv target/py-venv && target/py-venv/bin/pip install --quiet numpy; then
+      python=target/py-venv/bin/python
+    fi
+  fi
+fi
+if [ -n "$python" ]; then
+  LAZYFUSE_LIB="$lib_dir/liblazyfuse_ffi.so" PYTHONPATH=bindings/examples/python \
+    "$python" bindings/examples/python/example.py
+  extra_passed=$((extra_passed + 1))
+else
+  echo "SKIPPED: the Python example (no python3 with NumPy, and it could not be installed)"
+  extra_skipped=$((extra_skipped + 1))
+fi
+
+awk -v ep="$extra_passed" -v es="$extra_skipped" \
+  '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+   END { printf "tests: %d passed, %d failed, %d skipped\n", p + ep, f, s + es }' "$log"

@@ -203,6 +203,13 @@ impl Array {
             .ok_or_else(|| Error::internal("item", "a size-1 array produced no element"))
     }
 
+    /// Computes the array (keeping the value) and returns its host copy:
+    /// row-major elements, downloaded from the device if needed.
+    pub fn to_host(&self) -> Result<Arc<crate::HostBuffer>> {
+        self.check()?;
+        self.session.host_value(&self.node)
+    }
+
     /// Computes the array and keeps the value (on the device, for device
     /// backends); later demands of it, or of expressions using it, reuse it.
     pub fn eval(&self) -> Result<()> {

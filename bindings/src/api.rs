@@ -1,0 +1,433 @@
+//! The `lf_*` entry points.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use lazyfuse::core::{BinaryOp, UnaryOp};
+use lazyfuse::half::{bf16, f16};
+use lazyfuse::{Array, Context, DType, HostBuffer, Operand, Scalar, Ufunc};
+
+use crate::guard::{
+    borrow, bytes_mut, give, give_string, guard, guard_free, last_error, slice, slice_mut, string,
+    take_back, take_back_string, write, Failure,
+};
+use crate::{dtype_code, dtype_from_code, lf_array, lf_context, lf_dtype, lf_status, lf_ufunc};
+
+/// Creates a context. `backend` is NULL or "auto" (CUDA if usable, else the
+/// CPU), "cpu", "sim", "cuda" or "reference". On success `*out` owns the
+/// context: free it with `lf_context_free`.
+///
+/// # Safety
+/// `backend` is NULL or a NUL-terminated string; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_context_new(
+    backend: *const c_char,
+    out: *mut *mut lf_context,
+) -> lf_status {
+    guard("lf_context_new", || {
+        let name = if backend.is_null() {
+            "auto"
+        } else {
+            string(backend, "backend")?
+        };
+        let context = Context::builder().backend(name).build()?;
+        give(out, lf_context { context })
+    })
+}
+
+/// Frees a context (NULL does nothing). Arrays made from it stay valid.
+///
+/// # Safety
+/// `cx` is NULL or a context from `lf_context_new` not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn lf_context_free(cx: *mut lf_context) {
+    guard_free(|| take_back(cx));
+}
+
+fn typed_vec<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    bytemuck::pod_collect_to_vec(bytes)
+}
+
+fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Result<HostBuffer, Failure> {
+    Ok(match dtype {
+        DType::F16 => HostBuffer::F16(typed_vec::<f16>(bytes)),
+        DType::BF16 => HostBuffer::BF16(typed_vec::<bf16>(bytes)),
+        DType::F32 => HostBuffer::F32(typed_vec(bytes)),
+        DType::F64 => HostBuffer::F64(typed_vec(bytes)),
+        DType::I8 => HostBuffer::I8(typed_vec(bytes)),
+        DType::I16 => HostBuffer::I16(typed_vec(bytes)),
+        DType::I32 => HostBuffer::I32(typed_vec(bytes)),
+        DType::I64 => HostBuffer::I64(typed_vec(bytes)),
+        DType::U8 => HostBuffer::U8(typed_vec(bytes)),
+        DType::U16 => HostBuffer::U16(typed_vec(bytes)),
+        DType::U32 => HostBuffer::U32(typed_vec(bytes)),
+        DType::U64 => HostBuffer::U64(typed_vec(bytes)),
+        DType::Bool => {
+            if let Some(bad) = bytes.iter().position(|&b| b > 1) {
+                return Err(Failure::invalid(format!(
+                    "bool element {bad} is {} (expected 0 or 1)",
+                    bytes[bad]
+                )));
+            }
+            HostBuffer::Bool(bytes.iter().map(|&b| b == 1).collect())
+        }
+    })
+}
+
+/// Creates an array of `dtype` and `shape` (`ndim` extents, row-major) from
+/// a copy of `data` (`prod(shape) * sizeof(element)` bytes; bools are bytes
+/// 0 or 1). `*out` owns the array: free it with `lf_array_free`. `data` may
+/// be reused or freed as soon as the call returns.
+///
+/// # Safety
+/// `cx` is a live context; `shape` points to `ndim` values (or `ndim` is 0);
+/// `data` points to the bytes described; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_from_data(
+    cx: *mut lf_context,
+    dtype: lf_dtype,
+    shape: *const usize,
+    ndim: usize,
+    data: *const c_void,
+    out: *mut *mut lf_array,
+) -> lf_status {
+    guard("lf_array_from_data", || {
+        let cx = borrow(cx, "the context")?;
+        let dtype = dtype_from_code(dtype).ok_or_else(|| {
+            Failure::invalid(format!("unknown dtype code {dtype} (expected 0..=12)"))
+        })?;
+        let shape = slice(shape, ndim, "shape")?;
+        let count = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .and_then(|n| n.checked_mul(dtype.size()))
+            .ok_or_else(|| Failure::invalid(format!("shape {shape:?} is too large")))?;
+        let bytes = slice(data.cast::<u8>(), count, "data")?;
+        let buffer = buffer_from_bytes(dtype, bytes)?;
+        let array = cx.context.from_buffer(buffer, shape)?;
+        give(out, lf_array { array })
+    })
+}
+
+/// Frees an array handle (NULL does nothing). Arrays built from it stay valid.
+///
+/// # Safety
+/// `a` is NULL or an array from this library not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_free(a: *mut lf_array) {
+    guard_free(|| take_back(a));
+}
+
+fn unary_op(name: &str) -> Option<UnaryOp> {
+    match name {
+        "neg" => Some(UnaryOp::Neg),
+        "abs" => Some(UnaryOp::Abs),
+        "not" => Some(UnaryOp::LogicalNot),
+        "rint" => Some(UnaryOp::Round),
+        other => UnaryOp::from_name(other),
+    }
+}
+
+fn binary_op(name: &str) -> Option<BinaryOp> {
+    match name {
+        "sub" => Some(BinaryOp::Sub),
+        "mul" => Some(BinaryOp::Mul),
+        "div" | "divide" => Some(BinaryOp::Div),
+        "floordiv" => Some(BinaryOp::FloorDiv),
+        "mod" | "rem" => Some(BinaryOp::Rem),
+        "pow" => Some(BinaryOp::Pow),
+        "eq" => Some(BinaryOp::Eq),
+        "ne" => Some(BinaryOp::Ne),
+        "lt" => Some(BinaryOp::Lt),
+        "le" => Some(BinaryOp::Le),
+        "gt" => Some(BinaryOp::Gt),
+        "ge" => Some(BinaryOp::Ge),
+        other => BinaryOp::from_name(other),
+    }
+}
+
+fn arrays<'a>(args: *const *const lf_array, nargs: usize) -> Result<Vec<&'a Array>, Failure> {
+    slice(args, nargs, "args")?
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| borrow(a, &format!("args[{i}]")).map(|a| &a.array))
+        .collect()
+}
+
+fn arity(op: &str, nargs: usize, expected: usize) -> Result<(), Failure> {
+    if nargs == expected {
+        Ok(())
+    } else {
+        Err(Failure::invalid(format!(
+            "'{op}' takes {expected} arguments (got {nargs})"
+        )))
+    }
+}
+
+/// Applies an element-wise operation by its NumPy name ("add", "sqrt",
+/// "where", ...; also "sub", "mul", "div", "pow", "neg", "abs", "eq", "lt"...)
+/// to `nargs` arrays with broadcasting. Lazy: errors of shapes and dtypes
+/// are reported here. `*out` owns the result.
+///
+/// # Safety
+/// `op` is a NUL-terminated string; `args` points to `nargs` live arrays;
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_apply(
+    op: *const c_char,
+    args: *const *const lf_array,
+    nargs: usize,
+    out: *mut *mut lf_array,
+) -> lf_status {
+    guard("lf_apply", || {
+        let op = string(op, "op")?;
+        let args = arrays(args, nargs)?;
+        let result = if op == "where" {
+            arity(op, nargs, 3)?;
+            args[0].where_(args[1], args[2])
+        } else if let Some(u) = unary_op(op) {
+            arity(op, nargs, 1)?;
+            args[0].apply_unary(u)
+        } else if let Some(b) = binary_op(op) {
+            arity(op, nargs, 2)?;
+            args[0].apply_binary(b, Operand::from(args[1]))
+        } else {
+            return Err(Failure::invalid(format!(
+                "unknown operation '{op}' (expected a NumPy ufunc name such as add, multiply, sqrt, where)"
+            )));
+        };
+        result.check()?;
+        give(out, lf_array { array: result })
+    })
+}
+
+/// `a op scalar` for a binary operation (see `lf_apply`). The scalar is weak
+/// (NumPy 2): it takes the array's type; an integral value with an integer
+/// or bool array acts as an integer.
+///
+/// # Safety
+/// `op` is a NUL-terminated string; `a` is a live array; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_apply_scalar(
+    op: *const c_char,
+    a: *const lf_array,
+    scalar: f64,
+    out: *mut *mut lf_array,
+) -> lf_status {
+    guard("lf_apply_scalar", || {
+        let name = string(op, "op")?;
+        let a = &borrow(a, "the array")?.array;
+        let op = binary_op(name).ok_or_else(|| {
+            Failure::invalid(format!(
+                "unknown binary operation '{name}' (expected e.g. add, mul, pow, lt)"
+            ))
+        })?;
+        let integral = scalar.fract() == 0.0 && scalar.abs() < 9.0e15;
+        let scalar = if integral && !a.dtype().is_float() {
+            Scalar::Int(scalar as i128)
+        } else {
+            Scalar::Float(scalar)
+        };
+        let result = a.apply_binary(op, Operand::Scalar(scalar));
+        result.check()?;
+        give(out, lf_array { array: result })
+    })
+}
+
+/// Makes a ufunc from an expression string over `nargs` named arguments,
+/// e.g. `"sqrt(b*b - 4*a*c)"` with names {"a", "b", "c"}. Parse errors name
+/// the column. `*out` owns the ufunc: free it with `lf_ufunc_free`.
+///
+/// # Safety
+/// `expr` is a NUL-terminated string; `arg_names` points to `nargs` such
+/// strings; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_ufunc_from_expr(
+    expr: *const c_char,
+    arg_names: *const *const c_char,
+    nargs: usize,
+    out: *mut *mut lf_ufunc,
+) -> lf_status {
+    guard("lf_ufunc_from_expr", || {
+        let text = string(expr, "expr")?;
+        let names = slice(arg_names, nargs, "arg_names")?
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| string(p, &format!("arg_names[{i}]")))
+            .collect::<Result<Vec<&str>, Failure>>()?;
+        let ufunc = Ufunc::parse("expr", text, &names)?;
+        give(out, lf_ufunc { ufunc })
+    })
+}
+
+/// Applies a ufunc to `nargs` arrays (lazy). `*out` owns the result.
+///
+/// # Safety
+/// `f` is a live ufunc; `args` points to `nargs` live arrays; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_ufunc_call(
+    f: *const lf_ufunc,
+    args: *const *const lf_array,
+    nargs: usize,
+    out: *mut *mut lf_array,
+) -> lf_status {
+    guard("lf_ufunc_call", || {
+        let f = &borrow(f, "the ufunc")?.ufunc;
+        let args = arrays(args, nargs)?;
+        let result = f.call(&args);
+        result.check()?;
+        give(out, lf_array { array: result })
+    })
+}
+
+/// Frees a ufunc (NULL does nothing).
+///
+/// # Safety
+/// `f` is NULL or a ufunc from `lf_ufunc_from_expr` not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn lf_ufunc_free(f: *mut lf_ufunc) {
+    guard_free(|| take_back(f));
+}
+
+/// Reduces `a` with "sum", "prod", "min", "max" or "mean": over all axes
+/// when `all_axes`, else over `axis` (negative counts from the end).
+/// `*out` owns the result.
+///
+/// # Safety
+/// `op` is a NUL-terminated string; `a` is a live array; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_reduce(
+    op: *const c_char,
+    a: *const lf_array,
+    axis: c_int,
+    all_axes: bool,
+    out: *mut *mut lf_array,
+) -> lf_status {
+    guard("lf_reduce", || {
+        let op = string(op, "op")?;
+        let a = &borrow(a, "the array")?.array;
+        let result = match (op, all_axes) {
+            ("sum", true) => a.sum(),
+            ("prod", true) => a.prod(),
+            ("min", true) => a.min(),
+            ("max", true) => a.max(),
+            ("mean", true) => a.mean(),
+            ("sum", false) => a.sum_axis(axis),
+            ("prod", false) => a.prod_axis(axis),
+            ("min", false) => a.min_axis(axis),
+            ("max", false) => a.max_axis(axis),
+            ("mean", false) => a.mean_axis(axis),
+            _ => {
+                return Err(Failure::invalid(format!(
+                    "unknown reduction '{op}' (expected sum, prod, min, max or mean)"
+                )))
+            }
+        };
+        result.check()?;
+        give(out, lf_array { array: result })
+    })
+}
+
+/// Writes the number of dimensions to `*out`.
+///
+/// # Safety
+/// `a` is a live array; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_ndim(a: *const lf_array, out: *mut usize) -> lf_status {
+    guard("lf_array_ndim", || {
+        write(out, borrow(a, "the array")?.array.ndim(), "out")
+    })
+}
+
+/// Writes the extents to `shape_out[0..ndim]`; `LF_ERROR_BUFFER_TOO_SMALL`
+/// when `capacity < ndim`.
+///
+/// # Safety
+/// `a` is a live array; `shape_out` is valid for `capacity` writes.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_shape(
+    a: *const lf_array,
+    shape_out: *mut usize,
+    capacity: usize,
+) -> lf_status {
+    guard("lf_array_shape", || {
+        let shape = borrow(a, "the array")?.array.shape();
+        if capacity < shape.len() {
+            return Err(Failure::too_small(format!(
+                "capacity {capacity} is less than the {} dimensions",
+                shape.len()
+            )));
+        }
+        slice_mut(shape_out, shape.len(), "shape_out")?.copy_from_slice(shape);
+        Ok(())
+    })
+}
+
+/// Writes the dtype code to `*out`.
+///
+/// # Safety
+/// `a` is a live array; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_dtype(a: *const lf_array, out: *mut lf_dtype) -> lf_status {
+    guard("lf_array_dtype", || {
+        write(
+            out,
+            dtype_code(borrow(a, "the array")?.array.dtype()),
+            "out",
+        )
+    })
+}
+
+/// Demands the array and copies its elements (row-major) into `dst`;
+/// `LF_ERROR_BUFFER_TOO_SMALL` when `dst_bytes` is less than
+/// `prod(shape) * sizeof(element)`. The value is kept for later demands.
+///
+/// # Safety
+/// `a` is a live array; `dst` is valid for `dst_bytes` writes.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_read(
+    a: *const lf_array,
+    dst: *mut c_void,
+    dst_bytes: usize,
+) -> lf_status {
+    guard("lf_array_read", || {
+        let array = &borrow(a, "the array")?.array;
+        let needed = array.len() * array.dtype().size();
+        if dst_bytes < needed {
+            return Err(Failure::too_small(format!(
+                "the destination holds {dst_bytes} bytes but the result needs {needed}"
+            )));
+        }
+        let dst = bytes_mut(dst, needed, "dst")?;
+        let host = array.to_host()?;
+        dst.copy_from_slice(host.as_bytes());
+        Ok(())
+    })
+}
+
+/// Writes a description of how the array would be computed (graph, fused
+/// kernels, planned copies) to `*out`; free it with `lf_string_free`.
+///
+/// # Safety
+/// `a` is a live array; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_array_explain(a: *const lf_array, out: *mut *mut c_char) -> lf_status {
+    guard("lf_array_explain", || {
+        give_string(out, &borrow(a, "the array")?.array.explain())
+    })
+}
+
+/// Frees a string returned by lazyfuse (NULL does nothing).
+///
+/// # Safety
+/// `s` is NULL or a string from `lf_array_explain` not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn lf_string_free(s: *mut c_char) {
+    guard_free(|| take_back_string(s));
+}
+
+/// The message of the last failed call on this thread ("" after a
+/// success). Valid until the next lazyfuse call on this thread.
+#[no_mangle]
+pub extern "C" fn lf_last_error_message() -> *const c_char {
+    last_error()
+}
