@@ -234,6 +234,49 @@ fn views() -> Result<()> {
 }
 
 #[test]
+fn slices_follow_python() -> Result<()> {
+    for cx in backends() {
+        let x = cx.arange(0.0, 10.0, 1.0, DType::I32);
+        let cases: [(Option<isize>, Option<isize>, isize, Vec<i32>); 8] = [
+            (Some(1), Some(5), 2, vec![1, 3]),
+            (None, None, -1, (0..10).rev().collect()),
+            (Some(-3), None, 1, vec![7, 8, 9]),
+            (Some(8), Some(2), -3, vec![8, 5]),
+            (Some(5), Some(5), 1, vec![]),
+            (Some(-100), Some(100), 4, vec![0, 4, 8]),
+            (Some(100), None, -4, vec![9, 5, 1]),
+            (None, Some(-100), -1, (0..10).rev().collect()),
+        ];
+        for (start, stop, step, want) in cases {
+            assert_eq!(
+                x.slice_axis(0, start, stop, step).to_vec::<i32>()?,
+                want,
+                "{}: [{start:?}:{stop:?}:{step}]",
+                cx.backend_name()
+            );
+        }
+        assert!(x.slice_axis(0, None, None, 0).check().is_err());
+        assert!(x.slice_axis(1, None, None, 1).check().is_err());
+        let m = cx.from_vec((0..12).map(|v| v as f64).collect(), &[3, 4])?;
+        // m[::-1, 1::2] + 100, and its sum along axis 0: views fused into one kernel each.
+        let v = m
+            .slice_axis(0, None, None, -1)
+            .slice_axis(1, Some(1), None, 2);
+        assert_eq!(v.shape(), &[3, 2]);
+        assert_eq!(
+            (&v + 100.0).to_vec::<f64>()?,
+            vec![109.0, 111.0, 105.0, 107.0, 101.0, 103.0]
+        );
+        assert_eq!(v.sum_axis(0).to_vec::<f64>()?, vec![15.0, 21.0]);
+        assert_eq!(
+            v.transpose().reshape(&[6]).to_vec::<f64>()?,
+            vec![9.0, 5.0, 1.0, 11.0, 7.0, 3.0]
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn reductions() -> Result<()> {
     for cx in backends() {
         let m = cx.from_vec(vec![1.0f32, 5.0, 3.0, 4.0, 2.0, 6.0], &[2, 3])?;

@@ -67,6 +67,10 @@ fn expressions(cx: &Context, n: usize) -> Vec<Array> {
             .max_axis(1),
         sumsq.reduce(&(&c * &c)),
         c.gt(1.5).where_(&c, 0.0).sum(),
+        (&c.slice_axis(0, None, None, -1) - &c).abs().max(),
+        m.slice_axis(1, Some(1), None, 3)
+            .slice_axis(0, None, None, -2)
+            .sum_axis(1),
     ]
 }
 

@@ -21,6 +21,7 @@ enum Step {
     Cast(usize, DType),
     Transpose(usize),
     Flatten(usize),
+    Slice(usize, i64, Option<isize>, Option<isize>, isize),
     Reduce(usize, &'static str, Option<i64>),
     Where(usize, usize, usize),
 }
@@ -77,6 +78,14 @@ fn step() -> impl Strategy<Value = Step> {
         (i.clone(), prop::sample::select(DTYPES)).prop_map(|(a, d)| Step::Cast(a, d)),
         i.clone().prop_map(Step::Transpose),
         i.clone().prop_map(Step::Flatten),
+        (
+            i.clone(),
+            -1i64..2,
+            prop::option::of(-4isize..4),
+            prop::option::of(-4isize..4),
+            prop::sample::select(&[1isize, 2, -1, -2][..])
+        )
+            .prop_map(|(a, axis, start, stop, step)| Step::Slice(a, axis, start, stop, step)),
         (
             i.clone(),
             prop::sample::select(REDUCE),
@@ -139,6 +148,9 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
             Step::Flatten(a) => {
                 let a = pick(a);
                 a.reshape(&[a.len()])
+            }
+            Step::Slice(a, axis, start, stop, step) => {
+                pick(a).slice_axis(*axis, *start, *stop, *step)
             }
             Step::Reduce(a, op, axis) => {
                 let a = pick(a);

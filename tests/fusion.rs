@@ -183,6 +183,37 @@ fn views_fold_into_index_arithmetic() -> Result<()> {
 }
 
 #[test]
+fn slices_fold_into_strides() -> Result<()> {
+    let cx = sim();
+    let x = cx.from_vec((0..100).map(|v| v as f32).collect(), &[10, 10])?;
+    let y = (&x.slice_axis(0, None, None, -1)
+        * &x.slice_axis(1, Some(1), None, 2)
+            .sum_axis(1)
+            .reshape(&[5, 2])
+            .sum_axis(1)
+            .reshape(&[1, 5])
+            .broadcast_to(&[10, 5])
+            .transpose()
+            .reshape(&[5, 10])
+            .slice_axis(0, None, Some(10), 1)
+            .reshape(&[50])
+            .slice_axis(0, Some(0), Some(10), 1)
+            .reshape(&[1, 10]))
+        .sum();
+    let _ = y.item::<f32>()?;
+    let z = x.slice_axis(1, None, None, -3).exp().sum();
+    cx.reset_stats();
+    z.item::<f32>()?;
+    let s = cx.stats();
+    assert_eq!(
+        (s.kernel_launches, s.h2d_copies),
+        (1, 0),
+        "x is already on the device: {s:?}"
+    );
+    Ok(())
+}
+
+#[test]
 fn explain_and_dot_show_kernels() {
     let cx = Context::cpu();
     let a = cx.from_slice(&[1.0f32, 2.0]);

@@ -59,6 +59,16 @@ pub enum Op {
     Permute(Axes),
     /// The input broadcast to the node's shape.
     BroadcastTo,
+    /// Along `axis`, output index `i` reads input index `start + i * step`
+    /// (the node's shape gives the count; `step` may be negative).
+    Slice {
+        /// The sliced axis.
+        axis: usize,
+        /// First input index read.
+        start: usize,
+        /// Input indices between consecutive outputs (non-zero).
+        step: isize,
+    },
     /// A reduction over `axes` (sorted, distinct) of an input already in the
     /// accumulator dtype; the reduced axes are removed from the shape.
     Reduce {
@@ -107,6 +117,9 @@ impl Op {
             Op::Reshape => "reshape".into(),
             Op::Permute(perm) => format!("permute {perm:?}"),
             Op::BroadcastTo => "broadcast_to".into(),
+            Op::Slice { axis, start, step } => {
+                format!("slice axis {axis} start {start} step {step}")
+            }
             Op::Reduce { combine, axes } => {
                 let name = match combine {
                     Combine::Builtin(op) => op.name().to_string(),
@@ -120,7 +133,10 @@ impl Op {
 
     /// True for operations that move no data (views).
     pub fn is_view(&self) -> bool {
-        matches!(self, Op::Reshape | Op::Permute(_) | Op::BroadcastTo)
+        matches!(
+            self,
+            Op::Reshape | Op::Permute(_) | Op::BroadcastTo | Op::Slice { .. }
+        )
     }
 
     /// True for element-wise operations (including casts).

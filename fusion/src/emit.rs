@@ -23,8 +23,26 @@ use crate::partition::{Partition, Placement};
 use crate::program::{BufferId, InputBinding, Launch};
 use crate::simplify::Graph;
 
-/// Node axis → domain axis (`None`: always index 0).
-type IndexMap = SmallVec<[Option<u8>; 4]>;
+/// How one axis of a value is indexed from the domain: `offset + scale *
+/// index[axis]` (`axis` `None`: always `offset`, a broadcast).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Term {
+    axis: Option<u8>,
+    scale: isize,
+    offset: isize,
+}
+
+/// One term per axis of a value: an affine map from the domain index.
+type IndexMap = SmallVec<[Term; 4]>;
+
+const BROADCAST: Term = Term {
+    axis: None,
+    scale: 0,
+    offset: 0,
+};
+
+/// What makes two inputs the same: buffer, offset and strides.
+type InputKey = (Option<BufferId>, usize, SmallVec<[isize; 4]>);
 
 /// Where each materialised node's value lives.
 pub(crate) struct Buffers<'a> {
@@ -40,7 +58,7 @@ pub(crate) struct Emitter<'a> {
     body: Body,
     inputs: Vec<KernelInput>,
     bindings: Vec<InputBinding>,
-    input_index: HashMap<(Option<BufferId>, SmallVec<[usize; 4]>), u32>,
+    input_index: HashMap<InputKey, u32>,
     args: Vec<DType>,
     arg_values: Vec<Literal>,
     arg_index: HashMap<Literal, u32>,
@@ -73,7 +91,13 @@ impl<'a> Emitter<'a> {
     }
 
     fn identity_map(&self) -> IndexMap {
-        (0..self.domain.len()).map(|d| Some(d as u8)).collect()
+        (0..self.domain.len())
+            .map(|d| Term {
+                axis: Some(d as u8),
+                scale: 1,
+                offset: 0,
+            })
+            .collect()
     }
 
     fn arg(&mut self, literal: Literal) -> u32 {
@@ -92,16 +116,22 @@ impl<'a> Emitter<'a> {
         buffer: Option<BufferId>,
         dtype: DType,
         len: usize,
-        strides: SmallVec<[usize; 4]>,
+        (offset, strides): (usize, SmallVec<[isize; 4]>),
     ) -> u32 {
-        let key = (buffer, strides.clone());
+        let key = (buffer, offset, strides.clone());
         if let Some(&i) = self.input_index.get(&key) {
             return i;
         }
         let domain_len: usize = self.domain.iter().product();
         let layout = if buffer.is_some() && len <= 1 {
             Layout::Scalar
-        } else if len == domain_len && strides == contiguous_strides(&self.domain) {
+        } else if offset == 0
+            && len == domain_len
+            && strides
+                .iter()
+                .zip(contiguous_strides(&self.domain))
+                .all(|(&s, d)| s == d as isize)
+        {
             Layout::Contiguous
         } else {
             Layout::Strided
@@ -117,23 +147,33 @@ impl<'a> Emitter<'a> {
             layout,
             kind,
         });
-        self.bindings.push(InputBinding { buffer, strides });
+        self.bindings.push(InputBinding {
+            buffer,
+            offset,
+            strides,
+        });
         self.input_index.insert(key, i);
         i
     }
 
-    /// Strides over the domain of a dense array of `shape` read through `map`.
-    fn strides(&self, shape: &[usize], map: &IndexMap) -> SmallVec<[usize; 4]> {
+    /// Offset and strides over the domain of a dense array of `shape` read through `map`.
+    fn strides(&self, shape: &[usize], map: &IndexMap) -> Result<(usize, SmallVec<[isize; 4]>)> {
         let dense = contiguous_strides(shape);
-        let mut strides: SmallVec<[usize; 4]> = SmallVec::from_elem(0, self.domain.len());
-        for (axis, target) in map.iter().enumerate() {
-            if let Some(d) = target {
+        let mut strides: SmallVec<[isize; 4]> = SmallVec::from_elem(0, self.domain.len());
+        let mut offset = 0isize;
+        for (axis, term) in map.iter().enumerate() {
+            let step = dense[axis] as isize;
+            offset += term.offset * step;
+            if let Some(d) = term.axis {
                 if shape[axis] > 1 {
-                    strides[*d as usize] += dense[axis];
+                    strides[d as usize] += term.scale * step;
                 }
             }
         }
-        strides
+        let offset = usize::try_from(offset).map_err(|_| {
+            Error::internal("fusion", "a view reads before the start of its buffer")
+        })?;
+        Ok((offset, strides))
     }
 
     /// The buffer holding a materialised node's value, with the shape to read it as.
@@ -159,12 +199,7 @@ impl<'a> Emitter<'a> {
     /// `compute_root`, the root is computed here even though it is
     /// materialised (it is this kernel's output); otherwise a materialised
     /// root is loaded.
-    pub(crate) fn value(
-        &mut self,
-        root: usize,
-        map: IndexMap,
-        compute_root: bool,
-    ) -> Result<ValueId> {
+    fn value(&mut self, root: usize, map: IndexMap, compute_root: bool) -> Result<ValueId> {
         let computed = compute_root.then_some(root);
         let mut stack: Vec<(usize, IndexMap, bool)> = vec![(root, map.clone(), false)];
         while let Some((node_id, map, expanded)) = stack.pop() {
@@ -179,7 +214,7 @@ impl<'a> Emitter<'a> {
                         format!("%{node_id} is materialised but has no buffer"),
                     )
                 })?;
-                let strides = self.strides(&node.shape, &map);
+                let strides = self.strides(&node.shape, &map)?;
                 let input = self.input(Some(buffer), node.dtype, node.len(), strides);
                 let v = self.body.push(Inst::Load(input), node.dtype);
                 self.memo.insert((node_id, map), v);
@@ -193,7 +228,7 @@ impl<'a> Emitter<'a> {
                     continue;
                 }
                 Op::Arange { start, step } => {
-                    let strides = self.strides(&node.shape, &map);
+                    let strides = self.strides(&node.shape, &map)?;
                     let input = self.input(None, DType::I64, node.len(), strides);
                     let index = self.body.push(Inst::Iota(input), DType::I64);
                     let index = self.body.push(Inst::Cast(index), DType::F64);
@@ -238,7 +273,7 @@ impl<'a> Emitter<'a> {
                 (Op::Binary(op), [a, b]) => self.body.push(Inst::Binary(*op, *a, *b), node.dtype),
                 (Op::Select, [c, a, b]) => self.body.push(Inst::Select(*c, *a, *b), node.dtype),
                 (Op::Cast, [a]) => self.body.push(Inst::Cast(*a), node.dtype),
-                (Op::Permute(_) | Op::BroadcastTo, [a]) => *a,
+                (Op::Permute(_) | Op::BroadcastTo | Op::Slice { .. }, [a]) => *a,
                 (op, _) => {
                     return Err(Error::internal(
                         "fusion",
@@ -268,7 +303,7 @@ impl<'a> Emitter<'a> {
                 .enumerate()
                 .map(|(j, &extent)| {
                     if extent == 1 && node.shape[j + offset] != 1 {
-                        None
+                        BROADCAST
                     } else {
                         map[j + offset]
                     }
@@ -277,10 +312,20 @@ impl<'a> Emitter<'a> {
         };
         Ok(match &node.op {
             Op::Permute(perm) => {
-                let mut child: IndexMap = SmallVec::from_elem(None, perm.len());
+                let mut child: IndexMap = SmallVec::from_elem(BROADCAST, perm.len());
                 for (i, &p) in perm.iter().enumerate() {
                     child[p] = map[i];
                 }
+                vec![child]
+            }
+            Op::Slice { axis, start, step } => {
+                let mut child = map.clone();
+                let outer = map[*axis];
+                child[*axis] = Term {
+                    axis: outer.axis,
+                    scale: step * outer.scale,
+                    offset: *start as isize + step * outer.offset,
+                };
                 vec![child]
             }
             op if op.is_elementwise() || matches!(op, Op::BroadcastTo) => {

@@ -34,6 +34,9 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
             .inputs
             .iter()
             .map(|i| match i.buffer {
+                Some(b) if i.offset > 0 => {
+                    format!("{b}+{} strides {:?}", i.offset, i.strides.as_slice())
+                }
                 Some(b) => format!("{b} strides {:?}", i.strides.as_slice()),
                 None => format!("iota strides {:?}", i.strides.as_slice()),
             })

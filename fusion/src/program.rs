@@ -54,8 +54,11 @@ pub struct BufferDesc {
 pub struct InputBinding {
     /// The buffer read (`None` for iota inputs).
     pub buffer: Option<BufferId>,
-    /// Element stride per domain dimension (0 where broadcast).
-    pub strides: SmallVec<[usize; 4]>,
+    /// Element offset of domain index 0 in the buffer.
+    pub offset: usize,
+    /// Element stride per domain dimension (0 where broadcast, negative for
+    /// reversed slices).
+    pub strides: SmallVec<[isize; 4]>,
 }
 
 /// One kernel launch.

@@ -88,6 +88,7 @@ enum OpKey {
     Reshape,
     Permute(SmallVec<[usize; 4]>),
     BroadcastTo,
+    Slice(usize, usize, isize),
     Reduce(ReduceOp, SmallVec<[usize; 4]>),
     CustomReduce(usize, SmallVec<[usize; 4]>),
 }
@@ -103,6 +104,7 @@ fn op_key(op: &Op) -> Option<OpKey> {
         Op::Reshape => OpKey::Reshape,
         Op::Permute(p) => OpKey::Permute(p.clone()),
         Op::BroadcastTo => OpKey::BroadcastTo,
+        Op::Slice { axis, start, step } => OpKey::Slice(*axis, *start, *step),
         Op::Reduce {
             combine: Combine::Builtin(r),
             axes,

@@ -26,7 +26,8 @@ fn internal(message: impl Into<String>) -> Error {
 /// The iteration space: extents and per-input strides, innermost last.
 pub(crate) struct Space {
     pub(crate) extents: SmallVec<[usize; 4]>,
-    pub(crate) strides: Vec<SmallVec<[usize; 4]>>,
+    pub(crate) strides: Vec<SmallVec<[isize; 4]>>,
+    pub(crate) offsets: Vec<isize>,
 }
 
 impl Space {
@@ -34,14 +35,13 @@ impl Space {
     /// input walks contiguously are merged.
     pub(crate) fn new(launch: &Launch, order: &[usize]) -> Space {
         let mut extents: SmallVec<[usize; 4]> = SmallVec::new();
-        let mut strides: Vec<SmallVec<[usize; 4]>> = vec![SmallVec::new(); launch.inputs.len()];
+        let mut strides: Vec<SmallVec<[isize; 4]>> = vec![SmallVec::new(); launch.inputs.len()];
         for &axis in order {
             let extent = launch.domain[axis];
-            let mergeable =
-                !extents.is_empty()
-                    && launch.inputs.iter().zip(&strides).all(|(binding, s)| {
-                        s.last().copied() == Some(binding.strides[axis] * extent)
-                    });
+            let mergeable = !extents.is_empty()
+                && launch.inputs.iter().zip(&strides).all(|(binding, s)| {
+                    s.last().copied() == Some(binding.strides[axis] * extent as isize)
+                });
             if extent == 1 && !extents.is_empty() {
                 continue;
             }
@@ -67,7 +67,12 @@ impl Space {
                 s.push(0);
             }
         }
-        Space { extents, strides }
+        let offsets = launch.inputs.iter().map(|b| b.offset as isize).collect();
+        Space {
+            extents,
+            strides,
+            offsets,
+        }
     }
 
     pub(crate) fn line_len(&self) -> usize {
@@ -78,8 +83,8 @@ impl Space {
         self.extents[..self.extents.len() - 1].iter().product()
     }
 
-    /// Base offset of every input at the start of line `line`.
-    pub(crate) fn bases(&self, line: usize) -> Vec<usize> {
+    /// Element offset of every input at the start of line `line`.
+    pub(crate) fn bases(&self, line: usize) -> Vec<isize> {
         let outer = &self.extents[..self.extents.len() - 1];
         let mut rest = line;
         let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, outer.len());
@@ -89,30 +94,53 @@ impl Space {
         }
         self.strides
             .iter()
-            .map(|s| index.iter().zip(s.iter()).map(|(i, st)| i * st).sum())
+            .zip(&self.offsets)
+            .map(|(s, &o)| {
+                o + index
+                    .iter()
+                    .zip(s.iter())
+                    .map(|(&i, st)| i as isize * st)
+                    .sum::<isize>()
+            })
             .collect()
     }
 
-    pub(crate) fn inner_stride(&self, input: usize) -> usize {
+    /// Stride of `input` along the line.
+    pub(crate) fn inner_stride(&self, input: usize) -> isize {
         self.strides[input].last().copied().unwrap_or(0)
+    }
+
+    /// Element offset of `input` at position `offset` of a line starting at `bases`.
+    pub(crate) fn at(&self, bases: &[isize], input: usize, offset: usize) -> isize {
+        bases[input] + offset as isize * self.inner_stride(input)
     }
 }
 
+/// True when `len` reads from `base`, `stride` apart, stay inside `size` elements.
+pub(crate) fn in_bounds(base: isize, stride: isize, len: usize, size: usize) -> bool {
+    let last = base + stride * (len.max(1) as isize - 1);
+    base >= 0 && last >= 0 && (base as usize) < size && (last as usize) < size
+}
+
 /// Reads `len` elements of `input` starting at `base`, `stride` apart.
-fn load(buffer: &HostBuffer, base: usize, stride: usize, len: usize) -> Result<HostBuffer> {
-    if buffer.len() == 1 || (stride == 0 && len > 0) {
-        return with_buffer!(buffer, v => v.get(base).map(|x| Element::into_buffer(vec![*x])))
-            .ok_or_else(|| internal("a read past the end of an input"));
+fn load(buffer: &HostBuffer, base: isize, stride: isize, len: usize) -> Result<HostBuffer> {
+    // A one-element buffer is read as a broadcast scalar, whatever the strides.
+    let (base, stride) = if buffer.len() == 1 {
+        (0, 0)
+    } else {
+        (base, stride)
+    };
+    if !in_bounds(base, stride, len, buffer.len()) {
+        return Err(internal("a read outside an input"));
     }
-    let last = base + stride * len.saturating_sub(1);
-    if len > 0 && last >= buffer.len() {
-        return Err(internal("a read past the end of an input"));
-    }
+    let index = |i: usize| (base + i as isize * stride) as usize;
     Ok(with_buffer!(buffer, v => {
-        if stride == 1 {
-            Element::into_buffer(v[base..base + len].to_vec())
+        if stride == 0 {
+            Element::into_buffer(vec![v[index(0)]])
+        } else if stride == 1 {
+            Element::into_buffer(v[index(0)..index(0) + len].to_vec())
         } else {
-            Element::into_buffer((0..len).map(|i| v[base + i * stride]).collect::<Vec<_>>())
+            Element::into_buffer((0..len).map(|i| v[index(i)]).collect::<Vec<_>>())
         }
     }))
 }
@@ -171,7 +199,7 @@ fn eval_chunk(
     space: &Space,
     inputs: &Inputs<'_>,
     args: &[Literal],
-    bases: &[usize],
+    bases: &[isize],
     offset: usize,
     len: usize,
 ) -> Result<Vec<HostBuffer>> {
@@ -183,13 +211,17 @@ fn eval_chunk(
                 .copied()
                 .flatten()
                 .ok_or_else(|| internal("missing input buffer"))?;
-            let stride = space.inner_stride(k);
-            load(buffer, bases[k] + offset * stride, stride, len)
+            load(
+                buffer,
+                space.at(bases, k, offset),
+                space.inner_stride(k),
+                len,
+            )
         }
         Inst::Iota(k) => {
             let k = *k as usize;
             let stride = space.inner_stride(k) as i64;
-            let base = (bases[k] + offset * space.inner_stride(k)) as i64;
+            let base = space.at(bases, k, offset) as i64;
             Ok(HostBuffer::I64(
                 (0..len as i64).map(|i| base + i * stride).collect(),
             ))

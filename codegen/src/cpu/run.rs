@@ -63,7 +63,7 @@ impl Leaves<'_> {
         inst: &Inst,
         reg: Option<usize>,
         regs: &mut [HostBuffer],
-        bases: &[usize],
+        bases: &[isize],
         offset: usize,
         len: usize,
     ) -> Result<View> {
@@ -77,13 +77,16 @@ impl Leaves<'_> {
                     .flatten()
                     .ok_or_else(|| internal("missing input"))?;
                 let stride = self.space.inner_stride(k);
-                let base = bases[k] + offset * stride;
+                let base = self.space.at(bases, k, offset);
                 if buffer.len() == 1 {
                     return Ok(View::InputScalar(k, 0));
                 }
+                if !interp::in_bounds(base, stride, len, buffer.len()) {
+                    return Err(internal("a read outside an input"));
+                }
                 match stride {
-                    0 => Ok(View::InputScalar(k, base)),
-                    1 => Ok(View::Input(k, base)),
+                    0 => Ok(View::InputScalar(k, base as usize)),
+                    1 => Ok(View::Input(k, base as usize)),
                     _ => {
                         let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
                         gather(buffer, &mut regs[r], base, stride, len)?;
@@ -94,7 +97,7 @@ impl Leaves<'_> {
             Inst::Iota(k) => {
                 let k = *k as usize;
                 let stride = self.space.inner_stride(k) as i64;
-                let base = (bases[k] + offset * self.space.inner_stride(k)) as i64;
+                let base = self.space.at(bases, k, offset) as i64;
                 let r = reg.ok_or_else(|| internal("an iota without a register"))?;
                 let out =
                     i64::slice_of_mut(&mut regs[r]).ok_or_else(|| internal("iota register"))?;
@@ -108,21 +111,18 @@ impl Leaves<'_> {
     }
 }
 
+/// Copies `len` elements `stride` apart from `base` (bounds checked by the caller).
 fn gather(
     buffer: &HostBuffer,
     reg: &mut HostBuffer,
-    base: usize,
-    stride: usize,
+    base: isize,
+    stride: isize,
     len: usize,
 ) -> Result<()> {
-    let last = base + stride * len.saturating_sub(1);
-    if last >= buffer.len() {
-        return Err(internal("a strided read past the end of an input"));
-    }
     lazyfuse_core::with_buffer!(buffer, src => {
         let dst = Element::slice_of_mut(reg).ok_or_else(|| internal("gather register dtype"))?;
         for (i, d) in dst[..len].iter_mut().enumerate() {
-            *d = src[base + i * stride];
+            *d = src[(base + i as isize * stride) as usize];
         }
         Ok(())
     })

@@ -232,6 +232,55 @@ impl Array {
         Array::built(&self.session, result)
     }
 
+    /// NumPy's `a[..., start:stop:step, ...]` along one axis (a view: no data
+    /// moves). `None` bounds mean the ends; negative bounds count from the
+    /// end; bounds are clamped as in Python; `step` may be negative, not 0.
+    pub fn slice_axis(
+        &self,
+        axis: impl AxisIndex,
+        start: Option<isize>,
+        stop: Option<isize>,
+        step: isize,
+    ) -> Array {
+        let result = self.valid_node().and_then(|node| {
+            let ndim = node.shape().len();
+            let axis = axis
+                .to_axis()
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "slice",
+                        format!("axis is out of range for {ndim} dimensions"),
+                    )
+                })
+                .and_then(|a| normalize_axis("slice", a, ndim))?;
+            if step == 0 {
+                return Err(Error::invalid(
+                    "slice",
+                    "slice step cannot be zero (expected a non-zero step)",
+                ));
+            }
+            let n = node.shape()[axis] as isize;
+            let (first, count) = slice_indices(n, start, stop, step);
+            if first == 0 && step == 1 && count == n {
+                return Ok(Arc::clone(node));
+            }
+            let mut shape = node.shape.clone();
+            shape[axis] = count as usize;
+            new_node(
+                "slice",
+                Op::Slice {
+                    axis,
+                    start: if count == 0 { 0 } else { first as usize },
+                    step,
+                },
+                node.dtype(),
+                shape,
+                smallvec![Arc::clone(node)],
+            )
+        });
+        Array::built(&self.session, result)
+    }
+
     /// The axes a reduction covers: all of them, or one given axis.
     pub(crate) fn reduction_axes(&self, name: &str, axis: Option<impl AxisIndex>) -> Result<Axes> {
         let ndim = self.ndim();
@@ -288,6 +337,37 @@ impl Array {
             Ok(cast_node(&result, plan.out))
         })();
         Array::built(&self.session, result)
+    }
+}
+
+/// Python's `slice.indices`: the first index and the count of a slice of
+/// an axis of `n` elements.
+fn slice_indices(
+    n: isize,
+    start: Option<isize>,
+    stop: Option<isize>,
+    step: isize,
+) -> (isize, isize) {
+    let clamp = |v: isize, low: isize, high: isize| v.max(low).min(high);
+    let resolve = |v: isize| if v < 0 { v + n } else { v };
+    if step > 0 {
+        let first = start.map_or(0, |v| clamp(resolve(v), 0, n));
+        let end = stop.map_or(n, |v| clamp(resolve(v), 0, n));
+        let count = if end > first {
+            (end - first + step - 1) / step
+        } else {
+            0
+        };
+        (first, count)
+    } else {
+        let first = start.map_or(n - 1, |v| clamp(resolve(v), -1, n - 1));
+        let end = stop.map_or(-1, |v| clamp(resolve(v), -1, n - 1));
+        let count = if first > end {
+            (first - end + (-step) - 1) / (-step)
+        } else {
+            0
+        };
+        (first, count)
     }
 }
 

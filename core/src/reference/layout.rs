@@ -55,6 +55,51 @@ pub(crate) fn broadcast(
     gather(value, to, &broadcast_strides(from, to)).map(Arc::new)
 }
 
+/// `value` (of `shape`) sliced along `axis`: output index `i` reads `start + i * step`.
+pub(crate) fn slice(
+    value: &HostBuffer,
+    shape: &[usize],
+    out_shape: &[usize],
+    axis: usize,
+    start: usize,
+    step: isize,
+) -> Result<HostBuffer> {
+    let dense = contiguous_strides(shape);
+    let count = len(out_shape);
+    let mut out_index = vec![0usize; out_shape.len()];
+    let offsets: Option<Vec<usize>> = (0..count)
+        .map(|_| {
+            let offset = out_index
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| {
+                    let source = if d == axis {
+                        start as isize + i as isize * step
+                    } else {
+                        i as isize
+                    };
+                    source * dense[d] as isize
+                })
+                .sum::<isize>();
+            for d in (0..out_shape.len()).rev() {
+                out_index[d] += 1;
+                if out_index[d] < out_shape[d] {
+                    break;
+                }
+                out_index[d] = 0;
+            }
+            usize::try_from(offset).ok()
+        })
+        .collect();
+    let offsets = offsets.ok_or_else(|| Error::internal("reference slice", "a negative offset"))?;
+    with_buffer!(value, v => offsets
+        .iter()
+        .map(|&o| v.get(o).copied())
+        .collect::<Option<Vec<_>>>()
+        .map(Element::into_buffer))
+    .ok_or_else(|| Error::internal("reference slice", "a read outside the input"))
+}
+
 /// `value` (of `shape`) with its axes permuted (output axis `i` is input axis `perm[i]`).
 pub(crate) fn permute(value: &HostBuffer, shape: &[usize], perm: &[usize]) -> Result<HostBuffer> {
     let dense = contiguous_strides(shape);

@@ -150,6 +150,10 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
             let (input, value) = single(inputs)?;
             layout::permute(value, &input.shape, perm)?
         }
+        Op::Slice { axis, start, step } => {
+            let (input, value) = single(inputs)?;
+            layout::slice(value, &input.shape, &node.shape, *axis, *start, *step)?
+        }
         Op::Reduce { combine, axes } => {
             let (input, value) = single(inputs)?;
             reduce::reduce(value, &input.shape, axes, combine)?
