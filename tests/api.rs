@@ -237,7 +237,8 @@ fn views() -> Result<()> {
 fn slices_follow_python() -> Result<()> {
     for cx in backends() {
         let x = cx.arange(0.0, 10.0, 1.0, DType::I32);
-        let cases: [(Option<isize>, Option<isize>, isize, Vec<i32>); 8] = [
+        type Case = (Option<isize>, Option<isize>, isize, Vec<i32>);
+        let cases: [Case; 8] = [
             (Some(1), Some(5), 2, vec![1, 3]),
             (None, None, -1, (0..10).rev().collect()),
             (Some(-3), None, 1, vec![7, 8, 9]),
