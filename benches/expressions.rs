@@ -221,5 +221,35 @@ fn reductions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, elementwise, reductions);
+/// Small arrays: a repeated (cache-hit) evaluation of E1 including building
+/// the expression and demanding the result.
+fn latency(c: &mut Criterion) {
+    let cx = Context::builder()
+        .backend("cpu")
+        .threads(THREADS)
+        .build()
+        .expect("cpu");
+    let mut group = c.benchmark_group("E1 latency");
+    for n in [100usize, 1000] {
+        let (va, vb, vc) = (data(n, 1), data(n, 2), data(n, 3));
+        let (a, b, cc) = (cx.from_slice(&va), cx.from_slice(&vb), cx.from_slice(&vc));
+        group.bench_function(BenchmarkId::new("hand", n), |bench| {
+            bench.iter(|| {
+                let out: Vec<f32> = va
+                    .iter()
+                    .zip(&vb)
+                    .zip(&vc)
+                    .map(|((a, b), c)| a * b + c)
+                    .collect();
+                black_box(out)
+            })
+        });
+        group.bench_function(BenchmarkId::new("lazyfuse build+to_vec", n), |bench| {
+            bench.iter(|| black_box((&a * &b + &cc).to_vec::<f32>().expect("eval")))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, elementwise, reductions, latency);
 criterion_main!(benches);

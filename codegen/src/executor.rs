@@ -68,8 +68,10 @@ pub fn fusion_options(options: &Options) -> FusionOptions {
 /// contexts asking for that many; `None` runs on the calling thread.
 pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    // Asking the OS reads cgroup files: do it once, not per launch.
+    static CORES: OnceLock<usize> = OnceLock::new();
     let threads = if threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     } else {
         threads
     };

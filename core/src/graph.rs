@@ -11,7 +11,7 @@
 //! - Edges go from an input to its consumer; the edge weight is the operand
 //!   position, which also orders [`GraphNode::inputs`].
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
@@ -63,7 +63,7 @@ impl ExprGraph {
     /// Snapshots everything `roots` need; `outputs()` lists the roots' indices in order.
     pub fn from_roots(roots: &[Arc<Node>]) -> ExprGraph {
         let mut graph = StableDiGraph::new();
-        let mut index: HashMap<usize, NodeIndex> = HashMap::new();
+        let mut index: HashMap<usize, NodeIndex> = HashMap::default();
         let mut stack: Vec<(Arc<Node>, bool)> =
             roots.iter().rev().map(|r| (Arc::clone(r), false)).collect();
         while let Some((node, expanded)) = stack.pop() {

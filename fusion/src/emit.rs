@@ -9,7 +9,7 @@
 //! is emitted once (shared subexpressions inside a kernel are computed once).
 //! The walk is iterative, so a 100,000-node chain emits without recursion.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use lazyfuse_core::shape::contiguous_strides;
@@ -81,11 +81,11 @@ impl<'a> Emitter<'a> {
             body: Body::default(),
             inputs: Vec::new(),
             bindings: Vec::new(),
-            input_index: HashMap::new(),
+            input_index: HashMap::default(),
             args: Vec::new(),
             arg_values: Vec::new(),
-            arg_index: HashMap::new(),
-            memo: HashMap::new(),
+            arg_index: HashMap::default(),
+            memo: HashMap::default(),
             nodes: Vec::new(),
         }
     }
@@ -466,7 +466,7 @@ impl<'a> Emitter<'a> {
     /// A user reduction's combine function as a body over `Param(0)`, `Param(1)`.
     fn combine_body(&mut self, root: &Arc<Node>) -> Result<Body> {
         let mut body = Body::default();
-        let mut values: HashMap<usize, ValueId> = HashMap::new();
+        let mut values: HashMap<usize, ValueId> = HashMap::default();
         let mut stack: Vec<(&Arc<Node>, bool)> = vec![(root, false)];
         while let Some((node, expanded)) = stack.pop() {
             let key = Arc::as_ptr(node) as usize;

@@ -1,7 +1,7 @@
 //! Kernel roots → launches: buffers, multi-output grouping, emission and
 //! execution order.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use lazyfuse_core::{Error, Op, Result};
 
@@ -35,7 +35,7 @@ pub(crate) fn build_program(
         }
     }
     // Reduction kernels are keyed by their reduce node, the root by its epilogue tail.
-    let mut reduce_of_tail: HashMap<usize, usize> = HashMap::new();
+    let mut reduce_of_tail: HashMap<usize, usize> = HashMap::default();
     for (r, tail) in partition.epilogue_tail.iter().enumerate() {
         if let (Some(t), Op::Reduce { .. }) = (tail, &graph.nodes[r].op) {
             reduce_of_tail.insert(*t, r);
@@ -142,7 +142,7 @@ fn multi_output_groups(
         }
         i
     }
-    let mut owner: HashMap<usize, usize> = HashMap::new();
+    let mut owner: HashMap<usize, usize> = HashMap::default();
     for (k, &root) in roots.iter().enumerate() {
         if reduce_of_tail.contains_key(&root) {
             continue;
@@ -172,7 +172,7 @@ fn multi_output_groups(
             stack.extend(graph.nodes[node].inputs.iter().copied());
         }
     }
-    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::default();
     for (k, &root) in roots.iter().enumerate() {
         let g = find(&mut parent, k);
         groups.entry(g).or_default().push(root);

@@ -14,7 +14,7 @@
 //!
 //! Cost: linear in the number of nodes (one hash lookup each); no recursion.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use lazyfuse_core::reference::kernels;
@@ -151,10 +151,11 @@ impl Builder {
 pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
     let mut builder = Builder {
         nodes: Vec::with_capacity(graph.node_count()),
-        seen: HashMap::new(),
+        seen: HashMap::default(),
     };
     let order = graph.topological_order();
-    let mut remap: HashMap<usize, usize> = HashMap::with_capacity(order.len());
+    let mut remap: HashMap<usize, usize> =
+        HashMap::with_capacity_and_hasher(order.len(), Default::default());
     for index in order {
         let node = graph.node(index);
         let inputs: SmallVec<[usize; 2]> = node.inputs.iter().map(|i| remap[&i.index()]).collect();

@@ -86,11 +86,13 @@ impl Machine {
         }
     }
 
-    /// Scratch registers for one worker.
-    pub fn registers(&self) -> Vec<HostBuffer> {
+    /// Scratch registers for one worker running chunks of at most `len`
+    /// (small launches do not pay for full-size registers).
+    pub fn registers(&self, len: usize) -> Vec<HostBuffer> {
+        let len = len.clamp(1, CHUNK);
         self.register_dtypes
             .iter()
-            .map(|&d| with_dtype!(d, T => T::into_buffer(vec![T::default(); CHUNK])))
+            .map(|&d| with_dtype!(d, T => T::into_buffer(vec![T::default(); len])))
             .collect()
     }
 

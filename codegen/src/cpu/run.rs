@@ -174,10 +174,10 @@ pub fn elementwise(
         .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
         .collect();
     for_each_task(pool, n, tasks, |t, mut slices| {
-        let mut regs = machine.registers();
-        let mut views = Vec::new();
         let start = t * TASK;
         let end = (start + TASK).min(n);
+        let mut regs = machine.registers(end - start);
+        let mut views = Vec::new();
         let mut position = start;
         let mut line = usize::MAX;
         let mut bases = Vec::new();
@@ -437,7 +437,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
         let (k, b) = (task / blocks, task % blocks);
         let start = k * reduced_len + b * TASK;
         let end = (start + TASK).min((k + 1) * reduced_len);
-        let mut regs = machine.registers();
+        let mut regs = machine.registers(CHUNK);
         let mut views = Vec::new();
         let mut scratch = Vec::new();
         let mut cascade = Cascade::new();
@@ -523,7 +523,7 @@ fn reduce_leading<T: Element + Arithmetic>(
     };
     for_each_task(pool, kept_len * reduced_len, slices, |task, out| {
         let k0 = task * CHUNK;
-        let mut regs = machine.registers();
+        let mut regs = machine.registers(CHUNK);
         let mut views = Vec::new();
         let mut scratch = Vec::new();
         let mut cascade: Cascade<Vec<T>> = Cascade::new();
