@@ -72,6 +72,8 @@ pub trait Element:
     fn slice_of_mut(buffer: &mut HostBuffer) -> Option<&mut [Self]>;
     /// A mutable slice of this type, type-erased.
     fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_>;
+    /// The typed slice inside `slice`, if it holds this type.
+    fn unwrap_mut(slice: SliceMut<'_>) -> Option<&mut [Self]>;
     /// The value, exactly.
     fn to_wide(self) -> Wide;
     /// Casts a value to this type by the module's rules.
@@ -100,6 +102,12 @@ macro_rules! int_element {
             }
             fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
                 SliceMut::$variant(slice)
+            }
+            fn unwrap_mut(slice: SliceMut<'_>) -> Option<&mut [Self]> {
+                match slice {
+                    SliceMut::$variant(s) => Some(s),
+                    _ => None,
+                }
             }
             #[inline]
             fn to_wide(self) -> Wide {
@@ -139,6 +147,12 @@ macro_rules! float_element {
             }
             fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
                 SliceMut::$variant(slice)
+            }
+            fn unwrap_mut(slice: SliceMut<'_>) -> Option<&mut [Self]> {
+                match slice {
+                    SliceMut::$variant(s) => Some(s),
+                    _ => None,
+                }
             }
             #[inline]
             fn to_wide(self) -> Wide {
@@ -184,6 +198,12 @@ impl Element for f32 {
     fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
         SliceMut::F32(slice)
     }
+    fn unwrap_mut(slice: SliceMut<'_>) -> Option<&mut [Self]> {
+        match slice {
+            SliceMut::F32(s) => Some(s),
+            _ => None,
+        }
+    }
     #[inline]
     fn to_wide(self) -> Wide {
         Wide::Float(self as f64)
@@ -217,6 +237,12 @@ impl Element for bool {
     }
     fn wrap_mut(slice: &mut [Self]) -> SliceMut<'_> {
         SliceMut::Bool(slice)
+    }
+    fn unwrap_mut(slice: SliceMut<'_>) -> Option<&mut [Self]> {
+        match slice {
+            SliceMut::Bool(s) => Some(s),
+            _ => None,
+        }
     }
     #[inline]
     fn to_wide(self) -> Wide {

@@ -7,7 +7,9 @@
 //! loop from `loops`.
 
 use lazyfuse_core::half::{bf16, f16};
-use lazyfuse_core::{with_dtype, DType, Element, Error, HostBuffer, Literal, Result, UnaryOp};
+use lazyfuse_core::{
+    with_dtype, DType, Element, Error, HostBuffer, Literal, Result, SliceMut, UnaryOp,
+};
 use lazyfuse_fusion::{Body, Inst, ValueId};
 
 use super::loops::{self, Arg};
@@ -30,6 +32,8 @@ pub enum View {
     InputScalar(usize, usize),
     /// Argument `k`, everywhere.
     Arg(usize),
+    /// Written straight into the output (not readable).
+    Written,
 }
 
 /// A body ready to run: register assignment and dtypes.
@@ -38,6 +42,7 @@ pub struct Machine {
     body: Body,
     register: Vec<Option<usize>>,
     register_dtypes: Vec<DType>,
+    direct: Option<ValueId>,
 }
 
 impl Machine {
@@ -79,11 +84,25 @@ impl Machine {
                 }
             }
         }
+        // The last instruction, when it is an operation whose value is only
+        // stored, can write straight into the output (one pass fewer).
+        let direct = body
+            .insts
+            .last()
+            .filter(|inst| !inst.operands().is_empty())
+            .map(|_| ValueId((n - 1) as u32))
+            .filter(|v| keep.iter().filter(|k| *k == v).count() == 1);
         Machine {
             body: body.clone(),
             register,
             register_dtypes,
+            direct,
         }
+    }
+
+    /// The value the last instruction computes straight into an output slice, if any.
+    pub fn direct(&self) -> Option<ValueId> {
+        self.direct
     }
 
     /// Scratch registers for one worker running chunks of at most `len`
@@ -104,6 +123,7 @@ impl Machine {
     /// Runs one chunk of `len` elements. `load(k)` tells where input `k`'s
     /// chunk is (a view, or a gather into the given register); `views` gets
     /// one view per value.
+    #[allow(clippy::too_many_arguments)] // one call site per runner; a struct would only rename them
     pub fn run(
         &self,
         len: usize,
@@ -111,6 +131,7 @@ impl Machine {
         args: &[Literal],
         regs: &mut [HostBuffer],
         views: &mut Vec<View>,
+        mut direct_out: Option<SliceMut<'_>>,
         mut leaf: impl FnMut(&Inst, Option<usize>, &mut [HostBuffer]) -> Result<View>,
     ) -> Result<()> {
         views.clear();
@@ -120,6 +141,20 @@ impl Machine {
                 Inst::Arg(k) => View::Arg(*k as usize),
                 Inst::Load(_) | Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => {
                     leaf(inst, self.register[i], regs)?
+                }
+                op if Some(i) == self.direct.map(ValueId::index) && direct_out.is_some() => {
+                    let out = direct_out
+                        .take()
+                        .ok_or_else(|| internal("no direct output"))?;
+                    let ctx = Ctx {
+                        inputs,
+                        args,
+                        regs: &*regs,
+                        views: views.as_slice(),
+                        len,
+                    };
+                    ctx.exec(op, dtype, &self.body, out)?;
+                    View::Written
                 }
                 op => {
                     let r = self.register[i]
@@ -133,7 +168,7 @@ impl Machine {
                             views: views.as_slice(),
                             len,
                         };
-                        ctx.exec(op, dtype, &self.body, &mut dst)
+                        ctx.exec(op, dtype, &self.body, dst.as_slice_mut())
                     };
                     regs[r] = dst;
                     result?;
@@ -190,6 +225,7 @@ impl<'a> Ctx<'a> {
                 let literal = self.args.get(k).ok_or_else(wrong)?;
                 Arg::Scalar(T::from_wide(literal.to_wide()))
             }
+            View::Written => return Err(internal("a value written to an output was read")),
         })
     }
 
@@ -201,13 +237,13 @@ impl<'a> Ctx<'a> {
         self.arg(view)
     }
 
-    fn exec(&self, inst: &Inst, dtype: DType, body: &Body, dst: &mut HostBuffer) -> Result<()> {
+    fn exec(&self, inst: &Inst, dtype: DType, body: &Body, dst: SliceMut<'_>) -> Result<()> {
         let len = self.len;
         macro_rules! out {
             ($T:ty) => {
-                <$T>::slice_of_mut(dst)
+                <$T>::unwrap_mut(dst)
                     .and_then(|s| s.get_mut(..len))
-                    .ok_or_else(|| internal("register dtype"))?
+                    .ok_or_else(|| internal("destination dtype"))?
             };
         }
         macro_rules! numeric {

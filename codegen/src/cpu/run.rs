@@ -188,12 +188,19 @@ pub fn elementwise(
             }
             let offset = position % line_len;
             let len = CHUNK.min(line_len - offset).min(end - position);
+            let at = position - start;
+            let direct = machine.direct().and_then(|d| {
+                let o = kernel.outputs.iter().position(|v| *v == d)?;
+                let slice = slices.get_mut(o)?;
+                Some(with_slice_mut!(slice, s => Element::wrap_mut(&mut s[at..at + len])))
+            });
             machine.run(
                 len,
                 inputs,
                 &launch.args,
                 &mut regs,
                 &mut views,
+                direct,
                 |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
             )?;
             let ctx = Ctx {
@@ -204,7 +211,9 @@ pub fn elementwise(
                 len,
             };
             for (slice, value) in slices.iter_mut().zip(&kernel.outputs) {
-                let at = position - start;
+                if Some(*value) == machine.direct() {
+                    continue;
+                }
                 with_slice_mut!(slice, s => store(&ctx, views[value.index()], &mut s[at..at + len])?);
             }
             position += len;
@@ -457,6 +466,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
                 &launch.args,
                 &mut regs,
                 &mut views,
+                None,
                 |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
             )?;
             let ctx = Ctx {
@@ -542,6 +552,7 @@ fn reduce_leading<T: Element + Arithmetic>(
                     &launch.args,
                     &mut regs,
                     &mut views,
+                    None,
                     |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
                 )?;
                 let ctx = Ctx {
