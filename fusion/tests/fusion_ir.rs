@@ -1,0 +1,120 @@
+//! The fusion pipeline on its own: passes, structural hashing, verification.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use lazyfuse_core::{Array, BinaryOp, DType, ExprGraph, Options, ReferenceEngine, Session};
+use lazyfuse_fusion::{compile, FusionOptions, Inst, Program};
+
+fn session() -> Session {
+    Session::new(Arc::new(ReferenceEngine::new()), Options::default())
+}
+
+fn program_with(arrays: &[&Array], options: &FusionOptions) -> Program {
+    let roots: Vec<_> = arrays.iter().map(|a| Arc::clone(a.node())).collect();
+    compile(&ExprGraph::from_roots(&roots), options).unwrap()
+}
+
+fn program_of(arrays: &[&Array]) -> Program {
+    program_with(arrays, &FusionOptions::default())
+}
+
+fn count(p: &Program, op: BinaryOp) -> usize {
+    p.launches[0]
+        .kernel
+        .body
+        .insts
+        .iter()
+        .filter(|i| matches!(i, Inst::Binary(o, ..) if *o == op))
+        .count()
+}
+
+#[test]
+fn structural_hash_ignores_sizes_and_constants() {
+    let cx = session();
+    let small = cx.from_slice(&[1.0f32, 2.0]);
+    let big = cx.from_vec(vec![1.0f32; 1000], &[1000]).unwrap();
+    let p1 = program_of(&[&(&small * 2.0 + 1.0)]);
+    let p2 = program_of(&[&(&big * 7.5 + 3.0)]);
+    let (k1, k2) = (&p1.launches[0].kernel, &p2.launches[0].kernel);
+    assert_eq!(k1.structural_hash(), k2.structural_hash());
+    assert_eq!(k1.name(), k2.name());
+    assert_ne!(
+        p1.launches[0].args, p2.launches[0].args,
+        "constants are arguments"
+    );
+    // A different dtype or operation is a different kernel.
+    let p3 = program_of(&[&(&small.astype(DType::F64) * 2.0 + 1.0)]);
+    let p4 = program_of(&[&(&small * 2.0 - 1.0)]);
+    assert_ne!(
+        k1.structural_hash(),
+        p3.launches[0].kernel.structural_hash()
+    );
+    assert_ne!(
+        k1.structural_hash(),
+        p4.launches[0].kernel.structural_hash()
+    );
+}
+
+#[test]
+fn passes_simplify_before_fusion() {
+    let cx = session();
+    let a = cx.from_slice(&[1i32, 2]);
+    let b = cx.from_slice(&[3i32, 4]);
+    // CSE: (a - b) twice; integer no-ops: * 1, + 0; constant folding: 2 * 3.
+    let six = cx.full(&[], 2, DType::I32) * 3;
+    let x = ((&a - &b) * (&a - &b) * 1 + 0) * six;
+    let p = program_of(&[&x]);
+    assert_eq!(p.launches.len(), 1);
+    assert_eq!(count(&p, BinaryOp::Sub), 1, "{}", p.launches[0].kernel);
+    assert_eq!(count(&p, BinaryOp::Mul), 2, "{}", p.launches[0].kernel);
+    assert_eq!(count(&p, BinaryOp::Add), 0, "{}", p.launches[0].kernel);
+    assert_eq!(p.launches[0].args.len(), 1, "only the folded 6 remains");
+    // Floats keep x + 0 (it turns -0.0 into +0.0).
+    let f = cx.from_slice(&[-0.0f32]);
+    let p = program_of(&[&(&f + 0.0)]);
+    assert_eq!(count(&p, BinaryOp::Add), 1, "{}", p.launches[0].kernel);
+}
+
+#[test]
+fn every_kernel_verifies_and_fusion_off_gives_one_kernel_per_op() {
+    let cx = session();
+    let a = cx
+        .from_vec((0..12).map(|v| v as f64).collect(), &[3, 4])
+        .unwrap();
+    let e = (&a.transpose() * 2.0 + 1.0).exp().mean_axis(0);
+    let fused = program_of(&[&e]);
+    assert_eq!(fused.launches.len(), 1);
+    let unfused = program_with(
+        &[&e],
+        &FusionOptions {
+            enabled: false,
+            ..FusionOptions::default()
+        },
+    );
+    assert_eq!(unfused.launches.len(), 5, "mul, add, exp, sum, divide");
+    for l in fused.launches.iter().chain(&unfused.launches) {
+        l.kernel.verify().unwrap();
+    }
+}
+
+#[test]
+fn body_limits_split_kernels_and_say_so() {
+    let cx = session();
+    let mut x = cx.from_slice(&[0.5f64]);
+    for _ in 0..50 {
+        x = x.sin();
+    }
+    let options = FusionOptions {
+        max_body: 100,
+        ..FusionOptions::default()
+    };
+    let p = program_with(&[&x], &options);
+    assert!(p.launches.len() >= 4, "{} launches", p.launches.len());
+    assert!(
+        p.notes.iter().any(|n| n.contains("split before")),
+        "{:?}",
+        p.notes
+    );
+}
