@@ -203,18 +203,7 @@ pub(crate) fn bytes_mut<'a>(
     len: usize,
     what: &str,
 ) -> Result<&'a mut [u8], Failure> {
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if ptr.is_null() {
-        return Err(null(what));
-    }
-    if len > isize::MAX as usize {
-        return Err(Failure::invalid(format!("{what}: {len} bytes is too many")));
-    }
-    // SAFETY: non-NULL, and by the C contract valid for `len` byte writes
-    // and not aliased during the call.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u8>(), len) })
+    slice_mut(ptr.cast::<u8>(), len, what)
 }
 
 /// A caller-owned C string copy of `text` (freed with `lf_string_free`).

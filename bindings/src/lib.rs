@@ -68,28 +68,13 @@ pub const LF_U64: lf_dtype = 11;
 /// bool (one byte, 0 or 1).
 pub const LF_BOOL: lf_dtype = 12;
 
-const DTYPES: [DType; 13] = [
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-    DType::Bool,
-];
-
+// The codes are the positions in `DType::ALL` (F16 = 0 ... Bool = 12).
 fn dtype_from_code(code: lf_dtype) -> Option<DType> {
-    DTYPES.get(code as usize).copied()
+    DType::ALL.get(code as usize).copied()
 }
 
 fn dtype_code(dtype: DType) -> lf_dtype {
-    DTYPES.iter().position(|d| *d == dtype).unwrap_or(0) as lf_dtype
+    DType::ALL.iter().position(|d| *d == dtype).unwrap_or(0) as lf_dtype
 }
 
 /// A context (backend, settings, statistics). Opaque.

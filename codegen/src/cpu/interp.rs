@@ -431,19 +431,7 @@ pub fn run_reduction_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec
             }
         }
     }
-    let len = acc.len();
-    let values = eval(&reduction.epilogue, len, &launch.args, |inst| match inst {
-        Inst::Reduced => Ok(acc.clone()),
-        _ => Err(internal("unexpected leaf in an epilogue")),
-    })?;
-    let out = values
-        .get(kernel.outputs[0].index())
-        .ok_or_else(|| internal("missing epilogue output"))?;
-    let mut result = allocate(kernel.output_dtype(0), len);
-    if len > 0 {
-        store(&mut result, 0, len, out)?;
-    }
-    Ok(vec![result])
+    Ok(vec![epilogue(launch, acc)?])
 }
 
 /// Runs a launch of either kind, slowly but for every kernel (the fallback

@@ -111,6 +111,83 @@ impl Leaves<'_> {
     }
 }
 
+/// Walks a launch's domain chunk by chunk: the iteration space, the current
+/// line's base offsets and one worker's registers.
+struct Walker<'a> {
+    machine: &'a Machine,
+    launch: &'a Launch,
+    inputs: &'a [Option<&'a HostBuffer>],
+    space: &'a Space,
+    line: usize,
+    bases: Vec<isize>,
+    regs: Vec<HostBuffer>,
+    views: Vec<View>,
+}
+
+impl<'a> Walker<'a> {
+    fn new(
+        machine: &'a Machine,
+        launch: &'a Launch,
+        inputs: &'a [Option<&'a HostBuffer>],
+        space: &'a Space,
+        longest: usize,
+    ) -> Self {
+        Walker {
+            machine,
+            launch,
+            inputs,
+            space,
+            line: usize::MAX,
+            bases: Vec::new(),
+            regs: machine.registers(longest),
+            views: Vec::new(),
+        }
+    }
+
+    /// Length of the chunk at `position`: at most `CHUNK`, within its line, at most `limit`.
+    fn chunk_len(&self, position: usize, limit: usize) -> usize {
+        let line_len = self.space.line_len();
+        CHUNK.min(line_len - position % line_len).min(limit)
+    }
+
+    /// Runs the body over `len` elements from linear `position` (in the
+    /// space's order); the last value goes into `direct` when given.
+    fn run(
+        &mut self,
+        position: usize,
+        len: usize,
+        direct: Option<SliceMut<'_>>,
+    ) -> Result<Ctx<'_>> {
+        let line_len = self.space.line_len();
+        if position / line_len != self.line {
+            self.line = position / line_len;
+            self.bases = self.space.bases(self.line);
+        }
+        let offset = position % line_len;
+        let leaves = Leaves {
+            space: self.space,
+            inputs: self.inputs,
+        };
+        let bases = &self.bases;
+        self.machine.run(
+            len,
+            self.inputs,
+            &self.launch.args,
+            &mut self.regs,
+            &mut self.views,
+            direct,
+            |inst, reg, regs| leaves.view(inst, reg, regs, bases, offset, len),
+        )?;
+        Ok(Ctx {
+            inputs: self.inputs,
+            args: &self.launch.args,
+            regs: &self.regs,
+            views: &self.views,
+            len,
+        })
+    }
+}
+
 /// Copies `len` elements `stride` apart from `base` (bounds checked by the caller).
 fn gather(
     buffer: &HostBuffer,
@@ -153,11 +230,6 @@ pub fn elementwise(
     }
     let order: Vec<usize> = (0..launch.domain.len()).collect();
     let space = Space::new(launch, &order);
-    let line_len = space.line_len();
-    let leaves = Leaves {
-        space: &space,
-        inputs,
-    };
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
@@ -176,45 +248,22 @@ pub fn elementwise(
     for_each_task(pool, n, tasks, |t, mut slices| {
         let start = t * TASK;
         let end = (start + TASK).min(n);
-        let mut regs = machine.registers(end - start);
-        let mut views = Vec::new();
+        let mut walker = Walker::new(machine, launch, inputs, &space, end - start);
         let mut position = start;
-        let mut line = usize::MAX;
-        let mut bases = Vec::new();
         while position < end {
-            if position / line_len != line {
-                line = position / line_len;
-                bases = space.bases(line);
-            }
-            let offset = position % line_len;
-            let len = CHUNK.min(line_len - offset).min(end - position);
+            let len = walker.chunk_len(position, end - position);
             let at = position - start;
             let direct = machine.direct().and_then(|d| {
                 let o = kernel.outputs.iter().position(|v| *v == d)?;
                 let slice = slices.get_mut(o)?;
                 Some(with_slice_mut!(slice, s => Element::wrap_mut(&mut s[at..at + len])))
             });
-            machine.run(
-                len,
-                inputs,
-                &launch.args,
-                &mut regs,
-                &mut views,
-                direct,
-                |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
-            )?;
-            let ctx = Ctx {
-                inputs,
-                args: &launch.args,
-                regs: &regs,
-                views: &views,
-                len,
-            };
+            let ctx = walker.run(position, len, direct)?;
             for (slice, value) in slices.iter_mut().zip(&kernel.outputs) {
                 if Some(*value) == machine.direct() {
                     continue;
                 }
-                with_slice_mut!(slice, s => store(&ctx, views[value.index()], &mut s[at..at + len])?);
+                with_slice_mut!(slice, s => store(&ctx, ctx.views[value.index()], &mut s[at..at + len])?);
             }
             position += len;
         }
@@ -434,11 +483,6 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
         .ok_or_else(|| internal("not a reduction"))?;
     let order: Vec<usize> = (0..launch.domain.len()).collect();
     let space = Space::new(launch, &order);
-    let line_len = space.line_len();
-    let leaves = Leaves {
-        space: &space,
-        inputs,
-    };
     let blocks = reduced_len.div_ceil(TASK);
     let mut partials: Vec<T> = vec![identity; kept_len * blocks];
     let slots: Vec<&mut T> = partials.iter_mut().collect();
@@ -446,37 +490,14 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
         let (k, b) = (task / blocks, task % blocks);
         let start = k * reduced_len + b * TASK;
         let end = (start + TASK).min((k + 1) * reduced_len);
-        let mut regs = machine.registers(CHUNK);
-        let mut views = Vec::new();
+        let mut walker = Walker::new(machine, launch, inputs, &space, CHUNK);
         let mut scratch = Vec::new();
         let mut cascade = Cascade::new();
         let mut position = start;
-        let mut line = usize::MAX;
-        let mut bases = Vec::new();
         while position < end {
-            if position / line_len != line {
-                line = position / line_len;
-                bases = space.bases(line);
-            }
-            let offset = position % line_len;
-            let len = CHUNK.min(line_len - offset).min(end - position);
-            machine.run(
-                len,
-                inputs,
-                &launch.args,
-                &mut regs,
-                &mut views,
-                None,
-                |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
-            )?;
-            let ctx = Ctx {
-                inputs,
-                args: &launch.args,
-                regs: &regs,
-                views: &views,
-                len,
-            };
-            let values = chunk_values::<T>(&ctx, views[red.value.index()], &mut scratch)?;
+            let len = walker.chunk_len(position, end - position);
+            let ctx = walker.run(position, len, None)?;
+            let values = chunk_values::<T>(&ctx, ctx.views[red.value.index()], &mut scratch)?;
             if let Some(p) = T::reduce_chunk(op, values, &combine) {
                 cascade.push(p, &|a: &T, b: &T| combine(*a, *b));
             }
@@ -521,11 +542,6 @@ fn reduce_leading<T: Element + Arithmetic>(
         .ok_or_else(|| internal("not a reduction"))?;
     let order: Vec<usize> = (0..launch.domain.len()).collect();
     let space = Space::new(launch, &order);
-    let line_len = space.line_len();
-    let leaves = Leaves {
-        space: &space,
-        inputs,
-    };
     let mut acc: Vec<T> = vec![identity; kept_len];
     let slices: Vec<&mut [T]> = acc.chunks_mut(CHUNK).collect();
     let rows = |a: &Vec<T>, b: &Vec<T>| -> Vec<T> {
@@ -533,8 +549,7 @@ fn reduce_leading<T: Element + Arithmetic>(
     };
     for_each_task(pool, kept_len * reduced_len, slices, |task, out| {
         let k0 = task * CHUNK;
-        let mut regs = machine.registers(CHUNK);
-        let mut views = Vec::new();
+        let mut walker = Walker::new(machine, launch, inputs, &space, CHUNK);
         let mut scratch = Vec::new();
         let mut cascade: Cascade<Vec<T>> = Cascade::new();
         for r in 0..reduced_len {
@@ -542,29 +557,11 @@ fn reduce_leading<T: Element + Arithmetic>(
             let mut k = k0;
             while k < k0 + out.len() {
                 let position = r * kept_len + k;
-                let line = position / line_len;
-                let offset = position % line_len;
-                let len = (line_len - offset).min(k0 + out.len() - k).min(CHUNK);
-                let bases = space.bases(line);
-                machine.run(
-                    len,
-                    inputs,
-                    &launch.args,
-                    &mut regs,
-                    &mut views,
-                    None,
-                    |inst, reg, regs| leaves.view(inst, reg, regs, &bases, offset, len),
-                )?;
-                let ctx = Ctx {
-                    inputs,
-                    args: &launch.args,
-                    regs: &regs,
-                    views: &views,
-                    len,
-                };
+                let len = walker.chunk_len(position, k0 + out.len() - k);
+                let ctx = walker.run(position, len, None)?;
                 row.extend_from_slice(chunk_values::<T>(
                     &ctx,
-                    views[red.value.index()],
+                    ctx.views[red.value.index()],
                     &mut scratch,
                 )?);
                 k += len;
