@@ -19,8 +19,13 @@ fn eight_threads_share_a_context() -> Result<()> {
         let shared_total = (&shared * 2.0).sum();
         std::thread::scope(|s| {
             for t in 0..8u32 {
-                let (cx, shared, poly, sum, shared_total) =
-                    (cx.clone(), shared.clone(), Arc::clone(&poly), Arc::clone(&sum), shared_total.clone());
+                let (cx, shared, poly, sum, shared_total) = (
+                    cx.clone(),
+                    shared.clone(),
+                    Arc::clone(&poly),
+                    Arc::clone(&sum),
+                    shared_total.clone(),
+                );
                 s.spawn(move || {
                     let private = cx.full(&[n], t as f64, DType::F64);
                     for round in 0..5 {
@@ -28,8 +33,13 @@ fn eight_threads_share_a_context() -> Result<()> {
                         let y = poly.call(&[&shared, &(&private + k)]);
                         let got = sum.reduce(&y).item::<f64>().expect("evaluates");
                         // Σ (x * (t + k) + 1) over x = i % 100.
-                        let want = (0..n).map(|i| (i % 100) as f64 * (t as f64 + k) + 1.0).sum::<f64>();
-                        assert!((got - want).abs() <= 1e-9 * want, "thread {t} round {round}: {got} vs {want}");
+                        let want = (0..n)
+                            .map(|i| (i % 100) as f64 * (t as f64 + k) + 1.0)
+                            .sum::<f64>();
+                        assert!(
+                            (got - want).abs() <= 1e-9 * want,
+                            "thread {t} round {round}: {got} vs {want}"
+                        );
                         let total = shared_total.item::<f64>().expect("shared result");
                         assert_eq!(total, 2.0 * (0..n).map(|i| (i % 100) as f64).sum::<f64>());
                     }
@@ -45,7 +55,9 @@ fn eight_threads_share_a_context() -> Result<()> {
 fn contexts_and_arrays_move_between_threads() -> Result<()> {
     let cx = Context::cpu();
     let a = cx.from_slice(&[1.0f32, 2.0, 3.0]);
-    let b = std::thread::spawn(move || (&a * 2.0).sum()).join().expect("thread");
+    let b = std::thread::spawn(move || (&a * 2.0).sum())
+        .join()
+        .expect("thread");
     assert_eq!(b.item::<f32>()?, 12.0);
     Ok(())
 }

@@ -225,3 +225,38 @@ fn explain_and_dot_show_kernels() {
     // Common subexpressions are computed once.
     assert_eq!(text.matches("= subtract %").count(), 1, "{text}");
 }
+
+#[test]
+fn cached_programs_read_each_demands_own_arrays() -> Result<()> {
+    for cx in [Context::cpu(), sim()] {
+        let mut results = Vec::new();
+        for k in 0..3 {
+            let a = cx.from_slice(&[k as f32, 1.0]);
+            let b = cx.from_slice(&[2.0f32, k as f32]);
+            results.push((&a * &b + 1.0).to_vec::<f32>()?);
+            // User reducers are not cached (known by address): each gives its own result.
+            let x = cx.from_slice(&[k as f32 + 5.0, 3.0]);
+            let r = match k {
+                0 => {
+                    lazyfuse::Reducer::new("sum", |p: lazyfuse::Expr, q: lazyfuse::Expr| p + q, 0.0)
+                }
+                1 => lazyfuse::Reducer::new(
+                    "max",
+                    |p: lazyfuse::Expr, q: lazyfuse::Expr| p.maximum(q),
+                    f32::MIN,
+                ),
+                _ => lazyfuse::Reducer::new(
+                    "min",
+                    |p: lazyfuse::Expr, q: lazyfuse::Expr| p.minimum(q),
+                    f32::MAX,
+                ),
+            };
+            assert_eq!(r.reduce(&x).item::<f32>()?, [8.0, 6.0, 3.0][k]);
+        }
+        assert_eq!(
+            results,
+            vec![vec![1.0, 1.0], vec![3.0, 2.0], vec![5.0, 3.0]]
+        );
+    }
+    Ok(())
+}

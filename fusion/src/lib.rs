@@ -14,6 +14,7 @@
 //!
 //! [`plan`](plan::plan) then decides residency for device backends.
 
+pub mod cache;
 pub mod explain;
 pub mod ir;
 pub mod partition;
@@ -24,6 +25,7 @@ pub mod simplify;
 mod emit;
 mod group;
 
+pub use cache::ProgramCache;
 pub use emit::builtin_identity;
 pub use ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,

@@ -39,6 +39,9 @@ pub struct SNode {
     pub data: Option<Residency>,
     /// The DAG node of a leaf (to attach device copies to).
     pub origin: Option<Arc<Node>>,
+    /// The node's index in the demand's `ExprGraph` (for a leaf: where a
+    /// cached program finds the data of a later demand).
+    pub source: usize,
 }
 
 impl SNode {
@@ -78,7 +81,7 @@ pub struct Graph {
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
-enum OpKey {
+pub(crate) enum OpKey {
     Fill(Literal),
     Arange(u64, u64),
     Unary(UnaryOp),
@@ -93,7 +96,7 @@ enum OpKey {
     CustomReduce(usize, SmallVec<[usize; 4]>),
 }
 
-fn op_key(op: &Op) -> Option<OpKey> {
+pub(crate) fn op_key(op: &Op) -> Option<OpKey> {
     Some(match op {
         Op::Fill(l) => OpKey::Fill(*l),
         Op::Arange { start, step } => OpKey::Arange(start.to_bits(), step.to_bits()),
@@ -172,6 +175,7 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
             inputs,
             data: node.data.clone(),
             origin: node.origin.clone(),
+            source: index.index(),
         };
         let placed = match rewrite(&builder, &new)? {
             Rewrite::Keep => builder.add(new),
@@ -188,6 +192,7 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
                 inputs: SmallVec::new(),
                 data: None,
                 origin: None,
+                source: new.source,
             }),
         };
         remap.insert(index.index(), placed);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use lazyfuse_core::{
     Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result, SliceMut,
 };
-use lazyfuse_fusion::{explain, plan, BufferKind, Launch, Program};
+use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Launch, Program, ProgramCache};
 
 use crate::executor::{fusion_options, launch, launch_into, KernelCache};
 
@@ -19,6 +19,7 @@ use crate::executor::{fusion_options, launch, launch_into, KernelCache};
 #[derive(Debug, Default)]
 pub struct CpuEngine {
     cache: KernelCache,
+    programs: ProgramCache,
 }
 
 impl CpuEngine {
@@ -28,15 +29,19 @@ impl CpuEngine {
     }
 }
 
-/// Host buffers of a program's leaves (`None` for temporaries).
-pub(crate) fn leaf_buffers(program: &Program) -> Result<Vec<Option<Arc<HostBuffer>>>> {
+/// Host buffers of a program's leaves in the demand's `graph` (`None` for temporaries).
+pub(crate) fn leaf_buffers(
+    program: &Program,
+    graph: &ExprGraph,
+) -> Result<Vec<Option<Arc<HostBuffer>>>> {
     program
         .buffers
         .iter()
-        .map(|b| match b.kind {
-            BufferKind::Leaf { node } => program.graph.nodes[node]
-                .data
-                .as_ref()
+        .enumerate()
+        .map(|(i, b)| match b.kind {
+            BufferKind::Leaf { .. } => program
+                .leaf(BufferId(i as u32), graph)
+                .and_then(|n| n.data.as_ref())
                 .and_then(|d| d.host.clone())
                 .map(Some)
                 .ok_or_else(|| Error::internal("cpu backend", "a leaf has no host data")),
@@ -62,10 +67,11 @@ impl CpuEngine {
     fn run(
         &self,
         program: &Program,
+        graph: &ExprGraph,
         count: usize,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Option<Arc<HostBuffer>>>> {
-        let mut buffers = leaf_buffers(program)?;
+        let mut buffers = leaf_buffers(program, graph)?;
         for l in &program.launches[..count] {
             let outputs = launch(&self.cache, l, &resolve(l, &buffers), env)?;
             for (id, value) in l.outputs.iter().zip(outputs) {
@@ -82,8 +88,8 @@ impl Engine for CpuEngine {
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        let program = lazyfuse_fusion::compile(graph, &fusion_options(env.options))?;
-        let buffers = self.run(&program, program.launches.len(), env)?;
+        let program = self.programs.get(graph, &fusion_options(env.options))?;
+        let buffers = self.run(&program, graph, program.launches.len(), env)?;
         program
             .outputs
             .iter()
@@ -108,7 +114,7 @@ impl Engine for CpuEngine {
         out: SliceMut<'a>,
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
-        let program = lazyfuse_fusion::compile(graph, &fusion_options(env.options))?;
+        let program = self.programs.get(graph, &fusion_options(env.options))?;
         // Only when the result is written by the last kernel (not a leaf,
         // not a reduction): then that kernel writes into `out` directly.
         let (Some(output), Some(last)) = (program.outputs.first(), program.launches.last()) else {
@@ -121,7 +127,7 @@ impl Engine for CpuEngine {
         if program.outputs.len() != 1 || program.buffers[output.buffer.index()].len != out.len() {
             return Ok(Some(out));
         }
-        let buffers = self.run(&program, program.launches.len() - 1, env)?;
+        let buffers = self.run(&program, graph, program.launches.len() - 1, env)?;
         let inputs = resolve(last, &buffers);
         launch_into(&self.cache, last, &inputs, index, out, env)?;
         Ok(None)

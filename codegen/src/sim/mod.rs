@@ -13,7 +13,7 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options,
     Residency, Result,
 };
-use lazyfuse_fusion::{explain, plan, BufferKind, Program, Step};
+use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Program, ProgramCache, Step};
 
 use crate::executor::{fusion_options, launch, KernelCache};
 
@@ -37,6 +37,7 @@ impl DeviceBuffer for SimBuffer {
 #[derive(Debug, Default)]
 pub struct SimEngine {
     cache: KernelCache,
+    programs: ProgramCache,
 }
 
 impl SimEngine {
@@ -61,14 +62,16 @@ fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
 }
 
 impl SimEngine {
-    fn device_leaf(&self, program: &Program, buffer: usize) -> Option<Arc<dyn DeviceBuffer>> {
-        match program.buffers[buffer].kind {
-            BufferKind::Leaf { node } => program.graph.nodes[node]
-                .data
-                .as_ref()
-                .and_then(|d| d.device.clone()),
-            BufferKind::Temp => None,
-        }
+    fn device_leaf(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        buffer: usize,
+    ) -> Option<Arc<dyn DeviceBuffer>> {
+        program
+            .leaf(BufferId(buffer as u32), graph)
+            .and_then(|n| n.data.as_ref())
+            .and_then(|d| d.device.clone())
     }
 }
 
@@ -78,20 +81,19 @@ impl Engine for SimEngine {
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        let program = lazyfuse_fusion::compile(graph, &fusion_options(env.options))?;
+        let program = self.programs.get(graph, &fusion_options(env.options))?;
         let plan = plan::plan(&program, true, |b| {
-            self.device_leaf(&program, b.index()).is_some()
+            self.device_leaf(&program, graph, b.index()).is_some()
         });
         let mut device: Vec<Option<Arc<dyn DeviceBuffer>>> = (0..program.buffers.len())
-            .map(|b| self.device_leaf(&program, b))
+            .map(|b| self.device_leaf(&program, graph, b))
             .collect();
         for step in &plan.steps {
             match *step {
                 Step::Upload(b) => {
-                    let BufferKind::Leaf { node } = program.buffers[b.index()].kind else {
-                        return Err(Error::internal("sim backend", "upload of a temporary"));
-                    };
-                    let leaf = &program.graph.nodes[node];
+                    let leaf = program
+                        .leaf(b, graph)
+                        .ok_or_else(|| Error::internal("sim backend", "upload of a temporary"))?;
                     let host = leaf
                         .data
                         .as_ref()
@@ -143,9 +145,9 @@ impl Engine for SimEngine {
                         device: Some(Arc::clone(d)),
                     }),
                     // A demanded leaf (or a reshape of one) that no kernel read: nothing moved.
-                    (None, BufferKind::Leaf { node }) => program.graph.nodes[node]
-                        .data
-                        .clone()
+                    (None, BufferKind::Leaf { .. }) => program
+                        .leaf(o.buffer, graph)
+                        .and_then(|n| n.data.clone())
                         .ok_or_else(|| Error::internal("sim backend", "a leaf with no data")),
                     (None, BufferKind::Temp) => Err(Error::internal(
                         "sim backend",
@@ -200,7 +202,7 @@ impl Engine for SimEngine {
         match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
             Ok(program) => {
                 let plan = plan::plan(&program, true, |b| {
-                    self.device_leaf(&program, b.index()).is_some()
+                    self.device_leaf(&program, graph, b.index()).is_some()
                 });
                 format!(
                     "executor: sim (simulated device memory; kernels run by the cpu interpreter)\n{}",

@@ -1,0 +1,133 @@
+//! A cache of compiled programs keyed by the structure of a demand's graph.
+//!
+//! Demanding the same expression over new arrays of the same shapes and
+//! dtypes (the common case in loops) skips simplification, partitioning and
+//! emission. The key holds every node's operation (constants included: the
+//! passes fold and rewrite by value), dtype, shape and operands, and which
+//! nodes are leaves; the cached program keeps no leaf data, so it holds no
+//! array alive: engines read each leaf from the current graph through
+//! [`Program::leaf`].
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use lazyfuse_core::{DType, ExprGraph, Result, Shape};
+use petgraph::stable_graph::NodeIndex;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::partition::FusionOptions;
+use crate::program::{BufferId, BufferKind, Program};
+use crate::simplify::{op_key, OpKey};
+
+/// Most programs kept; the cache is emptied when it is full.
+const CAPACITY: usize = 512;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct NodeKey {
+    op: Option<OpKey>,
+    dtype: DType,
+    shape: Shape,
+    inputs: SmallVec<[u32; 2]>,
+    leaf: bool,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct GraphKey {
+    fusion: bool,
+    nodes: Vec<NodeKey>,
+    outputs: Vec<u32>,
+}
+
+/// The key of `graph`, or `None` when it cannot be cached: a user
+/// reduction is known by its address, which a later reducer may reuse.
+fn key(graph: &ExprGraph, options: &FusionOptions) -> Option<GraphKey> {
+    let nodes: Vec<NodeKey> = graph
+        .topological_order()
+        .into_iter()
+        .map(|i| {
+            let node = graph.node(i);
+            let leaf = node.data.is_some();
+            NodeKey {
+                op: if leaf { None } else { op_key(&node.op) },
+                dtype: node.dtype,
+                shape: node.shape.clone(),
+                inputs: node.inputs.iter().map(|n| n.index() as u32).collect(),
+                leaf,
+            }
+        })
+        .collect();
+    if nodes
+        .iter()
+        .any(|n| matches!(n.op, Some(OpKey::CustomReduce(..))))
+    {
+        return None;
+    }
+    Some(GraphKey {
+        fusion: options.enabled,
+        nodes,
+        outputs: graph.outputs().iter().map(|o| o.index() as u32).collect(),
+    })
+}
+
+/// Compiled programs by graph structure.
+#[derive(Default)]
+pub struct ProgramCache {
+    programs: Mutex<FxHashMap<GraphKey, Arc<Program>>>,
+}
+
+impl std::fmt::Debug for ProgramCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.programs.lock().map_or(0, |p| p.len());
+        write!(f, "ProgramCache({n} programs)")
+    }
+}
+
+impl ProgramCache {
+    /// The program for `graph`, compiled on a miss.
+    pub fn get(&self, graph: &ExprGraph, options: &FusionOptions) -> Result<Arc<Program>> {
+        let Some(key) = key(graph, options) else {
+            return crate::compile(graph, options).map(Arc::new);
+        };
+        if let Some(found) = self
+            .programs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return Ok(Arc::clone(found));
+        }
+        let mut program = crate::compile(graph, options)?;
+        for node in &mut program.graph.nodes {
+            // Leaf data belongs to this demand; later demands bring their own.
+            if node.data.is_some() {
+                node.data = Some(Default::default());
+                node.origin = None;
+            }
+        }
+        let program = Arc::new(program);
+        let mut programs = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
+        if programs.len() >= CAPACITY {
+            programs.clear();
+        }
+        programs.insert(key, Arc::clone(&program));
+        Ok(program)
+    }
+}
+
+impl Program {
+    /// The node of `graph` (the demand being run) holding leaf buffer `buffer`.
+    pub fn leaf<'g>(
+        &self,
+        buffer: BufferId,
+        graph: &'g ExprGraph,
+    ) -> Option<&'g lazyfuse_core::GraphNode> {
+        match self.buffers.get(buffer.index())?.kind {
+            BufferKind::Leaf { node } => {
+                let source = self.graph.nodes.get(node)?.source;
+                let found = graph.petgraph().node_weight(NodeIndex::new(source))?;
+                found.data.as_ref().map(|_| found)
+            }
+            BufferKind::Temp => None,
+        }
+    }
+}
