@@ -276,11 +276,14 @@ impl Session {
             if !node.is_materialized() {
                 let graph = ExprGraph::from_roots(std::slice::from_ref(node));
                 let env = self.env();
-                env.stats.add(Counter::Evaluations, 1);
                 match guard_panics("read_into", || {
                     self.inner.engine.evaluate_into(&graph, out, env)
                 })? {
-                    None => return Ok(()),
+                    None => {
+                        env.stats.add(Counter::Evaluations, 1);
+                        return Ok(());
+                    }
+                    // The engine declined: the demand below evaluates (and counts) once.
                     Some(back) => out = back,
                 }
             }
