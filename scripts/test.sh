@@ -20,6 +20,8 @@ extra_skipped=0
 # print one total at the end (cargo prints one line per test binary).
 cargo test --workspace --all-targets --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
+# The CPU backend runs AVX2 loops where the CPU has them: test the portable ones too.
+LAZYFUSE_NO_AVX2=1 cargo test --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
 
 echo "== C API examples"
 cargo build -p lazyfuse-ffi --locked

@@ -65,6 +65,7 @@ fn map2<A: Copy, B: Copy, O: Copy>(
 }
 
 /// `out = op(a)` for an operation that keeps the dtype.
+#[inline(always)]
 pub fn unary<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [T]) {
     macro_rules! arms {
         ($($name:ident),*) => {
@@ -78,6 +79,7 @@ pub fn unary<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [T]) {
 }
 
 /// `out = isnan(a)` and the other predicates.
+#[inline(always)]
 pub fn predicate<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [bool]) {
     match op {
         UnaryOp::IsNan => map1(a, out, |x| T::predicate(UnaryOp::IsNan, x)),
@@ -87,11 +89,13 @@ pub fn predicate<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [bool]) {
 }
 
 /// `out = !a`.
+#[inline(always)]
 pub fn not(a: Arg<'_, bool>, out: &mut [bool]) {
     map1(a, out, |x| !x);
 }
 
 /// `out = a op b` for arithmetic operations.
+#[inline(always)]
 pub fn binary<T: Arithmetic>(op: BinaryOp, a: Arg<'_, T>, b: Arg<'_, T>, out: &mut [T]) {
     macro_rules! arms {
         ($($name:ident),*) => {
@@ -105,6 +109,7 @@ pub fn binary<T: Arithmetic>(op: BinaryOp, a: Arg<'_, T>, b: Arg<'_, T>, out: &m
 }
 
 /// `out = a op b` for comparisons.
+#[inline(always)]
 pub fn comparison<T: Copy + PartialOrd>(
     op: BinaryOp,
     a: Arg<'_, T>,
@@ -123,6 +128,7 @@ pub fn comparison<T: Copy + PartialOrd>(
 }
 
 /// `out = a op b` on bool (logical operations, and min/max/add/mul of bools).
+#[inline(always)]
 pub fn boolean(op: BinaryOp, a: Arg<'_, bool>, b: Arg<'_, bool>, out: &mut [bool]) {
     macro_rules! arms {
         ($($name:ident),*) => {
@@ -136,6 +142,7 @@ pub fn boolean(op: BinaryOp, a: Arg<'_, bool>, b: Arg<'_, bool>, out: &mut [bool
 }
 
 /// `out = cond ? a : b`.
+#[inline(always)]
 pub fn select<T: Copy>(cond: Arg<'_, bool>, a: Arg<'_, T>, b: Arg<'_, T>, out: &mut [T]) {
     match cond {
         Arg::Scalar(c) => map1(if c { a } else { b }, out, |x| x),
@@ -159,6 +166,7 @@ pub fn select<T: Copy>(cond: Arg<'_, bool>, a: Arg<'_, T>, b: Arg<'_, T>, out: &
 }
 
 /// `out = a as D` by the casting rules of `core::element`.
+#[inline(always)]
 pub fn cast<S: Element, D: Element>(a: Arg<'_, S>, out: &mut [D]) {
     map1(a, out, |x| D::from_wide(x.to_wide()));
 }

@@ -237,7 +237,37 @@ impl<'a> Ctx<'a> {
         self.arg(view)
     }
 
+    /// Runs one instruction, with AVX2 code where the CPU has it (checked
+    /// once at run time; the same loops, compiled for wider vectors).
     fn exec(&self, inst: &Inst, dtype: DType, body: &Body, dst: SliceMut<'_>) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
+            return unsafe { self.exec_avx2(inst, dtype, body, dst) };
+        }
+        self.exec_portable(inst, dtype, body, dst)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn exec_avx2(
+        &self,
+        inst: &Inst,
+        dtype: DType,
+        body: &Body,
+        dst: SliceMut<'_>,
+    ) -> Result<()> {
+        self.exec_portable(inst, dtype, body, dst)
+    }
+
+    #[inline(always)]
+    fn exec_portable(
+        &self,
+        inst: &Inst,
+        dtype: DType,
+        body: &Body,
+        dst: SliceMut<'_>,
+    ) -> Result<()> {
         let len = self.len;
         macro_rules! out {
             ($T:ty) => {
@@ -328,6 +358,17 @@ impl<'a> Ctx<'a> {
         }
         Ok(())
     }
+}
+
+/// True when the CPU runs AVX2 instructions (asked once).
+/// `LAZYFUSE_NO_AVX2=1` forces the portable loops (the test suite runs both).
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX2.get_or_init(|| {
+        std::env::var_os("LAZYFUSE_NO_AVX2").is_none()
+            && std::arch::is_x86_feature_detected!("avx2")
+    })
 }
 
 /// Copies `view` (of `len` elements) into `out`.
