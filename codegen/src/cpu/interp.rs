@@ -75,6 +75,12 @@ impl Space {
         }
     }
 
+    /// The domain in its own order (outermost first), adjacent axes merged.
+    pub(crate) fn natural(launch: &Launch) -> Space {
+        let order: Vec<usize> = (0..launch.domain.len()).collect();
+        Space::new(launch, &order)
+    }
+
     pub(crate) fn line_len(&self) -> usize {
         self.extents.last().copied().unwrap_or(1)
     }
@@ -260,8 +266,7 @@ pub fn run_elementwise_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<V
     if n == 0 {
         return Ok(outputs);
     }
-    let order: Vec<usize> = (0..launch.domain.len()).collect();
-    let space = Space::new(launch, &order);
+    let space = Space::natural(launch);
     let line_len = space.line_len();
     for line in 0..space.lines() {
         let bases = space.bases(line);

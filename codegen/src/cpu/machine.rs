@@ -146,30 +146,19 @@ impl Machine {
                     let out = direct_out
                         .take()
                         .ok_or_else(|| internal("no direct output"))?;
-                    let ctx = Ctx {
-                        inputs,
-                        args,
-                        regs: &*regs,
-                        views: views.as_slice(),
-                        len,
-                    };
-                    ctx.exec(op, dtype, &self.body, out)?;
+                    Ctx::new(inputs, args, regs, views, len).exec(op, dtype, &self.body, out)?;
                     View::Written
                 }
                 op => {
                     let r = self.register[i]
                         .ok_or_else(|| internal("an operation without a register"))?;
                     let mut dst = std::mem::replace(&mut regs[r], HostBuffer::Bool(Vec::new()));
-                    let result = {
-                        let ctx = Ctx {
-                            inputs,
-                            args,
-                            regs: &*regs,
-                            views: views.as_slice(),
-                            len,
-                        };
-                        ctx.exec(op, dtype, &self.body, dst.as_slice_mut())
-                    };
+                    let result = Ctx::new(inputs, args, regs, views, len).exec(
+                        op,
+                        dtype,
+                        &self.body,
+                        dst.as_slice_mut(),
+                    );
                     regs[r] = dst;
                     result?;
                     View::Reg(r)
@@ -196,6 +185,23 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// Read access to a chunk's inputs, arguments, registers and values.
+    pub fn new(
+        inputs: &'a [Option<&'a HostBuffer>],
+        args: &'a [Literal],
+        regs: &'a [HostBuffer],
+        views: &'a [View],
+        len: usize,
+    ) -> Ctx<'a> {
+        Ctx {
+            inputs,
+            args,
+            regs,
+            views,
+            len,
+        }
+    }
+
     /// The operand view of `view` as type `T`.
     pub fn arg<T: Element>(&self, view: View) -> Result<Arg<'a, T>> {
         let wrong = || internal("a value of an unexpected dtype");

@@ -11,7 +11,7 @@ use lazyfuse_core::{
     with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, ReduceOp, Result,
     SliceMut,
 };
-use lazyfuse_fusion::{CombineIr, Inst, Launch};
+use lazyfuse_fusion::{CombineIr, Inst, Launch, ValueId};
 use rayon::prelude::*;
 
 use super::interp::{self, Space};
@@ -228,8 +228,7 @@ pub fn elementwise(
     if n == 0 {
         return Ok(outputs);
     }
-    let order: Vec<usize> = (0..launch.domain.len()).collect();
-    let space = Space::new(launch, &order);
+    let space = Space::natural(launch);
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
@@ -430,9 +429,9 @@ pub fn reduction(
                     let combine = move |a: $t, b: $t| <$t as Arithmetic>::binary(op.combiner(), a, b);
                     let id = <$t>::from_wide(identity.to_wide());
                     let acc = if trailing {
-                        reduce_trailing::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, op, combine)?
+                        reduce_trailing::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, red.value, op, combine)?
                     } else {
-                        reduce_leading::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, combine)?
+                        reduce_leading::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, red.value, combine)?
                     };
                     Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
                 })*
@@ -473,16 +472,11 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
     kept_len: usize,
     reduced_len: usize,
     identity: T,
+    value: ValueId,
     op: ReduceOp,
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
-    let red = launch
-        .kernel
-        .reduction
-        .as_ref()
-        .ok_or_else(|| internal("not a reduction"))?;
-    let order: Vec<usize> = (0..launch.domain.len()).collect();
-    let space = Space::new(launch, &order);
+    let space = Space::natural(launch);
     let blocks = reduced_len.div_ceil(TASK);
     let mut partials: Vec<T> = vec![identity; kept_len * blocks];
     let slots: Vec<&mut T> = partials.iter_mut().collect();
@@ -497,7 +491,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
         while position < end {
             let len = walker.chunk_len(position, end - position);
             let ctx = walker.run(position, len, None)?;
-            let values = chunk_values::<T>(&ctx, ctx.views[red.value.index()], &mut scratch)?;
+            let values = chunk_values::<T>(&ctx, ctx.views[value.index()], &mut scratch)?;
             if let Some(p) = T::reduce_chunk(op, values, &combine) {
                 cascade.push(p, &|a: &T, b: &T| combine(*a, *b));
             }
@@ -533,15 +527,10 @@ fn reduce_leading<T: Element + Arithmetic>(
     kept_len: usize,
     reduced_len: usize,
     identity: T,
+    value: ValueId,
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
-    let red = launch
-        .kernel
-        .reduction
-        .as_ref()
-        .ok_or_else(|| internal("not a reduction"))?;
-    let order: Vec<usize> = (0..launch.domain.len()).collect();
-    let space = Space::new(launch, &order);
+    let space = Space::natural(launch);
     let mut acc: Vec<T> = vec![identity; kept_len];
     let slices: Vec<&mut [T]> = acc.chunks_mut(CHUNK).collect();
     let rows = |a: &Vec<T>, b: &Vec<T>| -> Vec<T> {
@@ -561,7 +550,7 @@ fn reduce_leading<T: Element + Arithmetic>(
                 let ctx = walker.run(position, len, None)?;
                 row.extend_from_slice(chunk_values::<T>(
                     &ctx,
-                    ctx.views[red.value.index()],
+                    ctx.views[value.index()],
                     &mut scratch,
                 )?);
                 k += len;
