@@ -2,12 +2,16 @@
 //! kernels of `lazyfuse-fusion`.
 //!
 //! - [`cpu`]: executes kernels on host memory, chunk by chunk.
+//! - [`device`]: fused kernels lowered to a SIMT [`device::DeviceProgram`],
+//!   printed as CUDA C and compiled by NVRTC, or executed by the SIMT
+//!   interpreter.
 //! - [`sim`]: a simulated device with memory of its own; copies are real and
-//!   counted. Kernels run through the cpu interpreter until the SIMT
-//!   interpreter of lowered device programs lands.
+//!   counted, kernels are the lowered device programs run by the SIMT
+//!   interpreter.
 //! - `cuda`: not built yet.
 
 pub mod cpu;
+pub mod device;
 pub mod executor;
 pub mod sim;
 

@@ -2,9 +2,9 @@
 //! uploaded (counted in `Stats`) before kernels read them, results stay in
 //! device memory until read, so copies are exactly those a GPU would make.
 //!
-//! Kernels currently run through the CPU kernel interpreter on the device
-//! buffers; the SIMT interpreter of lowered device programs replaces it with
-//! the code-generation work.
+//! Kernels are the lowered device programs the CUDA printer prints, run by
+//! the SIMT interpreter (`device::simt`) with grid, block and warp semantics,
+//! which also checks every memory access.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -15,7 +15,8 @@ use lazyfuse_core::{
 };
 use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Program, ProgramCache, Step};
 
-use crate::executor::{fusion_options, launch, KernelCache};
+use crate::device::{self, LoweringCache};
+use crate::executor::fusion_options;
 
 /// A buffer in simulated device memory.
 #[derive(Debug)]
@@ -36,7 +37,7 @@ impl DeviceBuffer for SimBuffer {
 /// The simulated-device engine.
 #[derive(Debug, Default)]
 pub struct SimEngine {
-    cache: KernelCache,
+    lowered: LoweringCache,
     programs: ProgramCache,
 }
 
@@ -124,7 +125,9 @@ impl Engine for SimEngine {
                                 .map(|s| Some(&s.data)),
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    let outputs = launch(&self.cache, l, &inputs, env)?;
+                    let program = self.lowered.get(l, env)?;
+                    env.stats.add(Counter::KernelLaunches, 1);
+                    let outputs = device::simulate(&program, l, &inputs)?;
                     for (id, data) in l.outputs.iter().zip(outputs) {
                         device[id.index()] = Some(Arc::new(SimBuffer { data }));
                     }
@@ -205,7 +208,7 @@ impl Engine for SimEngine {
                     self.device_leaf(&program, graph, b.index()).is_some()
                 });
                 format!(
-                    "executor: sim (simulated device memory; kernels run by the cpu interpreter)\n{}",
+                    "executor: sim (simulated device memory; device programs run by the SIMT interpreter)\n{}",
                     explain::program_listing(&program, &plan)
                 )
             }

@@ -1,0 +1,330 @@
+//! The CUDA C printer: a [`DeviceProgram`] as one NVRTC translation unit.
+//!
+//! The output is stable (the same program prints the same text) and meant to
+//! be read: registers are `v<N>` declared where first set, every element
+//! operation is a call of the prelude's `lf_<op>` overload for its type (so
+//! its semantics live in one place), index arithmetic is plain C.
+
+use std::fmt::Write;
+
+use lazyfuse_core::{BinaryOp, DType, Literal, UnaryOp, Wide};
+
+use super::ir::{DeviceKernel, DeviceProgram, Expr, ParamKind, Special, Stmt};
+
+const PRELUDE: &str = include_str!("prelude.cuh");
+
+/// The C type of an element.
+pub fn c_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F16 => "__half",
+        DType::BF16 => "__nv_bfloat16",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::I32 => "int",
+        DType::I64 => "long long",
+        DType::U8 => "unsigned char",
+        DType::U16 => "unsigned short",
+        DType::U32 => "unsigned int",
+        DType::U64 => "unsigned long long",
+        DType::Bool => "bool",
+    }
+}
+
+/// The suffix of the prelude's conversion to `dtype`: `lf_to_<suffix>`.
+fn cast_suffix(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+        DType::I8 => "i8",
+        DType::I16 => "i16",
+        DType::I32 => "i32",
+        DType::I64 => "i64",
+        DType::U8 => "u8",
+        DType::U16 => "u16",
+        DType::U32 => "u32",
+        DType::U64 => "u64",
+        DType::Bool => "bool",
+    }
+}
+
+/// The prelude: the value semantics of every element operation.
+pub fn prelude() -> String {
+    let mut text = PRELUDE.to_string();
+    for (half, to_float, from_float) in [
+        ("__half", "__half2float", "__float2half_rn"),
+        ("__nv_bfloat16", "__bfloat162float", "__float2bfloat16_rn"),
+    ] {
+        for op in UnaryOp::ALL.iter().filter(|op| **op != UnaryOp::LogicalNot) {
+            let name = op.name();
+            let _ = if op.is_predicate() {
+                writeln!(
+                    text,
+                    "LF_D bool lf_{name}({half} a) {{ return lf_{name}({to_float}(a)); }}"
+                )
+            } else {
+                writeln!(
+                    text,
+                    "LF_D {half} lf_{name}({half} a) {{ return {from_float}(lf_{name}({to_float}(a))); }}"
+                )
+            };
+        }
+        for op in BinaryOp::ALL.iter().filter(|op| !op.is_logical()) {
+            let name = op.name();
+            let (a, b) = (format!("{to_float}(a)"), format!("{to_float}(b)"));
+            let _ = match op {
+                _ if op.is_comparison() => writeln!(
+                    text,
+                    "LF_D bool lf_{name}({half} a, {half} b) {{ return lf_{name}({a}, {b}); }}"
+                ),
+                // NumPy's half minimum/maximum keep the first of two equal values.
+                BinaryOp::Minimum | BinaryOp::Maximum => {
+                    let keep = if *op == BinaryOp::Minimum { "<=" } else { ">=" };
+                    writeln!(
+                        text,
+                        "LF_D {half} lf_{name}({half} a, {half} b) {{ return (isnan({a}) || {a} {keep} {b}) ? a : b; }}"
+                    )
+                }
+                _ => writeln!(
+                    text,
+                    "LF_D {half} lf_{name}({half} a, {half} b) {{ return {from_float}(lf_{name}({a}, {b})); }}"
+                ),
+            };
+        }
+    }
+    text
+}
+
+/// The complete translation unit: the prelude, then every kernel.
+pub fn print(program: &DeviceProgram) -> String {
+    let mut text = prelude();
+    for kernel in &program.kernels {
+        text.push('\n');
+        print_kernel(&mut text, kernel);
+    }
+    text
+}
+
+fn print_kernel(text: &mut String, kernel: &DeviceKernel) {
+    let params: Vec<String> = kernel
+        .params
+        .iter()
+        .map(|p| match p.kind {
+            ParamKind::Input(d) => format!("const {}* __restrict__ {}", c_type(d), p.name),
+            ParamKind::Output(d) => format!("{}* __restrict__ {}", c_type(d), p.name),
+            ParamKind::Scalar(d) => format!("{} {}", c_type(d), p.name),
+        })
+        .collect();
+    let _ = writeln!(
+        text,
+        "extern \"C\" __global__ void __launch_bounds__({}) {}(\n    {})\n{{",
+        kernel.block,
+        kernel.name,
+        params.join(",\n    ")
+    );
+    for shared in &kernel.shared {
+        let _ = writeln!(
+            text,
+            "    __shared__ {} {}[{}];",
+            c_type(shared.dtype),
+            shared.name,
+            shared.len
+        );
+    }
+    let printer = Printer { kernel };
+    printer.block(text, &kernel.body, 1);
+    text.push_str("}\n");
+}
+
+struct Printer<'k> {
+    kernel: &'k DeviceKernel,
+}
+
+impl Printer<'_> {
+    fn block(&self, text: &mut String, stmts: &[Stmt], depth: usize) {
+        for stmt in stmts {
+            self.stmt(text, stmt, depth);
+        }
+    }
+
+    fn var_type(&self, v: super::ir::Var) -> &'static str {
+        c_type(
+            self.kernel
+                .vars
+                .get(v.index())
+                .copied()
+                .unwrap_or(DType::I64),
+        )
+    }
+
+    fn stmt(&self, text: &mut String, stmt: &Stmt, depth: usize) {
+        let pad = "    ".repeat(depth);
+        match stmt {
+            Stmt::Let(v, e) => {
+                let _ = writeln!(text, "{pad}{} {v} = {};", self.var_type(*v), self.expr(e));
+            }
+            Stmt::Assign(v, e) => {
+                let _ = writeln!(text, "{pad}{v} = {};", self.expr(e));
+            }
+            Stmt::Store {
+                param,
+                index,
+                value,
+            } => {
+                let _ = writeln!(
+                    text,
+                    "{pad}{}[{}] = {};",
+                    self.param(*param),
+                    self.expr(index),
+                    self.expr(value)
+                );
+            }
+            Stmt::StoreShared {
+                array,
+                index,
+                value,
+            } => {
+                let _ = writeln!(
+                    text,
+                    "{pad}{}[{}] = {};",
+                    self.shared(*array),
+                    self.expr(index),
+                    self.expr(value)
+                );
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let _ = writeln!(text, "{pad}if ({}) {{", self.expr(cond));
+                self.block(text, then, depth + 1);
+                if !otherwise.is_empty() {
+                    let _ = writeln!(text, "{pad}}} else {{");
+                    self.block(text, otherwise, depth + 1);
+                }
+                let _ = writeln!(text, "{pad}}}");
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let _ = writeln!(
+                    text,
+                    "{pad}for ({} {var} = {}; {var} < {}; {var} += {}) {{",
+                    self.var_type(*var),
+                    self.expr(start),
+                    self.expr(end),
+                    self.expr(step)
+                );
+                self.block(text, body, depth + 1);
+                let _ = writeln!(text, "{pad}}}");
+            }
+            Stmt::Barrier => {
+                let _ = writeln!(text, "{pad}__syncthreads();");
+            }
+            Stmt::ShuffleDown { dst, src, delta } => {
+                let dtype = self.kernel.vars.get(src.index()).copied();
+                // __shfl_down_sync has no overload for bool or 8/16-bit integers.
+                let widen = matches!(
+                    dtype,
+                    Some(DType::Bool | DType::I8 | DType::I16 | DType::U8 | DType::U16)
+                );
+                let _ = if widen {
+                    writeln!(
+                        text,
+                        "{pad}{dst} = ({})__shfl_down_sync(0xffffffffu, (int){src}, {delta});",
+                        self.var_type(*dst)
+                    )
+                } else {
+                    writeln!(
+                        text,
+                        "{pad}{dst} = __shfl_down_sync(0xffffffffu, {src}, {delta});"
+                    )
+                };
+            }
+        }
+    }
+
+    fn param(&self, i: u32) -> &str {
+        self.kernel
+            .params
+            .get(i as usize)
+            .map_or("missing_param", |p| p.name.as_str())
+    }
+
+    fn shared(&self, i: u32) -> &str {
+        self.kernel
+            .shared
+            .get(i as usize)
+            .map_or("missing_shared", |s| s.name.as_str())
+    }
+
+    fn expr(&self, expr: &Expr) -> String {
+        match expr {
+            Expr::Var(v) => v.to_string(),
+            Expr::Param(p) => self.param(*p).to_string(),
+            Expr::Special(s) => s.cuda_name().to_string(),
+            Expr::Const(literal) => literal_text(*literal),
+            Expr::Load { param, index } => format!("{}[{}]", self.param(*param), self.expr(index)),
+            Expr::LoadShared { array, index } => {
+                format!("{}[{}]", self.shared(*array), self.expr(index))
+            }
+            Expr::Index(op, a, b) => {
+                format!("({} {} {})", self.expr(a), op.symbol(), self.expr(b))
+            }
+            Expr::Unary(op, a) => format!("lf_{}({})", op.name(), self.expr(a)),
+            Expr::Binary(op, a, b) => {
+                format!("lf_{}({}, {})", op.name(), self.expr(a), self.expr(b))
+            }
+            Expr::Select(c, a, b) => {
+                format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b))
+            }
+            // Builtins are unsigned: a plain C conversion to the index type.
+            Expr::Cast(dtype, a)
+                if matches!(
+                    **a,
+                    Expr::Special(
+                        Special::ThreadIdx
+                            | Special::BlockIdx
+                            | Special::BlockDim
+                            | Special::GridDim
+                    )
+                ) =>
+            {
+                format!("({}){}", c_type(*dtype), self.expr(a))
+            }
+            Expr::Cast(dtype, a) => format!("lf_to_{}({})", cast_suffix(*dtype), self.expr(a)),
+        }
+    }
+}
+
+/// A constant as C source, exact (non-finite floats by their bits).
+pub fn literal_text(literal: Literal) -> String {
+    let dtype = literal.dtype();
+    match (dtype, literal.to_wide()) {
+        (DType::Bool, w) => (if w.truthy() { "true" } else { "false" }).to_string(),
+        (DType::I64, Wide::Int(v)) if v == i64::MIN as i128 => {
+            "(-9223372036854775807LL - 1)".to_string()
+        }
+        (DType::I32, Wide::Int(v)) if v == i32::MIN as i128 => "(-2147483647 - 1)".to_string(),
+        (DType::I64, Wide::Int(v)) => format!("{v}LL"),
+        (DType::U64, Wide::Int(v)) => format!("{v}ULL"),
+        (DType::U32, Wide::Int(v)) => format!("{v}U"),
+        (DType::I32, Wide::Int(v)) => v.to_string(),
+        (d, Wide::Int(v)) => format!("(({}){v})", c_type(d)),
+        (DType::F64, Wide::Float(v)) if v.is_finite() => format!("{v:e}"),
+        (DType::F64, Wide::Float(v)) => format!("__longlong_as_double({:#x}LL)", v.to_bits()),
+        (DType::F32, Wide::Float(v)) if v.is_finite() => format!("{:e}f", v as f32),
+        (DType::F32, Wide::Float(v)) => format!("__int_as_float({:#x})", (v as f32).to_bits()),
+        (d, Wide::Float(v)) => {
+            format!("lf_to_{}({})", cast_suffix(d), literal_text(Literal::of(v)))
+        }
+    }
+}

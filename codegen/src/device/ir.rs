@@ -1,0 +1,334 @@
+//! `DeviceProgram`: a structured SIMT program, the one form that both the
+//! CUDA C printer and the simulator consume.
+//!
+//! A program is one or more kernels launched in order (a full reduction is a
+//! partial pass and a final pass over the block partials). A kernel is a
+//! block of statements run by every thread of a 1-D grid of 1-D blocks;
+//! registers ([`Var`]) are per thread, shared arrays per block.
+//!
+//! Two kinds of arithmetic appear, and are kept apart on purpose:
+//! - element arithmetic ([`Expr::Unary`], [`Expr::Binary`], …) on the
+//!   user's values, with lazyfuse's value semantics (NumPy's floor division,
+//!   NaN-propagating minimum, wrapping integers, …);
+//! - index arithmetic ([`Expr::Index`]) on non-negative positions and signed
+//!   strides, printed as plain C operators.
+
+use std::fmt;
+
+use lazyfuse_core::{BinaryOp, DType, Literal, UnaryOp};
+
+/// A per-thread register, printed `v3`. Its dtype is `DeviceKernel::vars[i]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Var(pub u32);
+
+impl Var {
+    /// The register's position in [`DeviceKernel::vars`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Var {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+/// The launch-geometry builtins (the `.x` component; launches are 1-D).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Special {
+    /// `threadIdx.x`
+    ThreadIdx,
+    /// `blockIdx.x`
+    BlockIdx,
+    /// `blockDim.x`
+    BlockDim,
+    /// `gridDim.x`
+    GridDim,
+}
+
+impl Special {
+    /// The CUDA C spelling.
+    pub fn cuda_name(self) -> &'static str {
+        match self {
+            Special::ThreadIdx => "threadIdx.x",
+            Special::BlockIdx => "blockIdx.x",
+            Special::BlockDim => "blockDim.x",
+            Special::GridDim => "gridDim.x",
+        }
+    }
+}
+
+/// Index arithmetic on the kernel's index type (`i32` or `i64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexOp {
+    /// `a + b`
+    Add,
+    /// `a * b`
+    Mul,
+    /// `a / b` (operands are non-negative)
+    Div,
+    /// `a % b` (operands are non-negative)
+    Rem,
+    /// `a < b`, a bool
+    Lt,
+    /// `a == b`, a bool
+    Eq,
+}
+
+impl IndexOp {
+    /// The C operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            IndexOp::Add => "+",
+            IndexOp::Mul => "*",
+            IndexOp::Div => "/",
+            IndexOp::Rem => "%",
+            IndexOp::Lt => "<",
+            IndexOp::Eq => "==",
+        }
+    }
+
+    /// True for the comparisons, whose result is a bool.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, IndexOp::Lt | IndexOp::Eq)
+    }
+}
+
+/// An expression evaluated by one thread.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A register.
+    Var(Var),
+    /// The value of scalar parameter `i` of the kernel.
+    Param(u32),
+    /// A launch builtin, as `u32`.
+    Special(Special),
+    /// A constant.
+    Const(Literal),
+    /// `param[index]` of buffer parameter `param`.
+    Load {
+        /// The buffer parameter.
+        param: u32,
+        /// Element index.
+        index: Box<Expr>,
+    },
+    /// `shared[index]` of shared array `array`.
+    LoadShared {
+        /// The shared array.
+        array: u32,
+        /// Element index.
+        index: Box<Expr>,
+    },
+    /// Index arithmetic.
+    Index(IndexOp, Box<Expr>, Box<Expr>),
+    /// Element arithmetic of one value.
+    Unary(UnaryOp, Box<Expr>),
+    /// Element arithmetic of two values of one dtype.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `cond ? a : b`.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Conversion to a dtype by lazyfuse's cast rules.
+    Cast(DType, Box<Expr>),
+}
+
+impl Expr {
+    /// `a <op> b` in index arithmetic.
+    pub fn index(op: IndexOp, a: Expr, b: Expr) -> Expr {
+        Expr::Index(op, Box::new(a), Box::new(b))
+    }
+
+    /// A register read.
+    pub fn var(v: Var) -> Expr {
+        Expr::Var(v)
+    }
+
+    /// A cast.
+    pub fn cast(dtype: DType, value: Expr) -> Expr {
+        Expr::Cast(dtype, Box::new(value))
+    }
+}
+
+/// One statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// Declares and initialises a register.
+    Let(Var, Expr),
+    /// Assigns a declared register.
+    Assign(Var, Expr),
+    /// `param[index] = value`.
+    Store {
+        /// The output buffer parameter.
+        param: u32,
+        /// Element index.
+        index: Expr,
+        /// The value (of the buffer's dtype).
+        value: Expr,
+    },
+    /// `shared[index] = value`.
+    StoreShared {
+        /// The shared array.
+        array: u32,
+        /// Element index.
+        index: Expr,
+        /// The value.
+        value: Expr,
+    },
+    /// `if (cond) { then } else { otherwise }`.
+    If {
+        /// A bool.
+        cond: Expr,
+        /// Run by the threads where `cond` holds.
+        then: Vec<Stmt>,
+        /// Run by the others.
+        otherwise: Vec<Stmt>,
+    },
+    /// `for (var = start; var < end; var += step) { body }` on the index type.
+    For {
+        /// The loop register (declared by the loop).
+        var: Var,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        end: Expr,
+        /// Increment (positive).
+        step: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// `__syncthreads()`: every thread of the block must reach it together.
+    Barrier,
+    /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives
+    /// `src` of lane `l + delta` of its warp, or its own when that is past
+    /// the warp. Every lane of the warp must take part.
+    ShuffleDown {
+        /// Destination register (declared, same dtype as `src`).
+        dst: Var,
+        /// Source register.
+        src: Var,
+        /// Lane distance.
+        delta: u32,
+    },
+}
+
+/// What a kernel parameter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// A read-only buffer of elements.
+    Input(DType),
+    /// A buffer the kernel writes.
+    Output(DType),
+    /// A value passed by value.
+    Scalar(DType),
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// The name printed in CUDA C.
+    pub name: String,
+    /// Its kind and dtype.
+    pub kind: ParamKind,
+    /// Where the launcher takes its value from.
+    pub source: ArgSource,
+}
+
+/// Where the launcher finds a parameter's value, given a fusion `Launch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgSource {
+    /// The buffer of kernel input `k`.
+    InputBuffer(usize),
+    /// The buffer of kernel output `k`.
+    OutputBuffer(usize),
+    /// The program's scratch buffer of block partials.
+    Partials,
+    /// Scalar argument `i` of the launch (a constant of the expression).
+    Arg(usize),
+    /// Element offset of input `k`.
+    Offset(usize),
+    /// Stride of input `k` along domain dimension `d`.
+    Stride(usize, usize),
+    /// Extent of domain dimension `d`.
+    Extent(usize),
+    /// Number of elements of the domain.
+    DomainLen,
+    /// Number of outputs of a reduction (product of the kept extents).
+    KeptLen,
+    /// Number of elements reduced into each output.
+    ReducedLen,
+    /// Number of block partials written by the partial pass.
+    PartialCount,
+}
+
+/// A per-block shared-memory array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedArray {
+    /// The name printed in CUDA C.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Number of elements.
+    pub len: u32,
+}
+
+/// How many blocks a kernel is launched with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GridRule {
+    /// Enough blocks for one thread per unit of work (capped; the kernels
+    /// stride over the rest).
+    ThreadPerItem(ArgSource),
+    /// One block per unit of work (capped).
+    BlockPerItem(ArgSource),
+    /// Exactly one block.
+    Single,
+}
+
+/// One `__global__` function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceKernel {
+    /// The `extern "C"` name.
+    pub name: String,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Shared arrays.
+    pub shared: Vec<SharedArray>,
+    /// `vars[i]` is the dtype of register `vi`.
+    pub vars: Vec<DType>,
+    /// The statements every thread runs.
+    pub body: Vec<Stmt>,
+    /// Threads per block (a multiple of the warp size).
+    pub block: u32,
+    /// How the grid is sized.
+    pub grid: GridRule,
+}
+
+/// The device form of one fused kernel: kernels launched in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceProgram {
+    /// The fused kernel's name, e.g. `lf_ew_1a2b…`.
+    pub name: String,
+    /// The index type (`i32` when every extent and offset fits, else `i64`).
+    pub index: DType,
+    /// The kernels in launch order.
+    pub kernels: Vec<DeviceKernel>,
+    /// The dtype of the scratch buffer of block partials, if any.
+    pub partials: Option<DType>,
+}
+
+/// Threads in a warp.
+pub const WARP: u32 = 32;
+
+/// The most blocks a grid-stride launch uses; also the most block partials.
+pub const MAX_GRID: usize = 1024;
+
+impl GridRule {
+    /// Blocks to launch for `work` units of work and `block` threads per block.
+    pub fn blocks(self, work: usize, block: u32) -> usize {
+        let blocks = match self {
+            GridRule::ThreadPerItem(_) => work.div_ceil(block as usize),
+            GridRule::BlockPerItem(_) => work,
+            GridRule::Single => 1,
+        };
+        blocks.clamp(1, MAX_GRID)
+    }
+}

@@ -1,0 +1,103 @@
+//! Device code generation: fused kernels lowered to a [`DeviceProgram`],
+//! which the CUDA printer turns into CUDA C for NVRTC and the SIMT
+//! interpreter executes on the CPU (the `sim` backend).
+
+pub mod bind;
+mod builder;
+pub mod cuda;
+pub mod ir;
+pub mod lower;
+pub mod nvrtc;
+pub mod simt;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use lazyfuse_core::{with_dtype, Counter, DType, Element, Error, EvalEnv, HostBuffer, Result};
+use lazyfuse_fusion::Launch;
+
+pub use ir::{DeviceKernel, DeviceProgram};
+
+use ir::{ArgSource, ParamKind};
+use simt::Binding;
+
+/// Lowered programs, one per (structural kernel hash, index type).
+#[derive(Debug, Default)]
+pub struct LoweringCache {
+    programs: Mutex<HashMap<(u64, DType), Arc<DeviceProgram>>>,
+}
+
+impl LoweringCache {
+    /// The lowered form of `launch`'s kernel for its sizes, counting a
+    /// compilation or a cache hit.
+    pub fn get(&self, launch: &Launch, env: EvalEnv<'_>) -> Result<Arc<DeviceProgram>> {
+        let index = bind::index_type(launch);
+        let key = (launch.kernel.structural_hash(), index);
+        let mut map = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = map.get(&key) {
+            env.stats.add(Counter::KernelCacheHits, 1);
+            return Ok(Arc::clone(found));
+        }
+        let program = Arc::new(lower::lower(&launch.kernel, index)?);
+        env.stats.add(Counter::KernelsCompiled, 1);
+        map.insert(key, Arc::clone(&program));
+        Ok(program)
+    }
+}
+
+fn zeros(dtype: DType, len: usize) -> HostBuffer {
+    with_dtype!(dtype, T => T::into_buffer(vec![T::default(); len]))
+}
+
+/// Runs `program` for `launch` on the SIMT interpreter over device buffers
+/// `inputs` (one per kernel input; `None` for generated inputs); returns the
+/// kernel's outputs, allocated as a device allocation would be.
+pub fn simulate(
+    program: &DeviceProgram,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+) -> Result<Vec<HostBuffer>> {
+    let sizes = bind::Sizes::of(launch);
+    let out_len = if launch.kernel.reduction.is_some() {
+        sizes.kept_len
+    } else {
+        sizes.domain_len
+    };
+    let mut outputs: Vec<HostBuffer> = (0..launch.kernel.outputs.len())
+        .map(|j| zeros(launch.kernel.output_dtype(j), out_len))
+        .collect();
+    let mut partials = program
+        .partials
+        .map(|dtype| zeros(dtype, sizes.partial_count));
+    for kernel in &program.kernels {
+        let blocks = bind::blocks(kernel, launch);
+        // Hand out each output at most once: a kernel names it in one parameter.
+        let mut outputs_left: Vec<Option<&mut HostBuffer>> = outputs.iter_mut().map(Some).collect();
+        let mut partials_left = partials.as_mut();
+        let mut bindings = Vec::with_capacity(kernel.params.len());
+        for param in &kernel.params {
+            let missing = || Error::internal("sim launch", format!("no buffer for {}", param.name));
+            let binding = match (param.source, param.kind) {
+                (ArgSource::InputBuffer(k), _) => {
+                    Binding::Read(inputs.get(k).copied().flatten().ok_or_else(missing)?)
+                }
+                (ArgSource::OutputBuffer(j), _) => Binding::Write(
+                    outputs_left
+                        .get_mut(j)
+                        .and_then(Option::take)
+                        .ok_or_else(missing)?,
+                ),
+                (ArgSource::Partials, ParamKind::Output(_)) => {
+                    Binding::Write(partials_left.take().ok_or_else(missing)?)
+                }
+                (ArgSource::Partials, _) => {
+                    Binding::Read(&*partials_left.take().ok_or_else(missing)?)
+                }
+                (source, _) => Binding::Value(bind::scalar(source, launch, program)?),
+            };
+            bindings.push(binding);
+        }
+        simt::run(kernel, blocks, &mut bindings)?;
+    }
+    Ok(outputs)
+}

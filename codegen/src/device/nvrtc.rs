@@ -1,0 +1,242 @@
+//! Run-time compilation of printed programs with NVRTC, loaded dynamically
+//! through cudarc: nothing here needs CUDA at build time, and a machine
+//! without NVRTC gets an `Error`, never a panic.
+//!
+//! Finding NVRTC: the system's library search path, or `LAZYFUSE_NVRTC`
+//! naming `libnvrtc.so.*` by absolute path (it is loaded before cudarc looks,
+//! so users of the PyPI wheel `nvidia-cuda-nvrtc-cu12` need no
+//! `LD_LIBRARY_PATH`). `LAZYFUSE_CUDA_INCLUDE` names the directory holding
+//! `cuda_fp16.h` and `cuda_bf16.h` (e.g. the wheel
+//! `nvidia-cuda-runtime-cu12`'s `include/`) when NVRTC does not find them.
+
+use std::ffi::{CStr, CString};
+use std::sync::OnceLock;
+
+use cudarc::nvrtc::{result, sys};
+use lazyfuse_core::{Error, Result};
+
+/// Environment variable: absolute path of the NVRTC library to load.
+pub const NVRTC_ENV: &str = "LAZYFUSE_NVRTC";
+/// Environment variable: directory with the CUDA headers the kernels include.
+pub const INCLUDE_ENV: &str = "LAZYFUSE_CUDA_INCLUDE";
+
+/// What to produce.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// PTX for a virtual architecture such as `compute_80` (JIT-compiled by
+    /// the driver for the device it runs on).
+    Ptx(String),
+    /// A cubin for a real architecture such as `sm_80`, with ptxas's
+    /// register and spill report in the log.
+    Cubin(String),
+}
+
+/// A compiled program.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// PTX text or cubin bytes.
+    pub image: Vec<u8>,
+    /// NVRTC's log (for cubins, ptxas's `-v` report).
+    pub log: String,
+}
+
+/// ptxas's resource report of one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelResources {
+    /// The kernel's name.
+    pub name: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Bytes of spill stores.
+    pub spill_stores: u32,
+    /// Bytes of spill loads.
+    pub spill_loads: u32,
+}
+
+/// Loads NVRTC if it can be found; `Err` says why not.
+pub fn load() -> Result<()> {
+    static LOADED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            if let Some(path) = std::env::var_os(NVRTC_ENV) {
+                preload(&path)?;
+            }
+            // SAFETY: only probes whether a library of the expected name loads.
+            if unsafe { sys::is_culib_present() } {
+                Ok(())
+            } else {
+                Err(format!(
+                    "libnvrtc was not found (set {NVRTC_ENV} to its absolute path, or add its directory to LD_LIBRARY_PATH)"
+                ))
+            }
+        })
+        .clone()
+        .map_err(|reason| Error::BackendUnavailable {
+            backend: "nvrtc".to_string(),
+            reason,
+        })
+}
+
+#[cfg(unix)]
+fn preload(path: &std::ffi::OsStr) -> std::result::Result<(), String> {
+    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+    // SAFETY: loading NVRTC runs only its initialisers, which have no
+    // preconditions; the handle is leaked so the library stays loaded for
+    // cudarc, which then finds it by its soname.
+    let library = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }
+        .map_err(|e| format!("{NVRTC_ENV}={}: {e}", path.to_string_lossy()))?;
+    std::mem::forget(library);
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn preload(path: &std::ffi::OsStr) -> std::result::Result<(), String> {
+    Err(format!(
+        "{NVRTC_ENV}={} is only supported on unix",
+        path.to_string_lossy()
+    ))
+}
+
+/// NVRTC's version, `(major, minor)`.
+pub fn version() -> Result<(i32, i32)> {
+    load()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded; both pointers are valid for writes.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| nvrtc_error("nvrtcVersion", e))?;
+    Ok((major, minor))
+}
+
+fn nvrtc_error(call: &str, e: result::NvrtcError) -> Error {
+    Error::Device {
+        op: call.to_string(),
+        message: format!("{:?}", e.0),
+    }
+}
+
+/// The options every lazyfuse kernel is compiled with.
+pub fn options(target: &Target) -> Vec<String> {
+    let mut options = vec![
+        "--std=c++17".to_string(),
+        // No contraction of a*b+c into fma: results match the other backends.
+        "--fmad=false".to_string(),
+        "--device-as-default-execution-space".to_string(),
+    ];
+    match target {
+        Target::Ptx(arch) => options.push(format!("--gpu-architecture={arch}")),
+        Target::Cubin(arch) => {
+            options.push(format!("--gpu-architecture={arch}"));
+            options.push("--ptxas-options=-v".to_string());
+        }
+    }
+    if let Some(dir) = std::env::var_os(INCLUDE_ENV) {
+        options.push(format!("--include-path={}", dir.to_string_lossy()));
+    }
+    options
+}
+
+/// Owns an `nvrtcProgram`, destroyed on drop.
+struct Program(sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: the program was created by nvrtcCreateProgram and is destroyed once.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+fn log(program: &Program) -> String {
+    // SAFETY: the program is live; the log is NUL-terminated by NVRTC.
+    match unsafe { result::get_program_log(program.0) } {
+        Ok(raw) => {
+            let bytes: Vec<u8> = raw.iter().map(|&c| c as u8).collect();
+            CStr::from_bytes_until_nul(&bytes)
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// Compiles `source` (named `name` in errors) for `target`. A compile
+/// failure is [`Error::Compile`] with the source and NVRTC's log.
+pub fn compile(name: &str, source: &str, target: &Target) -> Result<Compiled> {
+    load()?;
+    let src = CString::new(source).map_err(|_| {
+        Error::internal("nvrtc", format!("the source of {name} contains a NUL byte"))
+    })?;
+    let file = CString::new(format!("{name}.cu"))
+        .map_err(|_| Error::internal("nvrtc", "a kernel name contains a NUL byte"))?;
+    let program = Program(
+        result::create_program(&src, Some(&file))
+            .map_err(|e| nvrtc_error("nvrtcCreateProgram", e))?,
+    );
+    // SAFETY: the program is live and the options are valid C strings.
+    let compiled = unsafe { result::compile_program(program.0, &options(target)) };
+    let log = log(&program);
+    if compiled.is_err() {
+        return Err(Error::Compile {
+            kernel: name.to_string(),
+            source_code: source.to_string(),
+            log,
+        });
+    }
+    let image = match target {
+        // SAFETY: the program compiled; get_ptx sizes its buffer first.
+        Target::Ptx(_) => unsafe { result::get_ptx(program.0) }
+            .map_err(|e| nvrtc_error("nvrtcGetPTX", e))?
+            .into_iter()
+            .map(|c| c as u8)
+            .take_while(|&b| b != 0)
+            .collect(),
+        Target::Cubin(_) => cubin(&program)?,
+    };
+    Ok(Compiled { image, log })
+}
+
+fn cubin(program: &Program) -> Result<Vec<u8>> {
+    let mut size = 0usize;
+    // SAFETY: the program compiled for a real architecture; `size` is writable.
+    unsafe { sys::nvrtcGetCUBINSize(program.0, &mut size) }
+        .result()
+        .map_err(|e| nvrtc_error("nvrtcGetCUBINSize", e))?;
+    let mut image = vec![0u8; size];
+    // SAFETY: `image` has the `size` bytes NVRTC asked for.
+    unsafe { sys::nvrtcGetCUBIN(program.0, image.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| nvrtc_error("nvrtcGetCUBIN", e))?;
+    Ok(image)
+}
+
+/// Parses ptxas's `-v` report: one entry per kernel.
+pub fn resources(log: &str) -> Vec<KernelResources> {
+    let mut kernels: Vec<KernelResources> = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            kernels.push(KernelResources {
+                name,
+                ..KernelResources::default()
+            });
+        } else if let Some(current) = kernels.last_mut() {
+            let number_before = |key: &str| -> Option<u32> {
+                let head = line.split(key).next()?;
+                head.split_whitespace().last()?.parse().ok()
+            };
+            if line.contains("bytes spill stores") {
+                current.spill_stores = number_before(" bytes spill stores").unwrap_or(0);
+                let loads = line.split("spill stores,").nth(1).unwrap_or_default();
+                current.spill_loads = loads
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+            }
+            if line.contains(" registers") {
+                current.registers = number_before(" registers").unwrap_or(0);
+            }
+        }
+    }
+    kernels
+}

@@ -1,0 +1,249 @@
+// lazyfuse device prelude: the value semantics of every element operation
+// (the same as lazyfuse_core::semantics), one overload per element type.
+// Integers wrap (arithmetic goes through the unsigned type: signed overflow
+// is undefined in C++); integer // and % by zero give 0 and round toward
+// -inf; float // and % are NumPy's divmod; minimum/maximum propagate NaN
+// (fminf/fmaxf do not); float->int casts saturate and map NaN to 0.
+// f16 and bf16 compute in f32 and round once per operation.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+#define LF_D static __device__ __forceinline__
+
+#define LF_COMPARE(T)                                                   \
+    LF_D bool lf_equal(T a, T b) { return a == b; }                     \
+    LF_D bool lf_not_equal(T a, T b) { return a != b; }                 \
+    LF_D bool lf_less(T a, T b) { return a < b; }                       \
+    LF_D bool lf_less_equal(T a, T b) { return a <= b; }                \
+    LF_D bool lf_greater(T a, T b) { return a > b; }                    \
+    LF_D bool lf_greater_equal(T a, T b) { return a >= b; }
+
+#define LF_INT_COMMON(T, U)                                             \
+    LF_COMPARE(T)                                                       \
+    LF_D T lf_add(T a, T b) { return (T)((U)a + (U)b); }                \
+    LF_D T lf_subtract(T a, T b) { return (T)((U)a - (U)b); }           \
+    LF_D T lf_multiply(T a, T b) { return (T)((U)a * (U)b); }           \
+    LF_D T lf_negative(T a) { return (T)((U)0 - (U)a); }                \
+    LF_D T lf_square(T a) { return lf_multiply(a, a); }                 \
+    LF_D T lf_minimum(T a, T b) { return a < b ? a : b; }               \
+    LF_D T lf_maximum(T a, T b) { return a > b ? a : b; }               \
+    LF_D T lf_floor(T a) { return a; }                                  \
+    LF_D T lf_ceil(T a) { return a; }                                   \
+    LF_D T lf_trunc(T a) { return a; }                                  \
+    LF_D T lf_round(T a) { return a; }                                  \
+    LF_D bool lf_isnan(T) { return false; }                             \
+    LF_D bool lf_isinf(T) { return false; }                             \
+    LF_D bool lf_isfinite(T) { return true; }                           \
+    LF_D T lf_power_nonneg(T a, T b) {                                  \
+        T r = 1;                                                        \
+        while (b != 0) {                                                \
+            if (b & 1) r = lf_multiply(r, a);                           \
+            a = lf_multiply(a, a);                                      \
+            b = (T)(b >> 1);                                            \
+        }                                                               \
+        return r;                                                       \
+    }
+
+#define LF_SIGNED(T, U)                                                 \
+    LF_INT_COMMON(T, U)                                                 \
+    LF_D T lf_absolute(T a) { return a < 0 ? lf_negative(a) : a; }      \
+    LF_D T lf_sign(T a) { return (T)((a > 0) - (a < 0)); }              \
+    LF_D T lf_floor_divide(T a, T b) {                                  \
+        if (b == 0) return 0;                                           \
+        if (b == (T)-1) return lf_negative(a);                          \
+        T q = (T)(a / b);                                               \
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;  \
+    }                                                                   \
+    LF_D T lf_remainder(T a, T b) {                                     \
+        if (b == 0 || b == (T)-1) return 0;                             \
+        T r = (T)(a % b);                                               \
+        return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;       \
+    }                                                                   \
+    LF_D T lf_true_divide(T a, T b) { return lf_floor_divide(a, b); }   \
+    LF_D T lf_power(T a, T b) {                                         \
+        if (b < 0) return a == 1 ? (T)1 : a == (T)-1 ? ((b & 1) ? a : (T)1) : (T)0; \
+        return lf_power_nonneg(a, b);                                   \
+    }
+
+#define LF_UNSIGNED(T)                                                  \
+    LF_INT_COMMON(T, T)                                                 \
+    LF_D T lf_absolute(T a) { return a; }                               \
+    LF_D T lf_sign(T a) { return (T)(a > 0); }                          \
+    LF_D T lf_floor_divide(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
+    LF_D T lf_remainder(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); } \
+    LF_D T lf_true_divide(T a, T b) { return lf_floor_divide(a, b); }   \
+    LF_D T lf_power(T a, T b) { return lf_power_nonneg(a, b); }
+
+LF_SIGNED(signed char, unsigned char)
+LF_SIGNED(short, unsigned short)
+LF_SIGNED(int, unsigned int)
+LF_SIGNED(long long, unsigned long long)
+LF_UNSIGNED(unsigned char)
+LF_UNSIGNED(unsigned short)
+LF_UNSIGNED(unsigned int)
+LF_UNSIGNED(unsigned long long)
+
+#define LF_FLOAT(T, S)                                                  \
+    LF_COMPARE(T)                                                       \
+    LF_D T lf_add(T a, T b) { return a + b; }                           \
+    LF_D T lf_subtract(T a, T b) { return a - b; }                      \
+    LF_D T lf_multiply(T a, T b) { return a * b; }                      \
+    LF_D T lf_true_divide(T a, T b) { return a / b; }                   \
+    LF_D T lf_negative(T a) { return -a; }                              \
+    LF_D T lf_square(T a) { return a * a; }                             \
+    LF_D T lf_absolute(T a) { return fabs##S(a); }                      \
+    LF_D T lf_sign(T a) { return a > 0 ? (T)1 : a < 0 ? (T)-1 : a == 0 ? (T)0 : a; } \
+    LF_D T lf_sqrt(T a) { return sqrt##S(a); }                          \
+    LF_D T lf_exp(T a) { return exp##S(a); }                            \
+    LF_D T lf_exp2(T a) { return exp2##S(a); }                          \
+    LF_D T lf_expm1(T a) { return expm1##S(a); }                        \
+    LF_D T lf_log(T a) { return log##S(a); }                            \
+    LF_D T lf_log2(T a) { return log2##S(a); }                          \
+    LF_D T lf_log10(T a) { return log10##S(a); }                        \
+    LF_D T lf_log1p(T a) { return log1p##S(a); }                        \
+    LF_D T lf_sin(T a) { return sin##S(a); }                            \
+    LF_D T lf_cos(T a) { return cos##S(a); }                            \
+    LF_D T lf_tan(T a) { return tan##S(a); }                            \
+    LF_D T lf_arcsin(T a) { return asin##S(a); }                        \
+    LF_D T lf_arccos(T a) { return acos##S(a); }                        \
+    LF_D T lf_arctan(T a) { return atan##S(a); }                        \
+    LF_D T lf_sinh(T a) { return sinh##S(a); }                          \
+    LF_D T lf_cosh(T a) { return cosh##S(a); }                          \
+    LF_D T lf_tanh(T a) { return tanh##S(a); }                          \
+    LF_D T lf_floor(T a) { return floor##S(a); }                        \
+    LF_D T lf_ceil(T a) { return ceil##S(a); }                          \
+    LF_D T lf_trunc(T a) { return trunc##S(a); }                        \
+    LF_D T lf_round(T a) { return rint##S(a); }                         \
+    LF_D bool lf_isnan(T a) { return isnan(a); }                        \
+    LF_D bool lf_isinf(T a) { return isinf(a); }                        \
+    LF_D bool lf_isfinite(T a) { return isfinite(a); }                  \
+    LF_D T lf_power(T a, T b) { return pow##S(a, b); }                  \
+    LF_D T lf_minimum(T a, T b) { return (isnan(a) || a < b) ? a : b; } \
+    LF_D T lf_maximum(T a, T b) { return (isnan(a) || a > b) ? a : b; } \
+    LF_D void lf_divmod(T a, T b, T *quotient, T *remainder) {          \
+        T rem = fmod##S(a, b);                                          \
+        if (b == 0) { *quotient = a / b; *remainder = rem; return; }    \
+        T div = (a - rem) / b;                                          \
+        if (rem != 0) {                                                 \
+            if ((b < 0) != (rem < 0)) { rem += b; div -= 1; }           \
+        } else {                                                        \
+            rem = copysign##S((T)0, b);                                 \
+        }                                                               \
+        T fl;                                                           \
+        if (div != 0) {                                                 \
+            fl = floor##S(div);                                         \
+            if (div - fl > (T)0.5) fl += 1;                             \
+        } else {                                                        \
+            fl = copysign##S((T)0, a / b);                              \
+        }                                                               \
+        *quotient = fl;                                                 \
+        *remainder = rem;                                               \
+    }                                                                   \
+    LF_D T lf_floor_divide(T a, T b) { T q, r; lf_divmod(a, b, &q, &r); return q; } \
+    LF_D T lf_remainder(T a, T b) { T q, r; lf_divmod(a, b, &q, &r); return r; }
+
+LF_FLOAT(float, f)
+LF_FLOAT(double, )
+
+// bool: logical operations, and minimum/maximum/add/multiply as NumPy's.
+LF_COMPARE(bool)
+LF_D bool lf_logical_and(bool a, bool b) { return a && b; }
+LF_D bool lf_logical_or(bool a, bool b) { return a || b; }
+LF_D bool lf_logical_xor(bool a, bool b) { return a != b; }
+LF_D bool lf_logical_not(bool a) { return !a; }
+LF_D bool lf_minimum(bool a, bool b) { return a && b; }
+LF_D bool lf_maximum(bool a, bool b) { return a || b; }
+LF_D bool lf_add(bool a, bool b) { return a || b; }
+LF_D bool lf_multiply(bool a, bool b) { return a && b; }
+
+// Float to integer: saturating, NaN to 0 (Rust's `as`).
+#define LF_F2I(T, NAME, LO, HI)                                         \
+    LF_D T NAME(double x) {                                             \
+        if (isnan(x)) return 0;                                         \
+        if (x <= (double)(LO)) return (T)(LO);                          \
+        if (x >= (double)(HI)) return (T)(HI);                          \
+        return (T)x;                                                    \
+    }
+LF_F2I(signed char, lf_f2i8, -128, 127)
+LF_F2I(short, lf_f2i16, -32768, 32767)
+LF_F2I(int, lf_f2i32, (-2147483647 - 1), 2147483647)
+LF_F2I(long long, lf_f2i64, (-9223372036854775807LL - 1), 9223372036854775807LL)
+LF_F2I(unsigned char, lf_f2u8, 0, 255)
+LF_F2I(unsigned short, lf_f2u16, 0, 65535)
+LF_F2I(unsigned int, lf_f2u32, 0, 4294967295U)
+LF_F2I(unsigned long long, lf_f2u64, 0, 18446744073709551615ULL)
+
+// Casts: lf_to_<dtype>(x), one overload per source type.
+#define LF_INT_SOURCES(TO, NAME, F2I)                                   \
+    LF_D TO NAME(signed char x) { return (TO)x; }                       \
+    LF_D TO NAME(short x) { return (TO)x; }                             \
+    LF_D TO NAME(int x) { return (TO)x; }                               \
+    LF_D TO NAME(long long x) { return (TO)x; }                         \
+    LF_D TO NAME(unsigned char x) { return (TO)x; }                     \
+    LF_D TO NAME(unsigned short x) { return (TO)x; }                    \
+    LF_D TO NAME(unsigned int x) { return (TO)x; }                      \
+    LF_D TO NAME(unsigned long long x) { return (TO)x; }                \
+    LF_D TO NAME(bool x) { return (TO)(x ? 1 : 0); }                    \
+    LF_D TO NAME(float x) { return F2I((double)x); }                    \
+    LF_D TO NAME(double x) { return F2I(x); }                           \
+    LF_D TO NAME(__half x) { return F2I((double)__half2float(x)); }     \
+    LF_D TO NAME(__nv_bfloat16 x) { return F2I((double)__bfloat162float(x)); }
+
+LF_INT_SOURCES(signed char, lf_to_i8, lf_f2i8)
+LF_INT_SOURCES(short, lf_to_i16, lf_f2i16)
+LF_INT_SOURCES(int, lf_to_i32, lf_f2i32)
+LF_INT_SOURCES(long long, lf_to_i64, lf_f2i64)
+LF_INT_SOURCES(unsigned char, lf_to_u8, lf_f2u8)
+LF_INT_SOURCES(unsigned short, lf_to_u16, lf_f2u16)
+LF_INT_SOURCES(unsigned int, lf_to_u32, lf_f2u32)
+LF_INT_SOURCES(unsigned long long, lf_to_u64, lf_f2u64)
+
+#define LF_IDENTITY(x) (x)
+#define LF_FLOAT_SOURCES(TO, NAME)                                      \
+    LF_D TO NAME(signed char x) { return (TO)x; }                       \
+    LF_D TO NAME(short x) { return (TO)x; }                             \
+    LF_D TO NAME(int x) { return (TO)x; }                               \
+    LF_D TO NAME(long long x) { return (TO)x; }                         \
+    LF_D TO NAME(unsigned char x) { return (TO)x; }                     \
+    LF_D TO NAME(unsigned short x) { return (TO)x; }                    \
+    LF_D TO NAME(unsigned int x) { return (TO)x; }                      \
+    LF_D TO NAME(unsigned long long x) { return (TO)x; }                \
+    LF_D TO NAME(bool x) { return x ? (TO)1 : (TO)0; }                  \
+    LF_D TO NAME(float x) { return (TO)x; }                             \
+    LF_D TO NAME(double x) { return (TO)x; }                            \
+    LF_D TO NAME(__half x) { return (TO)__half2float(x); }              \
+    LF_D TO NAME(__nv_bfloat16 x) { return (TO)__bfloat162float(x); }
+
+LF_FLOAT_SOURCES(float, lf_to_f32)
+LF_FLOAT_SOURCES(double, lf_to_f64)
+
+// To f16/bf16: integers round through f64 as lazyfuse_core does.
+#define LF_HALF_TARGET(H, NAME, FROM_F, FROM_D, TO_F)                   \
+    LF_D H NAME(signed char x) { return FROM_D((double)x); }            \
+    LF_D H NAME(short x) { return FROM_D((double)x); }                  \
+    LF_D H NAME(int x) { return FROM_D((double)x); }                    \
+    LF_D H NAME(long long x) { return FROM_D((double)x); }              \
+    LF_D H NAME(unsigned char x) { return FROM_D((double)x); }          \
+    LF_D H NAME(unsigned short x) { return FROM_D((double)x); }         \
+    LF_D H NAME(unsigned int x) { return FROM_D((double)x); }           \
+    LF_D H NAME(unsigned long long x) { return FROM_D((double)x); }     \
+    LF_D H NAME(bool x) { return FROM_F(x ? 1.0f : 0.0f); }             \
+    LF_D H NAME(float x) { return FROM_F(x); }                          \
+    LF_D H NAME(double x) { return FROM_D(x); }
+
+LF_HALF_TARGET(__half, lf_to_f16, __float2half_rn, __double2half, __half2float)
+LF_HALF_TARGET(__nv_bfloat16, lf_to_bf16, __float2bfloat16_rn, __double2bfloat16, __bfloat162float)
+LF_D __half lf_to_f16(__half x) { return x; }
+LF_D __half lf_to_f16(__nv_bfloat16 x) { return __float2half_rn(__bfloat162float(x)); }
+LF_D __nv_bfloat16 lf_to_bf16(__nv_bfloat16 x) { return x; }
+LF_D __nv_bfloat16 lf_to_bf16(__half x) { return __float2bfloat16_rn(__half2float(x)); }
+
+#define LF_TRUTHY(T) LF_D bool lf_to_bool(T x) { return x != 0; }
+LF_TRUTHY(signed char) LF_TRUTHY(short) LF_TRUTHY(int) LF_TRUTHY(long long)
+LF_TRUTHY(unsigned char) LF_TRUTHY(unsigned short) LF_TRUTHY(unsigned int)
+LF_TRUTHY(unsigned long long) LF_TRUTHY(float) LF_TRUTHY(double)
+LF_D bool lf_to_bool(bool x) { return x; }
+LF_D bool lf_to_bool(__half x) { return __half2float(x) != 0.0f; }
+LF_D bool lf_to_bool(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
+
+// f16/bf16 operations, computed in f32 and rounded once (generated per op).
