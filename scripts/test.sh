@@ -2,13 +2,34 @@
 # The whole lazyfuse test suite: every crate's unit, integration and doc
 # tests, then the C and Python examples of the C API.
 # Usage: bash scripts/test.sh   (from anywhere in the repository)
-# It installs what it needs (NumPy into target/py-venv for the Python example).
+# It installs what it needs: NVRTC and the CUDA headers (PyPI wheels, into
+# target/cuda-wheels) and NumPy (into target/py-venv, for the Python example).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "error: cargo is not installed (https://rustup.rs)" >&2
   exit 1
+fi
+
+# NVRTC and the CUDA headers, so that every kind of generated kernel is
+# compiled by the real compiler: from the PyPI wheels, into target/cuda-wheels,
+# unless LAZYFUSE_NVRTC already names a libnvrtc.
+if [ -z "${LAZYFUSE_NVRTC:-}" ]; then
+  wheels="$PWD/target/cuda-wheels/nvidia"
+  if [ ! -e "$wheels/cuda_nvrtc/lib/libnvrtc.so.12" ] || [ ! -e "$wheels/cuda_runtime/include/cuda_fp16.h" ]; then
+    echo "installing NVRTC and the CUDA headers (PyPI: nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12) into target/cuda-wheels"
+    python3 -m pip install --quiet --disable-pip-version-check --target target/cuda-wheels \
+      nvidia-cuda-nvrtc-cu12 nvidia-cuda-runtime-cu12 || echo "warning: the NVRTC wheels could not be installed"
+  fi
+  if [ -e "$wheels/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
+    export LAZYFUSE_NVRTC="$wheels/cuda_nvrtc/lib/libnvrtc.so.12"
+    export LAZYFUSE_CUDA_INCLUDE="$wheels/cuda_runtime/include"
+  fi
+fi
+if [ -n "${LAZYFUSE_NVRTC:-}" ]; then
+  # NVRTC is here: its tests must run, not skip.
+  export LAZYFUSE_REQUIRE_NVRTC=1
 fi
 
 log=$(mktemp)

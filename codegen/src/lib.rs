@@ -11,6 +11,7 @@
 //! - `cuda`: not built yet.
 
 pub mod cpu;
+pub mod cuda;
 pub mod device;
 pub mod executor;
 pub mod sim;

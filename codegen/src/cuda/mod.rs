@@ -1,0 +1,6 @@
+//! The `cuda` backend: fused kernels compiled by NVRTC and run on an NVIDIA
+//! GPU through cudarc (loaded dynamically: a machine without CUDA builds and
+//! runs everything else).
+
+pub mod disk_cache;
+pub mod pool;
