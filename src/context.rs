@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use lazyfuse_codegen::cuda::CudaEngine;
 use lazyfuse_codegen::{CpuEngine, SimEngine};
 use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
 
@@ -65,14 +66,15 @@ impl Context {
     }
 
     /// The simulated device: its own device memory, copies counted in
-    /// [`Stats`](crate::Stats). Kernels run through the CPU interpreter until
-    /// the SIMT interpreter of generated device programs lands.
+    /// [`Stats`](crate::Stats), and the very device programs the CUDA
+    /// backend compiles, run by a SIMT interpreter that checks every memory
+    /// access (Numba's CUDA simulator, for lazyfuse).
     pub fn sim() -> Context {
         Context::with_engine(sim_engine(), Options::default())
     }
 
-    /// CUDA device `device`; an error (not a panic) when there is no driver
-    /// or no such device.
+    /// CUDA device `device`; an error (not a panic) naming the reason when
+    /// there is no driver, no such device or no NVRTC.
     pub fn cuda(device: usize) -> Result<Context> {
         Context::builder().backend("cuda").device(device).build()
     }
@@ -87,6 +89,13 @@ impl Context {
         Context {
             session: Session::new(engine, options),
         }
+    }
+
+    /// Frees the device memory the backend keeps cached for reuse (the CUDA
+    /// backend's pool; arrays still alive keep theirs); returns the bytes
+    /// released. Nothing to do on the CPU.
+    pub fn release_device_memory(&self) -> usize {
+        self.session.engine().release_memory()
     }
 
     /// The underlying session.
@@ -104,13 +113,7 @@ fn sim_engine() -> Arc<dyn Engine> {
 }
 
 fn cuda_engine(device: usize) -> Result<Arc<dyn Engine>> {
-    Err(Error::BackendUnavailable {
-        backend: "cuda".into(),
-        reason: format!(
-            "device {device}: the CUDA backend is not part of this build yet \
-             (use the cpu or sim backend)"
-        ),
-    })
+    Ok(Arc::new(CudaEngine::new(device)?))
 }
 
 /// Builds a [`Context`]: `Context::builder().backend("cpu").fusion(false).threads(2).build()?`.

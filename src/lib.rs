@@ -37,3 +37,9 @@ pub use lazyfuse_core::{
 pub mod core {
     pub use lazyfuse_core::*;
 }
+
+/// The backends and device code generation: lowering to `DeviceProgram`,
+/// the CUDA C printer, NVRTC, the SIMT simulator, the CUDA engine.
+pub mod codegen {
+    pub use lazyfuse_codegen::*;
+}

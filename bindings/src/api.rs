@@ -3,8 +3,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use lazyfuse::core::{BinaryOp, UnaryOp};
-use lazyfuse::half::{bf16, f16};
-use lazyfuse::{Array, Context, DType, HostBuffer, Operand, Scalar, Ufunc};
+use lazyfuse::{Array, Context, HostBuffer, Operand, Scalar, Ufunc};
 
 use crate::guard::{
     borrow, bytes_mut, give, give_string, guard, guard_free, last_error, slice, slice_mut, string,
@@ -43,36 +42,6 @@ pub unsafe extern "C" fn lf_context_free(cx: *mut lf_context) {
     guard_free(|| take_back(cx));
 }
 
-fn typed_vec<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
-    bytemuck::pod_collect_to_vec(bytes)
-}
-
-fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Result<HostBuffer, Failure> {
-    Ok(match dtype {
-        DType::F16 => HostBuffer::F16(typed_vec::<f16>(bytes)),
-        DType::BF16 => HostBuffer::BF16(typed_vec::<bf16>(bytes)),
-        DType::F32 => HostBuffer::F32(typed_vec(bytes)),
-        DType::F64 => HostBuffer::F64(typed_vec(bytes)),
-        DType::I8 => HostBuffer::I8(typed_vec(bytes)),
-        DType::I16 => HostBuffer::I16(typed_vec(bytes)),
-        DType::I32 => HostBuffer::I32(typed_vec(bytes)),
-        DType::I64 => HostBuffer::I64(typed_vec(bytes)),
-        DType::U8 => HostBuffer::U8(typed_vec(bytes)),
-        DType::U16 => HostBuffer::U16(typed_vec(bytes)),
-        DType::U32 => HostBuffer::U32(typed_vec(bytes)),
-        DType::U64 => HostBuffer::U64(typed_vec(bytes)),
-        DType::Bool => {
-            if let Some(bad) = bytes.iter().position(|&b| b > 1) {
-                return Err(Failure::invalid(format!(
-                    "bool element {bad} is {} (expected 0 or 1)",
-                    bytes[bad]
-                )));
-            }
-            HostBuffer::Bool(bytes.iter().map(|&b| b == 1).collect())
-        }
-    })
-}
-
 /// Creates an array of `dtype` and `shape` (`ndim` extents, row-major) from
 /// a copy of `data` (`prod(shape) * sizeof(element)` bytes; bools are bytes
 /// 0 or 1). `*out` owns the array: free it with `lf_array_free`. `data` may
@@ -102,7 +71,7 @@ pub unsafe extern "C" fn lf_array_from_data(
             .and_then(|n| n.checked_mul(dtype.size()))
             .ok_or_else(|| Failure::invalid(format!("shape {shape:?} is too large")))?;
         let bytes = slice(data.cast::<u8>(), count, "data")?;
-        let buffer = buffer_from_bytes(dtype, bytes)?;
+        let buffer = HostBuffer::from_bytes(dtype, bytes)?;
         let array = cx.context.from_buffer(buffer, shape)?;
         give(out, lf_array { array })
     })

@@ -215,7 +215,7 @@ fn nvrtc_or_skip(test: &str) -> bool {
             panic!("{test}: NVRTC is required here: {e}")
         }
         Err(e) => {
-            eprintln!("SKIPPED {test}: {e}");
+            skipped(&format!("SKIPPED {test}: {e}"));
             false
         }
     }
@@ -303,4 +303,11 @@ fn a_compile_failure_returns_the_source_and_the_log() {
         }
         other => panic!("expected a compile error, got {other:?}"),
     }
+}
+
+/// Says a test was skipped on the terminal itself (past the test harness's
+/// output capture), so a run without a GPU or NVRTC shows what it did not check.
+fn skipped(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
 }

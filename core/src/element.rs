@@ -470,6 +470,47 @@ impl HostBuffer {
         with_buffer!(self, v => v.get(index).map(|x| x.to_wide()))
     }
 
+    /// Elements of `dtype` from their native-endian bytes (bool: each byte 0
+    /// or 1); `bytes.len()` must be a multiple of the element size.
+    pub fn from_bytes(dtype: DType, bytes: &[u8]) -> Result<HostBuffer> {
+        fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+            bytemuck::pod_collect_to_vec(bytes)
+        }
+        if bytes.len() % dtype.size() != 0 {
+            return Err(Error::invalid(
+                "HostBuffer::from_bytes",
+                format!(
+                    "{} bytes are not a whole number of {dtype} elements ({} bytes each)",
+                    bytes.len(),
+                    dtype.size()
+                ),
+            ));
+        }
+        Ok(match dtype {
+            DType::F16 => HostBuffer::F16(typed::<f16>(bytes)),
+            DType::BF16 => HostBuffer::BF16(typed::<bf16>(bytes)),
+            DType::F32 => HostBuffer::F32(typed(bytes)),
+            DType::F64 => HostBuffer::F64(typed(bytes)),
+            DType::I8 => HostBuffer::I8(typed(bytes)),
+            DType::I16 => HostBuffer::I16(typed(bytes)),
+            DType::I32 => HostBuffer::I32(typed(bytes)),
+            DType::I64 => HostBuffer::I64(typed(bytes)),
+            DType::U8 => HostBuffer::U8(typed(bytes)),
+            DType::U16 => HostBuffer::U16(typed(bytes)),
+            DType::U32 => HostBuffer::U32(typed(bytes)),
+            DType::U64 => HostBuffer::U64(typed(bytes)),
+            DType::Bool => {
+                if let Some(bad) = bytes.iter().position(|&b| b > 1) {
+                    return Err(Error::invalid(
+                        "HostBuffer::from_bytes",
+                        format!("bool element {bad} is {} (expected 0 or 1)", bytes[bad]),
+                    ));
+                }
+                HostBuffer::Bool(bytes.iter().map(|&b| b == 1).collect())
+            }
+        })
+    }
+
     /// Every element cast to `to` by the module's rules.
     pub fn cast(&self, to: DType) -> HostBuffer {
         fn cast_typed<S: Element, D: Element>(src: &[S]) -> Vec<D> {

@@ -158,6 +158,12 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         Ok(None)
     }
 
+    /// Frees device memory the engine keeps cached for reuse (a caching
+    /// allocator's pool); returns the bytes released. Host engines keep none.
+    fn release_memory(&self) -> usize {
+        0
+    }
+
     /// The engine's part of `explain()`: how it would run `graph`.
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String;
 

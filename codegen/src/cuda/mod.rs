@@ -3,4 +3,8 @@
 //! runs everything else).
 
 pub mod disk_cache;
+pub mod driver;
+mod engine;
 pub mod pool;
+
+pub use engine::{CudaAllocator, CudaBuffer, CudaEngine};

@@ -5,6 +5,7 @@
 pub mod bind;
 mod builder;
 pub mod cuda;
+pub mod exec;
 pub mod ir;
 pub mod lower;
 pub mod nvrtc;

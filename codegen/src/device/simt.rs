@@ -428,7 +428,11 @@ mod tests {
     use super::*;
     use crate::device::ir::{ArgSource, GridRule, Param, ParamKind};
 
-    fn kernel(params: Vec<(ParamKind, ArgSource)>, vars: Vec<DType>, body: Vec<Stmt>) -> DeviceKernel {
+    fn kernel(
+        params: Vec<(ParamKind, ArgSource)>,
+        vars: Vec<DType>,
+        body: Vec<Stmt>,
+    ) -> DeviceKernel {
         DeviceKernel {
             name: "test_kernel".to_string(),
             params: params
@@ -473,7 +477,10 @@ mod tests {
         let err = run(&k, 1, &mut [Binding::Read(&data)]).unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, Error::Device { .. }), "{err:?}");
-        assert!(text.contains("test_kernel") && text.contains("thread 4 of block 0"), "{text}");
+        assert!(
+            text.contains("test_kernel") && text.contains("thread 4 of block 0"),
+            "{text}"
+        );
         assert!(text.contains("p0[4] outside its 4 elements"), "{text}");
     }
 
@@ -550,7 +557,9 @@ mod tests {
         );
         let mut out = HostBuffer::I32(vec![0; 64]);
         run(&k, 1, &mut [Binding::Write(&mut out)]).unwrap();
-        let want: Vec<i32> = (0..64).map(|t| if t % 32 == 31 { t } else { t + 1 }).collect();
+        let want: Vec<i32> = (0..64)
+            .map(|t| if t % 32 == 31 { t } else { t + 1 })
+            .collect();
         assert_eq!(out, HostBuffer::I32(want));
     }
 
@@ -574,6 +583,9 @@ mod tests {
             ],
         );
         let err = run(&k, 1, &mut []).unwrap_err().to_string();
-        assert!(err.contains("__shfl_down_sync") && err.contains("thread 16"), "{err}");
+        assert!(
+            err.contains("__shfl_down_sync") && err.contains("thread 16"),
+            "{err}"
+        );
     }
 }

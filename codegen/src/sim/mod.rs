@@ -1,7 +1,6 @@
 //! The `sim` backend: a simulated device with memory of its own. Inputs are
 //! uploaded (counted in `Stats`) before kernels read them, results stay in
 //! device memory until read, so copies are exactly those a GPU would make.
-//!
 //! Kernels are the lowered device programs the CUDA printer prints, run by
 //! the SIMT interpreter (`device::simt`) with grid, block and warp semantics,
 //! which also checks every memory access.
@@ -13,10 +12,10 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options,
     Residency, Result,
 };
-use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Program, ProgramCache, Step};
+use lazyfuse_fusion::{Launch, ProgramCache};
 
+use crate::device::exec::{self, DeviceRuntime};
 use crate::device::{self, LoweringCache};
-use crate::executor::fusion_options;
 
 /// A buffer in simulated device memory.
 #[derive(Debug)]
@@ -48,13 +47,6 @@ impl SimEngine {
     }
 }
 
-fn upload(host: &HostBuffer, env: EvalEnv<'_>) -> Arc<SimBuffer> {
-    env.stats.add(Counter::H2dCopies, 1);
-    env.stats
-        .add(Counter::H2dBytes, host.as_bytes().len() as u64);
-    Arc::new(SimBuffer { data: host.clone() })
-}
-
 fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
     device
         .as_any()
@@ -62,17 +54,35 @@ fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
         .ok_or_else(|| Error::internal("sim backend", "a device buffer of another backend"))
 }
 
-impl SimEngine {
-    fn device_leaf(
+impl DeviceRuntime for SimEngine {
+    fn backend(&self) -> &'static str {
+        "sim backend"
+    }
+
+    fn upload(&self, host: &HostBuffer, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        env.stats.add(Counter::H2dCopies, 1);
+        env.stats
+            .add(Counter::H2dBytes, host.as_bytes().len() as u64);
+        Ok(Arc::new(SimBuffer { data: host.clone() }))
+    }
+
+    fn launch(
         &self,
-        program: &Program,
-        graph: &ExprGraph,
-        buffer: usize,
-    ) -> Option<Arc<dyn DeviceBuffer>> {
-        program
-            .leaf(BufferId(buffer as u32), graph)
-            .and_then(|n| n.data.as_ref())
-            .and_then(|d| d.device.clone())
+        launch: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        let inputs = inputs
+            .iter()
+            .map(|i| i.map(sim_buffer).transpose().map(|b| b.map(|b| &b.data)))
+            .collect::<Result<Vec<_>>>()?;
+        let program = self.lowered.get(launch, env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        let outputs = device::simulate(&program, launch, &inputs)?;
+        Ok(outputs
+            .into_iter()
+            .map(|data| Arc::new(SimBuffer { data }) as Arc<dyn DeviceBuffer>)
+            .collect())
     }
 }
 
@@ -82,83 +92,7 @@ impl Engine for SimEngine {
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        let program = self.programs.get(graph, &fusion_options(env.options))?;
-        let plan = plan::plan(&program, true, |b| {
-            self.device_leaf(&program, graph, b.index()).is_some()
-        });
-        let mut device: Vec<Option<Arc<dyn DeviceBuffer>>> = (0..program.buffers.len())
-            .map(|b| self.device_leaf(&program, graph, b))
-            .collect();
-        for step in &plan.steps {
-            match *step {
-                Step::Upload(b) => {
-                    let leaf = program
-                        .leaf(b, graph)
-                        .ok_or_else(|| Error::internal("sim backend", "upload of a temporary"))?;
-                    let host = leaf
-                        .data
-                        .as_ref()
-                        .and_then(|d| d.host.clone())
-                        .ok_or_else(|| Error::internal("sim backend", "a leaf with no data"))?;
-                    let copy: Arc<dyn DeviceBuffer> = upload(&host, env);
-                    if let Some(origin) = &leaf.origin {
-                        origin.attach_device(Arc::clone(&copy));
-                    }
-                    device[b.index()] = Some(copy);
-                }
-                Step::Launch(l) => {
-                    let l = &program.launches[l];
-                    let inputs = l
-                        .inputs
-                        .iter()
-                        .map(|i| match i.buffer {
-                            None => Ok(None),
-                            Some(b) => device[b.index()]
-                                .as_ref()
-                                .ok_or_else(|| {
-                                    Error::internal(
-                                        "sim backend",
-                                        format!("{b} is not on the device"),
-                                    )
-                                })
-                                .and_then(sim_buffer)
-                                .map(|s| Some(&s.data)),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    let program = self.lowered.get(l, env)?;
-                    env.stats.add(Counter::KernelLaunches, 1);
-                    let outputs = device::simulate(&program, l, &inputs)?;
-                    for (id, data) in l.outputs.iter().zip(outputs) {
-                        device[id.index()] = Some(Arc::new(SimBuffer { data }));
-                    }
-                }
-                Step::Free(b) => device[b.index()] = None,
-            }
-        }
-        program
-            .outputs
-            .iter()
-            .map(|o| {
-                match (
-                    &device[o.buffer.index()],
-                    program.buffers[o.buffer.index()].kind,
-                ) {
-                    (Some(d), _) => Ok(Residency {
-                        host: None,
-                        device: Some(Arc::clone(d)),
-                    }),
-                    // A demanded leaf (or a reshape of one) that no kernel read: nothing moved.
-                    (None, BufferKind::Leaf { .. }) => program
-                        .leaf(o.buffer, graph)
-                        .and_then(|n| n.data.clone())
-                        .ok_or_else(|| Error::internal("sim backend", "a leaf with no data")),
-                    (None, BufferKind::Temp) => Err(Error::internal(
-                        "sim backend",
-                        "an output is not on the device",
-                    )),
-                }
-            })
-            .collect()
+        exec::evaluate(self, &self.programs, graph, env)
     }
 
     fn to_host(
@@ -192,27 +126,18 @@ impl Engine for SimEngine {
             .host
             .as_ref()
             .ok_or_else(|| Error::internal("sim backend", "a value with no copy"))?;
-        Ok(Some(upload(host, env)))
+        self.upload(host, env).map(Some)
     }
 
     fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
-        lazyfuse_fusion::compile(graph, &fusion_options(options))
-            .ok()
-            .map(|program| explain::program_dot(&program))
+        exec::dot(graph, options)
     }
 
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
-        match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
-            Ok(program) => {
-                let plan = plan::plan(&program, true, |b| {
-                    self.device_leaf(&program, graph, b.index()).is_some()
-                });
-                format!(
-                    "executor: sim (simulated device memory; device programs run by the SIMT interpreter)\n{}",
-                    explain::program_listing(&program, &plan)
-                )
-            }
-            Err(e) => format!("fusion failed: {e}\n"),
-        }
+        exec::describe(
+            "sim (simulated device memory; device programs run by the SIMT interpreter)",
+            graph,
+            options,
+        )
     }
 }

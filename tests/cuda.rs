@@ -1,0 +1,164 @@
+//! The CUDA backend. Without a GPU: `Context::cuda` explains why it is
+//! unavailable and `Context::new` falls back to the CPU, with or without
+//! NVRTC. With a GPU (tests print SKIPPED otherwise): exact copy counts, the
+//! disk cache round trip, and out-of-memory handling. The shared suites of
+//! the other test files run on the GPU through `common::backends()`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::sync::Arc;
+
+use lazyfuse::codegen::cuda::disk_cache::DiskCache;
+use lazyfuse::codegen::cuda::CudaEngine;
+use lazyfuse::codegen::device::nvrtc;
+use lazyfuse::core::Options;
+use lazyfuse::{Context, DType, Error};
+
+fn gpu_or_skip(test: &str) -> Option<Context> {
+    match Context::cuda(0) {
+        Ok(cx) => Some(cx),
+        Err(e) => {
+            skipped(&format!("SKIPPED {test}: no usable GPU: {e}"));
+            None
+        }
+    }
+}
+
+#[test]
+fn without_a_driver_cuda_is_an_error_and_new_falls_back_to_the_cpu() {
+    let cuda = Context::cuda(0);
+    if let Err(e) = &cuda {
+        assert!(matches!(e, Error::BackendUnavailable { .. }), "{e:?}");
+        assert!(e.to_string().contains("cuda"), "{e}");
+        assert_ne!(Context::new().backend_name(), "cuda");
+    }
+    let far = Context::cuda(1 << 20).unwrap_err().to_string();
+    assert!(far.contains("cuda"), "{far}");
+}
+
+/// Run by `machine_without_any_cuda` in a child process whose environment
+/// hides NVRTC: the library must still answer with errors.
+#[test]
+fn child_with_no_cuda_at_all() {
+    if std::env::var("LAZYFUSE_TEST_CHILD").as_deref() != Ok("no-cuda") {
+        return;
+    }
+    assert!(
+        nvrtc::load().is_err(),
+        "NVRTC should be hidden in this process"
+    );
+    let err = Context::cuda(0).unwrap_err();
+    assert!(matches!(err, Error::BackendUnavailable { .. }), "{err:?}");
+    let cx = Context::new();
+    assert_eq!(cx.backend_name(), "cpu");
+    let x = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+    assert_eq!((&x * 2.0f32).sum().item::<f32>().unwrap(), 12.0);
+}
+
+#[test]
+fn machine_without_any_cuda() {
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_with_no_cuda_at_all", "--nocapture"])
+        .env("LAZYFUSE_TEST_CHILD", "no-cuda")
+        .env_remove("LAZYFUSE_NVRTC")
+        .env_remove("LAZYFUSE_CUDA_INCLUDE")
+        .env("LD_LIBRARY_PATH", "")
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn machine_with_nvrtc_but_no_driver() {
+    if nvrtc::load().is_err() {
+        skipped("SKIPPED machine_with_nvrtc_but_no_driver: NVRTC is not installed here");
+        return;
+    }
+    let (major, _) = nvrtc::version().unwrap();
+    assert!(major >= 11);
+    match Context::cuda(0) {
+        Ok(cx) => eprintln!("a GPU is present: {}", cx.backend_name()),
+        Err(e) => {
+            assert!(matches!(e, Error::BackendUnavailable { .. }), "{e:?}");
+            assert_eq!(Context::new().backend_name(), "cpu");
+        }
+    }
+}
+
+#[test]
+fn gpu_copies_only_what_the_plan_needs() {
+    let Some(cx) = gpu_or_skip("gpu_copies_only_what_the_plan_needs") else {
+        return;
+    };
+    let n = 1 << 20;
+    let a = cx.from_vec(vec![1.5f32; n], &[n]).unwrap();
+    let b = cx.from_vec(vec![2.0f32; n], &[n]).unwrap();
+    let c = cx.from_vec(vec![0.5f32; n], &[n]).unwrap();
+    let y = &a * &b + &c;
+    let total = y.sum();
+    cx.reset_stats();
+    assert_eq!(total.item::<f32>().unwrap(), 3.5 * n as f32);
+    let s = cx.stats();
+    assert_eq!(
+        (s.h2d_copies, s.d2h_copies, s.kernel_launches),
+        (3, 1, 1),
+        "{s:?}"
+    );
+    // The inputs now live on the device: a second expression uploads nothing.
+    cx.reset_stats();
+    let again = (&a - &b).max().item::<f32>().unwrap();
+    assert_eq!(again, -0.5);
+    assert_eq!(cx.stats().h2d_copies, 0);
+}
+
+#[test]
+fn gpu_disk_cache_round_trip() {
+    if gpu_or_skip("gpu_disk_cache_round_trip").is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("lazyfuse-gpu-cache-{}", std::process::id()));
+    let run = || {
+        let engine = CudaEngine::with_disk_cache(0, DiskCache::at(&dir)).unwrap();
+        let cx = Context::with_engine(Arc::new(engine), Options::default());
+        let x = cx.from_slice(&[1.0f64, 2.0, 3.0]);
+        assert_eq!((&x * &x).sum().item::<f64>().unwrap(), 14.0);
+        cx.stats()
+    };
+    let first = run();
+    let second = run();
+    assert_eq!(first.kernels_compiled, 1, "{first:?}");
+    assert_eq!(
+        (second.kernels_compiled, second.kernel_cache_hits),
+        (0, 1),
+        "{second:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gpu_out_of_memory_is_an_error() {
+    let Some(cx) = gpu_or_skip("gpu_out_of_memory_is_an_error") else {
+        return;
+    };
+    // 1 TiB of f32 on the device: no GPU has it.
+    let n = 1usize << 38;
+    let huge = cx.full(&[n], 1.0, DType::F32) + 1.0f32;
+    match huge.eval() {
+        Err(Error::Device { message, .. }) => {
+            assert!(message.contains("OUT_OF_MEMORY"), "{message}")
+        }
+        other => panic!("expected an out-of-memory error, got {other:?}"),
+    }
+    // The context is still usable.
+    let x = cx.from_slice(&[1i32, 2, 3]);
+    assert_eq!(x.sum().item::<i64>().unwrap(), 6);
+    cx.release_device_memory();
+}
+
+/// Says a test was skipped on the terminal itself (past the test harness's
+/// output capture), so a run without a GPU or NVRTC shows what it did not check.
+fn skipped(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
+}
