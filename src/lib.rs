@@ -26,8 +26,10 @@
 //! (backends); this facade wires them into a [`Context`].
 
 mod context;
+mod inspect;
 
 pub use context::{Context, ContextBuilder};
+pub use inspect::cuda_source;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,
     HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,

@@ -225,8 +225,7 @@ fn nvrtc_or_skip(test: &str) -> bool {
 fn translation_unit(programs: &BTreeMap<String, DeviceProgram>) -> String {
     let mut text = cuda::prelude();
     for program in programs.values() {
-        let printed = cuda::print(program);
-        text.push_str(&printed[cuda::prelude().len()..]);
+        text.push_str(&cuda::print_kernels(program));
     }
     text
 }

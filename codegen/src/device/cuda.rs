@@ -100,7 +100,12 @@ pub fn prelude() -> String {
 
 /// The complete translation unit: the prelude, then every kernel.
 pub fn print(program: &DeviceProgram) -> String {
-    let mut text = prelude();
+    prelude() + &print_kernels(program)
+}
+
+/// The program's kernels alone (they need the [`prelude`] before them).
+pub fn print_kernels(program: &DeviceProgram) -> String {
+    let mut text = String::new();
     for kernel in &program.kernels {
         text.push('\n');
         print_kernel(&mut text, kernel);
@@ -178,7 +183,7 @@ impl Printer<'_> {
                     text,
                     "{pad}{}[{}] = {};",
                     self.param(*param),
-                    self.expr(index),
+                    self.bare(index),
                     self.expr(value)
                 );
             }
@@ -191,7 +196,7 @@ impl Printer<'_> {
                     text,
                     "{pad}{}[{}] = {};",
                     self.shared(*array),
-                    self.expr(index),
+                    self.bare(index),
                     self.expr(value)
                 );
             }
@@ -200,7 +205,7 @@ impl Printer<'_> {
                 then,
                 otherwise,
             } => {
-                let _ = writeln!(text, "{pad}if ({}) {{", self.expr(cond));
+                let _ = writeln!(text, "{pad}if ({}) {{", self.bare(cond));
                 self.block(text, then, depth + 1);
                 if !otherwise.is_empty() {
                     let _ = writeln!(text, "{pad}}} else {{");
@@ -219,9 +224,9 @@ impl Printer<'_> {
                     text,
                     "{pad}for ({} {var} = {}; {var} < {}; {var} += {}) {{",
                     self.var_type(*var),
-                    self.expr(start),
-                    self.expr(end),
-                    self.expr(step)
+                    self.bare(start),
+                    self.bare(end),
+                    self.bare(step)
                 );
                 self.block(text, body, depth + 1);
                 let _ = writeln!(text, "{pad}}}");
@@ -266,15 +271,24 @@ impl Printer<'_> {
             .map_or("missing_shared", |s| s.name.as_str())
     }
 
+    /// An expression standing alone (a condition, a loop bound): index
+    /// arithmetic without its outer parentheses.
+    fn bare(&self, expr: &Expr) -> String {
+        match expr {
+            Expr::Index(op, a, b) => format!("{} {} {}", self.expr(a), op.symbol(), self.expr(b)),
+            _ => self.expr(expr),
+        }
+    }
+
     fn expr(&self, expr: &Expr) -> String {
         match expr {
             Expr::Var(v) => v.to_string(),
             Expr::Param(p) => self.param(*p).to_string(),
             Expr::Special(s) => s.cuda_name().to_string(),
             Expr::Const(literal) => literal_text(*literal),
-            Expr::Load { param, index } => format!("{}[{}]", self.param(*param), self.expr(index)),
+            Expr::Load { param, index } => format!("{}[{}]", self.param(*param), self.bare(index)),
             Expr::LoadShared { array, index } => {
-                format!("{}[{}]", self.shared(*array), self.expr(index))
+                format!("{}[{}]", self.shared(*array), self.bare(index))
             }
             Expr::Index(op, a, b) => {
                 format!("({} {} {})", self.expr(a), op.symbol(), self.expr(b))

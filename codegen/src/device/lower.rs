@@ -95,7 +95,10 @@ fn input_indices(
                 b.strided(base, k, coords)
             }
         };
-        indices.push(b.let_(index, expr));
+        indices.push(match expr {
+            Expr::Var(v) => v,
+            expr => b.let_(index, expr),
+        });
     }
     Ok(indices)
 }

@@ -1,0 +1,40 @@
+//! Looking at the generated device code, as Numba's `inspect_asm`: the CUDA
+//! C that the `cuda` backend compiles (and the `sim` backend executes) for
+//! some arrays, on any machine.
+
+use std::sync::Arc;
+
+use lazyfuse_codegen::device::{bind, cuda, lower};
+use lazyfuse_codegen::executor::fusion_options;
+use lazyfuse_codegen::fusion::compile;
+use lazyfuse_core::{Array, ExprGraph, Options, Result};
+
+/// The CUDA C of the fused kernels that computing `arrays` launches: the
+/// shared prelude once, then each kernel under a comment naming it.
+///
+/// ```
+/// let cx = lazyfuse::Context::cpu();
+/// let a = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+/// let source = lazyfuse::cuda_source(&[&(&a * 2.0f32 + 1.0f32).sum()]).unwrap();
+/// assert!(source.contains("__global__"));
+/// ```
+pub fn cuda_source(arrays: &[&Array]) -> Result<String> {
+    for a in arrays {
+        a.check()?;
+    }
+    let roots: Vec<_> = arrays.iter().map(|a| Arc::clone(a.node())).collect();
+    let options = arrays
+        .first()
+        .map_or_else(Options::default, |a| a.session().options().clone());
+    let program = compile(&ExprGraph::from_roots(&roots), &fusion_options(&options))?;
+    let mut text = cuda::prelude();
+    for launch in &program.launches {
+        let lowered = lower::lower(&launch.kernel, bind::index_type(launch))?;
+        text.push_str(&format!(
+            "\n// ---- fused kernel {} ----{}",
+            launch.kernel.name(),
+            cuda::print_kernels(&lowered)
+        ));
+    }
+    Ok(text)
+}
