@@ -195,6 +195,10 @@ fn the_simulator_runs_every_kernel_like_the_reference() {
 fn printing_is_stable_and_names_come_from_the_structure() {
     let (reference, _) = sessions();
     let programs = programs(&zoo(&reference));
+    let all: String = programs.values().map(cuda::print_kernels).collect();
+    for vector in ["float4", "int4", "uint4", "double2", "longlong2", "ulonglong2"] {
+        assert!(all.contains(&format!("make_{vector}(")), "no {vector} store in the zoo");
+    }
     for (name, program) in &programs {
         let text = cuda::print(program);
         assert_eq!(text, cuda::print(program), "{name} printed twice differs");
@@ -309,4 +313,16 @@ fn a_compile_failure_returns_the_source_and_the_log() {
 fn skipped(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{message}");
+}
+
+/// Prints one kernel of the zoo: `KERNEL=lf_ew_… cargo test -p
+/// lazyfuse-codegen --test device dump_kernel -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn dump_kernel() {
+    let (reference, _) = sessions();
+    let programs = programs(&zoo(&reference));
+    let name = std::env::var("KERNEL").unwrap();
+    let p = programs.get(&name).unwrap();
+    println!("{}", cuda::print_kernels(p));
 }

@@ -32,6 +32,21 @@ pub fn c_type(dtype: DType) -> &'static str {
     }
 }
 
+/// The CUDA vector type of `width` elements of `dtype` (16 bytes) and its fields.
+fn vector_type(dtype: DType, width: usize) -> (&'static str, &'static [&'static str]) {
+    const XYZW: &[&str] = &["x", "y", "z", "w"];
+    let name = match (dtype, width) {
+        (DType::F32, 4) => "float4",
+        (DType::I32, 4) => "int4",
+        (DType::U32, 4) => "uint4",
+        (DType::F64, 2) => "double2",
+        (DType::I64, 2) => "longlong2",
+        (DType::U64, 2) => "ulonglong2",
+        _ => "unsupported_vector",
+    };
+    (name, &XYZW[..width.min(4)])
+}
+
 /// The suffix of the prelude's conversion to `dtype`: `lf_to_<suffix>`.
 fn cast_suffix(dtype: DType) -> &'static str {
     match dtype {
@@ -155,14 +170,13 @@ impl Printer<'_> {
         }
     }
 
+    fn var_dtype(&self, v: Option<super::ir::Var>) -> DType {
+        v.and_then(|v| self.kernel.vars.get(v.index()).copied())
+            .unwrap_or(DType::I64)
+    }
+
     fn var_type(&self, v: super::ir::Var) -> &'static str {
-        c_type(
-            self.kernel
-                .vars
-                .get(v.index())
-                .copied()
-                .unwrap_or(DType::I64),
-        )
+        c_type(self.var_dtype(Some(v)))
     }
 
     fn stmt(&self, text: &mut String, stmt: &Stmt, depth: usize) {
@@ -230,6 +244,41 @@ impl Printer<'_> {
                 );
                 self.block(text, body, depth + 1);
                 let _ = writeln!(text, "{pad}}}");
+            }
+            Stmt::LoadVector { param, index, dst } => {
+                let (vector, fields) = vector_type(self.var_dtype(dst.first().copied()), dst.len());
+                let first = dst.first().map_or_else(String::new, |v| v.to_string());
+                let _ = writeln!(
+                    text,
+                    "{pad}const {vector} t{first} = reinterpret_cast<const {vector}*>({})[{}];",
+                    self.param(*param),
+                    self.bare(index)
+                );
+                for (v, field) in dst.iter().zip(fields) {
+                    let _ = writeln!(text, "{pad}{} {v} = t{first}.{field};", self.var_type(*v));
+                }
+            }
+            Stmt::StoreVector {
+                param,
+                index,
+                values,
+            } => {
+                let dtype = self
+                    .kernel
+                    .params
+                    .get(*param as usize)
+                    .map_or(DType::F32, |p| match p.kind {
+                        ParamKind::Input(d) | ParamKind::Output(d) | ParamKind::Scalar(d) => d,
+                    });
+                let (vector, _) = vector_type(dtype, values.len());
+                let values: Vec<String> = values.iter().map(|v| self.expr(v)).collect();
+                let _ = writeln!(
+                    text,
+                    "{pad}reinterpret_cast<{vector}*>({})[{}] = make_{vector}({});",
+                    self.param(*param),
+                    self.bare(index),
+                    values.join(", ")
+                );
             }
             Stmt::Barrier => {
                 let _ = writeln!(text, "{pad}__syncthreads();");

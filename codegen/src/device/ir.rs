@@ -196,6 +196,26 @@ pub enum Stmt {
         /// Loop body.
         body: Vec<Stmt>,
     },
+    /// Declares `dst[0..V]` and loads them from `param[V*index .. V*index + V]`
+    /// in one 16-byte access (the buffer is 16-byte aligned; `V` is 4 for
+    /// 4-byte elements and 2 for 8-byte ones).
+    LoadVector {
+        /// The input buffer parameter.
+        param: u32,
+        /// Index in units of `V` elements.
+        index: Expr,
+        /// The registers receiving the `V` elements.
+        dst: Vec<Var>,
+    },
+    /// Stores `values` to `param[V*index .. V*index + V]` in one 16-byte access.
+    StoreVector {
+        /// The output buffer parameter.
+        param: u32,
+        /// Index in units of `V` elements.
+        index: Expr,
+        /// The `V` values.
+        values: Vec<Expr>,
+    },
     /// `__syncthreads()`: every thread of the block must reach it together.
     Barrier,
     /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives

@@ -10,6 +10,7 @@ pub mod ir;
 pub mod lower;
 pub mod nvrtc;
 pub mod simt;
+mod vector;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -252,6 +252,31 @@ impl BlockState<'_, '_, '_> {
         })
     }
 
+    /// `param[index[t]] = value[t]` for every active thread `t`.
+    fn store(
+        &mut self,
+        param: u32,
+        index: &[i64],
+        value: &HostBuffer,
+        mask: &[bool],
+    ) -> Result<()> {
+        let name = self.param_name(param).to_string();
+        let mut target = match self.bindings.get_mut(param as usize) {
+            Some(Binding::Write(b)) => std::mem::replace(*b, HostBuffer::Bool(Vec::new())),
+            _ => {
+                return Err(Error::internal(
+                    "sim launch",
+                    format!("a store to {name}, which is not an output"),
+                ))
+            }
+        };
+        let stored = self.scatter(&mut target, index, value, mask, &name);
+        if let Some(Binding::Write(b)) = self.bindings.get_mut(param as usize) {
+            **b = target;
+        }
+        stored
+    }
+
     fn write(&mut self, v: Var, value: HostBuffer, mask: &[bool]) -> Result<()> {
         let expected = self.kernel.vars.get(v.index()).copied();
         if expected != Some(value.dtype()) {
@@ -298,23 +323,47 @@ impl BlockState<'_, '_, '_> {
                 } => {
                     let index = as_indices(&self.eval(index, mask)?);
                     let value = self.eval(value, mask)?;
-                    let name = self.param_name(*param).to_string();
-                    let mut target = match self.bindings.get_mut(*param as usize) {
-                        Some(Binding::Write(b)) => {
-                            std::mem::replace(*b, HostBuffer::Bool(Vec::new()))
-                        }
+                    self.store(*param, &index, &value, mask)?;
+                }
+                Stmt::LoadVector { param, index, dst } => {
+                    let groups = as_indices(&self.eval(index, mask)?);
+                    let source = match self.bindings.get(*param as usize) {
+                        Some(Binding::Read(b)) => &**b,
+                        Some(Binding::Write(b)) => &**b,
                         _ => {
-                            return Err(Error::internal(
-                                "sim launch",
-                                format!("a store to {name}, which is not an output"),
-                            ))
+                            return Err(Error::internal("sim launch", "a vector load of a scalar"))
                         }
                     };
-                    let stored = self.scatter(&mut target, &index, &value, mask, &name);
-                    if let Some(Binding::Write(b)) = self.bindings.get_mut(*param as usize) {
-                        **b = target;
+                    let name = self.param_name(*param);
+                    let width = dst.len() as i64;
+                    let columns = (0..width)
+                        .map(|lane| {
+                            let index: Vec<i64> = groups
+                                .iter()
+                                .map(|g| g.wrapping_mul(width) + lane)
+                                .collect();
+                            self.gather(source, &index, mask, name)
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    for (v, column) in dst.iter().zip(columns) {
+                        self.write(*v, column, mask)?;
                     }
-                    stored?;
+                }
+                Stmt::StoreVector {
+                    param,
+                    index,
+                    values,
+                } => {
+                    let groups = as_indices(&self.eval(index, mask)?);
+                    let width = values.len() as i64;
+                    for (lane, value) in values.iter().enumerate() {
+                        let index: Vec<i64> = groups
+                            .iter()
+                            .map(|g| g.wrapping_mul(width) + lane as i64)
+                            .collect();
+                        let value = self.eval(value, mask)?;
+                        self.store(*param, &index, &value, mask)?;
+                    }
                 }
                 Stmt::StoreShared {
                     array,
