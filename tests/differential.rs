@@ -3,7 +3,8 @@
 //! backend must agree with the reference evaluator — both reject the same
 //! expressions, and valid ones give the same values (exact for integers and
 //! bool, within a few ulp-scaled units for floats, since reductions may sum
-//! in another order). `PROPTEST_CASES=1000` runs a longer search.
+//! in another order). `PROPTEST_CASES=1000` runs a longer search. A failing
+//! case shrinks to a minimal program, printed as the Rust code building it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -94,6 +95,57 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(a, op, ax)| Step::Reduce(a, op, ax)),
         (i.clone(), i.clone(), i).prop_map(|(c, a, b)| Step::Where(c, a, b)),
     ]
+}
+
+/// One generated program: its inputs (shape index, dtype, seed) and steps.
+/// Its `Debug` form is the Rust code that builds it, so a failing case
+/// shrinks to a program one can paste into a test.
+#[derive(Clone)]
+struct Case {
+    sources: Vec<(usize, DType, u64)>,
+    steps: Vec<Step>,
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "Rust code of the case (`data` as in tests/differential.rs):"
+        )?;
+        writeln!(f, "let cx = Context::cpu();")?;
+        for (i, &(shape, dtype, seed)) in self.sources.iter().enumerate() {
+            writeln!(
+                f,
+                "let v{i} = data(&cx, &{:?}, DType::{dtype:?}, {seed});",
+                SHAPES[shape]
+            )?;
+        }
+        for (k, step) in self.steps.iter().enumerate() {
+            let len = self.sources.len() + k;
+            let v = |i: &usize| format!("v{}", i % len);
+            let expr = match step {
+                Step::Unary(a, op) => format!("{}.{op}()", v(a)),
+                Step::Binary(a, b, op) => format!("{}.{op}(&{})", v(a), v(b)),
+                Step::Scalar(a, op, s) => format!("{}.{op}({s:?})", v(a)),
+                Step::Cast(a, d) => format!("{}.astype(DType::{d:?})", v(a)),
+                Step::Transpose(a) => format!("{}.transpose()", v(a)),
+                Step::Flatten(a) => format!("{0}.reshape(&[{0}.len()])", v(a)),
+                Step::Slice(a, axis, start, stop, step) => {
+                    format!("{}.slice_axis({axis}, {start:?}, {stop:?}, {step})", v(a))
+                }
+                Step::Reduce(a, op, None) => format!("{}.{op}()", v(a)),
+                Step::Reduce(a, op, Some(x)) => format!("{}.{op}_axis({x})", v(a)),
+                Step::Where(c, a, b) => format!("{}.where_(&{}, &{})", v(c), v(a), v(b)),
+            };
+            writeln!(f, "let v{len} = {expr};")?;
+        }
+        Ok(())
+    }
+}
+
+fn cases() -> impl Strategy<Value = Case> {
+    (inputs(), prop::collection::vec(step(), 1..16))
+        .prop_map(|(sources, steps)| Case { sources, steps })
 }
 
 fn inputs() -> impl Strategy<Value = Vec<(usize, DType, u64)>> {
@@ -261,14 +313,15 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(case_count()))]
 
     #[test]
-    fn every_backend_agrees_with_the_reference(sources in inputs(), steps in prop::collection::vec(step(), 1..16)) {
+    fn every_backend_agrees_with_the_reference(case in cases()) {
+        let Case { sources, steps } = &case;
         let reference = Context::builder().backend("reference").build().expect("reference");
-        let expected = build(&reference, &sources, &steps);
+        let expected = build(&reference, sources, steps);
         // Demand the last few values together, as one plan.
         let tail = expected.len().saturating_sub(3);
         let loosest = precision(&expected);
         for cx in common::backends().into_iter().skip(1) {
-            let got = build(&cx, &sources, &steps);
+            let got = build(&cx, sources, steps);
             let valid: Vec<&Array> = got[tail..].iter().filter(|a| a.check().is_ok()).collect();
             let _ = cx.eval(&valid);
             for (g, w) in got[tail..].iter().zip(&expected[tail..]) {
@@ -289,4 +342,24 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_case_prints_as_the_rust_code_that_builds_it() {
+    let case = Case {
+        sources: vec![(2, DType::F32, 7)],
+        steps: vec![
+            Step::Unary(0, "sqrt"),
+            Step::Binary(0, 1, "add"),
+            Step::Reduce(5, "sum", Some(0)),
+        ],
+    };
+    let text = format!("{case:?}");
+    assert!(
+        text.contains("let v0 = data(&cx, &[3], DType::F32, 7);"),
+        "{text}"
+    );
+    assert!(text.contains("let v1 = v0.sqrt();"), "{text}");
+    assert!(text.contains("let v2 = v0.add(&v1);"), "{text}");
+    assert!(text.contains("let v3 = v2.sum_axis(0);"), "{text}");
 }

@@ -196,8 +196,18 @@ fn printing_is_stable_and_names_come_from_the_structure() {
     let (reference, _) = sessions();
     let programs = programs(&zoo(&reference));
     let all: String = programs.values().map(cuda::print_kernels).collect();
-    for vector in ["float4", "int4", "uint4", "double2", "longlong2", "ulonglong2"] {
-        assert!(all.contains(&format!("make_{vector}(")), "no {vector} store in the zoo");
+    for vector in [
+        "float4",
+        "int4",
+        "uint4",
+        "double2",
+        "longlong2",
+        "ulonglong2",
+    ] {
+        assert!(
+            all.contains(&format!("make_{vector}(")),
+            "no {vector} store in the zoo"
+        );
     }
     for (name, program) in &programs {
         let text = cuda::print(program);

@@ -254,6 +254,21 @@ impl Element for bool {
     }
 }
 
+/// `len` copies of `value`, or an [`Error::Device`] when the host cannot
+/// provide the memory (instead of the abort of `vec![value; len]`).
+pub fn try_vec<T: Clone>(value: T, len: usize) -> Result<Vec<T>> {
+    let mut values: Vec<T> = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| Error::Device {
+        op: "host allocation".to_string(),
+        message: format!(
+            "out of memory: {len} elements of {} bytes cannot be allocated",
+            std::mem::size_of::<T>()
+        ),
+    })?;
+    values.resize(len, value);
+    Ok(values)
+}
+
 /// Contiguous host memory holding elements of one dtype, row-major.
 #[derive(Clone, PartialEq)]
 #[allow(missing_docs)] // one variant per dtype, named like it
@@ -468,6 +483,24 @@ impl HostBuffer {
     /// Element `index` as a [`Wide`] value, or `None` past the end.
     pub fn get_wide(&self, index: usize) -> Option<Wide> {
         with_buffer!(self, v => v.get(index).map(|x| x.to_wide()))
+    }
+
+    /// `len` default elements (zeros, `false`) of `dtype`, or an
+    /// [`Error::Device`] when the host cannot provide the memory: a demand
+    /// too large for the machine is an error, not an abort.
+    pub fn try_zeros(dtype: DType, len: usize) -> Result<HostBuffer> {
+        with_dtype!(dtype, T => try_vec(T::default(), len).map(T::into_buffer))
+    }
+
+    /// `len` copies of `literal`, or an [`Error::Device`] when the host
+    /// cannot provide the memory.
+    pub fn try_filled(literal: Literal, len: usize) -> Result<HostBuffer> {
+        let mut buffer = HostBuffer::try_zeros(literal.dtype(), len)?;
+        with_slice_mut!(buffer.as_slice_mut(), s => {
+            let value = Element::from_wide(literal.to_wide());
+            s.fill(value);
+        });
+        Ok(buffer)
     }
 
     /// Elements of `dtype` from their native-endian bytes (bool: each byte 0

@@ -20,7 +20,9 @@ use crate::program::{BufferId, BufferKind, Program};
 use crate::simplify::{op_key, OpKey};
 
 /// Most programs kept; the cache is emptied when it is full.
-const CAPACITY: usize = 512;
+/// Programs kept before the cache starts over (a loop over ever-new
+/// constants keeps at most this many).
+pub const CAPACITY: usize = 512;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct NodeKey {

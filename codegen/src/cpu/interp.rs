@@ -9,7 +9,7 @@
 //! does not depend on chunking or threads.
 
 use lazyfuse_core::reference::kernels;
-use lazyfuse_core::{with_buffer, with_dtype, DType, Element, Error, HostBuffer, Literal, Result};
+use lazyfuse_core::{with_buffer, DType, Element, Error, HostBuffer, Literal, Result};
 use lazyfuse_fusion::{Body, CombineIr, FusedKernel, Inst, Launch, ReductionIr};
 use smallvec::SmallVec;
 
@@ -252,8 +252,8 @@ fn store(out: &mut HostBuffer, start: usize, len: usize, value: &HostBuffer) -> 
     })
 }
 
-fn allocate(dtype: DType, len: usize) -> HostBuffer {
-    with_dtype!(dtype, T => T::into_buffer(vec![T::default(); len]))
+fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
+    HostBuffer::try_zeros(dtype, len)
 }
 
 /// Runs an element-wise launch; returns one buffer per output.
@@ -262,7 +262,7 @@ pub fn run_elementwise_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<V
     let n = launch.domain_len();
     let mut outputs: Vec<HostBuffer> = (0..kernel.outputs.len())
         .map(|i| allocate(kernel.output_dtype(i), n))
-        .collect();
+        .collect::<Result<_>>()?;
     if n == 0 {
         return Ok(outputs);
     }
@@ -395,11 +395,12 @@ pub fn run_reduction_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec
         .get(reduction.identity_arg as usize)
         .ok_or_else(|| internal("no identity"))?;
     let identity = HostBuffer::filled(identity_literal, 1);
-    let mut acc = allocate(reduction.acc, kept_len);
-    if reduced_len == 0 || kept_len == 0 {
-        let fill = HostBuffer::filled(identity_literal, kept_len);
-        acc = fill;
+    let mut acc = if reduced_len == 0 || kept_len == 0 {
+        HostBuffer::try_filled(identity_literal, kept_len)?
     } else {
+        allocate(reduction.acc, kept_len)?
+    };
+    if reduced_len > 0 && kept_len > 0 {
         let order: Vec<usize> = kept.iter().chain(reduction.axes.iter()).copied().collect();
         let space = Space::new(launch, &order);
         let line_len = space.line_len();
@@ -464,7 +465,7 @@ pub(crate) fn epilogue(launch: &Launch, acc: HostBuffer) -> Result<HostBuffer> {
     let out = values
         .get(kernel.outputs[0].index())
         .ok_or_else(|| internal("missing epilogue output"))?;
-    let mut result = allocate(kernel.output_dtype(0), len);
+    let mut result = allocate(kernel.output_dtype(0), len)?;
     if len > 0 {
         store(&mut result, 0, len, out)?;
     }

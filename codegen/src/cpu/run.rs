@@ -6,10 +6,10 @@
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
+use lazyfuse_core::element::try_vec;
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{
-    with_dtype, with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, ReduceOp, Result,
-    SliceMut,
+    with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, ReduceOp, Result, SliceMut,
 };
 use lazyfuse_fusion::{CombineIr, Inst, Launch, ValueId};
 use rayon::prelude::*;
@@ -27,8 +27,8 @@ fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
 }
 
-fn allocate(dtype: DType, len: usize) -> HostBuffer {
-    with_dtype!(dtype, T => T::into_buffer(vec![T::default(); len]))
+fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
+    HostBuffer::try_zeros(dtype, len)
 }
 
 /// Runs `work` for each task, in parallel when large enough.
@@ -223,8 +223,12 @@ pub fn elementwise(
         None => (None, None),
     };
     let mut outputs: Vec<Option<HostBuffer>> = (0..kernel.outputs.len())
-        .map(|i| (Some(i) != external_index).then(|| allocate(kernel.output_dtype(i), n)))
-        .collect();
+        .map(|i| {
+            (Some(i) != external_index)
+                .then(|| allocate(kernel.output_dtype(i), n))
+                .transpose()
+        })
+        .collect::<Result<_>>()?;
     if n == 0 {
         return Ok(outputs);
     }
@@ -478,7 +482,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
 ) -> Result<Vec<T>> {
     let space = Space::natural(launch);
     let blocks = reduced_len.div_ceil(TASK);
-    let mut partials: Vec<T> = vec![identity; kept_len * blocks];
+    let mut partials: Vec<T> = try_vec(identity, kept_len * blocks)?;
     let slots: Vec<&mut T> = partials.iter_mut().collect();
     for_each_task(pool, kept_len * reduced_len, slots, |task, slot| {
         let (k, b) = (task / blocks, task % blocks);
@@ -531,7 +535,7 @@ fn reduce_leading<T: Element + Arithmetic>(
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
     let space = Space::natural(launch);
-    let mut acc: Vec<T> = vec![identity; kept_len];
+    let mut acc: Vec<T> = try_vec(identity, kept_len)?;
     let slices: Vec<&mut [T]> = acc.chunks_mut(CHUNK).collect();
     let rows = |a: &Vec<T>, b: &Vec<T>| -> Vec<T> {
         a.iter().zip(b).map(|(&x, &y)| combine(x, y)).collect()

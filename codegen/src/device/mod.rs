@@ -15,7 +15,7 @@ mod vector;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use lazyfuse_core::{with_dtype, Counter, DType, Element, Error, EvalEnv, HostBuffer, Result};
+use lazyfuse_core::{Counter, DType, Error, EvalEnv, HostBuffer, Result};
 use lazyfuse_fusion::Launch;
 
 pub use ir::{DeviceKernel, DeviceProgram};
@@ -47,10 +47,6 @@ impl LoweringCache {
     }
 }
 
-fn zeros(dtype: DType, len: usize) -> HostBuffer {
-    with_dtype!(dtype, T => T::into_buffer(vec![T::default(); len]))
-}
-
 /// Runs `program` for `launch` on the SIMT interpreter over device buffers
 /// `inputs` (one per kernel input; `None` for generated inputs); returns the
 /// kernel's outputs, allocated as a device allocation would be.
@@ -66,11 +62,12 @@ pub fn simulate(
         sizes.domain_len
     };
     let mut outputs: Vec<HostBuffer> = (0..launch.kernel.outputs.len())
-        .map(|j| zeros(launch.kernel.output_dtype(j), out_len))
-        .collect();
+        .map(|j| HostBuffer::try_zeros(launch.kernel.output_dtype(j), out_len))
+        .collect::<Result<_>>()?;
     let mut partials = program
         .partials
-        .map(|dtype| zeros(dtype, sizes.partial_count));
+        .map(|dtype| HostBuffer::try_zeros(dtype, sizes.partial_count))
+        .transpose()?;
     for kernel in &program.kernels {
         let blocks = bind::blocks(kernel, launch);
         // Hand out each output at most once: a kernel names it in one parameter.

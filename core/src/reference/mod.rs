@@ -124,7 +124,7 @@ impl Engine for ReferenceEngine {
 fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result<Arc<HostBuffer>> {
     let n = reduce::count(&node.shape);
     let value = match &node.op {
-        Op::Fill(literal) => HostBuffer::filled(*literal, n),
+        Op::Fill(literal) => HostBuffer::try_filled(*literal, n)?,
         Op::Arange { start, step } => {
             HostBuffer::F64((0..n).map(|i| start + i as f64 * step).collect()).cast(node.dtype)
         }
