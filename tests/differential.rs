@@ -1,5 +1,5 @@
 //! Differential property test: random expression DAGs (mixed dtypes,
-//! broadcasting, views, reductions, scalars) built identically on every
+//! broadcasting, views, reductions, scalars, a user ufunc) built identically on every
 //! backend must agree with the reference evaluator — both reject the same
 //! expressions, and valid ones give the same values (exact for integers and
 //! bool, within a few ulp-scaled units for floats, since reductions may sum
@@ -11,7 +11,7 @@
 mod common;
 
 use lazyfuse::half::f16;
-use lazyfuse::{Array, Context, DType, Element, Result};
+use lazyfuse::{Array, Context, DType, Element, Expr, Result, Ufunc};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -25,6 +25,13 @@ enum Step {
     Slice(usize, i64, Option<isize>, Option<isize>, isize),
     Reduce(usize, &'static str, Option<i64>),
     Where(usize, usize, usize),
+    /// The user ufunc of [`ufunc`] on two values.
+    Ufunc(usize, usize),
+}
+
+/// A user ufunc (traced closure, no signatures: dtypes follow promotion).
+fn ufunc() -> Ufunc {
+    Ufunc::new("blend", |[x, y]: [Expr; 2]| x.maximum(y) * 0.5 + x)
 }
 
 const UNARY: &[&str] = &[
@@ -93,7 +100,8 @@ fn step() -> impl Strategy<Value = Step> {
             prop::option::of(-1i64..2)
         )
             .prop_map(|(a, op, ax)| Step::Reduce(a, op, ax)),
-        (i.clone(), i.clone(), i).prop_map(|(c, a, b)| Step::Where(c, a, b)),
+        (i.clone(), i.clone(), i.clone()).prop_map(|(c, a, b)| Step::Where(c, a, b)),
+        (i.clone(), i).prop_map(|(a, b)| Step::Ufunc(a, b)),
     ]
 }
 
@@ -136,6 +144,7 @@ impl std::fmt::Debug for Case {
                 Step::Reduce(a, op, None) => format!("{}.{op}()", v(a)),
                 Step::Reduce(a, op, Some(x)) => format!("{}.{op}_axis({x})", v(a)),
                 Step::Where(c, a, b) => format!("{}.where_(&{}, &{})", v(c), v(a), v(b)),
+                Step::Ufunc(a, b) => format!("ufunc().call(&[&{}, &{}])", v(a), v(b)),
             };
             writeln!(f, "let v{len} = {expr};")?;
         }
@@ -171,6 +180,7 @@ fn data(cx: &Context, shape: &[usize], dtype: DType, seed: u64) -> Array {
 }
 
 fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<Array> {
+    let blend = ufunc();
     let mut values: Vec<Array> = sources
         .iter()
         .map(|&(s, d, seed)| data(cx, SHAPES[s], d, seed))
@@ -221,6 +231,7 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
                 }
             }
             Step::Where(c, a, b) => pick(c).where_(pick(a), pick(b)),
+            Step::Ufunc(a, b) => blend.call(&[&pick(a), &pick(b)]),
         };
         values.push(next);
     }
