@@ -40,6 +40,13 @@ pub mod core {
     pub use lazyfuse_core::*;
 }
 
+/// Kernels written by users (Numba's `@cuda.jit`): [`kernel::Kernel::build`]
+/// and launches that are lazy graph nodes; [`kernel::RawKernel`] for CUDA C
+/// source.
+pub mod kernel {
+    pub use lazyfuse_codegen::kernel::*;
+}
+
 /// The backends and device code generation: lowering to `DeviceProgram`,
 /// the CUDA C printer, NVRTC, the SIMT simulator, the CUDA engine.
 pub mod codegen {

@@ -35,7 +35,10 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         // SAFETY: same contract as our caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -55,7 +58,9 @@ fn live() -> isize {
 fn ten_thousand_evaluations_hold_memory_steady() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for cx in [Context::cpu(), Context::sim()] {
-        let a = cx.from_vec((0..1000).map(|i| i as f32).collect(), &[1000]).unwrap();
+        let a = cx
+            .from_vec((0..1000).map(|i| i as f32).collect(), &[1000])
+            .unwrap();
         let b = cx.from_vec(vec![0.5f32; 1000], &[1000]).unwrap();
         let round = |c: f32| {
             let y = ((&a * 2.0f32 + &b).sqrt() - c).sum();
@@ -77,7 +82,12 @@ fn ten_thousand_evaluations_hold_memory_steady() {
         );
         let stats = cx.stats();
         assert_eq!(stats.evaluations, 10_100, "{}", cx.backend_name());
-        assert_eq!(stats.kernels_compiled, 1, "{}: {stats:?}", cx.backend_name());
+        assert_eq!(
+            stats.kernels_compiled,
+            1,
+            "{}: {stats:?}",
+            cx.backend_name()
+        );
     }
 }
 
@@ -120,7 +130,11 @@ fn dropping_arrays_frees_their_buffers() {
         y.eval().unwrap();
         assert_eq!(y.to_vec::<f32>().unwrap()[n - 1], 4.0);
         let held = live() - before;
-        assert!(held >= 8 * n as isize, "{}: only {held} bytes held", cx.backend_name());
+        assert!(
+            held >= 8 * n as isize,
+            "{}: only {held} bytes held",
+            cx.backend_name()
+        );
         drop(y);
         drop(x);
         let left = live() - before;
@@ -142,7 +156,10 @@ fn a_demand_too_large_for_the_machine_is_an_error() {
             Err(Error::Device { message, .. }) => {
                 assert!(message.contains("out of memory"), "{message}")
             }
-            other => panic!("{}: expected an allocation error, got {other:?}", cx.backend_name()),
+            other => panic!(
+                "{}: expected an allocation error, got {other:?}",
+                cx.backend_name()
+            ),
         }
         // A shape whose byte size overflows is refused when built.
         let overflow = cx.zeros(&[usize::MAX / 2, 4], DType::F64);

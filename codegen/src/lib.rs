@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod device;
 pub mod executor;
+pub mod kernel;
 pub mod sim;
 
 pub use cpu::CpuEngine;

@@ -9,6 +9,7 @@ use crate::dtype::DType;
 use crate::element::{HostBuffer, SliceMut};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
+use crate::kernel::KernelLaunch;
 use crate::node::{DeviceBuffer, Residency};
 
 /// Counters of what the engine did, summed since the last reset.
@@ -129,6 +130,29 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     ) -> Result<Option<SliceMut<'a>>> {
         let _ = (graph, env);
         Ok(Some(out))
+    }
+
+    /// Runs a user kernel launch over its array arguments (`arrays`, all
+    /// materialised, with their dtypes); returns the new values of the
+    /// arrays it writes. The default runs the kernel's host path on host
+    /// copies; device backends run it where the data lives.
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Residency, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Residency>> {
+        let hosts = arrays
+            .iter()
+            .map(|(value, dtype)| self.to_host(value, *dtype, env))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&HostBuffer> = hosts.iter().map(|h| &**h).collect();
+        env.stats.add(Counter::KernelLaunches, 1);
+        let outputs = launch.kernel.run_host(launch, &refs)?;
+        Ok(outputs
+            .into_iter()
+            .map(|b| Residency::host(Arc::new(b)))
+            .collect())
     }
 
     /// A host copy of a value, downloading it if it lives only on the device.

@@ -73,7 +73,10 @@ impl ExprGraph {
             }
             let residency = node.residency();
             let materialized = !residency.is_empty();
-            if !materialized && !expanded {
+            // A user kernel's output not launched yet is a leaf here: the
+            // session runs the launch before planning what reads it.
+            let kernel = matches!(node.op, Op::Kernel { .. });
+            if !materialized && !kernel && !expanded {
                 stack.push((Arc::clone(&node), true));
                 for input in node.inputs.iter().rev() {
                     if !index.contains_key(&input.address()) {
@@ -82,7 +85,7 @@ impl ExprGraph {
                 }
                 continue;
             }
-            let inputs: SmallVec<[NodeIndex; 2]> = if materialized {
+            let inputs: SmallVec<[NodeIndex; 2]> = if materialized || kernel {
                 SmallVec::new()
             } else {
                 node.inputs

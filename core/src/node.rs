@@ -79,6 +79,14 @@ pub enum Op {
     },
     /// An operation that could not be built; demanding it reports the error.
     Invalid(Arc<Error>),
+    /// Output `output` of a user kernel launch; the node's inputs are all the
+    /// launch's array arguments.
+    Kernel {
+        /// The launch.
+        launch: Arc<crate::kernel::KernelLaunch>,
+        /// Which written array this node is.
+        output: usize,
+    },
 }
 
 /// The combining operation of a reduction.
@@ -128,6 +136,12 @@ impl Op {
                 format!("{name} axes {axes:?}")
             }
             Op::Invalid(_) => "invalid".into(),
+            Op::Kernel { launch, output } => format!(
+                "kernel '{}' grid {:?} block {:?} output {output}",
+                launch.kernel.name(),
+                launch.grid,
+                launch.block
+            ),
         }
     }
 

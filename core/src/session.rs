@@ -2,6 +2,7 @@
 //! `Context` is a session chosen for a backend; arrays keep a handle to the
 //! session that made them.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -13,7 +14,8 @@ use crate::element::{Element, HostBuffer, Literal, Scalar, SliceMut, Wide};
 use crate::engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
-use crate::node::{Node, Op};
+use crate::kernel::KernelLaunch;
+use crate::node::{Node, Op, Residency};
 use crate::shape::{checked_len, format_shape, Shape};
 
 /// A handle on an engine with its settings and statistics. Cheap to clone;
@@ -232,6 +234,9 @@ impl Session {
                 return Err((**error).clone());
             }
         }
+        // User kernels the demand depends on run first; their outputs then
+        // enter the fused plan as materialised leaves.
+        self.run_kernels(nodes)?;
         let mut roots: Vec<&Arc<Node>> = nodes.iter().collect();
         roots.sort_by_key(|n| n.address());
         roots.dedup_by_key(|n| n.address());
@@ -272,6 +277,7 @@ impl Session {
             return Err((**error).clone());
         }
         if !node.is_materialized() {
+            self.run_kernels(std::slice::from_ref(node))?;
             let guard = node.lock_computing();
             if !node.is_materialized() {
                 let graph = ExprGraph::from_roots(std::slice::from_ref(node));
@@ -291,6 +297,93 @@ impl Session {
         }
         let host = self.host_value(node)?;
         out.copy_from(&host)
+    }
+
+    /// Launches a user kernel over `arrays` (its array arguments, in
+    /// parameter order): lazily, returning one new array per written
+    /// argument (`launch.written`), with that argument's dtype and shape.
+    pub fn launch_kernel(&self, launch: KernelLaunch, arrays: &[&Array]) -> Result<Vec<Array>> {
+        let name = launch.kernel.name().to_string();
+        for a in arrays {
+            if !a.session().same_as(self) {
+                return Err(Error::invalid(
+                    format!("kernel '{name}'"),
+                    "an array belongs to another context (expected arrays of this context)",
+                ));
+            }
+            a.check()?;
+        }
+        if let Some(&bad) = launch.written.iter().find(|&&w| w >= arrays.len()) {
+            return Err(Error::internal(
+                format!("kernel '{name}'"),
+                format!("written argument {bad} of {} arrays", arrays.len()),
+            ));
+        }
+        let launch = Arc::new(launch);
+        let inputs: SmallVec<[Arc<Node>; 2]> =
+            arrays.iter().map(|a| Arc::clone(a.node())).collect();
+        let nodes: Vec<Arc<Node>> = (0..launch.written.len())
+            .map(|output| {
+                let like = arrays[launch.written[output]];
+                Node::new(
+                    Op::Kernel {
+                        launch: Arc::clone(&launch),
+                        output,
+                    },
+                    like.dtype(),
+                    Shape::from_slice(like.shape()),
+                    inputs.clone(),
+                )
+            })
+            .collect();
+        launch.set_outputs(nodes.iter().map(Arc::downgrade).collect());
+        Ok(nodes.into_iter().map(|n| self.wrap(n)).collect())
+    }
+
+    /// Runs the user kernel launches that `roots` depend on and that have
+    /// not run, inputs first. A launch runs once even when several threads
+    /// demand its outputs.
+    fn run_kernels(&self, roots: &[Arc<Node>]) -> Result<()> {
+        for (launch, node) in pending_launches(roots) {
+            let _running = launch.lock_running();
+            let outputs = launch.outputs();
+            if outputs.iter().flatten().all(|n| n.is_materialized()) {
+                continue;
+            }
+            let inputs: Vec<Arc<Node>> = node.inputs.iter().cloned().collect();
+            self.demand(&inputs)?;
+            let env = self.env();
+            // Device backends get every argument on the device, uploaded once
+            // and kept with its array like any other upload.
+            for input in &inputs {
+                let residency = input.residency();
+                if residency.device.is_none() {
+                    if let Some(device) = self.inner.engine.to_device(&residency, env)? {
+                        input.attach_device(device);
+                    }
+                }
+            }
+            let arrays: Vec<(Residency, DType)> =
+                inputs.iter().map(|n| (n.residency(), n.dtype())).collect();
+            let op = format!("kernel '{}'", launch.kernel.name());
+            let values = guard_panics(&op, || self.inner.engine.run_kernel(&launch, &arrays, env))?;
+            if values.len() != launch.written.len() {
+                return Err(Error::internal(
+                    op,
+                    format!(
+                        "{} values for {} outputs",
+                        values.len(),
+                        launch.written.len()
+                    ),
+                ));
+            }
+            for (slot, value) in outputs.iter().zip(values) {
+                if let Some(node) = slot {
+                    node.set_residency(value);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The host copy of a node's value, computing and downloading as needed.
@@ -343,4 +436,31 @@ pub(crate) fn check_size(op: &str, shape: &[usize], dtype: DType) -> Result<()> 
             ),
         )),
     }
+}
+
+/// The launches of user kernels reachable from `roots` through nodes not
+/// yet computed, each once (with one of its output nodes), inputs first.
+fn pending_launches(roots: &[Arc<Node>]) -> Vec<(Arc<KernelLaunch>, Arc<Node>)> {
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut launches: Vec<(Arc<KernelLaunch>, Arc<Node>)> = Vec::new();
+    let mut stack: Vec<(Arc<Node>, bool)> = roots.iter().map(|r| (Arc::clone(r), false)).collect();
+    while let Some((node, expanded)) = stack.pop() {
+        if expanded {
+            if let Op::Kernel { launch, .. } = node.op() {
+                let id = Arc::as_ptr(launch) as usize;
+                if !launches.iter().any(|(l, _)| Arc::as_ptr(l) as usize == id) {
+                    launches.push((Arc::clone(launch), Arc::clone(&node)));
+                }
+            }
+            continue;
+        }
+        if node.is_materialized() || !seen.insert(node.address()) {
+            continue;
+        }
+        stack.push((Arc::clone(&node), true));
+        for input in node.inputs.iter() {
+            stack.push((Arc::clone(input), false));
+        }
+    }
+    launches
 }

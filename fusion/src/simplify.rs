@@ -57,7 +57,9 @@ impl SNode {
 
     /// True for materialised leaves (user data or memoised results).
     pub fn is_leaf(&self) -> bool {
-        self.data.is_some()
+        // A user kernel's output is read like a leaf: the session launches
+        // the kernel before running the plan.
+        self.data.is_some() || matches!(self.op, Op::Kernel { .. })
     }
 
     /// The constant of a `Fill` node.
@@ -116,7 +118,7 @@ pub(crate) fn op_key(op: &Op) -> Option<OpKey> {
             combine: Combine::Custom(c),
             axes,
         } => OpKey::CustomReduce(Arc::as_ptr(c) as usize, axes.clone()),
-        Op::Source | Op::Param(_) | Op::Invalid(_) => return None,
+        Op::Source | Op::Param(_) | Op::Invalid(_) | Op::Kernel { .. } => return None,
     })
 }
 

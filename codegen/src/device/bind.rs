@@ -111,6 +111,12 @@ pub fn scalar(source: ArgSource, launch: &Launch, program: &DeviceProgram) -> Re
         | ArgSource::KeptLen
         | ArgSource::ReducedLen
         | ArgSource::PartialCount => sizes.work(source) as i64,
+        ArgSource::UserArray(_) | ArgSource::UserExtent(..) | ArgSource::UserScalar(_) => {
+            return Err(Error::internal(
+                "device launch",
+                format!("{source:?} belongs to a user kernel, not a fused launch"),
+            ))
+        }
         ArgSource::InputBuffer(_) | ArgSource::OutputBuffer(_) | ArgSource::Partials => {
             return Err(Error::internal(
                 "device launch",
@@ -126,7 +132,7 @@ pub fn blocks(kernel: &DeviceKernel, launch: &Launch) -> usize {
     let sizes = Sizes::of(launch);
     let work = match kernel.grid {
         GridRule::ThreadPerItem(s) | GridRule::BlockPerItem(s) => sizes.work(s),
-        GridRule::Single => 1,
+        GridRule::Single | GridRule::User => 1,
     };
     kernel.grid.blocks(work, kernel.block)
 }

@@ -55,6 +55,9 @@ impl<'k> KernelBuilder<'k> {
             ArgSource::KeptLen => "kept".to_string(),
             ArgSource::ReducedLen => "reduced".to_string(),
             ArgSource::PartialCount => "count".to_string(),
+            ArgSource::UserArray(k) => format!("array{k}"),
+            ArgSource::UserExtent(k, d) => format!("array{k}_extent{d}"),
+            ArgSource::UserScalar(i) => format!("scalar{i}"),
         };
         self.params.push(Param { name, kind, source });
         (self.params.len() - 1) as u32

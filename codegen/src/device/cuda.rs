@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use lazyfuse_core::{BinaryOp, DType, Literal, UnaryOp, Wide};
 
-use super::ir::{DeviceKernel, DeviceProgram, Expr, ParamKind, Special, Stmt};
+use super::ir::{AtomicTarget, DeviceKernel, DeviceProgram, Expr, ParamKind, Stmt};
 
 const PRELUDE: &str = include_str!("prelude.cuh");
 
@@ -128,7 +128,8 @@ pub fn print_kernels(program: &DeviceProgram) -> String {
     text
 }
 
-fn print_kernel(text: &mut String, kernel: &DeviceKernel) {
+/// Appends one kernel's CUDA C to `text` (it needs the [`prelude`] before it).
+pub fn print_kernel(text: &mut String, kernel: &DeviceKernel) {
     let params: Vec<String> = kernel
         .params
         .iter()
@@ -138,10 +139,14 @@ fn print_kernel(text: &mut String, kernel: &DeviceKernel) {
             ParamKind::Scalar(d) => format!("{} {}", c_type(d), p.name),
         })
         .collect();
+    let bounds = if kernel.block > 0 {
+        format!("__launch_bounds__({}) ", kernel.block)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         text,
-        "extern \"C\" __global__ void __launch_bounds__({}) {}(\n    {})\n{{",
-        kernel.block,
+        "extern \"C\" __global__ void {bounds}{}(\n    {})\n{{",
         kernel.name,
         params.join(",\n    ")
     );
@@ -280,6 +285,32 @@ impl Printer<'_> {
                     values.join(", ")
                 );
             }
+            Stmt::While { cond, body } => {
+                let _ = writeln!(text, "{pad}while ({}) {{", self.bare(cond));
+                self.block(text, body, depth + 1);
+                let _ = writeln!(text, "{pad}}}");
+            }
+            Stmt::Atomic {
+                op,
+                target,
+                index,
+                value,
+                compare,
+                old,
+            } => {
+                let memory = match target {
+                    AtomicTarget::Global(p) => self.param(*p),
+                    AtomicTarget::Shared(a) => self.shared(*a),
+                };
+                let mut args = vec![format!("&{memory}[{}]", self.bare(index))];
+                args.extend(compare.iter().map(|c| self.expr(c)));
+                args.push(self.expr(value));
+                let call = format!("lf_atomic_{}({})", op.name(), args.join(", "));
+                let _ = match old {
+                    Some(old) => writeln!(text, "{pad}{old} = {call};"),
+                    None => writeln!(text, "{pad}{call};"),
+                };
+            }
             Stmt::Barrier => {
                 let _ = writeln!(text, "{pad}__syncthreads();");
             }
@@ -350,17 +381,7 @@ impl Printer<'_> {
                 format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b))
             }
             // Builtins are unsigned: a plain C conversion to the index type.
-            Expr::Cast(dtype, a)
-                if matches!(
-                    **a,
-                    Expr::Special(
-                        Special::ThreadIdx
-                            | Special::BlockIdx
-                            | Special::BlockDim
-                            | Special::GridDim
-                    )
-                ) =>
-            {
+            Expr::Cast(dtype, a) if matches!(**a, Expr::Special(_)) => {
                 format!("({}){}", c_type(*dtype), self.expr(a))
             }
             Expr::Cast(dtype, a) => format!("lf_to_{}({})", cast_suffix(*dtype), self.expr(a)),

@@ -34,28 +34,56 @@ impl fmt::Display for Var {
     }
 }
 
-/// The launch-geometry builtins (the `.x` component; launches are 1-D).
+/// A component of a launch-geometry builtin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// `.x`
+    X,
+    /// `.y`
+    Y,
+    /// `.z`
+    Z,
+}
+
+impl Dim {
+    /// 0, 1 or 2.
+    pub fn index(self) -> usize {
+        match self {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        }
+    }
+
+    /// The component's C name.
+    pub fn name(self) -> &'static str {
+        ["x", "y", "z"][self.index()]
+    }
+}
+
+/// The launch-geometry builtins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Special {
-    /// `threadIdx.x`
-    ThreadIdx,
-    /// `blockIdx.x`
-    BlockIdx,
-    /// `blockDim.x`
-    BlockDim,
-    /// `gridDim.x`
-    GridDim,
+    /// `threadIdx`
+    ThreadIdx(Dim),
+    /// `blockIdx`
+    BlockIdx(Dim),
+    /// `blockDim`
+    BlockDim(Dim),
+    /// `gridDim`
+    GridDim(Dim),
 }
 
 impl Special {
     /// The CUDA C spelling.
-    pub fn cuda_name(self) -> &'static str {
-        match self {
-            Special::ThreadIdx => "threadIdx.x",
-            Special::BlockIdx => "blockIdx.x",
-            Special::BlockDim => "blockDim.x",
-            Special::GridDim => "gridDim.x",
-        }
+    pub fn cuda_name(self) -> String {
+        let (name, dim) = match self {
+            Special::ThreadIdx(d) => ("threadIdx", d),
+            Special::BlockIdx(d) => ("blockIdx", d),
+            Special::BlockDim(d) => ("blockDim", d),
+            Special::GridDim(d) => ("gridDim", d),
+        };
+        format!("{name}.{}", dim.name())
     }
 }
 
@@ -216,6 +244,29 @@ pub enum Stmt {
         /// The `V` values.
         values: Vec<Expr>,
     },
+    /// `while (cond) { body }`.
+    While {
+        /// A bool, evaluated before each iteration.
+        cond: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// An atomic read-modify-write of one element; threads of a block that
+    /// hit the same element in one step are served one after another.
+    Atomic {
+        /// The operation.
+        op: AtomicOp,
+        /// The memory.
+        target: AtomicTarget,
+        /// Element index.
+        index: Expr,
+        /// The operand (the new value for `Cas`).
+        value: Expr,
+        /// `Cas` only: the value expected in memory.
+        compare: Option<Expr>,
+        /// A declared register receiving the old value, if wanted.
+        old: Option<Var>,
+    },
     /// `__syncthreads()`: every thread of the block must reach it together.
     Barrier,
     /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives
@@ -229,6 +280,43 @@ pub enum Stmt {
         /// Lane distance.
         delta: u32,
     },
+}
+
+/// An atomic operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    /// `*p += v`
+    Add,
+    /// `*p = min(*p, v)`
+    Min,
+    /// `*p = max(*p, v)`
+    Max,
+    /// `*p = v`, returning the old value
+    Exchange,
+    /// `if (*p == compare) *p = v`, returning the old value
+    Cas,
+}
+
+impl AtomicOp {
+    /// The prelude's function: `lf_atomic_add`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Min => "min",
+            AtomicOp::Max => "max",
+            AtomicOp::Exchange => "exchange",
+            AtomicOp::Cas => "cas",
+        }
+    }
+}
+
+/// The memory an atomic operation updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicTarget {
+    /// Buffer parameter `i` (global memory).
+    Global(u32),
+    /// Shared array `i`.
+    Shared(u32),
 }
 
 /// What a kernel parameter is.
@@ -278,6 +366,12 @@ pub enum ArgSource {
     ReducedLen,
     /// Number of block partials written by the partial pass.
     PartialCount,
+    /// Array argument `k` of a user kernel launch.
+    UserArray(usize),
+    /// Extent `d` of array argument `k` of a user kernel launch.
+    UserExtent(usize, usize),
+    /// Scalar argument `i` of a user kernel launch.
+    UserScalar(usize),
 }
 
 /// A per-block shared-memory array.
@@ -301,6 +395,8 @@ pub enum GridRule {
     BlockPerItem(ArgSource),
     /// Exactly one block.
     Single,
+    /// Given at launch (user kernels).
+    User,
 }
 
 /// One `__global__` function.
@@ -316,7 +412,9 @@ pub struct DeviceKernel {
     pub vars: Vec<DType>,
     /// The statements every thread runs.
     pub body: Vec<Stmt>,
-    /// Threads per block (a multiple of the warp size).
+    /// Threads per block of generated kernels (a multiple of the warp
+    /// size, printed as `__launch_bounds__`); 0 for user kernels, whose
+    /// launch says.
     pub block: u32,
     /// How the grid is sized.
     pub grid: GridRule,
@@ -347,7 +445,7 @@ impl GridRule {
         let blocks = match self {
             GridRule::ThreadPerItem(_) => work.div_ceil(block as usize),
             GridRule::BlockPerItem(_) => work,
-            GridRule::Single => 1,
+            GridRule::Single | GridRule::User => 1,
         };
         blocks.clamp(1, MAX_GRID)
     }

@@ -22,8 +22,8 @@ use lazyfuse_fusion::ir::{FusedKernel, Inst, Layout, ReductionIr};
 
 use super::builder::KernelBuilder;
 use super::ir::{
-    ArgSource, DeviceKernel, DeviceProgram, Expr, GridRule, IndexOp, ParamKind, Special, Stmt, Var,
-    WARP,
+    ArgSource, DeviceKernel, DeviceProgram, Dim, Expr, GridRule, IndexOp, ParamKind, Special, Stmt,
+    Var, WARP,
 };
 use super::vector;
 
@@ -130,10 +130,10 @@ fn needs_coords(kernel: &FusedKernel) -> bool {
 
 fn grid_stride_start(b: &mut KernelBuilder<'_>) -> (Expr, Expr) {
     let (bid, dim, tid, grid) = (
-        b.special(Special::BlockIdx),
-        b.special(Special::BlockDim),
-        b.special(Special::ThreadIdx),
-        b.special(Special::GridDim),
+        b.special(Special::BlockIdx(Dim::X)),
+        b.special(Special::BlockDim(Dim::X)),
+        b.special(Special::ThreadIdx(Dim::X)),
+        b.special(Special::GridDim(Dim::X)),
     );
     let start = Expr::index(
         IndexOp::Add,
@@ -180,7 +180,7 @@ fn block_reduce(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var) -> Result<
     warp_reduce(b, r, acc)?;
     let warps = BLOCK / WARP;
     let shared = b.shared("warp_partials", r.acc, warps);
-    let tid = b.special(Special::ThreadIdx);
+    let tid = b.special(Special::ThreadIdx(Dim::X));
     let lane = Expr::index(IndexOp::Rem, tid.clone(), b.constant(WARP as i64));
     let warp = Expr::index(IndexOp::Div, tid.clone(), b.constant(WARP as i64));
     let zero = b.constant(0);
@@ -278,9 +278,9 @@ fn full_partial(
     })?;
     block_reduce(&mut b, r, acc)?;
     let partials = b.param(ArgSource::Partials, ParamKind::Output(r.acc));
-    let tid = b.special(Special::ThreadIdx);
+    let tid = b.special(Special::ThreadIdx(Dim::X));
     let zero = b.constant(0);
-    let bid = b.special(Special::BlockIdx);
+    let bid = b.special(Special::BlockIdx(Dim::X));
     b.if_then(Expr::index(IndexOp::Eq, tid, zero), |b| {
         b.push(Stmt::Store {
             param: partials,
@@ -303,8 +303,8 @@ fn full_final(
     let acc = identity_register(&mut b, r)?;
     let partials = b.param(ArgSource::Partials, ParamKind::Input(r.acc));
     let count = b.size(ArgSource::PartialCount);
-    let tid = b.special(Special::ThreadIdx);
-    let dim = b.special(Special::BlockDim);
+    let tid = b.special(Special::ThreadIdx(Dim::X));
+    let dim = b.special(Special::BlockDim(Dim::X));
     b.for_loop(tid.clone(), count, dim, |b, e| {
         let partial = b.let_(
             r.acc,
@@ -368,10 +368,10 @@ fn axis_block_per_output(
     let kept = kept_axes(kernel, r);
     let outputs = b.size(ArgSource::KeptLen);
     let per_output = b.size(ArgSource::ReducedLen);
-    let bid = b.special(Special::BlockIdx);
-    let grid = b.special(Special::GridDim);
-    let tid = b.special(Special::ThreadIdx);
-    let dim = b.special(Special::BlockDim);
+    let bid = b.special(Special::BlockIdx(Dim::X));
+    let grid = b.special(Special::GridDim(Dim::X));
+    let tid = b.special(Special::ThreadIdx(Dim::X));
+    let dim = b.special(Special::BlockDim(Dim::X));
     b.for_loop(bid, outputs, grid, |b, k| {
         let bases = kept_bases(b, &kept, k);
         let acc = identity_register(b, r)?;

@@ -96,7 +96,11 @@ pub fn simulate(
             };
             bindings.push(binding);
         }
-        simt::run(kernel, blocks, &mut bindings)?;
+        simt::run(
+            kernel,
+            simt::Geometry::linear(blocks, kernel.block),
+            &mut bindings,
+        )?;
     }
     Ok(outputs)
 }

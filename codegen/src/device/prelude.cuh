@@ -246,4 +246,68 @@ LF_D bool lf_to_bool(bool x) { return x; }
 LF_D bool lf_to_bool(__half x) { return __half2float(x) != 0.0f; }
 LF_D bool lf_to_bool(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
 
+// Atomics of user kernels: lf_atomic_<op>(address, [compare,] value)
+// returns the old value. Signed 64-bit and float variants go through the
+// unsigned or bit-pattern forms; float min/max are CAS loops so that NaN
+// propagates as in lf_minimum/lf_maximum; CAS compares bit patterns.
+LF_D int lf_atomic_add(int *p, int v) { return atomicAdd(p, v); }
+LF_D unsigned int lf_atomic_add(unsigned int *p, unsigned int v) { return atomicAdd(p, v); }
+LF_D unsigned long long lf_atomic_add(unsigned long long *p, unsigned long long v) { return atomicAdd(p, v); }
+LF_D long long lf_atomic_add(long long *p, long long v) {
+    return (long long)atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+LF_D float lf_atomic_add(float *p, float v) { return atomicAdd(p, v); }
+LF_D double lf_atomic_add(double *p, double v) { return atomicAdd(p, v); }
+#define LF_ATOMIC_MINMAX_INT(T)                                         \
+    LF_D T lf_atomic_min(T *p, T v) { return atomicMin(p, v); }         \
+    LF_D T lf_atomic_max(T *p, T v) { return atomicMax(p, v); }
+LF_ATOMIC_MINMAX_INT(int)
+LF_ATOMIC_MINMAX_INT(unsigned int)
+LF_ATOMIC_MINMAX_INT(long long)
+LF_ATOMIC_MINMAX_INT(unsigned long long)
+#define LF_ATOMIC_MINMAX_FLOAT(T, BITS, TO_BITS, FROM_BITS, OP)         \
+    LF_D T lf_atomic_##OP(T *p, T v) {                                  \
+        BITS *q = (BITS *)p;                                            \
+        BITS old = *q, assumed;                                         \
+        do {                                                            \
+            assumed = old;                                              \
+            BITS next = TO_BITS(lf_##OP##imum(FROM_BITS(assumed), v));  \
+            if (next == assumed) break;                                 \
+            old = atomicCAS(q, assumed, next);                          \
+        } while (assumed != old);                                       \
+        return FROM_BITS(old);                                          \
+    }
+#define LF_F2B(x) ((unsigned int)__float_as_uint(x))
+#define LF_B2F(x) __uint_as_float(x)
+#define LF_D2B(x) ((unsigned long long)__double_as_longlong(x))
+#define LF_B2D(x) __longlong_as_double((long long)(x))
+LF_ATOMIC_MINMAX_FLOAT(float, unsigned int, LF_F2B, LF_B2F, min)
+LF_ATOMIC_MINMAX_FLOAT(float, unsigned int, LF_F2B, LF_B2F, max)
+LF_ATOMIC_MINMAX_FLOAT(double, unsigned long long, LF_D2B, LF_B2D, min)
+LF_ATOMIC_MINMAX_FLOAT(double, unsigned long long, LF_D2B, LF_B2D, max)
+LF_D int lf_atomic_exchange(int *p, int v) { return atomicExch(p, v); }
+LF_D unsigned int lf_atomic_exchange(unsigned int *p, unsigned int v) { return atomicExch(p, v); }
+LF_D unsigned long long lf_atomic_exchange(unsigned long long *p, unsigned long long v) { return atomicExch(p, v); }
+LF_D long long lf_atomic_exchange(long long *p, long long v) {
+    return (long long)atomicExch((unsigned long long *)p, (unsigned long long)v);
+}
+LF_D float lf_atomic_exchange(float *p, float v) { return atomicExch(p, v); }
+LF_D double lf_atomic_exchange(double *p, double v) {
+    return LF_B2D(atomicExch((unsigned long long *)p, LF_D2B(v)));
+}
+LF_D int lf_atomic_cas(int *p, int c, int v) { return atomicCAS(p, c, v); }
+LF_D unsigned int lf_atomic_cas(unsigned int *p, unsigned int c, unsigned int v) { return atomicCAS(p, c, v); }
+LF_D unsigned long long lf_atomic_cas(unsigned long long *p, unsigned long long c, unsigned long long v) {
+    return atomicCAS(p, c, v);
+}
+LF_D long long lf_atomic_cas(long long *p, long long c, long long v) {
+    return (long long)atomicCAS((unsigned long long *)p, (unsigned long long)c, (unsigned long long)v);
+}
+LF_D float lf_atomic_cas(float *p, float c, float v) {
+    return LF_B2F(atomicCAS((unsigned int *)p, LF_F2B(c), LF_F2B(v)));
+}
+LF_D double lf_atomic_cas(double *p, double c, double v) {
+    return LF_B2D(atomicCAS((unsigned long long *)p, LF_D2B(c), LF_D2B(v)));
+}
+
 // f16/bf16 operations, computed in f32 and rounded once (generated per op).

@@ -9,13 +9,14 @@ use std::any::Any;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options,
-    Residency, Result,
+    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
+    Options, Residency, Result,
 };
 use lazyfuse_fusion::{Launch, ProgramCache};
 
 use crate::device::exec::{self, DeviceRuntime};
 use crate::device::{self, LoweringCache};
+use crate::kernel::BuiltKernel;
 
 /// A buffer in simulated device memory.
 #[derive(Debug)]
@@ -127,6 +128,55 @@ impl Engine for SimEngine {
             .as_ref()
             .ok_or_else(|| Error::internal("sim backend", "a value with no copy"))?;
         self.upload(host, env).map(Some)
+    }
+
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Residency, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Residency>> {
+        let Some(kernel) = launch.kernel.as_any().downcast_ref::<BuiltKernel>() else {
+            // Raw CUDA source: the kernel says why it cannot run here.
+            return launch.kernel.run_host(launch, &[]).map(|_| Vec::new());
+        };
+        let buffers = arrays
+            .iter()
+            .map(|(value, _)| match &value.device {
+                Some(device) => Ok(Arc::clone(device)),
+                None => match &value.host {
+                    Some(host) => self.upload(host, env),
+                    None => Err(Error::internal(
+                        "sim backend",
+                        "a kernel argument with no copy",
+                    )),
+                },
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let hosts = buffers
+            .iter()
+            .map(|b| sim_buffer(b).map(|s| &s.data))
+            .collect::<Result<Vec<_>>>()?;
+        // The kernel writes new versions: copies made on the device.
+        let mut outputs: Vec<HostBuffer> = launch
+            .written
+            .iter()
+            .map(|&w| {
+                hosts
+                    .get(w)
+                    .map(|h| (*h).clone())
+                    .ok_or_else(|| Error::internal("sim backend", "a written argument is missing"))
+            })
+            .collect::<Result<_>>()?;
+        kernel.simulate(launch, &hosts, &mut outputs)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        Ok(outputs
+            .into_iter()
+            .map(|data| Residency {
+                host: None,
+                device: Some(Arc::new(SimBuffer { data }) as Arc<dyn DeviceBuffer>),
+            })
+            .collect())
     }
 
     fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {

@@ -5,15 +5,23 @@
 //! statement at a time for all of them, each register a column with one
 //! value per thread. Divergence is a mask of active threads: both sides of
 //! an `if` run under complementary masks and a loop runs until no active
-//! thread continues. The simulator is strict where hardware is silent:
-//! a barrier reached by part of a block, a shuffle with part of a warp, a
-//! read or write outside a buffer or shared array, each stop the launch with
-//! an [`Error::Device`] naming the kernel, the thread and the index.
+//! thread continues; atomics of one step are applied in thread order. The
+//! simulator is strict where hardware is silent: a barrier reached by part
+//! of a block, a shuffle with part of a warp, a read or write outside a
+//! buffer or shared array, and a shared-memory race (a thread reading or
+//! writing an element another thread wrote since the last barrier) each
+//! stop the launch with an [`Error::Device`] naming the kernel, the thread
+//! and the index.
+
+mod memory;
+
+pub(crate) use memory::atomic_supported;
 
 use lazyfuse_core::reference::kernels;
-use lazyfuse_core::{with_buffer, with_dtype, DType, Element, Error, HostBuffer, Literal, Result};
+use lazyfuse_core::{with_buffer, DType, Element, Error, HostBuffer, Literal, Result};
 
 use super::ir::{DeviceKernel, Expr, IndexOp, Special, Stmt, Var, WARP};
+use memory::SharedMemory;
 
 /// A kernel argument.
 #[derive(Debug)]
@@ -26,8 +34,40 @@ pub enum Binding<'a> {
     Value(Literal),
 }
 
-/// Runs `kernel` over `blocks` blocks with `bindings` (one per parameter).
-pub fn run(kernel: &DeviceKernel, blocks: usize, bindings: &mut [Binding<'_>]) -> Result<()> {
+/// The shape of a launch: blocks in the grid and threads in a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Blocks along x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per block along x, y, z.
+    pub block: [u32; 3],
+}
+
+impl Geometry {
+    /// A 1-D launch of `blocks` blocks of `threads` threads.
+    pub fn linear(blocks: usize, threads: u32) -> Geometry {
+        Geometry {
+            grid: [blocks as u32, 1, 1],
+            block: [threads, 1, 1],
+        }
+    }
+
+    fn count(dims: [u32; 3]) -> usize {
+        dims.iter().map(|&d| d as usize).product()
+    }
+
+    /// The x, y, z coordinates of linear position `i` in `dims` (x fastest).
+    fn coords(dims: [u32; 3], i: usize) -> [u32; 3] {
+        let (x, y) = (dims[0].max(1) as usize, dims[1].max(1) as usize);
+        [(i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32]
+    }
+}
+
+/// Iterations after which a `while` loop is taken for an endless one.
+const MAX_WHILE_ITERATIONS: u64 = 100_000_000;
+
+/// Runs `kernel` with `bindings` (one per parameter), block after block.
+pub fn run(kernel: &DeviceKernel, geometry: Geometry, bindings: &mut [Binding<'_>]) -> Result<()> {
     if bindings.len() != kernel.params.len() {
         return Err(Error::internal(
             "sim launch",
@@ -39,19 +79,15 @@ pub fn run(kernel: &DeviceKernel, blocks: usize, bindings: &mut [Binding<'_>]) -
             ),
         ));
     }
-    let lanes = kernel.block as usize;
-    for block in 0..blocks {
+    let lanes = Geometry::count(geometry.block);
+    for block in 0..Geometry::count(geometry.grid) {
         let mut state = BlockState {
             kernel,
             bindings: &mut *bindings,
             regs: vec![None; kernel.vars.len()],
-            shared: kernel
-                .shared
-                .iter()
-                .map(|s| zeros(s.dtype, s.len as usize))
-                .collect(),
-            block: block as u32,
-            grid: blocks as u32,
+            shared: SharedMemory::new(kernel),
+            block,
+            geometry,
             lanes,
         };
         state.exec(&kernel.body, &vec![true; lanes])?;
@@ -59,17 +95,14 @@ pub fn run(kernel: &DeviceKernel, blocks: usize, bindings: &mut [Binding<'_>]) -
     Ok(())
 }
 
-fn zeros(dtype: DType, len: usize) -> HostBuffer {
-    with_dtype!(dtype, T => T::into_buffer(vec![T::default(); len]))
-}
-
 struct BlockState<'k, 'b, 'a> {
     kernel: &'k DeviceKernel,
     bindings: &'b mut [Binding<'a>],
     regs: Vec<Option<HostBuffer>>,
-    shared: Vec<HostBuffer>,
-    block: u32,
-    grid: u32,
+    shared: SharedMemory,
+    /// Linear index of the block in the grid.
+    block: usize,
+    geometry: Geometry,
     lanes: usize,
 }
 
@@ -97,9 +130,18 @@ fn as_bools(column: &HostBuffer) -> Result<Vec<bool>> {
 
 impl BlockState<'_, '_, '_> {
     fn fault(&self, thread: usize, message: String) -> Error {
+        let mut place = format!("thread {thread} of block {}", self.block);
+        if self.geometry.grid[1..] != [1, 1] || self.geometry.block[1..] != [1, 1] {
+            let t = Geometry::coords(self.geometry.block, thread);
+            let b = Geometry::coords(self.geometry.grid, self.block);
+            place += &format!(
+                " (threadIdx ({}, {}, {}), blockIdx ({}, {}, {}))",
+                t[0], t[1], t[2], b[0], b[1], b[2]
+            );
+        }
         Error::Device {
             op: format!("sim kernel {}", self.kernel.name),
-            message: format!("thread {thread} of block {}: {message}", self.block),
+            message: format!("{place}: {message}"),
         }
     }
 
@@ -122,11 +164,15 @@ impl BlockState<'_, '_, '_> {
                     ))
                 }
             },
-            Expr::Special(s) => HostBuffer::U32(match s {
-                Special::ThreadIdx => (0..self.lanes as u32).collect(),
-                Special::BlockIdx => vec![self.block],
-                Special::BlockDim => vec![self.lanes as u32],
-                Special::GridDim => vec![self.grid],
+            Expr::Special(s) => HostBuffer::U32(match *s {
+                Special::ThreadIdx(d) => (0..self.lanes)
+                    .map(|t| Geometry::coords(self.geometry.block, t)[d.index()])
+                    .collect(),
+                Special::BlockIdx(d) => {
+                    vec![Geometry::coords(self.geometry.grid, self.block)[d.index()]]
+                }
+                Special::BlockDim(d) => vec![self.geometry.block[d.index()]],
+                Special::GridDim(d) => vec![self.geometry.grid[d.index()]],
             }),
             Expr::Const(literal) => HostBuffer::filled(*literal, 1),
             Expr::Load { param, index } => {
@@ -145,12 +191,7 @@ impl BlockState<'_, '_, '_> {
             }
             Expr::LoadShared { array, index } => {
                 let index = as_indices(&self.eval(index, mask)?);
-                let source = self
-                    .shared
-                    .get(*array as usize)
-                    .ok_or_else(|| Error::internal("sim launch", "no such shared array"))?;
-                let name = &self.kernel.shared[*array as usize].name;
-                self.gather(source, &index, mask, name)?
+                self.load_shared(*array, &index, mask)?
             }
             Expr::Index(op, a, b) => {
                 let a = self.eval(a, mask)?;
@@ -184,12 +225,15 @@ impl BlockState<'_, '_, '_> {
                 let (a, b) = (self.eval(a, mask)?, self.eval(b, mask)?);
                 kernels::binary(*op, &a, &b, a.len().max(b.len()))?
             }
+            // As C's `?:`, each side is evaluated only by the threads that
+            // take it (a guarded load must not fault in the others).
             Expr::Select(c, a, b) => {
-                let (c, a, b) = (
-                    self.eval(c, mask)?,
-                    self.eval(a, mask)?,
-                    self.eval(b, mask)?,
-                );
+                let c = self.eval(c, mask)?;
+                let holds = as_bools(&c)?;
+                let (yes, no): (Vec<bool>, Vec<bool>) = (0..self.lanes)
+                    .map(|t| (mask[t] && at(&holds, t), mask[t] && !at(&holds, t)))
+                    .unzip();
+                let (a, b) = (self.eval(a, &yes)?, self.eval(b, &no)?);
                 let n = c.len().max(a.len()).max(b.len());
                 kernels::select(&c, &a, &b, n)?
             }
@@ -202,79 +246,6 @@ impl BlockState<'_, '_, '_> {
             .get(v.index())
             .and_then(Option::as_ref)
             .ok_or_else(|| Error::internal("sim launch", format!("{v} is read before it is set")))
-    }
-
-    /// Reads `source[index[t]]` for every active thread `t`.
-    fn gather(
-        &self,
-        source: &HostBuffer,
-        index: &[i64],
-        mask: &[bool],
-        name: &str,
-    ) -> Result<HostBuffer> {
-        with_buffer!(source, values => {
-            let mut out = vec![Default::default(); self.lanes];
-            for (t, slot) in out.iter_mut().enumerate() {
-                if !mask[t] {
-                    continue;
-                }
-                let i = at(index, t);
-                *slot = *usize::try_from(i).ok().and_then(|i| values.get(i)).ok_or_else(|| {
-                    self.fault(t, format!("reads {name}[{i}] outside its {} elements", values.len()))
-                })?;
-            }
-            Ok(Element::into_buffer(out))
-        })
-    }
-
-    /// Writes `value[t]` to `target[index[t]]` for every active thread `t`.
-    fn scatter(
-        &self,
-        target: &mut HostBuffer,
-        index: &[i64],
-        value: &HostBuffer,
-        mask: &[bool],
-        name: &str,
-    ) -> Result<()> {
-        let len = target.len();
-        with_buffer!(value, source => {
-            let dest = Element::slice_of_mut(target).ok_or_else(|| {
-                Error::internal("sim launch", format!("a {} store to {name}", value.dtype()))
-            })?;
-            for t in (0..self.lanes).filter(|&t| mask[t]) {
-                let i = at(index, t);
-                let slot = usize::try_from(i).ok().and_then(|i| dest.get_mut(i)).ok_or_else(|| {
-                    self.fault(t, format!("writes {name}[{i}] outside its {len} elements"))
-                })?;
-                *slot = at(source, t);
-            }
-            Ok(())
-        })
-    }
-
-    /// `param[index[t]] = value[t]` for every active thread `t`.
-    fn store(
-        &mut self,
-        param: u32,
-        index: &[i64],
-        value: &HostBuffer,
-        mask: &[bool],
-    ) -> Result<()> {
-        let name = self.param_name(param).to_string();
-        let mut target = match self.bindings.get_mut(param as usize) {
-            Some(Binding::Write(b)) => std::mem::replace(*b, HostBuffer::Bool(Vec::new())),
-            _ => {
-                return Err(Error::internal(
-                    "sim launch",
-                    format!("a store to {name}, which is not an output"),
-                ))
-            }
-        };
-        let stored = self.scatter(&mut target, index, value, mask, &name);
-        if let Some(Binding::Write(b)) = self.bindings.get_mut(param as usize) {
-            **b = target;
-        }
-        stored
     }
 
     fn write(&mut self, v: Var, value: HostBuffer, mask: &[bool]) -> Result<()> {
@@ -372,14 +343,25 @@ impl BlockState<'_, '_, '_> {
                 } => {
                     let index = as_indices(&self.eval(index, mask)?);
                     let value = self.eval(value, mask)?;
-                    let name = self.kernel.shared[*array as usize].name.clone();
-                    let mut target = std::mem::replace(
-                        &mut self.shared[*array as usize],
-                        HostBuffer::Bool(Vec::new()),
-                    );
-                    let stored = self.scatter(&mut target, &index, &value, mask, &name);
-                    self.shared[*array as usize] = target;
-                    stored?;
+                    self.store_shared(*array, &index, &value, mask)?;
+                }
+                Stmt::While { cond, body } => self.run_while(cond, body, mask)?,
+                Stmt::Atomic {
+                    op,
+                    target,
+                    index,
+                    value,
+                    compare,
+                    old,
+                } => {
+                    let index = as_indices(&self.eval(index, mask)?);
+                    let value = self.eval(value, mask)?;
+                    let compare = compare.as_ref().map(|c| self.eval(c, mask)).transpose()?;
+                    let previous =
+                        self.atomic(*op, *target, &index, &value, compare.as_ref(), mask)?;
+                    if let Some(old) = old {
+                        self.write(*old, previous, mask)?;
+                    }
                 }
                 Stmt::If {
                     cond,
@@ -408,6 +390,7 @@ impl BlockState<'_, '_, '_> {
                                 .to_string(),
                         ));
                     }
+                    self.shared.barrier();
                 }
                 Stmt::ShuffleDown { dst, src, delta } => self.shuffle(*dst, *src, *delta, mask)?,
             }
@@ -442,6 +425,25 @@ impl BlockState<'_, '_, '_> {
         }
     }
 
+    fn run_while(&mut self, cond: &Expr, body: &[Stmt], mask: &[bool]) -> Result<()> {
+        let mut active = mask.to_vec();
+        for _ in 0..MAX_WHILE_ITERATIONS {
+            let holds = as_bools(&self.eval(cond, &active)?)?;
+            for (t, a) in active.iter_mut().enumerate() {
+                *a = *a && at(&holds, t);
+            }
+            if !active.iter().any(|&a| a) {
+                return Ok(());
+            }
+            self.exec(body, &active)?;
+        }
+        let t = active.iter().position(|&a| a).unwrap_or(0);
+        Err(self.fault(
+            t,
+            format!("a while loop ran {MAX_WHILE_ITERATIONS} iterations (an endless loop?)"),
+        ))
+    }
+
     fn shuffle(&mut self, dst: Var, src: Var, delta: u32, mask: &[bool]) -> Result<()> {
         let warp = WARP as usize;
         for (w, lanes) in mask.chunks(warp).enumerate() {
@@ -473,168 +475,4 @@ impl BlockState<'_, '_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::device::ir::{ArgSource, GridRule, Param, ParamKind};
-
-    fn kernel(
-        params: Vec<(ParamKind, ArgSource)>,
-        vars: Vec<DType>,
-        body: Vec<Stmt>,
-    ) -> DeviceKernel {
-        DeviceKernel {
-            name: "test_kernel".to_string(),
-            params: params
-                .into_iter()
-                .enumerate()
-                .map(|(i, (kind, source))| Param {
-                    name: format!("p{i}"),
-                    kind,
-                    source,
-                })
-                .collect(),
-            shared: Vec::new(),
-            vars,
-            body,
-            block: 64,
-            grid: GridRule::Single,
-        }
-    }
-
-    fn tid() -> Expr {
-        Expr::cast(DType::I32, Expr::Special(Special::ThreadIdx))
-    }
-
-    fn int(v: i32) -> Expr {
-        Expr::Const(Literal::of(v))
-    }
-
-    #[test]
-    fn an_out_of_bounds_read_names_the_kernel_thread_and_index() {
-        let k = kernel(
-            vec![(ParamKind::Input(DType::F32), ArgSource::InputBuffer(0))],
-            vec![DType::F32],
-            vec![Stmt::Let(
-                Var(0),
-                Expr::Load {
-                    param: 0,
-                    index: Box::new(tid()),
-                },
-            )],
-        );
-        let data = HostBuffer::F32(vec![1.0; 4]);
-        let err = run(&k, 1, &mut [Binding::Read(&data)]).unwrap_err();
-        let text = err.to_string();
-        assert!(matches!(err, Error::Device { .. }), "{err:?}");
-        assert!(
-            text.contains("test_kernel") && text.contains("thread 4 of block 0"),
-            "{text}"
-        );
-        assert!(text.contains("p0[4] outside its 4 elements"), "{text}");
-    }
-
-    #[test]
-    fn a_guarded_read_is_fine_and_stores_land() {
-        let k = kernel(
-            vec![
-                (ParamKind::Input(DType::F32), ArgSource::InputBuffer(0)),
-                (ParamKind::Output(DType::F32), ArgSource::OutputBuffer(0)),
-            ],
-            vec![DType::F32],
-            vec![Stmt::If {
-                cond: Expr::index(IndexOp::Lt, tid(), int(4)),
-                then: vec![
-                    Stmt::Let(
-                        Var(0),
-                        Expr::Load {
-                            param: 0,
-                            index: Box::new(tid()),
-                        },
-                    ),
-                    Stmt::Store {
-                        param: 1,
-                        index: tid(),
-                        value: Expr::Unary(
-                            lazyfuse_core::UnaryOp::Neg,
-                            Box::new(Expr::Var(Var(0))),
-                        ),
-                    },
-                ],
-                otherwise: Vec::new(),
-            }],
-        );
-        let data = HostBuffer::F32(vec![1.0, 2.0, 3.0, 4.0]);
-        let mut out = HostBuffer::F32(vec![0.0; 4]);
-        run(&k, 1, &mut [Binding::Read(&data), Binding::Write(&mut out)]).unwrap();
-        assert_eq!(out, HostBuffer::F32(vec![-1.0, -2.0, -3.0, -4.0]));
-    }
-
-    #[test]
-    fn a_barrier_in_divergent_code_is_an_error() {
-        let k = kernel(
-            Vec::new(),
-            Vec::new(),
-            vec![Stmt::If {
-                cond: Expr::index(IndexOp::Lt, tid(), int(5)),
-                then: vec![Stmt::Barrier],
-                otherwise: Vec::new(),
-            }],
-        );
-        let err = run(&k, 1, &mut []).unwrap_err().to_string();
-        assert!(err.contains("__syncthreads"), "{err}");
-    }
-
-    #[test]
-    fn shuffle_down_reads_the_lane_below_within_its_warp() {
-        let k = kernel(
-            vec![(ParamKind::Output(DType::I32), ArgSource::OutputBuffer(0))],
-            vec![DType::I32, DType::I32],
-            vec![
-                Stmt::Let(Var(0), tid()),
-                Stmt::Let(Var(1), int(0)),
-                Stmt::ShuffleDown {
-                    dst: Var(1),
-                    src: Var(0),
-                    delta: 1,
-                },
-                Stmt::Store {
-                    param: 0,
-                    index: tid(),
-                    value: Expr::Var(Var(1)),
-                },
-            ],
-        );
-        let mut out = HostBuffer::I32(vec![0; 64]);
-        run(&k, 1, &mut [Binding::Write(&mut out)]).unwrap();
-        let want: Vec<i32> = (0..64)
-            .map(|t| if t % 32 == 31 { t } else { t + 1 })
-            .collect();
-        assert_eq!(out, HostBuffer::I32(want));
-    }
-
-    #[test]
-    fn a_shuffle_by_part_of_a_warp_is_an_error() {
-        let k = kernel(
-            Vec::new(),
-            vec![DType::I32, DType::I32],
-            vec![
-                Stmt::Let(Var(0), tid()),
-                Stmt::Let(Var(1), int(0)),
-                Stmt::If {
-                    cond: Expr::index(IndexOp::Lt, tid(), int(16)),
-                    then: vec![Stmt::ShuffleDown {
-                        dst: Var(1),
-                        src: Var(0),
-                        delta: 8,
-                    }],
-                    otherwise: Vec::new(),
-                },
-            ],
-        );
-        let err = run(&k, 1, &mut []).unwrap_err().to_string();
-        assert!(
-            err.contains("__shfl_down_sync") && err.contains("thread 16"),
-            "{err}"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,104 @@
+//! Kernels written by users (Numba's `@cuda.jit`), as nodes of the lazy
+//! graph. Core knows a kernel only through [`UserKernel`]; the code
+//! generator implements it. A launch ([`KernelLaunch`]) reads all of its
+//! array arguments and writes new versions of some of them: each written
+//! argument becomes a new array (a node `Op::Kernel`), so handles to the
+//! old arrays keep their values. Launches run when one of their outputs is
+//! demanded, before the fused kernels that read them.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use crate::element::{HostBuffer, Literal};
+use crate::error::Result;
+use crate::node::Node;
+
+/// A user kernel, as core sees it.
+pub trait UserKernel: Send + Sync + fmt::Debug + std::panic::RefUnwindSafe {
+    /// The kernel's name.
+    fn name(&self) -> &str;
+
+    /// For the backend that compiled it to downcast.
+    fn as_any(&self) -> &dyn Any;
+
+    /// Runs `launch` over host copies of its array arguments; returns the
+    /// new values of the arrays it writes, in `launch.written` order. This
+    /// is how backends without a device of their own run user kernels.
+    fn run_host(&self, launch: &KernelLaunch, arrays: &[&HostBuffer]) -> Result<Vec<HostBuffer>>;
+
+    /// What runs `run_host`, for `explain()`.
+    fn host_executor(&self) -> &'static str;
+}
+
+/// One launch of a user kernel: its geometry, scalar arguments, and which
+/// array arguments it writes.
+pub struct KernelLaunch {
+    /// The kernel.
+    pub kernel: Arc<dyn UserKernel>,
+    /// Blocks along x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per block along x, y, z.
+    pub block: [u32; 3],
+    /// Scalar arguments, in parameter order.
+    pub scalars: Vec<Literal>,
+    /// Positions among the array arguments of those the kernel writes.
+    pub written: Vec<usize>,
+    /// The shapes of the array arguments.
+    pub shapes: Vec<Vec<usize>>,
+    outputs: OnceLock<Vec<Weak<Node>>>,
+    running: Mutex<()>,
+}
+
+impl fmt::Debug for KernelLaunch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}[grid {:?}, block {:?}]",
+            self.kernel.name(),
+            self.grid,
+            self.block
+        )
+    }
+}
+
+impl KernelLaunch {
+    /// A launch of `kernel` over array arguments of `shapes`, writing those
+    /// at `written`.
+    pub fn new(
+        kernel: Arc<dyn UserKernel>,
+        (grid, block): ([u32; 3], [u32; 3]),
+        scalars: Vec<Literal>,
+        written: Vec<usize>,
+        shapes: Vec<Vec<usize>>,
+    ) -> KernelLaunch {
+        KernelLaunch {
+            kernel,
+            grid,
+            block,
+            scalars,
+            written,
+            shapes,
+            outputs: OnceLock::new(),
+            running: Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn set_outputs(&self, outputs: Vec<Weak<Node>>) {
+        let _ = self.outputs.set(outputs);
+    }
+
+    /// The output nodes still alive, by output position.
+    pub(crate) fn outputs(&self) -> Vec<Option<Arc<Node>>> {
+        self.outputs
+            .get()
+            .map(|o| o.iter().map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn lock_running(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,426 @@
+//! User kernels (Numba's `@cuda.jit`): the tutorials' kernels on every
+//! backend, checked against plain Rust; launches are lazy graph nodes; the
+//! simulator catches races and out-of-bounds accesses; bad launches are
+//! errors; the printed CUDA compiles with NVRTC (tests/kernels_nvrtc in
+//! codegen covers that).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use lazyfuse::kernel::{Dim, Kernel, KernelArg, RawKernel, RawParam, Val};
+use lazyfuse::{Array, Context, DType, Error};
+
+fn increment_by_one() -> Kernel {
+    Kernel::build("increment_by_one", |k| {
+        let a = k.array_mut("a", DType::F32, 1);
+        let pos = k.grid(1).remove(0);
+        k.if_(pos.lt(a.len(0)), |k| {
+            let next = a.at(&pos) + 1.0;
+            k.store(&a, &pos, next);
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn increment_by_one_on_every_backend_and_lazily() {
+    let kernel = increment_by_one();
+    for cx in common::backends() {
+        let n = 1000;
+        let a = cx
+            .from_vec((0..n).map(|i| i as f32).collect(), &[n])
+            .unwrap();
+        cx.reset_stats();
+        let out = kernel.launch(&cx, 4u32, 256u32, &[(&a).into()]).unwrap();
+        assert_eq!(
+            cx.stats().kernel_launches,
+            0,
+            "{}: launches are lazy",
+            cx.backend_name()
+        );
+        let b = &out[0] * 2.0f32;
+        let got = b.to_vec::<f32>().unwrap();
+        let want: Vec<f32> = (0..n).map(|i| (i as f32 + 1.0) * 2.0).collect();
+        assert_eq!(got, want, "{}", cx.backend_name());
+        // The old handle keeps its values.
+        assert_eq!(a.to_vec::<f32>().unwrap()[1], 1.0);
+    }
+}
+
+#[test]
+fn doubled_with_a_2d_grid() {
+    let doubled = Kernel::build("doubled", |k| {
+        let a = k.array("a", DType::F64, 2);
+        let out = k.array_mut("out", DType::F64, 2);
+        let pos = k.grid(2);
+        let (x, y) = (pos[0].clone(), pos[1].clone());
+        k.if_(x.lt(a.len(0)).and(y.lt(a.len(1))), |k| {
+            let v = a.at((&x, &y)) * 2.0;
+            k.store(&out, (&x, &y), v);
+        });
+    })
+    .unwrap();
+    for cx in common::backends() {
+        let (rows, cols) = (37usize, 23usize);
+        let data: Vec<f64> = (0..rows * cols).map(|i| i as f64 * 0.5).collect();
+        let a = cx.from_vec(data.clone(), &[rows, cols]).unwrap();
+        let out = cx.zeros(&[rows, cols], DType::F64);
+        let result = doubled
+            .launch(
+                &cx,
+                (3u32, 2u32),
+                (16u32, 16u32),
+                &[(&a).into(), (&out).into()],
+            )
+            .unwrap();
+        let want: Vec<f64> = data.iter().map(|v| v * 2.0).collect();
+        assert_eq!(
+            result[0].to_vec::<f64>().unwrap(),
+            want,
+            "{}",
+            cx.backend_name()
+        );
+        assert_eq!(result[0].shape(), &[rows, cols]);
+    }
+}
+
+/// A block sum in shared memory: each block reduces 256 elements.
+fn block_sum(racy: bool) -> Kernel {
+    Kernel::build("block_sum", |k| {
+        let a = k.array("a", DType::F32, 1);
+        let sums = k.array_mut("sums", DType::F32, 1);
+        let shared = k.shared_array(DType::F32, &[256]);
+        let tid = k.thread_idx(Dim::X);
+        let i = k.grid(1).remove(0);
+        let value = Val::select(&i.lt(a.len(0)), a.at(&i), 0.0f32);
+        k.store_shared(&shared, &tid, value);
+        k.syncthreads();
+        let stride = k.local(128i64);
+        k.while_(stride.get().gt(0i64), |k| {
+            k.if_(tid.lt(stride.get()), |k| {
+                let sum = shared.at(&tid) + shared.at(&tid + stride.get());
+                k.store_shared(&shared, &tid, sum);
+            });
+            if !racy {
+                k.syncthreads();
+            }
+            k.set(&stride, stride.get().floor_div(2i64));
+        });
+        k.if_(tid.eq(0i64), |k| {
+            let b = k.block_idx(Dim::X);
+            k.store(&sums, b, shared.at(0i64));
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn shared_memory_block_sum() {
+    let kernel = block_sum(false);
+    for cx in common::backends() {
+        let n = 1000;
+        let a = cx
+            .from_vec((0..n).map(|i| (i % 7) as f32).collect(), &[n])
+            .unwrap();
+        let sums = cx.zeros(&[4], DType::F32);
+        let out = kernel
+            .launch(&cx, 4u32, 256u32, &[(&a).into(), (&sums).into()])
+            .unwrap();
+        let got = out[0].to_vec::<f32>().unwrap();
+        let want: Vec<f32> = (0..4)
+            .map(|b| {
+                (b * 256..((b + 1) * 256).min(n))
+                    .map(|i| (i % 7) as f32)
+                    .sum()
+            })
+            .collect();
+        assert_eq!(got, want, "{}", cx.backend_name());
+    }
+}
+
+#[test]
+fn a_missing_syncthreads_is_reported_as_a_race() {
+    let kernel = block_sum(true);
+    let cx = Context::sim();
+    let a = cx.from_vec(vec![1.0f32; 256], &[256]).unwrap();
+    let sums = cx.zeros(&[1], DType::F32);
+    let out = kernel
+        .launch(&cx, 1u32, 256u32, &[(&a).into(), (&sums).into()])
+        .unwrap();
+    let err = out[0].to_vec::<f32>().unwrap_err().to_string();
+    assert!(err.contains("block_sum") && err.contains("race"), "{err}");
+    assert!(err.contains("syncthreads"), "{err}");
+}
+
+#[test]
+fn an_out_of_bounds_write_names_the_kernel_thread_and_index() {
+    let unguarded = Kernel::build("unguarded", |k| {
+        let a = k.array_mut("a", DType::I32, 1);
+        let i = k.grid(1).remove(0);
+        k.store(&a, i, 7i32);
+    })
+    .unwrap();
+    for cx in [Context::sim(), Context::cpu()] {
+        let a = cx.zeros(&[100], DType::I32);
+        let out = unguarded.launch(&cx, 1u32, 128u32, &[(&a).into()]).unwrap();
+        let err = out[0].to_vec::<i32>().unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Device { .. }), "{text}");
+        assert!(
+            text.contains("unguarded") && text.contains("thread 100"),
+            "{text}"
+        );
+        assert!(text.contains("a[100] outside its 100 elements"), "{text}");
+    }
+}
+
+fn histogram() -> Kernel {
+    Kernel::build("histogram", |k| {
+        let data = k.array("data", DType::I32, 1);
+        let bins = k.array_mut("bins", DType::U32, 1);
+        let start = k.grid(1).remove(0);
+        let stride = k.gridsize(1).remove(0);
+        k.for_range(start, data.len(0), stride, |k, i| {
+            let bin = data.at(i) % bins.len(0).cast(DType::I32);
+            k.atomic_add(&bins, bin, 1i32);
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn histogram_with_atomics() {
+    let kernel = histogram();
+    for cx in common::backends() {
+        let n = 5000;
+        let values: Vec<i32> = (0..n).map(|i| (i * 7919 % 1013) as i32).collect();
+        let data = cx.from_vec(values.clone(), &[n]).unwrap();
+        let bins = cx.zeros(&[16], DType::U32);
+        let out = kernel
+            .launch(&cx, 3u32, 128u32, &[(&data).into(), (&bins).into()])
+            .unwrap();
+        let mut want = vec![0u32; 16];
+        for v in values {
+            want[(v % 16) as usize] += 1;
+        }
+        assert_eq!(
+            out[0].to_vec::<u32>().unwrap(),
+            want,
+            "{}",
+            cx.backend_name()
+        );
+    }
+}
+
+fn matmul_tiled() -> Kernel {
+    const TILE: usize = 8;
+    Kernel::build("matmul_tiled", |k| {
+        let a = k.array("a", DType::F32, 2);
+        let b = k.array("b", DType::F32, 2);
+        let c = k.array_mut("c", DType::F32, 2);
+        let sa = k.shared_array(DType::F32, &[TILE, TILE]);
+        let sb = k.shared_array(DType::F32, &[TILE, TILE]);
+        let (tx, ty) = (k.thread_idx(Dim::X), k.thread_idx(Dim::Y));
+        let row = k.block_idx(Dim::Y) * (TILE as f64) + &ty;
+        let col = k.block_idx(Dim::X) * (TILE as f64) + &tx;
+        let acc = k.local(0.0f32);
+        let tiles = (a.len(1) + (TILE as f64 - 1.0)).floor_div(TILE as i64);
+        k.for_range(0i64, tiles, 1i64, |k, t| {
+            let ka = &t * (TILE as f64) + &tx;
+            let kb = &t * (TILE as f64) + &ty;
+            let in_a = row.lt(a.len(0)).and(ka.lt(a.len(1)));
+            let in_b = kb.lt(b.len(0)).and(col.lt(b.len(1)));
+            let va = k.local(0.0f32);
+            k.if_(in_a, |k| k.set(&va, a.at((&row, &ka))));
+            let vb = k.local(0.0f32);
+            k.if_(in_b, |k| k.set(&vb, b.at((&kb, &col))));
+            k.store_shared(&sa, (&ty, &tx), va.get());
+            k.store_shared(&sb, (&ty, &tx), vb.get());
+            k.syncthreads();
+            k.for_range(0i64, TILE as i64, 1i64, |k, j| {
+                let product = sa.at((&ty, &j)) * sb.at((&j, &tx));
+                k.set(&acc, acc.get() + product);
+            });
+            k.syncthreads();
+        });
+        k.if_(row.lt(c.len(0)).and(col.lt(c.len(1))), |k| {
+            k.store(&c, (&row, &col), acc.get());
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn matrix_multiply_with_shared_memory_tiles() {
+    let kernel = matmul_tiled();
+    let (m, kk, n) = (13usize, 10usize, 11usize);
+    let av: Vec<f32> = (0..m * kk).map(|i| (i % 5) as f32 - 2.0).collect();
+    let bv: Vec<f32> = (0..kk * n).map(|i| (i % 3) as f32 + 0.5).collect();
+    let mut want = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = (0..kk).map(|p| av[i * kk + p] * bv[p * n + j]).sum();
+        }
+    }
+    for cx in [Context::sim(), Context::cpu()] {
+        let a = cx.from_vec(av.clone(), &[m, kk]).unwrap();
+        let b = cx.from_vec(bv.clone(), &[kk, n]).unwrap();
+        let c = cx.zeros(&[m, n], DType::F32);
+        let grid = (n.div_ceil(8) as u32, m.div_ceil(8) as u32);
+        let out = kernel
+            .launch(
+                &cx,
+                grid,
+                (8u32, 8u32),
+                &[(&a).into(), (&b).into(), (&c).into()],
+            )
+            .unwrap();
+        assert_eq!(
+            out[0].to_vec::<f32>().unwrap(),
+            want,
+            "{}",
+            cx.backend_name()
+        );
+    }
+}
+
+#[test]
+fn launch_results_fuse_with_the_work_around_them_and_stay_on_the_device() {
+    let kernel = increment_by_one();
+    let cx = Context::sim();
+    let n = 4096;
+    let a = cx.from_vec(vec![1.0f32; n], &[n]).unwrap();
+    let b = cx.from_vec(vec![2.0f32; n], &[n]).unwrap();
+    let pre = &a * &b; // element-wise work before the kernel
+    let out = kernel.launch(&cx, 16u32, 256u32, &[(&pre).into()]).unwrap();
+    let total = (&out[0] * &b + 1.0f32).sum(); // and after it, fused with the sum
+    cx.reset_stats();
+    assert_eq!(total.item::<f32>().unwrap(), (3.0 * 2.0 + 1.0) * n as f32);
+    let s = cx.stats();
+    // a and b uploaded once; pre computed by one fused kernel, then the user
+    // kernel, then one fused kernel for the rest; one 4-byte download.
+    assert_eq!(
+        (s.h2d_copies, s.d2h_copies, s.kernel_launches),
+        (2, 1, 3),
+        "{s:?}"
+    );
+}
+
+#[test]
+fn bad_launches_are_errors() {
+    let kernel = increment_by_one();
+    let cx = Context::cpu();
+    let a = cx.from_vec(vec![1.0f32; 10], &[10]).unwrap();
+    let f64s = cx.from_vec(vec![1.0f64; 10], &[10]).unwrap();
+    let cases: Vec<(Vec<KernelArg<'_>>, (u32, u32), &str)> = vec![
+        (vec![], (1, 32), "takes 1 arguments, got 0"),
+        (vec![(&f64s).into()], (1, 32), "expected a 1-d f32 array"),
+        (vec![1.5f64.into()], (1, 32), "must be an array"),
+        (vec![(&a).into()], (1, 2048), "at most 1024"),
+        (vec![(&a).into()], (0, 32), "no zero dimension"),
+    ];
+    for (args, (grid, block), expected) in cases {
+        let err = kernel
+            .launch(&cx, grid, block, &args)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("increment_by_one") && err.contains(expected),
+            "{err}"
+        );
+    }
+    let bad_name = Kernel::build("not a name", |_| {}).unwrap_err().to_string();
+    assert!(bad_name.contains("C identifier"), "{bad_name}");
+    let read_only = Kernel::build("store_to_input", |k| {
+        let a = k.array("a", DType::F32, 1);
+        k.store(&a, 0i64, 1.0f32);
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(read_only.contains("read-only"), "{read_only}");
+}
+
+#[test]
+fn raw_cuda_kernels_say_where_they_can_run() {
+    let source = r#"extern "C" __global__ void scale(float* x, float s, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] *= s;
+    }"#;
+    let raw = RawKernel::new(
+        "scale",
+        source,
+        &[
+            RawParam::Array {
+                dtype: DType::F32,
+                written: true,
+            },
+            RawParam::Scalar(DType::F32),
+            RawParam::Scalar(DType::I32),
+        ],
+    );
+    for cx in [Context::cpu(), Context::sim()] {
+        let x: Array = cx.from_vec(vec![1.0f32; 4], &[4]).unwrap();
+        let out = raw
+            .launch(&cx, 1u32, 32u32, &[(&x).into(), 2.0f32.into(), 4i32.into()])
+            .unwrap();
+        match out[0].to_vec::<f32>() {
+            Err(Error::BackendUnavailable { reason, .. }) => {
+                assert!(reason.contains("only the cuda backend"), "{reason}")
+            }
+            other => panic!(
+                "{}: expected BackendUnavailable, got {other:?}",
+                cx.backend_name()
+            ),
+        }
+    }
+}
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    use lazyfuse::codegen::device::nvrtc;
+    match nvrtc::load() {
+        Ok(()) => true,
+        Err(e) if std::env::var("LAZYFUSE_REQUIRE_NVRTC").as_deref() == Ok("1") => {
+            panic!("{test}: NVRTC is required here: {e}")
+        }
+        Err(e) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
+#[test]
+fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
+    use lazyfuse::codegen::device::nvrtc::{self, Target};
+    if !nvrtc_or_skip("the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc") {
+        return;
+    }
+    for kernel in [
+        increment_by_one(),
+        block_sum(false),
+        histogram(),
+        matmul_tiled(),
+    ] {
+        let source = kernel.cuda_source();
+        let compiled = nvrtc::compile(kernel.name(), &source, &Target::Cubin("sm_80".into()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let report = nvrtc::resources(&compiled.log);
+        assert_eq!(report.len(), 1, "{}", compiled.log);
+        assert_eq!(
+            (report[0].spill_stores, report[0].spill_loads),
+            (0, 0),
+            "{report:?}"
+        );
+    }
+    let raw = RawKernel::new(
+        "scale",
+        r#"extern "C" __global__ void scale(float* x, float s, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) x[i] *= s;
+        }"#,
+        &[],
+    );
+    raw.compile(&Target::Ptx("compute_70".into())).unwrap();
+}
