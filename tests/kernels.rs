@@ -1,31 +1,21 @@
 //! User kernels (Numba's `@cuda.jit`): the tutorials' kernels on every
 //! backend, checked against plain Rust; launches are lazy graph nodes; the
 //! simulator catches races and out-of-bounds accesses; bad launches are
-//! errors; the printed CUDA compiles with NVRTC (tests/kernels_nvrtc in
-//! codegen covers that).
+//! errors; the printed CUDA of every kernel compiles with NVRTC. The kernels
+//! are the `kernels` example's (`examples/kernels/tutorial.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "../examples/kernels/tutorial.rs"]
+mod tutorial;
 
-use lazyfuse::kernel::{Dim, Kernel, KernelArg, RawKernel, RawParam, Val};
+use lazyfuse::kernel::{Kernel, KernelArg, RawKernel, RawParam};
 use lazyfuse::{Array, Context, DType, Error};
-
-fn increment_by_one() -> Kernel {
-    Kernel::build("increment_by_one", |k| {
-        let a = k.array_mut("a", DType::F32, 1);
-        let pos = k.grid(1).remove(0);
-        k.if_(pos.lt(a.len(0)), |k| {
-            let next = a.at(&pos) + 1.0;
-            k.store(&a, &pos, next);
-        });
-    })
-    .unwrap()
-}
 
 #[test]
 fn increment_by_one_on_every_backend_and_lazily() {
-    let kernel = increment_by_one();
+    let kernel = tutorial::increment_by_one().unwrap();
     for cx in common::backends() {
         let n = 1000;
         let a = cx
@@ -50,17 +40,7 @@ fn increment_by_one_on_every_backend_and_lazily() {
 
 #[test]
 fn doubled_with_a_2d_grid() {
-    let doubled = Kernel::build("doubled", |k| {
-        let a = k.array("a", DType::F64, 2);
-        let out = k.array_mut("out", DType::F64, 2);
-        let pos = k.grid(2);
-        let (x, y) = (pos[0].clone(), pos[1].clone());
-        k.if_(x.lt(a.len(0)).and(y.lt(a.len(1))), |k| {
-            let v = a.at((&x, &y)) * 2.0;
-            k.store(&out, (&x, &y), v);
-        });
-    })
-    .unwrap();
+    let doubled = tutorial::doubled().unwrap();
     for cx in common::backends() {
         let (rows, cols) = (37usize, 23usize);
         let data: Vec<f64> = (0..rows * cols).map(|i| i as f64 * 0.5).collect();
@@ -85,39 +65,9 @@ fn doubled_with_a_2d_grid() {
     }
 }
 
-/// A block sum in shared memory: each block reduces 256 elements.
-fn block_sum(racy: bool) -> Kernel {
-    Kernel::build("block_sum", |k| {
-        let a = k.array("a", DType::F32, 1);
-        let sums = k.array_mut("sums", DType::F32, 1);
-        let shared = k.shared_array(DType::F32, &[256]);
-        let tid = k.thread_idx(Dim::X);
-        let i = k.grid(1).remove(0);
-        let value = Val::select(&i.lt(a.len(0)), a.at(&i), 0.0f32);
-        k.store_shared(&shared, &tid, value);
-        k.syncthreads();
-        let stride = k.local(128i64);
-        k.while_(stride.get().gt(0i64), |k| {
-            k.if_(tid.lt(stride.get()), |k| {
-                let sum = shared.at(&tid) + shared.at(&tid + stride.get());
-                k.store_shared(&shared, &tid, sum);
-            });
-            if !racy {
-                k.syncthreads();
-            }
-            k.set(&stride, stride.get().floor_div(2i64));
-        });
-        k.if_(tid.eq(0i64), |k| {
-            let b = k.block_idx(Dim::X);
-            k.store(&sums, b, shared.at(0i64));
-        });
-    })
-    .unwrap()
-}
-
 #[test]
 fn shared_memory_block_sum() {
-    let kernel = block_sum(false);
+    let kernel = tutorial::block_sum(false).unwrap();
     for cx in common::backends() {
         let n = 1000;
         let a = cx
@@ -141,7 +91,7 @@ fn shared_memory_block_sum() {
 
 #[test]
 fn a_missing_syncthreads_is_reported_as_a_race() {
-    let kernel = block_sum(true);
+    let kernel = tutorial::block_sum(true).unwrap();
     let cx = Context::sim();
     let a = cx.from_vec(vec![1.0f32; 256], &[256]).unwrap();
     let sums = cx.zeros(&[1], DType::F32);
@@ -175,23 +125,9 @@ fn an_out_of_bounds_write_names_the_kernel_thread_and_index() {
     }
 }
 
-fn histogram() -> Kernel {
-    Kernel::build("histogram", |k| {
-        let data = k.array("data", DType::I32, 1);
-        let bins = k.array_mut("bins", DType::U32, 1);
-        let start = k.grid(1).remove(0);
-        let stride = k.gridsize(1).remove(0);
-        k.for_range(start, data.len(0), stride, |k, i| {
-            let bin = data.at(i) % bins.len(0).cast(DType::I32);
-            k.atomic_add(&bins, bin, 1i32);
-        });
-    })
-    .unwrap()
-}
-
 #[test]
 fn histogram_with_atomics() {
-    let kernel = histogram();
+    let kernel = tutorial::histogram().unwrap();
     for cx in common::backends() {
         let n = 5000;
         let values: Vec<i32> = (0..n).map(|i| (i * 7919 % 1013) as i32).collect();
@@ -213,47 +149,9 @@ fn histogram_with_atomics() {
     }
 }
 
-fn matmul_tiled() -> Kernel {
-    const TILE: usize = 8;
-    Kernel::build("matmul_tiled", |k| {
-        let a = k.array("a", DType::F32, 2);
-        let b = k.array("b", DType::F32, 2);
-        let c = k.array_mut("c", DType::F32, 2);
-        let sa = k.shared_array(DType::F32, &[TILE, TILE]);
-        let sb = k.shared_array(DType::F32, &[TILE, TILE]);
-        let (tx, ty) = (k.thread_idx(Dim::X), k.thread_idx(Dim::Y));
-        let row = k.block_idx(Dim::Y) * (TILE as f64) + &ty;
-        let col = k.block_idx(Dim::X) * (TILE as f64) + &tx;
-        let acc = k.local(0.0f32);
-        let tiles = (a.len(1) + (TILE as f64 - 1.0)).floor_div(TILE as i64);
-        k.for_range(0i64, tiles, 1i64, |k, t| {
-            let ka = &t * (TILE as f64) + &tx;
-            let kb = &t * (TILE as f64) + &ty;
-            let in_a = row.lt(a.len(0)).and(ka.lt(a.len(1)));
-            let in_b = kb.lt(b.len(0)).and(col.lt(b.len(1)));
-            let va = k.local(0.0f32);
-            k.if_(in_a, |k| k.set(&va, a.at((&row, &ka))));
-            let vb = k.local(0.0f32);
-            k.if_(in_b, |k| k.set(&vb, b.at((&kb, &col))));
-            k.store_shared(&sa, (&ty, &tx), va.get());
-            k.store_shared(&sb, (&ty, &tx), vb.get());
-            k.syncthreads();
-            k.for_range(0i64, TILE as i64, 1i64, |k, j| {
-                let product = sa.at((&ty, &j)) * sb.at((&j, &tx));
-                k.set(&acc, acc.get() + product);
-            });
-            k.syncthreads();
-        });
-        k.if_(row.lt(c.len(0)).and(col.lt(c.len(1))), |k| {
-            k.store(&c, (&row, &col), acc.get());
-        });
-    })
-    .unwrap()
-}
-
 #[test]
 fn matrix_multiply_with_shared_memory_tiles() {
-    let kernel = matmul_tiled();
+    let kernel = tutorial::matmul_tiled().unwrap();
     let (m, kk, n) = (13usize, 10usize, 11usize);
     let av: Vec<f32> = (0..m * kk).map(|i| (i % 5) as f32 - 2.0).collect();
     let bv: Vec<f32> = (0..kk * n).map(|i| (i % 3) as f32 + 0.5).collect();
@@ -287,7 +185,7 @@ fn matrix_multiply_with_shared_memory_tiles() {
 
 #[test]
 fn launch_results_fuse_with_the_work_around_them_and_stay_on_the_device() {
-    let kernel = increment_by_one();
+    let kernel = tutorial::increment_by_one().unwrap();
     let cx = Context::sim();
     let n = 4096;
     let a = cx.from_vec(vec![1.0f32; n], &[n]).unwrap();
@@ -309,7 +207,7 @@ fn launch_results_fuse_with_the_work_around_them_and_stay_on_the_device() {
 
 #[test]
 fn bad_launches_are_errors() {
-    let kernel = increment_by_one();
+    let kernel = tutorial::increment_by_one().unwrap();
     let cx = Context::cpu();
     let a = cx.from_vec(vec![1.0f32; 10], &[10]).unwrap();
     let f64s = cx.from_vec(vec![1.0f64; 10], &[10]).unwrap();
@@ -398,10 +296,11 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
         return;
     }
     for kernel in [
-        increment_by_one(),
-        block_sum(false),
-        histogram(),
-        matmul_tiled(),
+        tutorial::increment_by_one().unwrap(),
+        tutorial::doubled().unwrap(),
+        tutorial::block_sum(false).unwrap(),
+        tutorial::histogram().unwrap(),
+        tutorial::matmul_tiled().unwrap(),
     ] {
         let source = kernel.cuda_source();
         let compiled = nvrtc::compile(kernel.name(), &source, &Target::Cubin("sm_80".into()))

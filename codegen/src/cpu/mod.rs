@@ -9,7 +9,7 @@ pub mod run;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result, SliceMut,
+    Engine, Error, EvalEnv, ExprGraph, HostBuffer, Op, Options, Residency, Result, SliceMut,
 };
 use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Launch, Program, ProgramCache};
 
@@ -137,10 +137,21 @@ impl Engine for CpuEngine {
         match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
             Ok(program) => {
                 let plan = plan::plan(&program, false, |_| false);
-                format!(
+                let mut text = format!(
                     "executor: cpu (fused kernels, chunked)\n{}",
                     explain::program_listing(&program, &plan)
-                )
+                );
+                for index in graph.topological_order() {
+                    if let Op::Kernel { launch, output: 0 } = &graph.node(index).op {
+                        text.push_str(&format!(
+                            "user kernel '{}' (%{}): run by {} before the fused kernels (the cpu backend has no device)\n",
+                            launch.kernel.name(),
+                            index.index(),
+                            launch.kernel.host_executor()
+                        ));
+                    }
+                }
+                text
             }
             Err(e) => format!("fusion failed: {e}\n"),
         }

@@ -22,8 +22,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, Literal, Options,
-    Residency, Result,
+    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
+    Literal, Options, Residency, Result,
 };
 use lazyfuse_fusion::{Launch, ProgramCache};
 
@@ -34,6 +34,8 @@ use crate::device::exec::{self, DeviceRuntime};
 use crate::device::ir::{ArgSource, DeviceProgram};
 use crate::device::nvrtc::{self, Target};
 use crate::device::{bind, cuda, lower};
+
+mod user;
 
 /// Device memory from cudarc's stream-ordered allocator.
 pub struct CudaAllocator {
@@ -124,6 +126,8 @@ pub struct CudaEngine {
     nvrtc_version: (i32, i32),
     programs: ProgramCache,
     loaded: Mutex<HashMap<(u64, DType), Arc<LoadedProgram>>>,
+    /// User kernels by a hash of their CUDA source.
+    user_kernels: Mutex<HashMap<u64, CudaFunction>>,
     pool: Arc<CachingPool<CudaAllocator>>,
     staging: Mutex<Staging>,
     disk: DiskCache,
@@ -250,6 +254,7 @@ impl CudaEngine {
                 nvrtc_version: nvrtc::version()?,
                 programs: ProgramCache::default(),
                 loaded: Mutex::new(HashMap::new()),
+                user_kernels: Mutex::new(HashMap::new()),
                 pool,
                 staging: Mutex::new(Staging::default()),
                 disk,
@@ -575,6 +580,15 @@ impl Engine for CudaEngine {
             .as_ref()
             .ok_or_else(|| Error::internal("cuda backend", "a value with no copy"))?;
         self.upload(host, env).map(Some)
+    }
+
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Residency, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Residency>> {
+        self.run_user_kernel(launch, arrays, env)
     }
 
     fn release_memory(&self) -> usize {

@@ -41,7 +41,7 @@ use crate::device::ir::{ArgSource, DeviceKernel, GridRule, ParamKind};
 use crate::device::simt::{self, Binding, Geometry};
 
 pub use crate::device::ir::Dim;
-pub use raw::{RawKernel, RawParam};
+pub use raw::{RawKernel, RawKernelImpl, RawParam};
 pub use scope::{ArrayParam, Indices, KernelScope, Local, SharedArrayRef, Val};
 
 /// Threads a block may have.

@@ -535,44 +535,55 @@ impl KernelScope {
         Val::new(Expr::Param((self.params.len() - 1) as u32), dtype)
     }
 
-    fn special(&self, special: Special) -> Val {
+    fn special(special: Special) -> Val {
         Val::new(Expr::cast(DType::I64, Expr::Special(special)), DType::I64)
     }
 
+    /// A register holding `value` (so the printed kernel computes it once).
+    pub fn let_(&mut self, value: impl Into<Val>) -> Val {
+        self.local(value).get()
+    }
+
     /// `threadIdx` along `dim`.
-    pub fn thread_idx(&self, dim: Dim) -> Val {
-        self.special(Special::ThreadIdx(dim))
+    pub fn thread_idx(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::ThreadIdx(dim)))
     }
     /// `blockIdx` along `dim`.
-    pub fn block_idx(&self, dim: Dim) -> Val {
-        self.special(Special::BlockIdx(dim))
+    pub fn block_idx(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::BlockIdx(dim)))
     }
     /// `blockDim` along `dim`.
-    pub fn block_dim(&self, dim: Dim) -> Val {
-        self.special(Special::BlockDim(dim))
+    pub fn block_dim(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::BlockDim(dim)))
     }
     /// `gridDim` along `dim`.
-    pub fn grid_dim(&self, dim: Dim) -> Val {
-        self.special(Special::GridDim(dim))
+    pub fn grid_dim(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::GridDim(dim)))
     }
 
     /// Numba's `cuda.grid(n)`: this thread's absolute position along the
     /// first `n` (1 to 3) dimensions.
     pub fn grid(&mut self, n: usize) -> Vec<Val> {
-        [Dim::X, Dim::Y, Dim::Z]
+        [Dim::X, Dim::Y, Dim::Z][..n.clamp(1, 3)]
             .iter()
-            .take(n.clamp(1, 3))
-            .map(|&d| self.block_idx(d) * self.block_dim(d) + self.thread_idx(d))
+            .map(|&d| {
+                let position = Self::special(Special::BlockIdx(d))
+                    * Self::special(Special::BlockDim(d))
+                    + Self::special(Special::ThreadIdx(d));
+                self.let_(position)
+            })
             .collect()
     }
 
     /// Numba's `cuda.gridsize(n)`: threads in the grid along the first `n`
     /// dimensions.
     pub fn gridsize(&mut self, n: usize) -> Vec<Val> {
-        [Dim::X, Dim::Y, Dim::Z]
+        [Dim::X, Dim::Y, Dim::Z][..n.clamp(1, 3)]
             .iter()
-            .take(n.clamp(1, 3))
-            .map(|&d| self.block_dim(d) * self.grid_dim(d))
+            .map(|&d| {
+                let size = Self::special(Special::BlockDim(d)) * Self::special(Special::GridDim(d));
+                self.let_(size)
+            })
             .collect()
     }
 

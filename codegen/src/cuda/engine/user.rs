@@ -1,0 +1,226 @@
+//! User kernels on the GPU: kernels built with `Kernel::build` are printed
+//! as CUDA C, raw kernels bring theirs; both are compiled by NVRTC (cached
+//! by a hash of the source) and launched with the launch's own geometry.
+//! Written arrays get new device buffers, copies of the old contents made on
+//! the device, so the arrays passed in keep their values.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::*;
+use crate::device::ir::ParamKind;
+use crate::kernel::{BuiltKernel, RawKernelImpl, RawParam};
+
+/// One argument to push, in parameter order.
+enum Arg {
+    /// Array argument `k` (its written copy when the kernel writes it).
+    Array(usize),
+    /// Entry `i` of the scalar values.
+    Scalar(usize),
+}
+
+impl CudaEngine {
+    pub(super) fn run_user_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Residency, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Residency>> {
+        let any = launch.kernel.as_any();
+        let (name, source, plan, scalars) = if let Some(built) = any.downcast_ref::<BuiltKernel>() {
+            let (plan, scalars) = built_arguments(built, launch)?;
+            (
+                built.device.name.clone(),
+                built_source(built),
+                plan,
+                scalars,
+            )
+        } else if let Some(raw) = any.downcast_ref::<RawKernelImpl>() {
+            let (plan, scalars) = raw_arguments(raw, launch)?;
+            (raw.name.clone(), raw.source.clone(), plan, scalars)
+        } else {
+            return Err(Error::internal(
+                "cuda backend",
+                format!("kernel '{}' is of an unknown kind", launch.kernel.name()),
+            ));
+        };
+        let inputs = arrays
+            .iter()
+            .map(|(value, _)| match &value.device {
+                Some(device) => Ok(Arc::clone(device)),
+                None => match &value.host {
+                    Some(host) => self.upload(host, env),
+                    None => Err(Error::internal(
+                        "cuda backend",
+                        "a kernel argument with no copy",
+                    )),
+                },
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let inputs = inputs
+            .iter()
+            .map(cuda_buffer)
+            .collect::<Result<Vec<&CudaBuffer>>>()?;
+        let mut outputs = Vec::with_capacity(launch.written.len());
+        for &w in &launch.written {
+            let source = inputs
+                .get(w)
+                .ok_or_else(|| Error::internal("cuda backend", "a written argument is missing"))?;
+            let mut copy = self.allocate(source.bytes)?;
+            if source.bytes > 0 {
+                let from = source.slice()?.slice(0..source.bytes);
+                let target = copy
+                    .slice
+                    .as_mut()
+                    .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
+                let mut to = target.slice_mut(0..source.bytes);
+                self.stream
+                    .memcpy_dtod(&from, &mut to)
+                    .map_err(|e| device_error("cuMemcpyDtoD", e))?;
+            }
+            outputs.push(copy);
+        }
+        let function = self.user_function(&name, &source, env)?;
+        let slice_of = |k: usize| -> Result<&CudaSlice<u8>> {
+            match launch.written.iter().position(|&w| w == k) {
+                Some(j) => outputs[j].slice(),
+                None => inputs
+                    .get(k)
+                    .ok_or_else(|| Error::internal("cuda backend", "a missing array argument"))?
+                    .slice(),
+            }
+        };
+        let mut args = self.stream.launch_builder(&function);
+        for arg in &plan {
+            match *arg {
+                Arg::Array(k) => {
+                    args.arg(slice_of(k)?);
+                }
+                Arg::Scalar(i) => {
+                    let scalar = scalars
+                        .get(i)
+                        .ok_or_else(|| Error::internal("cuda backend", "a missing scalar"))?;
+                    scalar.push(&mut args);
+                }
+            }
+        }
+        let config = LaunchConfig {
+            grid_dim: (launch.grid[0], launch.grid[1], launch.grid[2]),
+            block_dim: (launch.block[0], launch.block[1], launch.block[2]),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments follow the kernel's parameter list (checked
+        // against the launch's arrays and scalars when it was made), every
+        // buffer holds its array's elements, and the geometry was checked
+        // against the hardware limits; cudarc records the buffers' use so
+        // none is freed before the kernel has run.
+        unsafe { args.launch(config) }.map_err(|e| {
+            device_error(
+                format!(
+                    "launch kernel '{name}' (grid {:?}, block {:?})",
+                    launch.grid, launch.block
+                ),
+                e,
+            )
+        })?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        Ok(outputs
+            .into_iter()
+            .map(|b| Residency {
+                host: None,
+                device: Some(Arc::new(b) as Arc<dyn DeviceBuffer>),
+            })
+            .collect())
+    }
+
+    /// The loaded function of a user kernel, compiled once per source.
+    fn user_function(&self, name: &str, source: &str, env: EvalEnv<'_>) -> Result<CudaFunction> {
+        let key = stable_hash(source.as_bytes());
+        if let Some(found) = lock(&self.user_kernels).get(&key) {
+            env.stats.add(Counter::KernelCacheHits, 1);
+            return Ok(found.clone());
+        }
+        let image = self.compile(name, source)?;
+        env.stats.add(Counter::KernelsCompiled, 1);
+        let module = self
+            .ctx
+            .load_module(Ptx::from_binary(image))
+            .map_err(|e| device_error(format!("cuModuleLoadData {name}"), e))?;
+        let function = module
+            .load_function(name)
+            .map_err(|e| device_error(format!("cuModuleGetFunction {name}"), e))?;
+        lock(&self.user_kernels).insert(key, function.clone());
+        Ok(function)
+    }
+}
+
+fn built_source(built: &BuiltKernel) -> String {
+    let mut text = cuda::prelude();
+    text.push('\n');
+    cuda::print_kernel(&mut text, &built.device);
+    text
+}
+
+/// The arguments of a built kernel, in its parameter order: arrays, their
+/// extents (as `long long`) and scalars.
+fn built_arguments(
+    built: &BuiltKernel,
+    launch: &KernelLaunch,
+) -> Result<(Vec<Arg>, Vec<ScalarArg>)> {
+    let mut plan = Vec::new();
+    let mut scalars = Vec::new();
+    for param in &built.device.params {
+        match (param.source, param.kind) {
+            (ArgSource::UserArray(k), ParamKind::Input(_) | ParamKind::Output(_)) => {
+                plan.push(Arg::Array(k))
+            }
+            (ArgSource::UserExtent(k, d), _) => {
+                let extent = launch
+                    .shapes
+                    .get(k)
+                    .and_then(|s| s.get(d))
+                    .ok_or_else(|| Error::internal("cuda launch", "a missing extent"))?;
+                plan.push(Arg::Scalar(scalars.len()));
+                scalars.push(ScalarArg::of(Literal::of(*extent as i64))?);
+            }
+            (ArgSource::UserScalar(i), _) => {
+                let value = launch
+                    .scalars
+                    .get(i)
+                    .ok_or_else(|| Error::internal("cuda launch", "a missing scalar"))?;
+                plan.push(Arg::Scalar(scalars.len()));
+                scalars.push(ScalarArg::of(*value)?);
+            }
+            _ => {
+                return Err(Error::internal(
+                    "cuda launch",
+                    "a parameter of a fused kernel",
+                ))
+            }
+        }
+    }
+    Ok((plan, scalars))
+}
+
+/// The arguments of a raw kernel, in its declared order.
+fn raw_arguments(raw: &RawKernelImpl, launch: &KernelLaunch) -> Result<(Vec<Arg>, Vec<ScalarArg>)> {
+    let (mut plan, mut scalars) = (Vec::new(), Vec::new());
+    let (mut array, mut scalar) = (0, 0);
+    for param in &raw.params {
+        match param {
+            RawParam::Array { .. } => {
+                plan.push(Arg::Array(array));
+                array += 1;
+            }
+            RawParam::Scalar(_) => {
+                let value = launch
+                    .scalars
+                    .get(scalar)
+                    .ok_or_else(|| Error::internal("cuda launch", "a missing scalar"))?;
+                plan.push(Arg::Scalar(scalars.len()));
+                scalars.push(ScalarArg::of(*value)?);
+                scalar += 1;
+            }
+        }
+    }
+    Ok((plan, scalars))
+}
