@@ -572,14 +572,7 @@ impl Engine for CudaEngine {
         value: &Residency,
         env: EvalEnv<'_>,
     ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
-        if let Some(device) = &value.device {
-            return Ok(Some(Arc::clone(device)));
-        }
-        let host = value
-            .host
-            .as_ref()
-            .ok_or_else(|| Error::internal("cuda backend", "a value with no copy"))?;
-        self.upload(host, env).map(Some)
+        exec::on_device(self, value, env).map(Some)
     }
 
     fn run_kernel(

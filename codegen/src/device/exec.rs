@@ -30,6 +30,22 @@ pub trait DeviceRuntime {
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>>;
 }
 
+/// A value on the device: its device copy, or its host copy uploaded.
+pub fn on_device(
+    runtime: &dyn DeviceRuntime,
+    value: &Residency,
+    env: EvalEnv<'_>,
+) -> Result<Arc<dyn DeviceBuffer>> {
+    if let Some(device) = &value.device {
+        return Ok(Arc::clone(device));
+    }
+    let host = value
+        .host
+        .as_ref()
+        .ok_or_else(|| Error::internal(runtime.backend(), "a value with no copy"))?;
+    runtime.upload(host, env)
+}
+
 /// The device copy a leaf buffer already has, if any.
 pub fn device_leaf(
     program: &Program,

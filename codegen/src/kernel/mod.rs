@@ -26,8 +26,10 @@
 //! assert!(increment_by_one.cuda_source().contains("increment_by_one"));
 //! ```
 
+mod memory;
 mod raw;
 mod scope;
+mod val;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -41,8 +43,10 @@ use crate::device::ir::{ArgSource, DeviceKernel, GridRule, ParamKind};
 use crate::device::simt::{self, Binding, Geometry};
 
 pub use crate::device::ir::Dim;
+pub use memory::{ArrayParam, Indices, Local, SharedArrayRef};
 pub use raw::{RawKernel, RawKernelImpl, RawParam};
-pub use scope::{ArrayParam, Indices, KernelScope, Local, SharedArrayRef, Val};
+pub use scope::KernelScope;
+pub use val::Val;
 
 /// Threads a block may have.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;

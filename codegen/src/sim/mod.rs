@@ -120,14 +120,7 @@ impl Engine for SimEngine {
         value: &Residency,
         env: EvalEnv<'_>,
     ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
-        if let Some(device) = &value.device {
-            return Ok(Some(Arc::clone(device)));
-        }
-        let host = value
-            .host
-            .as_ref()
-            .ok_or_else(|| Error::internal("sim backend", "a value with no copy"))?;
-        self.upload(host, env).map(Some)
+        exec::on_device(self, value, env).map(Some)
     }
 
     fn run_kernel(
@@ -142,16 +135,7 @@ impl Engine for SimEngine {
         };
         let buffers = arrays
             .iter()
-            .map(|(value, _)| match &value.device {
-                Some(device) => Ok(Arc::clone(device)),
-                None => match &value.host {
-                    Some(host) => self.upload(host, env),
-                    None => Err(Error::internal(
-                        "sim backend",
-                        "a kernel argument with no copy",
-                    )),
-                },
-            })
+            .map(|(value, _)| exec::on_device(self, value, env))
             .collect::<Result<Vec<_>>>()?;
         let hosts = buffers
             .iter()

@@ -45,16 +45,7 @@ impl CudaEngine {
         };
         let inputs = arrays
             .iter()
-            .map(|(value, _)| match &value.device {
-                Some(device) => Ok(Arc::clone(device)),
-                None => match &value.host {
-                    Some(host) => self.upload(host, env),
-                    None => Err(Error::internal(
-                        "cuda backend",
-                        "a kernel argument with no copy",
-                    )),
-                },
-            })
+            .map(|(value, _)| exec::on_device(self, value, env))
             .collect::<Result<Vec<_>>>()?;
         let inputs = inputs
             .iter()
