@@ -1,4 +1,5 @@
-//! Rust element types, host buffers, typed literals and weak scalars.
+//! Rust element types and host buffers (typed literals and weak scalars
+//! are in `scalar`, re-exported here).
 //!
 //! Casts between element types go through [`Wide`], a value wide enough to
 //! hold every element exactly (`i128` for integers and bool, `f64` for
@@ -11,12 +12,12 @@
 //!   2^53 may round twice).
 
 use std::fmt;
-use std::hash::{Hash, Hasher};
 
 use half::{bf16, f16};
 
-use crate::dtype::{DType, Kind};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
+pub use crate::scalar::{Literal, Scalar};
 
 /// A value wide enough to hold any element exactly: the hub of every cast.
 #[derive(Clone, Copy, Debug)]
@@ -576,198 +577,6 @@ impl fmt::Debug for HostBuffer {
     }
 }
 
-/// One value of a known dtype, e.g. a constant in an expression.
-///
-/// Equality and hashing are bitwise (NaN equals NaN, -0.0 differs from 0.0),
-/// which is what constant deduplication needs.
-#[derive(Clone, Copy, Debug)]
-pub struct Literal {
-    dtype: DType,
-    value: Wide,
-}
-
-impl Literal {
-    /// A literal holding `value`.
-    pub fn of<T: Element>(value: T) -> Literal {
-        Literal {
-            dtype: T::DTYPE,
-            value: value.to_wide(),
-        }
-    }
-
-    /// `value` cast to `dtype` by the module's rules.
-    pub fn cast_from(value: Wide, dtype: DType) -> Literal {
-        let value = with_dtype!(dtype, T => T::from_wide(value).to_wide());
-        Literal { dtype, value }
-    }
-
-    /// The dtype.
-    pub fn dtype(&self) -> DType {
-        self.dtype
-    }
-
-    /// The value, exactly.
-    pub fn to_wide(&self) -> Wide {
-        self.value
-    }
-
-    /// The value as `T`, or `None` if `T` is not the literal's type.
-    pub fn get<T: Element>(&self) -> Option<T> {
-        (T::DTYPE == self.dtype).then(|| T::from_wide(self.value))
-    }
-
-    fn key(&self) -> (DType, u8, u128) {
-        match self.value {
-            Wide::Int(v) => (self.dtype, 0, v as u128),
-            Wide::Float(v) => (self.dtype, 1, v.to_bits() as u128),
-        }
-    }
-}
-
-impl PartialEq for Literal {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-
-impl Eq for Literal {}
-
-impl Hash for Literal {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.key().hash(state);
-    }
-}
-
-impl fmt::Display for Literal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.dtype, self.value) {
-            (DType::Bool, v) => write!(f, "{}", v.truthy()),
-            (_, Wide::Int(v)) => write!(f, "{v}"),
-            (_, Wide::Float(v)) => write!(f, "{v:?}"),
-        }
-    }
-}
-
-/// A Rust scalar mixed into an expression. It is *weak* (NEP 50): it adapts
-/// to the array's dtype unless its kind is higher (bool < int < float).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scalar {
-    /// A `bool`.
-    Bool(bool),
-    /// Any Rust integer, exactly.
-    Int(i128),
-    /// `f64`, `f32`, `f16` or `bf16`, exactly.
-    Float(f64),
-}
-
-impl Scalar {
-    /// The kind, for promotion.
-    pub fn kind(self) -> Kind {
-        match self {
-            Scalar::Bool(_) => Kind::Bool,
-            Scalar::Int(_) => Kind::Int,
-            Scalar::Float(_) => Kind::Float,
-        }
-    }
-
-    /// The dtype a scalar has when no array gives it one: bool, i64 or f64.
-    pub fn default_dtype(self) -> DType {
-        match self {
-            Scalar::Bool(_) => DType::Bool,
-            Scalar::Int(_) => DType::I64,
-            Scalar::Float(_) => DType::F64,
-        }
-    }
-
-    /// The value, exactly.
-    pub fn to_wide(self) -> Wide {
-        match self {
-            Scalar::Bool(b) => Wide::Int(b as i128),
-            Scalar::Int(v) => Wide::Int(v),
-            Scalar::Float(v) => Wide::Float(v),
-        }
-    }
-
-    /// The scalar as a literal of `dtype`. An integer outside an integer
-    /// dtype's range is an error (NumPy 2 raises `OverflowError`), as is a
-    /// float with a fraction or out of range for an integer dtype; floats
-    /// round to nearest.
-    pub fn to_literal(self, op: &str, dtype: DType) -> Result<Literal> {
-        let wide = self.to_wide();
-        if let Some((min, max)) = dtype.int_range() {
-            let exact = match wide {
-                Wide::Int(v) => (min..=max).contains(&v).then_some(v),
-                Wide::Float(v) => {
-                    (v.fract() == 0.0 && v >= min as f64 && v <= max as f64).then_some(v as i128)
-                }
-            };
-            if exact.is_none() {
-                return Err(Error::invalid(
-                    op,
-                    format!(
-                        "the scalar {} is out of bounds for {} (expected {min}..={max}{})",
-                        self,
-                        dtype,
-                        if matches!(wide, Wide::Float(_)) {
-                            ", a whole number"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
-        }
-        Ok(Literal::cast_from(wide, dtype))
-    }
-}
-
-impl fmt::Display for Scalar {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Scalar::Bool(b) => write!(f, "{b}"),
-            Scalar::Int(v) => write!(f, "{v}"),
-            Scalar::Float(v) => write!(f, "{v:?}"),
-        }
-    }
-}
-
-macro_rules! scalar_from {
-    ($variant:ident: $($t:ty),*) => {$(
-        impl From<$t> for Scalar {
-            fn from(value: $t) -> Scalar {
-                Scalar::$variant(value.into())
-            }
-        }
-    )*};
-}
-scalar_from!(Int: i8, i16, i32, i64, u8, u16, u32, u64, i128);
-scalar_from!(Float: f32, f64);
-scalar_from!(Bool: bool);
-
-impl From<isize> for Scalar {
-    fn from(value: isize) -> Scalar {
-        Scalar::Int(value as i128)
-    }
-}
-
-impl From<usize> for Scalar {
-    fn from(value: usize) -> Scalar {
-        Scalar::Int(value as i128)
-    }
-}
-
-impl From<f16> for Scalar {
-    fn from(value: f16) -> Scalar {
-        Scalar::Float(value.to_f64())
-    }
-}
-
-impl From<bf16> for Scalar {
-    fn from(value: bf16) -> Scalar {
-        Scalar::Float(value.to_f64())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -787,26 +596,5 @@ mod tests {
         assert_eq!(i.cast(DType::U8), HostBuffer::U8(vec![44, 255]));
         let big = HostBuffer::I64(vec![(1 << 24) + 1]);
         assert_eq!(big.cast(DType::F32), HostBuffer::F32(vec![16777216.0]));
-    }
-
-    #[test]
-    fn weak_scalars_check_range() {
-        assert!(Scalar::Int(300).to_literal("add", DType::I8).is_err());
-        assert!(Scalar::Int(-1).to_literal("add", DType::U8).is_err());
-        assert_eq!(
-            Scalar::Int(-1).to_literal("add", DType::I8).unwrap(),
-            Literal::of(-1i8)
-        );
-        assert_eq!(
-            Scalar::Float(0.1).to_literal("add", DType::F32).unwrap(),
-            Literal::of(0.1f32)
-        );
-    }
-
-    #[test]
-    fn literal_equality_is_bitwise() {
-        assert_eq!(Literal::of(f32::NAN), Literal::of(f32::NAN));
-        assert_ne!(Literal::of(0.0f32), Literal::of(-0.0f32));
-        assert_ne!(Literal::of(1i32), Literal::of(1i64));
     }
 }

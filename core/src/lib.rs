@@ -32,6 +32,7 @@ pub mod kernel;
 pub mod node;
 pub mod ops;
 pub mod reference;
+pub mod scalar;
 pub mod semantics;
 pub mod session;
 pub mod shape;

@@ -17,8 +17,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchArgs, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use lazyfuse_core::{
@@ -35,7 +35,10 @@ use crate::device::ir::{ArgSource, DeviceProgram};
 use crate::device::nvrtc::{self, Target};
 use crate::device::{bind, cuda, lower};
 
+mod args;
 mod user;
+
+use args::ScalarArg;
 
 /// Device memory from cudarc's stream-ordered allocator.
 pub struct CudaAllocator {
@@ -152,69 +155,6 @@ fn stable_hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// A scalar kernel argument, kept alive until its launch.
-enum ScalarArg {
-    Bool(bool),
-    I8(i8),
-    I16(i16),
-    I32(i32),
-    I64(i64),
-    U8(u8),
-    U16(u16),
-    U32(u32),
-    U64(u64),
-    F32(f32),
-    F64(f64),
-}
-
-impl ScalarArg {
-    fn of(literal: Literal) -> Result<ScalarArg> {
-        let missing = || Error::internal("cuda launch", "a literal of the wrong dtype");
-        Ok(match literal.dtype() {
-            DType::Bool => ScalarArg::Bool(literal.get().ok_or_else(missing)?),
-            DType::I8 => ScalarArg::I8(literal.get().ok_or_else(missing)?),
-            DType::I16 => ScalarArg::I16(literal.get().ok_or_else(missing)?),
-            DType::I32 => ScalarArg::I32(literal.get().ok_or_else(missing)?),
-            DType::I64 => ScalarArg::I64(literal.get().ok_or_else(missing)?),
-            DType::U8 => ScalarArg::U8(literal.get().ok_or_else(missing)?),
-            DType::U16 => ScalarArg::U16(literal.get().ok_or_else(missing)?),
-            DType::U32 => ScalarArg::U32(literal.get().ok_or_else(missing)?),
-            DType::U64 => ScalarArg::U64(literal.get().ok_or_else(missing)?),
-            DType::F32 => ScalarArg::F32(literal.get().ok_or_else(missing)?),
-            DType::F64 => ScalarArg::F64(literal.get().ok_or_else(missing)?),
-            // __half and __nv_bfloat16 parameters are their 16 bits.
-            DType::F16 => ScalarArg::U16(
-                literal
-                    .get::<lazyfuse_core::half::f16>()
-                    .ok_or_else(missing)?
-                    .to_bits(),
-            ),
-            DType::BF16 => ScalarArg::U16(
-                literal
-                    .get::<lazyfuse_core::half::bf16>()
-                    .ok_or_else(missing)?
-                    .to_bits(),
-            ),
-        })
-    }
-
-    fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
-        match self {
-            ScalarArg::Bool(v) => args.arg(v),
-            ScalarArg::I8(v) => args.arg(v),
-            ScalarArg::I16(v) => args.arg(v),
-            ScalarArg::I32(v) => args.arg(v),
-            ScalarArg::I64(v) => args.arg(v),
-            ScalarArg::U8(v) => args.arg(v),
-            ScalarArg::U16(v) => args.arg(v),
-            ScalarArg::U32(v) => args.arg(v),
-            ScalarArg::U64(v) => args.arg(v),
-            ScalarArg::F32(v) => args.arg(v),
-            ScalarArg::F64(v) => args.arg(v),
-        };
-    }
 }
 
 fn cuda_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&CudaBuffer> {
