@@ -31,7 +31,7 @@ use super::disk_cache::{CacheKey, DiskCache, ImageKind};
 use super::driver::{self, device_error, guarded};
 use super::pool::{CachingPool, DeviceAllocator, PoolStats};
 use crate::device::exec::{self, DeviceRuntime};
-use crate::device::ir::{ArgSource, DeviceProgram};
+use crate::device::ir::{ArgSource, DeviceProgram, ParamKind};
 use crate::device::nvrtc::{self, Target};
 use crate::device::{bind, cuda, lower};
 
@@ -51,7 +51,7 @@ impl DeviceAllocator for CudaAllocator {
     fn allocate(&self, bytes: usize) -> Result<CudaSlice<u8>> {
         // SAFETY: the memory is uninitialised; every buffer is fully written
         // (by an upload or by the kernel that produces it) before it is read.
-        unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| device_error("cuMemAlloc", e))
+        unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| device_error("cuMemAllocAsync", e))
     }
 
     fn is_out_of_memory(&self, error: &Error) -> bool {
@@ -106,19 +106,18 @@ struct LoadedProgram {
     _module: Arc<CudaModule>,
 }
 
-/// Pinned host buffers for asynchronous uploads: in flight until the stream
-/// is next synchronised, then free for reuse.
+/// Pinned host buffers for asynchronous uploads, reused by size class.
+/// Each records an event when a copy reads it, and cudarc makes writing it
+/// again wait for that event, so a buffer is never refilled mid-copy.
 #[derive(Default)]
 struct Staging {
-    in_flight: Vec<PinnedHostSlice<u8>>,
     free: Vec<PinnedHostSlice<u8>>,
-    in_flight_bytes: usize,
 }
 
 /// Uploads at least this large are staged through pinned memory.
 const STAGED_UPLOAD: usize = 1 << 20;
-/// Staging memory in flight before the host waits for the copies.
-const STAGING_LIMIT: usize = 256 << 20;
+/// Pinned staging memory kept for reuse.
+const STAGING_KEPT: usize = 256 << 20;
 
 /// The CUDA engine of one device.
 pub struct CudaEngine {
@@ -127,13 +126,22 @@ pub struct CudaEngine {
     stream: Arc<CudaStream>,
     arch: (i32, i32),
     nvrtc_version: (i32, i32),
+    /// What NVRTC compiles for this device.
+    target: Target,
     programs: ProgramCache,
     loaded: Mutex<HashMap<(u64, DType), Arc<LoadedProgram>>>,
-    /// User kernels by a hash of their CUDA source.
-    user_kernels: Mutex<HashMap<u64, CudaFunction>>,
+    /// Modules of user kernels by a hash of their CUDA source.
+    user_modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
     pool: Arc<CachingPool<CudaAllocator>>,
     staging: Mutex<Staging>,
     disk: DiskCache,
+}
+
+impl Drop for CudaEngine {
+    fn drop(&mut self) {
+        // Nothing queued may outlive the buffers and modules it uses.
+        let _ = self.stream.synchronize();
+    }
 }
 
 impl fmt::Debug for CudaEngine {
@@ -176,13 +184,28 @@ impl CudaEngine {
     pub fn with_disk_cache(ordinal: usize, disk: DiskCache) -> Result<CudaEngine> {
         driver::probe(ordinal)?;
         guarded("creating the CUDA context", || {
-            let ctx = CudaContext::new(ordinal).map_err(|e| device_error("cuCtxCreate", e))?;
+            let ctx = CudaContext::new(ordinal)
+                .map_err(|e| device_error("cuDevicePrimaryCtxRetain", e))?;
+            // SAFETY: every allocation, copy, launch and free of this engine
+            // goes to its one stream, so stream order alone keeps each use of
+            // a buffer before its reuse or free; per-buffer events would only
+            // add work. (Pinned staging buffers keep their own events.)
+            unsafe { ctx.disable_event_tracking() };
             let arch = ctx
                 .compute_capability()
                 .map_err(|e| device_error("cuDeviceGetAttribute", e))?;
             let stream = ctx
                 .new_stream()
                 .map_err(|e| device_error("cuStreamCreate", e))?;
+            let target = nvrtc::target_for(arch, &nvrtc::supported_archs()?).ok_or_else(|| {
+                Error::BackendUnavailable {
+                    backend: "cuda".to_string(),
+                    reason: format!(
+                        "NVRTC cannot compile for compute capability {}.{} or any older architecture",
+                        arch.0, arch.1
+                    ),
+                }
+            })?;
             let pool = Arc::new(CachingPool::new(CudaAllocator {
                 stream: Arc::clone(&stream),
             }));
@@ -192,9 +215,10 @@ impl CudaEngine {
                 stream,
                 arch,
                 nvrtc_version: nvrtc::version()?,
+                target,
                 programs: ProgramCache::default(),
                 loaded: Mutex::new(HashMap::new()),
-                user_kernels: Mutex::new(HashMap::new()),
+                user_modules: Mutex::new(HashMap::new()),
                 pool,
                 staging: Mutex::new(Staging::default()),
                 disk,
@@ -222,51 +246,55 @@ impl CudaEngine {
         })
     }
 
-    /// Waits for the stream, then recycles the staging buffers it used.
+    /// Waits until the stream has done everything queued on it.
     fn synchronize(&self) -> Result<()> {
         self.stream
             .synchronize()
-            .map_err(|e| device_error("cuStreamSynchronize", e))?;
-        let mut staging = lock(&self.staging);
-        let done = std::mem::take(&mut staging.in_flight);
-        staging.free.extend(done);
-        staging.in_flight_bytes = 0;
-        Ok(())
+            .map_err(|e| device_error("cuStreamSynchronize", e))
     }
 
-    fn staged_copy(&self, bytes: &[u8], target: &mut CudaSlice<u8>) -> Result<()> {
-        let over_limit = lock(&self.staging).in_flight_bytes + bytes.len() > STAGING_LIMIT;
-        if over_limit {
-            self.synchronize()?;
-        }
-        let mut staging = lock(&self.staging);
-        let reusable = staging.free.iter().position(|p| p.len() >= bytes.len());
-        let mut pinned = match reusable {
-            Some(i) => staging.free.swap_remove(i),
-            // SAFETY: the pinned memory is uninitialised; it is fully written
-            // below before the copy reads it.
-            None => unsafe {
-                self.ctx
-                    .alloc_pinned::<u8>(CachingPool::<CudaAllocator>::size_class(bytes.len()))
-            }
-            .map_err(|e| device_error("cuMemHostAlloc", e))?,
+    /// Copies `bytes` into `target` asynchronously through a pinned buffer of
+    /// the same size class as `target` (a pool block); `Ok(false)` when no
+    /// pinned memory could be had (the caller then copies directly).
+    fn staged_copy(&self, bytes: &[u8], target: &mut CudaSlice<u8>) -> Result<bool> {
+        let class = CachingPool::<CudaAllocator>::size_class(bytes.len());
+        let reused = {
+            let mut staging = lock(&self.staging);
+            let found = staging.free.iter().position(|p| p.len() == class);
+            found.map(|i| staging.free.swap_remove(i))
         };
+        let mut pinned = match reused {
+            Some(pinned) => pinned,
+            // SAFETY: the pinned memory is uninitialised; its first
+            // `bytes.len()` bytes are written below, and the rest is copied
+            // into the rest of `target`, which nothing reads.
+            None => match unsafe { self.ctx.alloc_pinned::<u8>(class) } {
+                Ok(pinned) => pinned,
+                Err(_) => return Ok(false),
+            },
+        };
+        // Waits (on the buffer's event) for the copy that read it last.
         pinned
             .as_mut_slice()
             .map_err(|e| device_error("pinned staging", e))?[..bytes.len()]
             .copy_from_slice(bytes);
-        let mut view = target.slice_mut(0..bytes.len());
-        let source = pinned
-            .as_slice()
-            .map_err(|e| device_error("pinned staging", e))?;
-        // The copy reads exactly `bytes.len()` bytes of the staging buffer.
-        let source = &source[..bytes.len()];
+        if target.len() != pinned.len() {
+            return Err(Error::internal(
+                "cuda upload",
+                "a staging buffer and its pool block differ in size class",
+            ));
+        }
+        // Passing the pinned buffer itself lets cudarc record its event.
         self.stream
-            .memcpy_htod(source, &mut view)
+            .memcpy_htod(&pinned, target)
             .map_err(|e| device_error("cuMemcpyHtoDAsync", e))?;
-        staging.in_flight_bytes += bytes.len();
-        staging.in_flight.push(pinned);
-        Ok(())
+        let mut staging = lock(&self.staging);
+        let kept: usize = staging.free.iter().map(|p| p.len()).sum();
+        if kept + pinned.len() <= STAGING_KEPT {
+            staging.free.push(pinned);
+        }
+        // Otherwise it is dropped here, which waits for its copy first.
+        Ok(true)
     }
 
     /// The loaded program for `launch`: from memory, the disk cache, or NVRTC.
@@ -279,30 +307,7 @@ impl CudaEngine {
         }
         let program = lower::lower(&launch.kernel, index)?;
         let source = cuda::print(&program);
-        let (major, minor) = self.arch;
-        let disk_key = CacheKey {
-            program_hash: stable_hash(source.as_bytes()),
-            arch: format!("sm_{major}{minor}"),
-            nvrtc_version: self.nvrtc_version,
-            kind: ImageKind::Cubin,
-        };
-        let image = match self.disk.load(&disk_key) {
-            Some(image) => {
-                env.stats.add(Counter::KernelCacheHits, 1);
-                image
-            }
-            None => {
-                let image = self.compile(&program.name, &source)?;
-                env.stats.add(Counter::KernelsCompiled, 1);
-                // The disk cache is an optimisation: a failed write is not an error.
-                let _ = self.disk.store(&disk_key, &image);
-                image
-            }
-        };
-        let module = self
-            .ctx
-            .load_module(Ptx::from_binary(image))
-            .map_err(|e| device_error(format!("cuModuleLoadData {}", program.name), e))?;
+        let module = self.load_compiled(&program.name, &source, env)?;
         let functions = program
             .kernels
             .iter()
@@ -324,17 +329,47 @@ impl CudaEngine {
     /// A cubin for the device's architecture; PTX for it when this NVRTC
     /// cannot target the architecture directly (the driver JIT-compiles it).
     fn compile(&self, name: &str, source: &str) -> Result<Vec<u8>> {
-        let (major, minor) = self.arch;
-        match nvrtc::compile(name, source, &Target::Cubin(format!("sm_{major}{minor}"))) {
-            Ok(compiled) => Ok(compiled.image),
-            Err(Error::Compile { log, .. }) if log.contains("gpu-architecture") => {
-                let target = Target::Ptx(format!("compute_{major}{minor}"));
-                let mut ptx = nvrtc::compile(name, source, &target)?.image;
-                ptx.push(0);
-                Ok(ptx)
-            }
-            Err(e) => Err(e),
+        let mut image = nvrtc::compile(name, source, &self.target)?.image;
+        if let Target::Ptx(_) = self.target {
+            // cuModuleLoadData reads PTX as a C string.
+            image.push(0);
         }
+        Ok(image)
+    }
+
+    /// The disk cache key of a compiled `source`.
+    fn disk_key(&self, source: &str) -> CacheKey {
+        let (arch, kind) = match &self.target {
+            Target::Cubin(arch) => (arch.clone(), ImageKind::Cubin),
+            Target::Ptx(arch) => (arch.clone(), ImageKind::Ptx),
+        };
+        CacheKey {
+            program_hash: stable_hash(source.as_bytes()),
+            arch,
+            nvrtc_version: self.nvrtc_version,
+            kind,
+        }
+    }
+
+    /// Loads `source` compiled: from the disk cache when a valid entry
+    /// loads, else compiled by NVRTC (and cached).
+    fn load_compiled(&self, name: &str, source: &str, env: EvalEnv<'_>) -> Result<Arc<CudaModule>> {
+        let key = self.disk_key(source);
+        if let Some(image) = self.disk.load(&key) {
+            // An entry the driver rejects (e.g. PTX newer than the driver
+            // after a downgrade) is recompiled, not trusted.
+            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(image)) {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                return Ok(module);
+            }
+        }
+        let image = self.compile(name, source)?;
+        env.stats.add(Counter::KernelsCompiled, 1);
+        // The disk cache is an optimisation: a failed write is not an error.
+        let _ = self.disk.store(&key, &image);
+        self.ctx
+            .load_module(Ptx::from_binary(image))
+            .map_err(|e| device_error(format!("cuModuleLoadData {name}"), e))
     }
 
     fn run(
@@ -363,11 +398,12 @@ impl CudaEngine {
             let scalars = kernel
                 .params
                 .iter()
-                .map(|p| match p.source {
-                    ArgSource::InputBuffer(_)
-                    | ArgSource::OutputBuffer(_)
-                    | ArgSource::Partials => Ok(None),
-                    source => ScalarArg::of(bind::scalar(source, launch, program)?).map(Some),
+                .map(|p| match (p.source, p.kind) {
+                    (_, ParamKind::Input(_) | ParamKind::Output(_)) => Ok(None),
+                    (source, ParamKind::Scalar(dtype)) => {
+                        let value = bind::scalar(source, launch, program)?;
+                        ScalarArg::for_param(value, dtype).map(Some)
+                    }
                 })
                 .collect::<Result<Vec<_>>>()?;
             let mut args = self.stream.launch_builder(function);
@@ -407,10 +443,12 @@ impl CudaEngine {
                 shared_mem_bytes: 0,
             };
             // SAFETY: the arguments are exactly the kernel's parameters, in
-            // order and of their printed types (both come from `kernel`);
-            // every buffer holds the elements its index arithmetic reaches
-            // (the simulator checks the same program's accesses), and lives
-            // until the stream has run the kernel (cudarc records the use).
+            // order and of their printed types (both come from `kernel`;
+            // scalars are checked against the parameter dtypes); every buffer
+            // holds the elements its index arithmetic reaches (the simulator
+            // checks the same program's accesses); a buffer dropped after the
+            // launch is freed or reused only through this engine's one
+            // stream, after the kernel.
             unsafe { args.launch(config) }.map_err(|e| {
                 device_error(
                     format!(
@@ -438,9 +476,8 @@ impl DeviceRuntime for CudaEngine {
                 .slice
                 .as_mut()
                 .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
-            if bytes.len() >= STAGED_UPLOAD {
-                self.staged_copy(bytes, slice)?;
-            } else {
+            let staged = bytes.len() >= STAGED_UPLOAD && self.staged_copy(bytes, slice)?;
+            if !staged {
                 let mut view = slice.slice_mut(0..bytes.len());
                 self.stream
                     .memcpy_htod(bytes, &mut view)
@@ -525,16 +562,11 @@ impl Engine for CudaEngine {
     }
 
     fn release_memory(&self) -> usize {
-        let staged: usize = match self.synchronize() {
-            Ok(()) => {
-                let mut staging = lock(&self.staging);
-                let bytes = staging.free.iter().map(|p| p.len()).sum();
-                staging.free.clear();
-                bytes
-            }
-            Err(_) => 0,
-        };
-        self.pool.trim() + staged
+        let staged: Vec<PinnedHostSlice<u8>> = std::mem::take(&mut lock(&self.staging).free);
+        let bytes: usize = staged.iter().map(|p| p.len()).sum();
+        // Dropping a staging buffer waits for the copy that read it.
+        drop(staged);
+        self.pool.trim() + bytes
     }
 
     fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {

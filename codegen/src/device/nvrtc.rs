@@ -108,6 +108,41 @@ pub fn version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
+/// The real architectures this NVRTC can compile for, as `major * 10 +
+/// minor` (e.g. 80 for `sm_80`), ascending.
+pub fn supported_archs() -> Result<Vec<i32>> {
+    load()?;
+    let mut count = 0;
+    // SAFETY: NVRTC is loaded; `count` is writable.
+    unsafe { sys::nvrtcGetNumSupportedArchs(&mut count) }
+        .result()
+        .map_err(|e| nvrtc_error("nvrtcGetNumSupportedArchs", e))?;
+    let mut archs = vec![0; usize::try_from(count).unwrap_or(0)];
+    if !archs.is_empty() {
+        // SAFETY: `archs` has the `count` entries NVRTC asked for.
+        unsafe { sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+            .result()
+            .map_err(|e| nvrtc_error("nvrtcGetSupportedArchs", e))?;
+    }
+    archs.sort_unstable();
+    Ok(archs)
+}
+
+/// What to compile for a device of compute capability `(major, minor)`: a
+/// cubin for it when this NVRTC knows it, else PTX for the newest
+/// architecture NVRTC knows below it (the driver JIT-compiles that forward).
+pub fn target_for(capability: (i32, i32), supported: &[i32]) -> Option<Target> {
+    let device = capability.0 * 10 + capability.1;
+    if supported.contains(&device) {
+        return Some(Target::Cubin(format!("sm_{device}")));
+    }
+    supported
+        .iter()
+        .rev()
+        .find(|&&a| a <= device)
+        .map(|a| Target::Ptx(format!("compute_{a}")))
+}
+
 fn nvrtc_error(call: &str, e: result::NvrtcError) -> Error {
     Error::Device {
         op: call.to_string(),
@@ -201,6 +236,9 @@ fn cubin(program: &Program) -> Result<Vec<u8>> {
     unsafe { sys::nvrtcGetCUBINSize(program.0, &mut size) }
         .result()
         .map_err(|e| nvrtc_error("nvrtcGetCUBINSize", e))?;
+    if size == 0 {
+        return Err(Error::internal("nvrtc", "NVRTC returned an empty cubin"));
+    }
     let mut image = vec![0u8; size];
     // SAFETY: `image` has the `size` bytes NVRTC asked for.
     unsafe { sys::nvrtcGetCUBIN(program.0, image.as_mut_ptr().cast()) }
@@ -239,4 +277,45 @@ pub fn resources(log: &str) -> Vec<KernelResources> {
         }
     }
     kernels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_is_the_devices_cubin_or_older_ptx() {
+        let known = [50, 52, 60, 70, 75, 80, 86, 89, 90];
+        assert_eq!(
+            target_for((8, 6), &known),
+            Some(Target::Cubin("sm_86".into()))
+        );
+        assert_eq!(
+            target_for((12, 0), &known),
+            Some(Target::Ptx("compute_90".into()))
+        );
+        assert_eq!(
+            target_for((8, 7), &known),
+            Some(Target::Ptx("compute_86".into()))
+        );
+        assert_eq!(target_for((3, 5), &known), None);
+    }
+
+    #[test]
+    fn ptxas_reports_are_parsed() {
+        let log = "ptxas info    : Compiling entry function 'k' for 'sm_80'\n\
+                   ptxas info    : Function properties for k\n\
+                   8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n\
+                   ptxas info    : Used 18 registers, 380 bytes cmem[0]\n";
+        let report = resources(log);
+        assert_eq!(
+            report,
+            vec![KernelResources {
+                name: "k".into(),
+                registers: 18,
+                spill_stores: 4,
+                spill_loads: 12
+            }]
+        );
+    }
 }

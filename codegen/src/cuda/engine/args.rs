@@ -21,7 +21,19 @@ pub(super) enum ScalarArg {
 }
 
 impl ScalarArg {
-    pub(super) fn of(literal: Literal) -> Result<ScalarArg> {
+    /// The argument for a parameter of `dtype`: the driver reads as many
+    /// bytes as the parameter has, so a literal of another dtype is refused.
+    pub(super) fn for_param(literal: Literal, dtype: DType) -> Result<ScalarArg> {
+        if literal.dtype() != dtype {
+            return Err(Error::internal(
+                "cuda launch",
+                format!("a {} value for a {dtype} parameter", literal.dtype()),
+            ));
+        }
+        ScalarArg::of(literal)
+    }
+
+    fn of(literal: Literal) -> Result<ScalarArg> {
         let missing = || Error::internal("cuda launch", "a literal of the wrong dtype");
         Ok(match literal.dtype() {
             DType::Bool => ScalarArg::Bool(literal.get().ok_or_else(missing)?),

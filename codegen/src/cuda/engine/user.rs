@@ -100,10 +100,11 @@ impl CudaEngine {
             shared_mem_bytes: 0,
         };
         // SAFETY: the arguments follow the kernel's parameter list (checked
-        // against the launch's arrays and scalars when it was made), every
-        // buffer holds its array's elements, and the geometry was checked
-        // against the hardware limits; cudarc records the buffers' use so
-        // none is freed before the kernel has run.
+        // against the launch's arrays and scalars when it was made, scalars
+        // against the parameter dtypes), every buffer holds its array's
+        // elements, the geometry was checked against the hardware limits, and
+        // buffers are freed or reused only through the engine's one stream,
+        // after the kernel.
         unsafe { args.launch(config) }.map_err(|e| {
             device_error(
                 format!(
@@ -123,24 +124,31 @@ impl CudaEngine {
             .collect())
     }
 
-    /// The loaded function of a user kernel, compiled once per source.
+    /// The loaded function `name` of a user kernel's source, compiled once
+    /// per source (a source may hold several kernels).
     fn user_function(&self, name: &str, source: &str, env: EvalEnv<'_>) -> Result<CudaFunction> {
-        let key = stable_hash(source.as_bytes());
-        if let Some(found) = lock(&self.user_kernels).get(&key) {
-            env.stats.add(Counter::KernelCacheHits, 1);
-            return Ok(found.clone());
+        if name.contains('\0') {
+            return Err(Error::InvalidArgument {
+                op: "kernel launch".to_string(),
+                message: format!("the kernel name {name:?} contains a NUL byte"),
+            });
         }
-        let image = self.compile(name, source)?;
-        env.stats.add(Counter::KernelsCompiled, 1);
-        let module = self
-            .ctx
-            .load_module(Ptx::from_binary(image))
-            .map_err(|e| device_error(format!("cuModuleLoadData {name}"), e))?;
-        let function = module
+        let key = stable_hash(source.as_bytes());
+        let cached = lock(&self.user_modules).get(&key).cloned();
+        let module = match cached {
+            Some(module) => {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                module
+            }
+            None => {
+                let module = self.load_compiled(name, source, env)?;
+                lock(&self.user_modules).insert(key, Arc::clone(&module));
+                module
+            }
+        };
+        module
             .load_function(name)
-            .map_err(|e| device_error(format!("cuModuleGetFunction {name}"), e))?;
-        lock(&self.user_kernels).insert(key, function.clone());
-        Ok(function)
+            .map_err(|e| device_error(format!("cuModuleGetFunction {name}"), e))
     }
 }
 
@@ -171,15 +179,18 @@ fn built_arguments(
                     .and_then(|s| s.get(d))
                     .ok_or_else(|| Error::internal("cuda launch", "a missing extent"))?;
                 plan.push(Arg::Scalar(scalars.len()));
-                scalars.push(ScalarArg::of(Literal::of(*extent as i64))?);
+                scalars.push(ScalarArg::for_param(
+                    Literal::of(*extent as i64),
+                    DType::I64,
+                )?);
             }
-            (ArgSource::UserScalar(i), _) => {
+            (ArgSource::UserScalar(i), ParamKind::Scalar(dtype)) => {
                 let value = launch
                     .scalars
                     .get(i)
                     .ok_or_else(|| Error::internal("cuda launch", "a missing scalar"))?;
                 plan.push(Arg::Scalar(scalars.len()));
-                scalars.push(ScalarArg::of(*value)?);
+                scalars.push(ScalarArg::for_param(*value, dtype)?);
             }
             _ => {
                 return Err(Error::internal(
@@ -202,13 +213,13 @@ fn raw_arguments(raw: &RawKernelImpl, launch: &KernelLaunch) -> Result<(Vec<Arg>
                 plan.push(Arg::Array(array));
                 array += 1;
             }
-            RawParam::Scalar(_) => {
+            RawParam::Scalar(dtype) => {
                 let value = launch
                     .scalars
                     .get(scalar)
                     .ok_or_else(|| Error::internal("cuda launch", "a missing scalar"))?;
                 plan.push(Arg::Scalar(scalars.len()));
-                scalars.push(ScalarArg::of(*value)?);
+                scalars.push(ScalarArg::for_param(*value, *dtype)?);
                 scalar += 1;
             }
         }
