@@ -336,3 +336,22 @@ fn dump_kernel() {
     let p = programs.get(&name).unwrap();
     println!("{}", cuda::print_kernels(p));
 }
+
+#[test]
+fn nvrtc_lists_the_architectures_it_targets() {
+    if !nvrtc_or_skip("nvrtc_lists_the_architectures_it_targets") {
+        return;
+    }
+    let archs = nvrtc::supported_archs().unwrap();
+    assert!(archs.contains(&80), "{archs:?}");
+    assert_eq!(
+        nvrtc::target_for((8, 0), &archs),
+        Some(Target::Cubin("sm_80".into()))
+    );
+    // A device newer than this NVRTC gets PTX for the newest it knows.
+    let newest = *archs.last().unwrap();
+    assert_eq!(
+        nvrtc::target_for((99, 9), &archs),
+        Some(Target::Ptx(format!("compute_{newest}")))
+    );
+}
