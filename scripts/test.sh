@@ -45,8 +45,9 @@ cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 LAZYFUSE_NO_AVX2=1 cargo test --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
 
 echo "== examples"
-for example in examples/*.rs; do
+for example in examples/*.rs examples/*/main.rs; do
   name=$(basename "$example" .rs)
+  [ "$name" = main ] && name=$(basename "$(dirname "$example")")
   if cargo run --quiet --locked --example "$name" >"target/example-$name.log" 2>&1; then
     echo "example $name: ok"
     extra_passed=$((extra_passed + 1))
@@ -56,6 +57,17 @@ for example in examples/*.rs; do
     exit 1
   fi
 done
+
+echo "== benchmark harness (quick run)"
+if cargo run --release --locked -p lazyfuse-bench -- --quick --out target/bench-quick >target/bench-quick.log 2>&1 &&
+  { ! command -v python3 >/dev/null 2>&1 || python3 -m json.tool target/bench-quick/bench.json >/dev/null; }; then
+  echo "benchmark harness: ok (target/bench-quick/bench.md)"
+  extra_passed=$((extra_passed + 1))
+else
+  cat target/bench-quick.log
+  echo "benchmark harness: FAILED"
+  exit 1
+fi
 
 echo "== C API examples"
 cargo build -p lazyfuse-ffi --locked
