@@ -489,6 +489,19 @@ impl DeviceRuntime for CudaEngine {
         Ok(Arc::new(buffer))
     }
 
+    fn download(&self, device: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<HostBuffer> {
+        let buffer = cuda_buffer(device)?;
+        let mut bytes = vec![0u8; buffer.bytes];
+        if !bytes.is_empty() {
+            let view = buffer.slice()?.slice(0..buffer.bytes);
+            self.stream
+                .memcpy_dtoh(&view, &mut bytes)
+                .map_err(|e| device_error("cuMemcpyDtoH", e))?;
+        }
+        self.synchronize()?;
+        HostBuffer::from_bytes(dtype, &bytes)
+    }
+
     fn launch(
         &self,
         launch: &Launch,
@@ -524,24 +537,7 @@ impl Engine for CudaEngine {
         dtype: DType,
         env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>> {
-        if let Some(host) = &value.host {
-            return Ok(Arc::clone(host));
-        }
-        let device = value.device.as_ref().ok_or_else(|| {
-            Error::internal("cuda backend", format!("a {dtype} value with no copy"))
-        })?;
-        let buffer = cuda_buffer(device)?;
-        let mut bytes = vec![0u8; buffer.bytes];
-        if !bytes.is_empty() {
-            let view = buffer.slice()?.slice(0..buffer.bytes);
-            self.stream
-                .memcpy_dtoh(&view, &mut bytes)
-                .map_err(|e| device_error("cuMemcpyDtoH", e))?;
-        }
-        self.synchronize()?;
-        env.stats.add(Counter::D2hCopies, 1);
-        env.stats.add(Counter::D2hBytes, bytes.len() as u64);
-        HostBuffer::from_bytes(dtype, &bytes).map(Arc::new)
+        exec::on_host(self, value, dtype, env)
     }
 
     fn to_device(

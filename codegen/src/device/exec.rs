@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    DeviceBuffer, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result,
+    Counter, DType, DeviceBuffer, Error, EvalEnv, ExprGraph, HostBuffer, Options, Residency, Result,
 };
 use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Launch, Program, ProgramCache, Step};
 
@@ -20,6 +20,9 @@ pub trait DeviceRuntime {
     /// Copies a host buffer to new device memory (counting the copy).
     fn upload(&self, host: &HostBuffer, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>>;
 
+    /// Copies a device buffer back to the host as elements of `dtype`.
+    fn download(&self, device: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<HostBuffer>;
+
     /// Runs one fused launch over device buffers (one per kernel input,
     /// `None` for generated inputs); returns its outputs, on the device.
     fn launch(
@@ -28,6 +31,27 @@ pub trait DeviceRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>>;
+}
+
+/// A value on the host: its host copy, or its device copy downloaded (and
+/// counted).
+pub fn on_host(
+    runtime: &dyn DeviceRuntime,
+    value: &Residency,
+    dtype: DType,
+    env: EvalEnv<'_>,
+) -> Result<Arc<HostBuffer>> {
+    if let Some(host) = &value.host {
+        return Ok(Arc::clone(host));
+    }
+    let device = value.device.as_ref().ok_or_else(|| {
+        Error::internal(runtime.backend(), format!("a {dtype} value with no copy"))
+    })?;
+    let host = runtime.download(device, dtype)?;
+    env.stats.add(Counter::D2hCopies, 1);
+    env.stats
+        .add(Counter::D2hBytes, host.as_bytes().len() as u64);
+    Ok(Arc::new(host))
 }
 
 /// A value on the device: its device copy, or its host copy uploaded.

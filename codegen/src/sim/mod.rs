@@ -67,6 +67,10 @@ impl DeviceRuntime for SimEngine {
         Ok(Arc::new(SimBuffer { data: host.clone() }))
     }
 
+    fn download(&self, device: &Arc<dyn DeviceBuffer>, _dtype: DType) -> Result<HostBuffer> {
+        Ok(sim_buffer(device)?.data.clone())
+    }
+
     fn launch(
         &self,
         launch: &Launch,
@@ -102,17 +106,7 @@ impl Engine for SimEngine {
         dtype: DType,
         env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>> {
-        if let Some(host) = &value.host {
-            return Ok(Arc::clone(host));
-        }
-        let device = value.device.as_ref().ok_or_else(|| {
-            Error::internal("sim backend", format!("a {dtype} value with no copy"))
-        })?;
-        let data = &sim_buffer(device)?.data;
-        env.stats.add(Counter::D2hCopies, 1);
-        env.stats
-            .add(Counter::D2hBytes, data.as_bytes().len() as u64);
-        Ok(Arc::new(data.clone()))
+        exec::on_host(self, value, dtype, env)
     }
 
     fn to_device(
