@@ -305,6 +305,13 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
         let source = kernel.cuda_source();
         let compiled = nvrtc::compile(kernel.name(), &source, &Target::Cubin("sm_80".into()))
             .unwrap_or_else(|e| panic!("{e}"));
+        let oldest = nvrtc::supported_archs().unwrap()[0];
+        nvrtc::compile(
+            kernel.name(),
+            &source,
+            &Target::Ptx(format!("compute_{oldest}")),
+        )
+        .unwrap_or_else(|e| panic!("compute_{oldest}: {e}"));
         let report = nvrtc::resources(&compiled.log);
         assert_eq!(report.len(), 1, "{}", compiled.log);
         assert_eq!(

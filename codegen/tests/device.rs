@@ -267,6 +267,15 @@ fn nvrtc_compiles_every_kernel_without_spills() {
         assert_eq!((k.spill_stores, k.spill_loads), (0, 0), "{k:?}");
         assert!(k.registers > 0 && k.registers <= 255, "{k:?}");
     }
+    // The oldest architecture this NVRTC targets must take every kernel too
+    // (as PTX, what older GPUs get): no sm_60+ intrinsic may slip in.
+    let oldest = nvrtc::supported_archs().unwrap()[0];
+    nvrtc::compile(
+        "lazyfuse_zoo",
+        &source,
+        &Target::Ptx(format!("compute_{oldest}")),
+    )
+    .unwrap_or_else(|e| panic!("compute_{oldest}: {e}"));
     let most = report.iter().max_by_key(|k| k.registers).unwrap();
     eprintln!(
         "{} kernels compiled for sm_80, no spills; most registers: {} ({})",

@@ -68,7 +68,40 @@ pub fn probe(ordinal: usize) -> Result<usize> {
         )));
     }
     nvrtc::load().map_err(|e| unavailable(format!("a GPU is present but NVRTC is not: {e}")))?;
+    compiles_the_prelude()?;
     Ok(count)
+}
+
+/// Compiles the prelude once per process, so that missing CUDA headers make
+/// the backend unavailable up front rather than failing the first launch.
+pub(crate) fn compiles_the_prelude() -> Result<()> {
+    static CHECKED: std::sync::OnceLock<std::result::Result<(), String>> =
+        std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            let arch = nvrtc::supported_archs()
+                .ok()
+                .and_then(|a| a.first().copied())
+                .unwrap_or(52);
+            let source =
+                crate::device::cuda::prelude() + "extern \"C\" __global__ void lf_probe() {}\n";
+            nvrtc::compile(
+                "lf_probe",
+                &source,
+                &nvrtc::Target::Ptx(format!("compute_{arch}")),
+            )
+            .map(|_| ())
+            .map_err(|e| match e {
+                Error::Compile { log, .. } => format!(
+                    "NVRTC cannot compile lazyfuse's kernels (are cuda_fp16.h and cuda_bf16.h \
+                         found? set {}): {log}",
+                    nvrtc::INCLUDE_ENV
+                ),
+                other => other.to_string(),
+            })
+        })
+        .clone()
+        .map_err(unavailable)
 }
 
 #[cfg(test)]
@@ -93,6 +126,16 @@ mod tests {
             text.contains("test call") && text.contains("library missing"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_prelude_check_passes_where_nvrtc_and_the_headers_are() {
+        if nvrtc::load().is_err() {
+            return; // device.rs's NVRTC tests say SKIPPED (or fail when required).
+        }
+        if let Err(e) = compiles_the_prelude() {
+            panic!("{e}");
+        }
     }
 
     #[test]

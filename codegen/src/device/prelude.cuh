@@ -257,7 +257,24 @@ LF_D long long lf_atomic_add(long long *p, long long v) {
     return (long long)atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
 LF_D float lf_atomic_add(float *p, float v) { return atomicAdd(p, v); }
-LF_D double lf_atomic_add(double *p, double v) { return atomicAdd(p, v); }
+#define LF_F2B(x) ((unsigned int)__float_as_uint(x))
+#define LF_B2F(x) __uint_as_float(x)
+#define LF_D2B(x) ((unsigned long long)__double_as_longlong(x))
+#define LF_B2D(x) __longlong_as_double((long long)(x))
+LF_D double lf_atomic_add(double *p, double v) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 600
+    return atomicAdd(p, v);
+#else
+    // No native double atomicAdd before sm_60: a CAS loop.
+    unsigned long long *q = (unsigned long long *)p;
+    unsigned long long old = *q, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(q, assumed, LF_D2B(LF_B2D(assumed) + v));
+    } while (assumed != old);
+    return LF_B2D(old);
+#endif
+}
 #define LF_ATOMIC_MINMAX_INT(T)                                         \
     LF_D T lf_atomic_min(T *p, T v) { return atomicMin(p, v); }         \
     LF_D T lf_atomic_max(T *p, T v) { return atomicMax(p, v); }
@@ -277,10 +294,6 @@ LF_ATOMIC_MINMAX_INT(unsigned long long)
         } while (assumed != old);                                       \
         return FROM_BITS(old);                                          \
     }
-#define LF_F2B(x) ((unsigned int)__float_as_uint(x))
-#define LF_B2F(x) __uint_as_float(x)
-#define LF_D2B(x) ((unsigned long long)__double_as_longlong(x))
-#define LF_B2D(x) __longlong_as_double((long long)(x))
 LF_ATOMIC_MINMAX_FLOAT(float, unsigned int, LF_F2B, LF_B2F, min)
 LF_ATOMIC_MINMAX_FLOAT(float, unsigned int, LF_F2B, LF_B2F, max)
 LF_ATOMIC_MINMAX_FLOAT(double, unsigned long long, LF_D2B, LF_B2D, min)
