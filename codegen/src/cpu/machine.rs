@@ -14,8 +14,10 @@ use lazyfuse_fusion::{Body, Inst, ValueId};
 
 use super::loops::{self, Arg};
 
-/// Elements per chunk: temporaries of a few KiB stay in L1.
-pub const CHUNK: usize = 2048;
+/// Elements per chunk. Temporaries of 8 Ki elements stay in L2 (L1 for
+/// narrow types); measured on E1/E2/E4 at 10^7 f32, 8 Ki beat 2 Ki and 4 Ki
+/// by 12–20 % (fewer passes between a chunk's input loads).
+pub const CHUNK: usize = 8192;
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu machine", message)

@@ -18,8 +18,8 @@ use super::interp::{self, Space};
 use super::loops::Arg;
 use super::machine::{store, Ctx, Machine, View, CHUNK};
 
-/// Elements per parallel task (a multiple of `CHUNK`).
-pub const TASK: usize = 16 * CHUNK;
+/// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
+pub const TASK: usize = 8 * CHUNK;
 /// Launches smaller than this run on the calling thread.
 pub const PARALLEL_MIN: usize = 4 * TASK;
 
