@@ -24,27 +24,6 @@ use lazyfuse_core::{
 };
 use lazyfuse_fusion::{compile, FusionOptions};
 
-const NUMERIC: [DType; 12] = [
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-];
-
-fn all_dtypes() -> Vec<DType> {
-    let mut all = NUMERIC.to_vec();
-    all.push(DType::Bool);
-    all
-}
-
 /// Deterministic data of `dtype` with a few negative, zero and (for floats)
 /// special values.
 fn data(cx: &Session, dtype: DType, shape: &[usize], seed: u64) -> Array {
@@ -66,7 +45,7 @@ fn data(cx: &Session, dtype: DType, shape: &[usize], seed: u64) -> Array {
 /// Every expression of the zoo, on session `cx`.
 fn zoo(cx: &Session) -> Vec<(String, Array)> {
     let mut cases: Vec<(String, Array)> = Vec::new();
-    for &dtype in &all_dtypes() {
+    for dtype in DType::ALL {
         let a = data(cx, dtype, &[37], 1);
         let b = data(cx, dtype, &[37], 2);
         for &op in UnaryOp::ALL {
@@ -82,7 +61,7 @@ fn zoo(cx: &Session) -> Vec<(String, Array)> {
             }
         }
         // Every cast from this dtype.
-        for &to in &all_dtypes() {
+        for to in DType::ALL {
             cases.push((format!("cast {dtype} -> {to}"), a.astype(to)));
         }
         cases.push((format!("where({dtype})"), a.gt(&b).where_(&a, &b)));

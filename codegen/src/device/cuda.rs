@@ -47,25 +47,6 @@ fn vector_type(dtype: DType, width: usize) -> (&'static str, &'static [&'static 
     (name, &XYZW[..width.min(4)])
 }
 
-/// The suffix of the prelude's conversion to `dtype`: `lf_to_<suffix>`.
-fn cast_suffix(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::F32 => "f32",
-        DType::F64 => "f64",
-        DType::I8 => "i8",
-        DType::I16 => "i16",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
-        DType::U8 => "u8",
-        DType::U16 => "u16",
-        DType::U32 => "u32",
-        DType::U64 => "u64",
-        DType::Bool => "bool",
-    }
-}
-
 /// The prelude: the value semantics of every element operation.
 pub fn prelude() -> String {
     let mut text = PRELUDE.to_string();
@@ -197,28 +178,12 @@ impl Printer<'_> {
                 param,
                 index,
                 value,
-            } => {
-                let _ = writeln!(
-                    text,
-                    "{pad}{}[{}] = {};",
-                    self.param(*param),
-                    self.bare(index),
-                    self.expr(value)
-                );
-            }
+            } => self.assign_element(text, &pad, self.param(*param), index, value),
             Stmt::StoreShared {
                 array,
                 index,
                 value,
-            } => {
-                let _ = writeln!(
-                    text,
-                    "{pad}{}[{}] = {};",
-                    self.shared(*array),
-                    self.bare(index),
-                    self.expr(value)
-                );
-            }
+            } => self.assign_element(text, &pad, self.shared(*array), index, value),
             Stmt::If {
                 cond,
                 then,
@@ -337,6 +302,23 @@ impl Printer<'_> {
         }
     }
 
+    /// `memory[index] = value;`
+    fn assign_element(
+        &self,
+        text: &mut String,
+        pad: &str,
+        memory: &str,
+        index: &Expr,
+        value: &Expr,
+    ) {
+        let _ = writeln!(
+            text,
+            "{pad}{memory}[{}] = {};",
+            self.bare(index),
+            self.expr(value)
+        );
+    }
+
     fn param(&self, i: u32) -> &str {
         self.kernel
             .params
@@ -384,7 +366,7 @@ impl Printer<'_> {
             Expr::Cast(dtype, a) if matches!(**a, Expr::Special(_)) => {
                 format!("({}){}", c_type(*dtype), self.expr(a))
             }
-            Expr::Cast(dtype, a) => format!("lf_to_{}({})", cast_suffix(*dtype), self.expr(a)),
+            Expr::Cast(dtype, a) => format!("lf_to_{}({})", dtype.short_name(), self.expr(a)),
         }
     }
 }
@@ -408,7 +390,7 @@ pub fn literal_text(literal: Literal) -> String {
         (DType::F32, Wide::Float(v)) if v.is_finite() => format!("{:e}f", v as f32),
         (DType::F32, Wide::Float(v)) => format!("__int_as_float({:#x})", (v as f32).to_bits()),
         (d, Wide::Float(v)) => {
-            format!("lf_to_{}({})", cast_suffix(d), literal_text(Literal::of(v)))
+            format!("lf_to_{}({})", d.short_name(), literal_text(Literal::of(v)))
         }
     }
 }
