@@ -71,6 +71,10 @@ fn expressions(cx: &Context, n: usize) -> Vec<Array> {
         m.slice_axis(1, Some(1), None, 3)
             .slice_axis(0, None, None, -2)
             .sum_axis(1),
+        // Many rows, few columns: the rows are split into blocks.
+        m.reshape(&[n, rows]).sum_axis(0),
+        // Kept positions over several lines of the iteration space.
+        (&m.reshape(&[n, rows, 1]) + &cx.arange(0.0, 3.0, 1.0, DType::F64)).sum_axis(0),
     ]
 }
 

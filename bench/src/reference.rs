@@ -17,8 +17,6 @@ use crate::types::{BenchElem, Float};
 const CHUNK: usize = 1 << 15;
 /// Independent accumulators per task, so that reductions vectorise.
 const LANES: usize = 16;
-/// Output columns per task of the axis reduction.
-const COLUMNS: usize = 256;
 /// Elements converted at a time when `T` is not computed in itself.
 const BLOCK: usize = 512;
 
@@ -127,39 +125,54 @@ pub fn reduce2<T: BenchElem>(
 }
 
 /// `out[j] = sum_i (x[i, j] + r[j] * k[i])` for an `(m, m)` row-major `x`:
-/// each task owns a block of columns and streams down the rows.
+/// rayon splits the rows, each split adds whole rows (long contiguous
+/// streams) into its own accumulator row, and the splits' rows are added.
 pub fn axis0<T: BenchElem>(pool: &ThreadPool, x: &[T], m: usize, r: &[T], k: &[T], out: &mut [T]) {
-    let task = |block: usize, o: &mut [T]| {
-        let j0 = block * COLUMNS;
-        let width = o.len();
-        let zero = T::Acc::ZERO;
-        let (mut acc, mut rj, mut row) = ([zero; COLUMNS], [zero; COLUMNS], [zero; COLUMNS]);
-        T::load_block(&r[j0..j0 + width], &mut rj[..width]);
-        for (i, &ki) in k.iter().enumerate().take(m) {
-            let ki = ki.load();
-            let src = &x[i * m + j0..i * m + j0 + width];
+    let zero = T::Acc::ZERO;
+    let mut r_acc = vec![zero; m];
+    T::load_block(r, &mut r_acc);
+    let add_row = |mut acc: Vec<T::Acc>, i: usize| {
+        let ki = k[i].load();
+        let mut row = [zero; BLOCK];
+        for (j0, src) in (0..m)
+            .step_by(BLOCK)
+            .zip(x[i * m..(i + 1) * m].chunks(BLOCK))
+        {
+            let w = src.len();
+            let (acc, rj) = (&mut acc[j0..j0 + w], &r_acc[j0..j0 + w]);
             if T::DIRECT {
-                for ((s, &v), &rj) in acc.iter_mut().zip(src).zip(&rj[..width]) {
+                for ((s, &v), &rj) in acc.iter_mut().zip(src).zip(rj) {
                     *s = *s + (v.load() + rj * ki);
                 }
             } else {
-                T::load_block(src, &mut row[..width]);
-                for ((s, &v), &rj) in acc.iter_mut().zip(&row[..width]).zip(&rj[..width]) {
+                T::load_block(src, &mut row[..w]);
+                for ((s, &v), &rj) in acc.iter_mut().zip(&row[..w]).zip(rj) {
                     *s = *s + (v + rj * ki);
                 }
             }
         }
-        T::store_block(&acc[..width], o);
+        acc
     };
-    if out.len() <= COLUMNS {
-        task(0, out);
-        return;
-    }
-    pool.install(|| {
-        out.par_chunks_mut(COLUMNS)
-            .enumerate()
-            .for_each(|(block, o)| task(block, o))
-    });
+    let acc = if m * m <= CHUNK {
+        (0..m).fold(vec![zero; m], add_row)
+    } else {
+        pool.install(|| {
+            (0..m)
+                .into_par_iter()
+                .with_min_len((CHUNK / m).max(1))
+                .fold(|| vec![zero; m], add_row)
+                .reduce(
+                    || vec![zero; m],
+                    |mut a, b| {
+                        for (x, &y) in a.iter_mut().zip(&b) {
+                            *x = *x + y;
+                        }
+                        a
+                    },
+                )
+        })
+    };
+    T::store_block(&acc, out);
 }
 
 /// The largest error of `got` against `want`, each difference measured

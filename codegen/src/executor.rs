@@ -8,7 +8,7 @@ use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result, SliceMut};
 use lazyfuse_fusion::{FusedKernel, FusionOptions, Launch};
 
 use crate::cpu::machine::Machine;
-use crate::cpu::{interp, run};
+use crate::cpu::{interp, reduce, run};
 
 /// A kernel prepared for the CPU: its register machine.
 #[derive(Debug)]
@@ -107,7 +107,7 @@ pub fn launch(
     env.stats.add(Counter::KernelLaunches, 1);
     let pool = pool(env.options.threads);
     if launch.kernel.reduction.is_some() {
-        if let Some(out) = run::reduction(&compiled.machine, launch, inputs, pool.as_deref())? {
+        if let Some(out) = reduce::reduction(&compiled.machine, launch, inputs, pool.as_deref())? {
             return Ok(vec![out]);
         }
         return interp::run_generic(launch, inputs);

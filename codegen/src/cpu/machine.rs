@@ -371,7 +371,7 @@ impl<'a> Ctx<'a> {
 /// True when the CPU runs AVX2 instructions (asked once).
 /// `LAZYFUSE_NO_AVX2=1` forces the portable loops (the test suite runs both).
 #[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVX2.get_or_init(|| {
         std::env::var_os("LAZYFUSE_NO_AVX2").is_none()

@@ -4,6 +4,7 @@
 pub mod interp;
 pub mod loops;
 pub mod machine;
+pub mod reduce;
 pub mod run;
 
 use std::sync::Arc;

@@ -1,21 +1,16 @@
-//! Fast execution of launches: the register machine over chunks, in
-//! parallel over fixed-size tasks.
+//! Fast execution of element-wise launches: the register machine over
+//! chunks, in parallel over fixed-size tasks (reductions: `reduce`).
 //!
 //! Tasks have fixed boundaries (independent of the thread count), and
 //! reductions combine task results in a fixed order, so results do not
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
-use lazyfuse_core::element::try_vec;
-use lazyfuse_core::semantics::Arithmetic;
-use lazyfuse_core::{
-    with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, ReduceOp, Result, SliceMut,
-};
-use lazyfuse_fusion::{CombineIr, Inst, Launch, ValueId};
+use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Result, SliceMut};
+use lazyfuse_fusion::{Inst, Launch};
 use rayon::prelude::*;
 
 use super::interp::{self, Space};
-use super::loops::Arg;
 use super::machine::{store, Ctx, Machine, View, CHUNK};
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
@@ -32,7 +27,7 @@ fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
 }
 
 /// Runs `work` for each task, in parallel when large enough.
-fn for_each_task<W: Send>(
+pub(crate) fn for_each_task<W: Send>(
     pool: Option<&rayon::ThreadPool>,
     total: usize,
     work: Vec<W>,
@@ -113,7 +108,7 @@ impl Leaves<'_> {
 
 /// Walks a launch's domain chunk by chunk: the iteration space, the current
 /// line's base offsets and one worker's registers.
-struct Walker<'a> {
+pub(crate) struct Walker<'a> {
     machine: &'a Machine,
     launch: &'a Launch,
     inputs: &'a [Option<&'a HostBuffer>],
@@ -125,7 +120,7 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    fn new(
+    pub(crate) fn new(
         machine: &'a Machine,
         launch: &'a Launch,
         inputs: &'a [Option<&'a HostBuffer>],
@@ -145,14 +140,14 @@ impl<'a> Walker<'a> {
     }
 
     /// Length of the chunk at `position`: at most `CHUNK`, within its line, at most `limit`.
-    fn chunk_len(&self, position: usize, limit: usize) -> usize {
+    pub(crate) fn chunk_len(&self, position: usize, limit: usize) -> usize {
         let line_len = self.space.line_len();
         CHUNK.min(line_len - position % line_len).min(limit)
     }
 
     /// Runs the body over `len` elements from linear `position` (in the
     /// space's order); the last value goes into `direct` when given.
-    fn run(
+    pub(crate) fn run(
         &mut self,
         position: usize,
         len: usize,
@@ -273,298 +268,4 @@ pub fn elementwise(
         Ok(())
     })?;
     Ok(outputs)
-}
-
-/// NumPy's pairwise reduction: 8 interleaved accumulators below 64
-/// elements, halving above.
-fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
-    if x.len() <= 64 {
-        if x.len() < 8 {
-            return x.iter().copied().reduce(f);
-        }
-        let mut acc = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
-        let mut rest = x[8..].chunks_exact(8);
-        for block in &mut rest {
-            for j in 0..8 {
-                acc[j] = f(acc[j], block[j]);
-            }
-        }
-        for (j, &v) in rest.remainder().iter().enumerate() {
-            acc[j] = f(acc[j], v);
-        }
-        let a = f(f(acc[0], acc[1]), f(acc[2], acc[3]));
-        let b = f(f(acc[4], acc[5]), f(acc[6], acc[7]));
-        return Some(f(a, b));
-    }
-    let half = (x.len() / 2).div_ceil(8) * 8;
-    let (lo, hi) = x.split_at(half);
-    Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
-}
-
-/// How one chunk of a built-in reduction is reduced: pairwise in general;
-/// float min/max track NaN in a separate lane mask so the compare loop
-/// vectorises (the result is NaN if any element is, as NumPy).
-pub trait ChunkReduce: Copy {
-    /// Reduces `x` (non-empty) with `op`, whose element-wise form is `combine`.
-    fn reduce_chunk(
-        op: ReduceOp,
-        x: &[Self],
-        combine: &impl Fn(Self, Self) -> Self,
-    ) -> Option<Self> {
-        let _ = op;
-        pairwise(x, combine)
-    }
-}
-
-macro_rules! pairwise_chunks {
-    ($($t:ty),*) => {$(impl ChunkReduce for $t {})*};
-}
-pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! float_chunks {
-    ($($t:ty),*) => {$(
-        impl ChunkReduce for $t {
-            fn reduce_chunk(op: ReduceOp, x: &[Self], combine: &impl Fn(Self, Self) -> Self) -> Option<Self> {
-                let is_max = match op {
-                    ReduceOp::Max => true,
-                    ReduceOp::Min => false,
-                    _ => return pairwise(x, combine),
-                };
-                if x.len() < 8 {
-                    return x.iter().copied().reduce(combine);
-                }
-                let mut acc = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
-                let mut nan = [0u32; 8];
-                let mut blocks = x.chunks_exact(8);
-                for block in &mut blocks {
-                    for j in 0..8 {
-                        let v = block[j];
-                        nan[j] |= (v != v) as u32;
-                        let keep = if is_max { acc[j] > v } else { acc[j] < v };
-                        acc[j] = if keep { acc[j] } else { v };
-                    }
-                }
-                let mut result = acc.into_iter().reduce(combine)?;
-                for &v in blocks.remainder() {
-                    result = combine(result, v);
-                }
-                if nan.iter().any(|&n| n != 0) {
-                    return Some(<$t>::NAN);
-                }
-                Some(result)
-            }
-        }
-    )*};
-}
-float_chunks!(f32, f64);
-
-/// A binary counter of partial results combined pairwise.
-struct Cascade<T> {
-    levels: Vec<(u32, T)>,
-}
-
-impl<T: Clone> Cascade<T> {
-    fn new() -> Self {
-        Cascade { levels: Vec::new() }
-    }
-
-    fn push(&mut self, value: T, f: &impl Fn(&T, &T) -> T) {
-        let mut value = (0u32, value);
-        while let Some((level, top)) = self.levels.last() {
-            if *level != value.0 {
-                break;
-            }
-            value = (level + 1, f(top, &value.1));
-            self.levels.pop();
-        }
-        self.levels.push(value);
-    }
-
-    fn finish(mut self, f: &impl Fn(&T, &T) -> T) -> Option<T> {
-        let mut result: Option<T> = None;
-        while let Some((_, top)) = self.levels.pop() {
-            result = Some(match result {
-                None => top,
-                Some(r) => f(&top, &r),
-            });
-        }
-        result
-    }
-}
-
-/// Runs a reduction launch on the fast path, or `None` when its shape needs
-/// the generic executor (user combine functions, bool, reduced axes that
-/// are neither the leading nor the trailing ones).
-pub fn reduction(
-    machine: &Machine,
-    launch: &Launch,
-    inputs: &[Option<&HostBuffer>],
-    pool: Option<&rayon::ThreadPool>,
-) -> Result<Option<HostBuffer>> {
-    let Some(red) = &launch.kernel.reduction else {
-        return Err(internal("not a reduction"));
-    };
-    let CombineIr::Builtin(op) = red.combine else {
-        return Ok(None);
-    };
-    let rank = launch.domain.len();
-    let axes = red.axes.as_slice();
-    let trailing = axes
-        .iter()
-        .enumerate()
-        .all(|(i, &a)| a == rank - axes.len() + i);
-    let leading = axes.iter().enumerate().all(|(i, &a)| a == i);
-    let kept_len: usize = (0..rank)
-        .filter(|a| !axes.contains(a))
-        .map(|a| launch.domain[a])
-        .product();
-    let reduced_len: usize = axes.iter().map(|&a| launch.domain[a]).product();
-    if kept_len == 0 || reduced_len == 0 || !(trailing || leading) {
-        return Ok(None);
-    }
-    let identity = *launch
-        .args
-        .get(red.identity_arg as usize)
-        .ok_or_else(|| internal("no identity"))?;
-    macro_rules! typed {
-        ($($d:ident => $t:ty),*) => {
-            match red.acc {
-                $(DType::$d => {
-                    let combine = move |a: $t, b: $t| <$t as Arithmetic>::binary(op.combiner(), a, b);
-                    let id = <$t>::from_wide(identity.to_wide());
-                    let acc = if trailing {
-                        reduce_trailing::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, red.value, op, combine)?
-                    } else {
-                        reduce_leading::<$t>(machine, launch, inputs, pool, kept_len, reduced_len, id, red.value, combine)?
-                    };
-                    Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
-                })*
-                _ => None,
-            }
-        };
-    }
-    let _ = BinaryOp::Add;
-    Ok(
-        typed!(F32 => f32, F64 => f64, I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64),
-    )
-}
-
-/// The chunk values of the reduced value, as a slice (broadcast values expanded).
-fn chunk_values<'a, T: Element>(
-    ctx: &Ctx<'a>,
-    view: View,
-    scratch: &'a mut Vec<T>,
-) -> Result<&'a [T]> {
-    match ctx.arg::<T>(view)? {
-        Arg::Slice(s) => Ok(s),
-        Arg::Scalar(x) => {
-            scratch.clear();
-            scratch.resize(ctx.len, x);
-            Ok(scratch.as_slice())
-        }
-    }
-}
-
-/// Reduced axes last: each kept index reduces a run of `reduced_len`
-/// consecutive positions, split into fixed blocks of `TASK`.
-#[allow(clippy::too_many_arguments)]
-fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
-    machine: &Machine,
-    launch: &Launch,
-    inputs: &[Option<&HostBuffer>],
-    pool: Option<&rayon::ThreadPool>,
-    kept_len: usize,
-    reduced_len: usize,
-    identity: T,
-    value: ValueId,
-    op: ReduceOp,
-    combine: impl Fn(T, T) -> T + Sync + Copy,
-) -> Result<Vec<T>> {
-    let space = Space::natural(launch);
-    let blocks = reduced_len.div_ceil(TASK);
-    let mut partials: Vec<T> = try_vec(identity, kept_len * blocks)?;
-    let slots: Vec<&mut T> = partials.iter_mut().collect();
-    for_each_task(pool, kept_len * reduced_len, slots, |task, slot| {
-        let (k, b) = (task / blocks, task % blocks);
-        let start = k * reduced_len + b * TASK;
-        let end = (start + TASK).min((k + 1) * reduced_len);
-        let mut walker = Walker::new(machine, launch, inputs, &space, CHUNK);
-        let mut scratch = Vec::new();
-        let mut cascade = Cascade::new();
-        let mut position = start;
-        while position < end {
-            let len = walker.chunk_len(position, end - position);
-            let ctx = walker.run(position, len, None)?;
-            let values = chunk_values::<T>(&ctx, ctx.views[value.index()], &mut scratch)?;
-            if let Some(p) = T::reduce_chunk(op, values, &combine) {
-                cascade.push(p, &|a: &T, b: &T| combine(*a, *b));
-            }
-            position += len;
-        }
-        *slot = cascade
-            .finish(&|a: &T, b: &T| combine(*a, *b))
-            .unwrap_or(identity);
-        Ok(())
-    })?;
-    Ok(partials
-        .chunks(blocks)
-        .map(|p| {
-            let mut cascade = Cascade::new();
-            for &v in p {
-                cascade.push(v, &|a: &T, b: &T| combine(*a, *b));
-            }
-            cascade
-                .finish(&|a: &T, b: &T| combine(*a, *b))
-                .unwrap_or(identity)
-        })
-        .collect())
-}
-
-/// Reduced axes first: for a chunk of kept positions, rows of the reduced
-/// extent are combined element-wise, pairwise over rows.
-#[allow(clippy::too_many_arguments)]
-fn reduce_leading<T: Element + Arithmetic>(
-    machine: &Machine,
-    launch: &Launch,
-    inputs: &[Option<&HostBuffer>],
-    pool: Option<&rayon::ThreadPool>,
-    kept_len: usize,
-    reduced_len: usize,
-    identity: T,
-    value: ValueId,
-    combine: impl Fn(T, T) -> T + Sync + Copy,
-) -> Result<Vec<T>> {
-    let space = Space::natural(launch);
-    let mut acc: Vec<T> = try_vec(identity, kept_len)?;
-    let slices: Vec<&mut [T]> = acc.chunks_mut(CHUNK).collect();
-    let rows = |a: &Vec<T>, b: &Vec<T>| -> Vec<T> {
-        a.iter().zip(b).map(|(&x, &y)| combine(x, y)).collect()
-    };
-    for_each_task(pool, kept_len * reduced_len, slices, |task, out| {
-        let k0 = task * CHUNK;
-        let mut walker = Walker::new(machine, launch, inputs, &space, CHUNK);
-        let mut scratch = Vec::new();
-        let mut cascade: Cascade<Vec<T>> = Cascade::new();
-        for r in 0..reduced_len {
-            let mut row: Vec<T> = Vec::with_capacity(out.len());
-            let mut k = k0;
-            while k < k0 + out.len() {
-                let position = r * kept_len + k;
-                let len = walker.chunk_len(position, k0 + out.len() - k);
-                let ctx = walker.run(position, len, None)?;
-                row.extend_from_slice(chunk_values::<T>(
-                    &ctx,
-                    ctx.views[value.index()],
-                    &mut scratch,
-                )?);
-                k += len;
-            }
-            cascade.push(row, &rows);
-        }
-        if let Some(total) = cascade.finish(&rows) {
-            out.copy_from_slice(&total);
-        }
-        Ok(())
-    })?;
-    Ok(acc)
 }

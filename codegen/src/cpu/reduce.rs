@@ -1,0 +1,473 @@
+//! Fast execution of built-in reductions: the register machine computes the
+//! reduced value chunk by chunk, and the chunks are combined in a fixed
+//! order, so results do not depend on the number of threads.
+//!
+//! Two layouts run here: reduced axes last (each output reduces a
+//! contiguous run) and reduced axes first (each output column accumulates
+//! whole rows). Other layouts, user combine functions and bool go to the
+//! generic executor.
+
+use lazyfuse_core::element::try_vec;
+use lazyfuse_core::semantics::Arithmetic;
+use lazyfuse_core::{DType, Element, Error, HostBuffer, ReduceOp, Result};
+use lazyfuse_fusion::{CombineIr, Launch, ValueId};
+
+use super::interp::{self, Space};
+use super::loops::Arg;
+use super::machine::{Ctx, Machine, View, CHUNK};
+use super::run::{for_each_task, Walker, TASK};
+
+/// At most this many row blocks split the reduced rows of a leading-axes
+/// reduction: enough tasks for every core when there are few output
+/// columns, while the blocks' partial rows stay a small multiple of the output.
+const MAX_ROW_BLOCKS: usize = 64;
+
+fn internal(message: &str) -> Error {
+    Error::internal("cpu backend", message)
+}
+
+/// Elements per leaf of the pairwise reduction, and independent
+/// accumulators within a leaf (four AVX2 vectors of f32): each accumulator
+/// adds 8 elements sequentially, as NumPy's 128-element leaves with 8
+/// accumulators add 16.
+const LEAF: usize = 256;
+const LANES: usize = 32;
+
+/// NumPy's pairwise reduction: `LANES` interleaved accumulators within a
+/// leaf of `LEAF` elements, halving above.
+#[inline(always)]
+fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
+    if x.len() <= LEAF {
+        if x.len() < LANES {
+            return x.iter().copied().reduce(f);
+        }
+        let mut acc: [T; LANES] = std::array::from_fn(|j| x[j]);
+        let mut rest = x[LANES..].chunks_exact(LANES);
+        for block in &mut rest {
+            for j in 0..LANES {
+                acc[j] = f(acc[j], block[j]);
+            }
+        }
+        for (j, &v) in rest.remainder().iter().enumerate() {
+            acc[j] = f(acc[j], v);
+        }
+        let mut width = LANES;
+        while width > 1 {
+            width /= 2;
+            for j in 0..width {
+                acc[j] = f(acc[j], acc[j + width]);
+            }
+        }
+        return Some(acc[0]);
+    }
+    let half = (x.len() / 2).div_ceil(LANES) * LANES;
+    let (lo, hi) = x.split_at(half);
+    Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
+}
+
+/// How one chunk of a built-in reduction is reduced: pairwise in general;
+/// float min/max track NaN in a separate lane mask so the compare loop
+/// vectorises (the result is NaN if any element is, as NumPy).
+pub trait ChunkReduce: Copy {
+    /// Reduces `x` (non-empty) with `op`, whose element-wise form is `combine`.
+    #[inline(always)]
+    fn reduce_chunk(
+        op: ReduceOp,
+        x: &[Self],
+        combine: &impl Fn(Self, Self) -> Self,
+    ) -> Option<Self> {
+        let _ = op;
+        pairwise(x, combine)
+    }
+}
+
+macro_rules! pairwise_chunks {
+    ($($t:ty),*) => {$(impl ChunkReduce for $t {})*};
+}
+pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_chunks {
+    ($($t:ty),*) => {$(
+        impl ChunkReduce for $t {
+            #[inline(always)]
+            fn reduce_chunk(op: ReduceOp, x: &[Self], combine: &impl Fn(Self, Self) -> Self) -> Option<Self> {
+                let is_max = match op {
+                    ReduceOp::Max => true,
+                    ReduceOp::Min => false,
+                    _ => return pairwise(x, combine),
+                };
+                if x.len() < LANES {
+                    return x.iter().copied().reduce(combine);
+                }
+                let mut acc: [$t; LANES] = std::array::from_fn(|j| x[j]);
+                let mut nan = [0u32; LANES];
+                let mut blocks = x.chunks_exact(LANES);
+                for block in &mut blocks {
+                    for j in 0..LANES {
+                        let v = block[j];
+                        nan[j] |= (v != v) as u32;
+                        let keep = if is_max { acc[j] > v } else { acc[j] < v };
+                        acc[j] = if keep { acc[j] } else { v };
+                    }
+                }
+                let mut result = acc.into_iter().reduce(combine)?;
+                for &v in blocks.remainder() {
+                    result = combine(result, v);
+                }
+                if nan.iter().any(|&n| n != 0) {
+                    return Some(<$t>::NAN);
+                }
+                Some(result)
+            }
+        }
+    )*};
+}
+float_chunks!(f32, f64);
+
+/// Reduces one chunk, with AVX2 code where the CPU has it.
+fn reduce_chunk<T: ChunkReduce>(op: ReduceOp, x: &[T], combine: &impl Fn(T, T) -> T) -> Option<T> {
+    #[cfg(target_arch = "x86_64")]
+    if super::machine::has_avx2() {
+        // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
+        return unsafe { reduce_chunk_avx2(op, x, combine) };
+    }
+    T::reduce_chunk(op, x, combine)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn reduce_chunk_avx2<T: ChunkReduce>(
+    op: ReduceOp,
+    x: &[T],
+    combine: &impl Fn(T, T) -> T,
+) -> Option<T> {
+    T::reduce_chunk(op, x, combine)
+}
+
+/// A binary counter of partial results combined pairwise: the partials of
+/// 2^l chunks combine with each other whatever their number, so the error
+/// of a float sum grows with the logarithm of the length.
+struct Cascade<T> {
+    levels: Vec<(u32, T)>,
+}
+
+impl<T: Copy> Cascade<T> {
+    fn new() -> Self {
+        Cascade { levels: Vec::new() }
+    }
+
+    fn push(&mut self, value: T, f: &impl Fn(T, T) -> T) {
+        let mut value = (0u32, value);
+        while let Some(&(level, top)) = self.levels.last() {
+            if level != value.0 {
+                break;
+            }
+            value = (level + 1, f(top, value.1));
+            self.levels.pop();
+        }
+        self.levels.push(value);
+    }
+
+    fn finish(mut self, f: &impl Fn(T, T) -> T) -> Option<T> {
+        let mut result: Option<T> = None;
+        while let Some((_, top)) = self.levels.pop() {
+            result = Some(match result {
+                None => top,
+                Some(r) => f(top, r),
+            });
+        }
+        result
+    }
+}
+
+/// [`Cascade`] over rows of equal width, combined element by element. Rows
+/// are combined in place and freed rows are reused, so a reduction of any
+/// number of rows allocates only `log2(rows)` row buffers.
+struct RowCascade<T> {
+    levels: Vec<(u32, Vec<T>)>,
+    spare: Vec<Vec<T>>,
+}
+
+impl<T: Copy> RowCascade<T> {
+    fn new() -> Self {
+        RowCascade {
+            levels: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// An empty buffer for assembling a row.
+    fn buffer(&mut self) -> Vec<T> {
+        let mut row = self.spare.pop().unwrap_or_default();
+        row.clear();
+        row
+    }
+
+    /// Adds the next row; when the newest level holds a single row, `row` is
+    /// combined into it directly instead of being copied.
+    fn push(&mut self, row: &[T], f: &impl Fn(T, T) -> T) {
+        match self.levels.last_mut() {
+            Some((level @ 0, top)) => {
+                for (t, &v) in top.iter_mut().zip(row) {
+                    *t = f(*t, v);
+                }
+                *level = 1;
+                self.settle(f);
+            }
+            _ => {
+                let mut buffer = self.buffer();
+                buffer.extend_from_slice(row);
+                self.levels.push((0, buffer));
+            }
+        }
+    }
+
+    /// Adds the next row, assembled in a buffer from [`RowCascade::buffer`].
+    fn push_owned(&mut self, row: Vec<T>, f: &impl Fn(T, T) -> T) {
+        self.levels.push((0, row));
+        self.settle(f);
+    }
+
+    /// Combines the two newest levels while they are equal.
+    fn settle(&mut self, f: &impl Fn(T, T) -> T) {
+        while self.levels.len() >= 2 {
+            let n = self.levels.len();
+            if self.levels[n - 1].0 != self.levels[n - 2].0 {
+                break;
+            }
+            let Some((_, newer)) = self.levels.pop() else {
+                break;
+            };
+            let (level, older) = &mut self.levels[n - 2];
+            for (o, &v) in older.iter_mut().zip(&newer) {
+                *o = f(*o, v);
+            }
+            *level += 1;
+            self.spare.push(newer);
+        }
+    }
+
+    fn finish(mut self, f: &impl Fn(T, T) -> T) -> Option<Vec<T>> {
+        let (_, mut result) = self.levels.pop()?;
+        while let Some((_, mut older)) = self.levels.pop() {
+            for (o, &v) in older.iter_mut().zip(&result) {
+                *o = f(*o, v);
+            }
+            result = older;
+        }
+        Some(result)
+    }
+}
+
+/// Runs a reduction launch on the fast path, or `None` when its shape needs
+/// the generic executor (user combine functions, bool, reduced axes that
+/// are neither the leading nor the trailing ones).
+pub fn reduction(
+    machine: &Machine,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Option<HostBuffer>> {
+    let Some(red) = &launch.kernel.reduction else {
+        return Err(internal("not a reduction"));
+    };
+    let CombineIr::Builtin(op) = red.combine else {
+        return Ok(None);
+    };
+    let rank = launch.domain.len();
+    let axes = red.axes.as_slice();
+    let trailing = axes
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| a == rank - axes.len() + i);
+    let leading = axes.iter().enumerate().all(|(i, &a)| a == i);
+    let kept_len: usize = (0..rank)
+        .filter(|a| !axes.contains(a))
+        .map(|a| launch.domain[a])
+        .product();
+    let reduced_len: usize = axes.iter().map(|&a| launch.domain[a]).product();
+    if kept_len == 0 || reduced_len == 0 || !(trailing || leading) {
+        return Ok(None);
+    }
+    let identity = *launch
+        .args
+        .get(red.identity_arg as usize)
+        .ok_or_else(|| internal("no identity"))?;
+    let shape = Layout {
+        machine,
+        launch,
+        inputs,
+        pool,
+        kept_len,
+        reduced_len,
+        value: red.value,
+    };
+    macro_rules! typed {
+        ($($d:ident => $t:ty),*) => {
+            match red.acc {
+                $(DType::$d => {
+                    let combine = move |a: $t, b: $t| <$t as Arithmetic>::binary(op.combiner(), a, b);
+                    let id = <$t>::from_wide(identity.to_wide());
+                    let acc = if trailing {
+                        reduce_trailing::<$t>(&shape, id, op, combine)?
+                    } else {
+                        reduce_leading::<$t>(&shape, id, combine)?
+                    };
+                    Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
+                })*
+                _ => None,
+            }
+        };
+    }
+    Ok(
+        typed!(F32 => f32, F64 => f64, I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64),
+    )
+}
+
+/// A reduction launch on the fast path: `kept_len` outputs, each reducing
+/// `reduced_len` values of the body's `value`.
+struct Layout<'a> {
+    machine: &'a Machine,
+    launch: &'a Launch,
+    inputs: &'a [Option<&'a HostBuffer>],
+    pool: Option<&'a rayon::ThreadPool>,
+    kept_len: usize,
+    reduced_len: usize,
+    value: ValueId,
+}
+
+/// The chunk values of the reduced value, as a slice (broadcast values expanded).
+fn chunk_values<'a, T: Element>(
+    ctx: &Ctx<'a>,
+    view: View,
+    scratch: &'a mut Vec<T>,
+) -> Result<&'a [T]> {
+    match ctx.arg::<T>(view)? {
+        Arg::Slice(s) => Ok(s),
+        Arg::Scalar(x) => {
+            scratch.clear();
+            scratch.resize(ctx.len, x);
+            Ok(scratch.as_slice())
+        }
+    }
+}
+
+/// Reduced axes last: each kept index reduces a run of `reduced_len`
+/// consecutive positions, split into fixed blocks of `TASK`; a task takes
+/// consecutive blocks (of several outputs when runs are short) worth about
+/// `TASK` elements.
+fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
+    shape: &Layout<'_>,
+    identity: T,
+    op: ReduceOp,
+    combine: impl Fn(T, T) -> T + Sync + Copy,
+) -> Result<Vec<T>> {
+    let (kept_len, reduced_len) = (shape.kept_len, shape.reduced_len);
+    let space = Space::natural(shape.launch);
+    let blocks = reduced_len.div_ceil(TASK);
+    let block_len = reduced_len.min(TASK);
+    let per_task = (TASK / block_len).max(1);
+    let mut partials: Vec<T> = try_vec(identity, kept_len * blocks)?;
+    let groups: Vec<&mut [T]> = partials.chunks_mut(per_task).collect();
+    for_each_task(shape.pool, kept_len * reduced_len, groups, |task, slots| {
+        let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
+        let mut scratch = Vec::new();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            let item = task * per_task + i;
+            let (k, b) = (item / blocks, item % blocks);
+            let start = k * reduced_len + b * TASK;
+            let end = (start + TASK).min((k + 1) * reduced_len);
+            let mut cascade = Cascade::new();
+            let mut position = start;
+            while position < end {
+                let len = walker.chunk_len(position, end - position);
+                let ctx = walker.run(position, len, None)?;
+                let values = chunk_values::<T>(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
+                if let Some(p) = reduce_chunk(op, values, &combine) {
+                    cascade.push(p, &combine);
+                }
+                position += len;
+            }
+            *slot = cascade.finish(&combine).unwrap_or(identity);
+        }
+        Ok(())
+    })?;
+    Ok(partials
+        .chunks(blocks)
+        .map(|p| {
+            let mut cascade = Cascade::new();
+            for &v in p {
+                cascade.push(v, &combine);
+            }
+            cascade.finish(&combine).unwrap_or(identity)
+        })
+        .collect())
+}
+
+/// Reduced axes first: rows of kept positions are combined element-wise,
+/// pairwise over rows. The rows are split into at most `MAX_ROW_BLOCKS`
+/// fixed blocks (so that a few output columns still give every core work)
+/// and the kept positions into chunks; each (block, chunk) task yields a
+/// partial row, and the blocks' partial rows are combined in order.
+fn reduce_leading<T: Element + Arithmetic>(
+    shape: &Layout<'_>,
+    identity: T,
+    combine: impl Fn(T, T) -> T + Sync + Copy,
+) -> Result<Vec<T>> {
+    let (kept_len, reduced_len) = (shape.kept_len, shape.reduced_len);
+    let space = Space::natural(shape.launch);
+    let width = kept_len.min(CHUNK);
+    let rows_per_block = (TASK / width)
+        .max(reduced_len.div_ceil(MAX_ROW_BLOCKS))
+        .max(1);
+    let row_blocks = reduced_len.div_ceil(rows_per_block);
+    let column_chunks = kept_len.div_ceil(CHUNK);
+    let mut partials: Vec<T> = try_vec(identity, row_blocks * kept_len)?;
+    let tasks: Vec<&mut [T]> = partials
+        .chunks_mut(kept_len)
+        .flat_map(|row| row.chunks_mut(CHUNK))
+        .collect();
+    for_each_task(shape.pool, kept_len * reduced_len, tasks, |task, out| {
+        let (block, column) = (task / column_chunks, task % column_chunks);
+        let k0 = column * CHUNK;
+        let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
+        let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
+        let mut scratch = Vec::new();
+        let mut cascade = RowCascade::new();
+        for r in rows {
+            let row_start = r * kept_len + k0;
+            let first = walker.chunk_len(row_start, out.len());
+            if first == out.len() {
+                let ctx = walker.run(row_start, first, None)?;
+                let values = chunk_values::<T>(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
+                cascade.push(values, &combine);
+                continue;
+            }
+            // The row crosses lines of the iteration space: assemble it.
+            let mut row = cascade.buffer();
+            let mut k = 0;
+            while k < out.len() {
+                let len = walker.chunk_len(row_start + k, out.len() - k);
+                let ctx = walker.run(row_start + k, len, None)?;
+                row.extend_from_slice(chunk_values::<T>(
+                    &ctx,
+                    ctx.views[shape.value.index()],
+                    &mut scratch,
+                )?);
+                k += len;
+            }
+            cascade.push_owned(row, &combine);
+        }
+        if let Some(total) = cascade.finish(&combine) {
+            out.copy_from_slice(&total);
+        }
+        Ok(())
+    })?;
+    let mut cascade = RowCascade::new();
+    for row in partials.chunks(kept_len) {
+        cascade.push(row, &combine);
+    }
+    cascade
+        .finish(&combine)
+        .ok_or_else(|| internal("a reduction without rows"))
+}
