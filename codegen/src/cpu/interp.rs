@@ -174,9 +174,12 @@ fn eval(
                     .ok_or_else(|| internal("missing argument"))?,
                 1,
             ),
-            Inst::Unary(op, a) => {
-                kernels::elementwise(&lazyfuse_core::Op::Unary(*op), dtype, &[get(a)?], len)?
-            }
+            Inst::Unary(op, a) => match super::vmath::buffer(*op, get(a)?) {
+                Some(value) => value,
+                None => {
+                    kernels::elementwise(&lazyfuse_core::Op::Unary(*op), dtype, &[get(a)?], len)?
+                }
+            },
             Inst::Binary(op, a, b) => kernels::elementwise(
                 &lazyfuse_core::Op::Binary(*op),
                 dtype,

@@ -6,6 +6,7 @@ pub mod loops;
 pub mod machine;
 pub mod reduce;
 pub mod run;
+pub mod vmath;
 
 use std::sync::Arc;
 
