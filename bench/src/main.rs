@@ -9,6 +9,7 @@
 mod cases;
 mod cli;
 mod measure;
+mod mvec;
 mod plot;
 mod reference;
 mod report;

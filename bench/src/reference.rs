@@ -3,9 +3,9 @@
 //! lazyfuse (inline on the calling thread when the data is a single task),
 //! writing into a preallocated output (or reducing).
 //!
-//! They compute in [`BenchElem::Acc`] with std's scalar math: no vectorised
-//! math library is available, so the transcendental functions of E3 are one
-//! libm call per element. `f16` computes in `f32`, converting blocks of
+//! They compute in [`BenchElem::Acc`]; E3's transcendental functions are
+//! glibc's vectorised ones (libmvec) where that library loads, else std's
+//! scalar libm calls. `f16` computes in `f32`, converting blocks of
 //! [`BLOCK`] elements with `half`'s vectorised slice conversions.
 
 use rayon::prelude::*;
@@ -65,6 +65,52 @@ pub fn elementwise3<T: BenchElem>(
             .zip(c.par_chunks(CHUNK))
             .for_each(|(((o, a), b), c)| task(o, a, b, c))
     });
+}
+
+/// E3 with libmvec (`scalar` for the last elements of each block); `false`
+/// when libmvec is not available.
+pub fn e3_vectorised<T: BenchElem>(
+    pool: &ThreadPool,
+    [a, b, c]: [&[T]; 3],
+    out: &mut [T],
+    scalar: impl Fn(T::Acc, T::Acc, T::Acc) -> T::Acc + Sync,
+) -> bool {
+    if crate::mvec::get().is_none() {
+        return false;
+    }
+    let task = |o: &mut [T], a: &[T], b: &[T], c: &[T]| {
+        let zero = T::Acc::ZERO;
+        let (mut xa, mut xb, mut xc, mut xo) =
+            ([zero; BLOCK], [zero; BLOCK], [zero; BLOCK], [zero; BLOCK]);
+        for (((o, a), b), c) in o
+            .chunks_mut(BLOCK)
+            .zip(a.chunks(BLOCK))
+            .zip(b.chunks(BLOCK))
+            .zip(c.chunks(BLOCK))
+        {
+            let w = o.len();
+            T::load_block(a, &mut xa[..w]);
+            T::load_block(b, &mut xb[..w]);
+            T::load_block(c, &mut xc[..w]);
+            let done = T::Acc::e3_mvec(&xa[..w], &xb[..w], &xc[..w], &mut xo[..w]);
+            for i in done..w {
+                xo[i] = scalar(xa[i], xb[i], xc[i]);
+            }
+            T::store_block(&xo[..w], o);
+        }
+    };
+    if out.len() <= CHUNK {
+        task(out, a, b, c);
+    } else {
+        pool.install(|| {
+            out.par_chunks_mut(CHUNK)
+                .zip(a.par_chunks(CHUNK))
+                .zip(b.par_chunks(CHUNK))
+                .zip(c.par_chunks(CHUNK))
+                .for_each(|(((o, a), b), c)| task(o, a, b, c))
+        });
+    }
+    true
 }
 
 /// `combine` over `map(x, y)` of `x`, `y` in [`LANES`] accumulators.

@@ -74,10 +74,13 @@ pub trait Float:
     fn tanh(self) -> Self;
     /// Absolute value.
     fn abs(self) -> Self;
+    /// E3 over the leading elements of `out` with libmvec; how many were
+    /// done (a multiple of the vector width; 0 without libmvec).
+    fn e3_mvec(a: &[Self], b: &[Self], c: &[Self], out: &mut [Self]) -> usize;
 }
 
 macro_rules! float_impl {
-    ($t:ty) => {
+    ($t:ty, $e3:ident) => {
         impl Float for $t {
             const ZERO: Self = 0.0;
             const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
@@ -109,12 +112,15 @@ macro_rules! float_impl {
             fn abs(self) -> Self {
                 <$t>::abs(self)
             }
+            fn e3_mvec(a: &[Self], b: &[Self], c: &[Self], out: &mut [Self]) -> usize {
+                crate::mvec::get().map_or(0, |m| m.$e3(a, b, c, out))
+            }
         }
     };
 }
 
-float_impl!(f32);
-float_impl!(f64);
+float_impl!(f32, e3_f32);
+float_impl!(f64, e3_f64);
 
 /// An element type of the suite: stored as `Self`, computed in `Acc` by the
 /// hand loops (`f16` computes in `f32`, as lazyfuse accumulates f16 sums in f32).
