@@ -9,6 +9,9 @@
 //! - `lazyfuse/to_vec`: build and demand a new `Vec`;
 //! - `unfused`: the same with `fusion(false)` (one kernel per operation).
 //!
+//! E3's `hand` loop calls std's scalar math; the harness (`lazyfuse-bench`)
+//! also compares E3 with a hand loop on glibc's vectorised math (libmvec).
+//!
 //! Run: `cargo bench --bench expressions` (`-- E1` for one case).
 
 #![allow(clippy::expect_used)]
@@ -74,12 +77,23 @@ fn elementwise(c: &mut Criterion) {
     let mut out = vec![0f32; N];
     type Build = fn(&Array, &Array, &Array) -> Array;
     type Hand = fn(f32, f32, f32) -> f32;
-    let cases: [(&str, Build, Hand); 2] = [
+    let cases: [(&str, Build, Hand); 3] = [
         ("E1 a*b+c", |a, b, c| a * b + c, |a, b, c| a * b + c),
         (
             "E2 sqrt(b*b-4ac)",
             |a, b, c| (b * b - 4.0 * a * c).sqrt(),
             |a, b, c| (b * b - 4.0 * a * c).sqrt(),
+        ),
+        (
+            "E3 12 ops with sin, cos, exp, tanh",
+            |a, b, c| {
+                ((a + 1.5) * b - c) / (a + 2.0) * 0.5 + a.sin() * b.cos() - (-c).exp()
+                    + (a * b).tanh()
+            },
+            |a, b, c| {
+                ((a + 1.5) * b - c) / (a + 2.0) * 0.5 + a.sin() * b.cos() - (-c).exp()
+                    + (a * b).tanh()
+            },
         ),
     ];
     for (name, build, hand) in cases {
