@@ -13,7 +13,7 @@ use lazyfuse_core::{
 use lazyfuse_fusion::{Body, Inst, ValueId};
 
 use super::loops::{self, Arg};
-use super::vmath;
+use super::{vmath, widen};
 
 /// Elements per chunk. Temporaries of 8 Ki elements stay in L2 (L1 for
 /// narrow types); measured on E1/E2/E4 at 10^7 f32, 8 Ki beat 2 Ki and 4 Ki
@@ -357,6 +357,12 @@ impl<'a> Ctx<'a> {
                     return Err(internal("a function vmath does not cover"));
                 }
             }
+            Inst::Unary(op, a) if dtype == DType::F16 && widen::covers_unary(*op) => {
+                widen::unary::<f16>(*op, self.operand(*a)?, out!(f16))
+            }
+            Inst::Unary(op, a) if dtype == DType::BF16 && widen::covers_unary(*op) => {
+                widen::unary::<bf16>(*op, self.operand(*a)?, out!(bf16))
+            }
             Inst::Unary(op, a) => {
                 numeric!(dtype, T => loops::unary::<T>(*op, self.operand(*a)?, out!(T)),
                 bool => return Err(internal("arithmetic on bool")))
@@ -364,12 +370,30 @@ impl<'a> Ctx<'a> {
             Inst::Binary(op, a, b) if op.is_comparison() => {
                 with_dtype!(body.dtype(*a), T => loops::comparison::<T>(*op, self.operand(*a)?, self.operand(*b)?, out!(bool)))
             }
+            Inst::Binary(op, a, b) if dtype == DType::F16 && widen::covers_binary(*op) => {
+                widen::binary::<f16>(*op, self.operand(*a)?, self.operand(*b)?, out!(f16))
+            }
+            Inst::Binary(op, a, b) if dtype == DType::BF16 && widen::covers_binary(*op) => {
+                widen::binary::<bf16>(*op, self.operand(*a)?, self.operand(*b)?, out!(bf16))
+            }
             Inst::Binary(op, a, b) => {
                 numeric!(dtype, T => loops::binary::<T>(*op, self.operand(*a)?, self.operand(*b)?, out!(T)),
                 bool => loops::boolean(*op, self.operand(*a)?, self.operand(*b)?, out!(bool)))
             }
             Inst::Select(c, a, b) => {
                 with_dtype!(dtype, T => loops::select::<T>(self.operand(*c)?, self.operand(*a)?, self.operand(*b)?, out!(T)))
+            }
+            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::F16, DType::F32) => {
+                widen::widen::<f16>(self.operand(*a)?, out!(f32))
+            }
+            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::BF16, DType::F32) => {
+                widen::widen::<bf16>(self.operand(*a)?, out!(f32))
+            }
+            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::F32, DType::F16) => {
+                widen::narrow::<f16>(self.operand(*a)?, out!(f16))
+            }
+            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::F32, DType::BF16) => {
+                widen::narrow::<bf16>(self.operand(*a)?, out!(bf16))
             }
             Inst::Cast(a) => {
                 with_dtype!(body.dtype(*a), S => with_dtype!(dtype, D => loops::cast::<S, D>(self.operand(*a)?, out!(D))))

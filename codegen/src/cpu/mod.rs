@@ -7,6 +7,7 @@ pub mod machine;
 pub mod reduce;
 pub mod run;
 pub mod vmath;
+pub mod widen;
 
 use std::sync::Arc;
 
