@@ -4,18 +4,22 @@
 //!
 //! Two layouts run here: reduced axes last (each output reduces a
 //! contiguous run) and reduced axes first (each output column accumulates
-//! whole rows). Other layouts, user combine functions and bool go to the
-//! generic executor.
+//! whole rows); `min`/`max` of f16/bf16 run in f32. Other layouts, user
+//! combine functions and bool go to the generic executor.
 
 use lazyfuse_core::element::try_vec;
 use lazyfuse_core::semantics::Arithmetic;
-use lazyfuse_core::{DType, Element, Error, HostBuffer, ReduceOp, Result};
+use std::marker::PhantomData;
+
+use lazyfuse_core::half::{bf16, f16};
+use lazyfuse_core::{DType, Element, Error, HostBuffer, Literal, ReduceOp, Result};
 use lazyfuse_fusion::{CombineIr, Launch, ValueId};
 
 use super::interp::{self, Space};
 use super::loops::Arg;
 use super::machine::{Ctx, Machine, View, CHUNK};
 use super::run::{for_each_task, Walker, TASK};
+use super::widen::{self, Half};
 
 /// At most this many row blocks split the reduced rows of a leading-axes
 /// reduction: enough tasks for every core when there are few output
@@ -309,12 +313,18 @@ pub fn reduction(
                     let combine = move |a: $t, b: $t| <$t as Arithmetic>::binary(op.combiner(), a, b);
                     let id = <$t>::from_wide(identity.to_wide());
                     let acc = if trailing {
-                        reduce_trailing::<$t>(&shape, id, op, combine)?
+                        reduce_trailing::<$t, Same>(&shape, id, op, combine)?
                     } else {
-                        reduce_leading::<$t>(&shape, id, combine)?
+                        reduce_leading::<$t, Same>(&shape, id, combine)?
                     };
                     Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
                 })*
+                DType::F16 if matches!(op, ReduceOp::Min | ReduceOp::Max) => {
+                    Some(interp::epilogue(launch, in_f32::<f16>(&shape, identity, op, trailing)?)?)
+                }
+                DType::BF16 if matches!(op, ReduceOp::Min | ReduceOp::Max) => {
+                    Some(interp::epilogue(launch, in_f32::<bf16>(&shape, identity, op, trailing)?)?)
+                }
                 _ => None,
             }
         };
@@ -322,6 +332,26 @@ pub fn reduction(
     Ok(
         typed!(F32 => f32, F64 => f64, I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64),
     )
+}
+
+/// `min`/`max` of half-precision values, computed in `f32` (exact: every
+/// half value is an `f32`, and the result is one of them) and rounded back.
+fn in_f32<H: Half + Element>(
+    shape: &Layout<'_>,
+    identity: Literal,
+    op: ReduceOp,
+    trailing: bool,
+) -> Result<HostBuffer> {
+    let combine = move |a: f32, b: f32| <f32 as Arithmetic>::binary(op.combiner(), a, b);
+    let id = f32::from_wide(identity.to_wide());
+    let acc = if trailing {
+        reduce_trailing::<f32, Widened<H>>(shape, id, op, combine)?
+    } else {
+        reduce_leading::<f32, Widened<H>>(shape, id, combine)?
+    };
+    let mut out: Vec<H> = try_vec(H::default(), acc.len())?;
+    H::narrow(&acc, &mut out);
+    Ok(H::into_buffer(out))
 }
 
 /// A reduction launch on the fast path: `kept_len` outputs, each reducing
@@ -336,19 +366,38 @@ struct Layout<'a> {
     value: ValueId,
 }
 
-/// The chunk values of the reduced value, as a slice (broadcast values expanded).
-fn chunk_values<'a, T: Element>(
-    ctx: &Ctx<'a>,
-    view: View,
-    scratch: &'a mut Vec<T>,
-) -> Result<&'a [T]> {
-    match ctx.arg::<T>(view)? {
-        Arg::Slice(s) => Ok(s),
-        Arg::Scalar(x) => {
-            scratch.clear();
-            scratch.resize(ctx.len, x);
-            Ok(scratch.as_slice())
+/// How the chunk values of the reduced value are read in the accumulator type `T`.
+trait ReadAs<T> {
+    /// The values as a slice (broadcast values expanded, converted values
+    /// in `scratch`).
+    fn read<'a>(ctx: &Ctx<'a>, view: View, scratch: &'a mut Vec<T>) -> Result<&'a [T]>;
+}
+
+/// Values already of the accumulator type.
+struct Same;
+
+impl<T: Element> ReadAs<T> for Same {
+    fn read<'a>(ctx: &Ctx<'a>, view: View, scratch: &'a mut Vec<T>) -> Result<&'a [T]> {
+        match ctx.arg::<T>(view)? {
+            Arg::Slice(s) => Ok(s),
+            Arg::Scalar(x) => {
+                scratch.clear();
+                scratch.resize(ctx.len, x);
+                Ok(scratch.as_slice())
+            }
         }
+    }
+}
+
+/// Half-precision values reduced in `f32` (`min` and `max`, which are exact there).
+struct Widened<H>(PhantomData<H>);
+
+impl<H: Half + Element> ReadAs<f32> for Widened<H> {
+    fn read<'a>(ctx: &Ctx<'a>, view: View, scratch: &'a mut Vec<f32>) -> Result<&'a [f32]> {
+        scratch.clear();
+        scratch.resize(ctx.len, 0.0);
+        widen::widen(ctx.arg::<H>(view)?, scratch);
+        Ok(scratch.as_slice())
     }
 }
 
@@ -356,7 +405,7 @@ fn chunk_values<'a, T: Element>(
 /// consecutive positions, split into fixed blocks of `TASK`; a task takes
 /// consecutive blocks (of several outputs when runs are short) worth about
 /// `TASK` elements.
-fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
+fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     shape: &Layout<'_>,
     identity: T,
     op: ReduceOp,
@@ -382,7 +431,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
             while position < end {
                 let len = walker.chunk_len(position, end - position);
                 let ctx = walker.run(position, len, None)?;
-                let values = chunk_values::<T>(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
+                let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
                 if let Some(p) = reduce_chunk(op, values, &combine) {
                     cascade.push(p, &combine);
                 }
@@ -409,7 +458,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce>(
 /// fixed blocks (so that a few output columns still give every core work)
 /// and the kept positions into chunks; each (block, chunk) task yields a
 /// partial row, and the blocks' partial rows are combined in order.
-fn reduce_leading<T: Element + Arithmetic>(
+fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
     shape: &Layout<'_>,
     identity: T,
     combine: impl Fn(T, T) -> T + Sync + Copy,
@@ -439,7 +488,7 @@ fn reduce_leading<T: Element + Arithmetic>(
             let first = walker.chunk_len(row_start, out.len());
             if first == out.len() {
                 let ctx = walker.run(row_start, first, None)?;
-                let values = chunk_values::<T>(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
+                let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
                 cascade.push(values, &combine);
                 continue;
             }
@@ -449,11 +498,7 @@ fn reduce_leading<T: Element + Arithmetic>(
             while k < out.len() {
                 let len = walker.chunk_len(row_start + k, out.len() - k);
                 let ctx = walker.run(row_start + k, len, None)?;
-                row.extend_from_slice(chunk_values::<T>(
-                    &ctx,
-                    ctx.views[shape.value.index()],
-                    &mut scratch,
-                )?);
+                row.extend_from_slice(R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?);
                 k += len;
             }
             cascade.push_owned(row, &combine);
