@@ -23,20 +23,61 @@ const BLOCK: usize = 512;
 /// `out[i] = f(a[i], b[i], c[i])`.
 pub fn elementwise3<T: BenchElem>(
     pool: &ThreadPool,
-    [a, b, c]: [&[T]; 3],
+    abc: [&[T]; 3],
     out: &mut [T],
     f: impl Fn(T::Acc, T::Acc, T::Acc) -> T::Acc + Sync,
 ) {
-    let task = |o: &mut [T], a: &[T], b: &[T], c: &[T]| {
-        if T::DIRECT {
-            for (((o, &a), &b), &c) in o.iter_mut().zip(a).zip(b).zip(c) {
-                *o = T::store(f(a.load(), b.load(), c.load()));
-            }
-            return;
+    blocks3(pool, abc, out, T::DIRECT, |a, b, c, o| {
+        for (((o, &a), &b), &c) in o.iter_mut().zip(a).zip(b).zip(c) {
+            *o = f(a, b, c);
         }
+    });
+}
+
+/// E3 with libmvec (`scalar` for the last elements of each block); `false`
+/// when libmvec is not available.
+pub fn e3_vectorised<T: BenchElem>(
+    pool: &ThreadPool,
+    abc: [&[T]; 3],
+    out: &mut [T],
+    scalar: impl Fn(T::Acc, T::Acc, T::Acc) -> T::Acc + Sync,
+) -> bool {
+    if crate::mvec::get().is_none() {
+        return false;
+    }
+    // libmvec takes vectors of `T::Acc`: every type goes through blocks.
+    blocks3(pool, abc, out, false, |a, b, c, o| {
+        let done = T::Acc::e3_mvec(a, b, c, o);
+        for i in done..o.len() {
+            o[i] = scalar(a[i], b[i], c[i]);
+        }
+    });
+    true
+}
+
+/// Runs `block` over [`BLOCK`]-element blocks of `a`, `b`, `c` converted to
+/// `T::Acc` (or, when `direct`, as one element at a time in place: `T` is
+/// then its own arithmetic type), in parallel over [`CHUNK`]s.
+fn blocks3<T: BenchElem>(
+    pool: &ThreadPool,
+    [a, b, c]: [&[T]; 3],
+    out: &mut [T],
+    direct: bool,
+    block: impl Fn(&[T::Acc], &[T::Acc], &[T::Acc], &mut [T::Acc]) + Sync,
+) {
+    let task = |o: &mut [T], a: &[T], b: &[T], c: &[T]| {
         let zero = T::Acc::ZERO;
         let (mut xa, mut xb, mut xc, mut xo) =
             ([zero; BLOCK], [zero; BLOCK], [zero; BLOCK], [zero; BLOCK]);
+        if direct {
+            // One element per "block": no conversion, the compiler sees a
+            // plain loop over the slices.
+            for (((o, &a), &b), &c) in o.iter_mut().zip(a).zip(b).zip(c) {
+                block(&[a.load()], &[b.load()], &[c.load()], &mut xo[..1]);
+                *o = T::store(xo[0]);
+            }
+            return;
+        }
         for (((o, a), b), c) in o
             .chunks_mut(BLOCK)
             .zip(a.chunks(BLOCK))
@@ -47,10 +88,7 @@ pub fn elementwise3<T: BenchElem>(
             T::load_block(a, &mut xa[..w]);
             T::load_block(b, &mut xb[..w]);
             T::load_block(c, &mut xc[..w]);
-            for (((o, &a), &b), &c) in xo[..w].iter_mut().zip(&xa[..w]).zip(&xb[..w]).zip(&xc[..w])
-            {
-                *o = f(a, b, c);
-            }
+            block(&xa[..w], &xb[..w], &xc[..w], &mut xo[..w]);
             T::store_block(&xo[..w], o);
         }
     };
@@ -65,52 +103,6 @@ pub fn elementwise3<T: BenchElem>(
             .zip(c.par_chunks(CHUNK))
             .for_each(|(((o, a), b), c)| task(o, a, b, c))
     });
-}
-
-/// E3 with libmvec (`scalar` for the last elements of each block); `false`
-/// when libmvec is not available.
-pub fn e3_vectorised<T: BenchElem>(
-    pool: &ThreadPool,
-    [a, b, c]: [&[T]; 3],
-    out: &mut [T],
-    scalar: impl Fn(T::Acc, T::Acc, T::Acc) -> T::Acc + Sync,
-) -> bool {
-    if crate::mvec::get().is_none() {
-        return false;
-    }
-    let task = |o: &mut [T], a: &[T], b: &[T], c: &[T]| {
-        let zero = T::Acc::ZERO;
-        let (mut xa, mut xb, mut xc, mut xo) =
-            ([zero; BLOCK], [zero; BLOCK], [zero; BLOCK], [zero; BLOCK]);
-        for (((o, a), b), c) in o
-            .chunks_mut(BLOCK)
-            .zip(a.chunks(BLOCK))
-            .zip(b.chunks(BLOCK))
-            .zip(c.chunks(BLOCK))
-        {
-            let w = o.len();
-            T::load_block(a, &mut xa[..w]);
-            T::load_block(b, &mut xb[..w]);
-            T::load_block(c, &mut xc[..w]);
-            let done = T::Acc::e3_mvec(&xa[..w], &xb[..w], &xc[..w], &mut xo[..w]);
-            for i in done..w {
-                xo[i] = scalar(xa[i], xb[i], xc[i]);
-            }
-            T::store_block(&xo[..w], o);
-        }
-    };
-    if out.len() <= CHUNK {
-        task(out, a, b, c);
-    } else {
-        pool.install(|| {
-            out.par_chunks_mut(CHUNK)
-                .zip(a.par_chunks(CHUNK))
-                .zip(b.par_chunks(CHUNK))
-                .zip(c.par_chunks(CHUNK))
-                .for_each(|(((o, a), b), c)| task(o, a, b, c))
-        });
-    }
-    true
 }
 
 /// `combine` over `map(x, y)` of `x`, `y` in [`LANES`] accumulators.
