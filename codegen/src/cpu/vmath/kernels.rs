@@ -199,6 +199,15 @@ macro_rules! float_kernels {
                 $t::from_bits((n.wrapping_add(BIAS) as $u) << MANT)
             }
 
+            /// `2^n` for an integer-valued float `n` with a normal result:
+            /// adding `BIAS + MAGIC` leaves `n + BIAS` in the low bits, and
+            /// the shift moves them into the exponent field (no integer
+            /// conversion, which AVX2 lacks for 64-bit lanes).
+            #[inline(always)]
+            fn pow2_of(n: $t) -> $t {
+                $t::from_bits((n + (BIAS as $t + MAGIC)).to_bits() << MANT)
+            }
+
             /// `x` with the sign bit of `sign`.
             #[inline(always)]
             fn with_sign_of(x: $t, sign: $t) -> $t {
@@ -212,38 +221,44 @@ macro_rules! float_kernels {
                 // Comparisons are false for NaN, which flows through.
                 let x = if x > c::EXP_HI { c::EXP_HI } else { x };
                 let x = if x < c::EXP_LO { c::EXP_LO } else { x };
-                let (n, k) = round_int(x * std::$t::consts::LOG2_E);
+                let (n, _) = round_int(x * std::$t::consts::LOG2_E);
                 let r = (x - n * c::LN2_HI) - n * c::LN2_LO;
-                let half = k >> 1;
-                horner(r, &c::EXP) * pow2(half) * pow2(k.wrapping_sub(half))
+                let (half, _) = round_int(n * 0.5);
+                horner(r, &c::EXP) * pow2_of(half) * pow2_of(n - half)
             }
 
             /// `e^y - 1` for `0 <= y <= 2 * TANH_ONE`, without cancellation:
             /// `2^n expm1(r) + (2^n - 1)`, both terms of one sign.
             #[inline(always)]
             fn expm1_nonnegative(y: $t) -> $t {
-                let (n, k) = round_int(y * std::$t::consts::LOG2_E);
+                let (n, _) = round_int(y * std::$t::consts::LOG2_E);
                 let r = (y - n * c::LN2_HI) - n * c::LN2_LO;
-                let scale = pow2(k);
+                let scale = pow2_of(n);
                 scale * (r * horner(r, &c::EXPM1)) + (scale - 1.0)
             }
 
-            /// `tanh(x)`: its series for small `|x|`, else
+            /// `tanh(x)` for `|x| >= TANH_SERIES` (and NaN):
             /// `sign(x) * e / (e + 2)` with `e = expm1(2|x|)`.
             #[inline(always)]
-            pub fn tanh(x: $t) -> $t {
+            pub fn tanh_large(x: $t) -> $t {
                 let a = $t::from_bits(x.to_bits() & !SIGN);
                 let saturated = a > c::TANH_ONE;
                 let e = expm1_nonnegative(if saturated { 0.0 } else { a + a });
                 let t = if saturated { 1.0 } else { e / (e + 2.0) };
+                with_sign_of(t, x)
+            }
+
+            /// `tanh(x)`: its series for small `|x|`, else `tanh_large`.
+            #[inline(always)]
+            pub fn tanh(x: $t) -> $t {
+                let a = $t::from_bits(x.to_bits() & !SIGN);
                 let z = a * a;
-                let series = a + a * z * horner(z, &c::TANH);
-                let t = if a < super::TANH_SERIES as $t {
+                let series = with_sign_of(a + a * z * horner(z, &c::TANH), x);
+                if a < super::TANH_SERIES as $t {
                     series
                 } else {
-                    t
-                };
-                with_sign_of(t, x)
+                    tanh_large(x)
+                }
             }
 
             /// `sin(x)` (or `cos(x)` when `cosine`) for `|x| <= SIN_COS_LIMIT`

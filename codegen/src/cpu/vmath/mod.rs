@@ -25,7 +25,7 @@ use lazyfuse_core::{HostBuffer, UnaryOp};
 
 use super::loops::Arg;
 
-use kernels::{double, single, SIN_COS_LIMIT};
+use kernels::{double, single, SIN_COS_LIMIT, TANH_SERIES};
 
 /// The functions computed here.
 pub fn covers(op: UnaryOp) -> bool {
@@ -132,7 +132,11 @@ macro_rules! slice_loops {
             match op {
                 UnaryOp::Exp => map(x, out, single::exp, never, f32::exp),
                 UnaryOp::Log => map(x, out, single::log, never, f32::ln),
-                UnaryOp::Tanh => map(x, out, single::tanh, never, f32::tanh),
+                // The series is only computed for chunks that need it.
+                UnaryOp::Tanh if x.iter().fold(false, |small, v| small | (v.abs() < TANH_SERIES as f32)) => {
+                    map(x, out, single::tanh, never, f32::tanh)
+                }
+                UnaryOp::Tanh => map(x, out, single::tanh_large, never, f32::tanh),
                 UnaryOp::Sin => map(x, out, |v| single::sin_cos(v, false), far, f32::sin),
                 UnaryOp::Cos => map(x, out, |v| single::sin_cos(v, true), far, f32::cos),
                 _ => return false,
@@ -146,7 +150,11 @@ macro_rules! slice_loops {
             match op {
                 UnaryOp::Exp => map(x, out, double::exp, never, f64::exp),
                 UnaryOp::Log => map(x, out, double::log, never, f64::ln),
-                UnaryOp::Tanh => map(x, out, double::tanh, never, f64::tanh),
+                // The series is only computed for chunks that need it.
+                UnaryOp::Tanh if x.iter().fold(false, |small, v| small | (v.abs() < TANH_SERIES as f64)) => {
+                    map(x, out, double::tanh, never, f64::tanh)
+                }
+                UnaryOp::Tanh => map(x, out, double::tanh_large, never, f64::tanh),
                 UnaryOp::Sin => map(x, out, |v| double::sin_cos(v, false), far, f64::sin),
                 UnaryOp::Cos => map(x, out, |v| double::sin_cos(v, true), far, f64::cos),
                 _ => return false,
