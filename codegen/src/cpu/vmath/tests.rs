@@ -227,3 +227,27 @@ fn other_operations_are_declined() {
     assert!(!f64::apply(UnaryOp::Sqrt, &[1.0], &mut out));
     assert!(!super::covers(UnaryOp::Abs));
 }
+
+#[test]
+fn tanh_of_chunks_without_small_arguments_skips_only_the_series() {
+    use super::kernels::{double, single};
+    let x: Vec<f64> = arguments(UnaryOp::Tanh, 20_000, 3)
+        .into_iter()
+        .filter(|v| v.abs() >= 0.3 || v.is_nan())
+        .collect();
+    let mut out = vec![0.0; x.len()];
+    assert!(f64::apply(UnaryOp::Tanh, &x, &mut out));
+    for (&v, &o) in x.iter().zip(&out) {
+        assert_eq!(o.to_bits(), double::tanh(v).to_bits(), "tanh({v})");
+    }
+    let x: Vec<f32> = x
+        .iter()
+        .map(|&v| v as f32)
+        .filter(|v| v.abs() >= 0.3 || v.is_nan())
+        .collect();
+    let mut out = vec![0.0; x.len()];
+    assert!(f32::apply(UnaryOp::Tanh, &x, &mut out));
+    for (&v, &o) in x.iter().zip(&out) {
+        assert_eq!(o.to_bits(), single::tanh(v).to_bits(), "tanh({v})");
+    }
+}
