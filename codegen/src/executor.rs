@@ -1,7 +1,7 @@
 //! Running a fused [`Program`](lazyfuse_fusion::Program) over buffers: shared by the host (cpu) and
 //! simulated-device backends, which differ only in where buffers live.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result, SliceMut};

@@ -2,7 +2,6 @@
 //! `Context` is a session chosen for a backend; arrays keep a handle to the
 //! session that made them.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -441,7 +440,7 @@ pub(crate) fn check_size(op: &str, shape: &[usize], dtype: DType) -> Result<()> 
 /// The launches of user kernels reachable from `roots` through nodes not
 /// yet computed, each once (with one of its output nodes), inputs first.
 fn pending_launches(roots: &[Arc<Node>]) -> Vec<(Arc<KernelLaunch>, Arc<Node>)> {
-    let mut seen: HashSet<usize> = HashSet::new();
+    let mut seen: rustc_hash::FxHashSet<usize> = rustc_hash::FxHashSet::default();
     let mut launches: Vec<(Arc<KernelLaunch>, Arc<Node>)> = Vec::new();
     let mut stack: Vec<(Arc<Node>, bool)> = roots.iter().map(|r| (Arc::clone(r), false)).collect();
     while let Some((node, expanded)) = stack.pop() {
