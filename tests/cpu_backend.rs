@@ -75,6 +75,12 @@ fn expressions(cx: &Context, n: usize) -> Vec<Array> {
         m.reshape(&[n, rows]).sum_axis(0),
         // Kept positions over several lines of the iteration space.
         (&m.reshape(&[n, rows, 1]) + &cx.arange(0.0, 3.0, 1.0, DType::F64)).sum_axis(0),
+        // A reduced axis between kept ones.
+        (&m.reshape(&[rows, n, 1]) + &cx.arange(0.0, 3.0, 1.0, DType::F64)).sum_axis(1),
+        (&m.reshape(&[rows, n, 1]) * &cx.arange(1.0, 4.0, 1.0, DType::F64))
+            .astype(DType::F32)
+            .max_axis(1)
+            .astype(DType::F64),
         // Half-precision min/max run in f32.
         (&a - &b).astype(DType::F16).abs().max().astype(DType::F64),
         m.astype(DType::BF16).min_axis(0).astype(DType::F64),

@@ -3,9 +3,10 @@
 //! order, so results do not depend on the number of threads.
 //!
 //! Two layouts run here: reduced axes last (each output reduces a
-//! contiguous run) and reduced axes first (each output column accumulates
-//! whole rows); `min`/`max` of f16/bf16 run in f32. Other layouts, user
-//! combine functions and bool go to the generic executor.
+//! contiguous run) and a block of reduced axes anywhere else (each output
+//! column accumulates whole rows, per index of the axes before the block);
+//! `min`/`max` of f16/bf16 run in f32. Reduced axes that are not adjacent,
+//! user combine functions and bool go to the generic executor.
 
 use lazyfuse_core::element::try_vec;
 use lazyfuse_core::semantics::Arithmetic;
@@ -265,7 +266,7 @@ impl<T: Copy> RowCascade<T> {
 
 /// Runs a reduction launch on the fast path, or `None` when its shape needs
 /// the generic executor (user combine functions, bool, reduced axes that
-/// are neither the leading nor the trailing ones).
+/// are not adjacent).
 pub fn reduction(
     machine: &Machine,
     launch: &Launch,
@@ -284,13 +285,17 @@ pub fn reduction(
         .iter()
         .enumerate()
         .all(|(i, &a)| a == rank - axes.len() + i);
-    let leading = axes.iter().enumerate().all(|(i, &a)| a == i);
+    // Reduced axes in one block (`a0..a0 + len`): the leading layout, once
+    // per index of the axes before them.
+    let first = axes.first().copied().unwrap_or(0);
+    let contiguous = axes.iter().enumerate().all(|(i, &a)| a == first + i);
+    let outer: usize = launch.domain[..first.min(rank)].iter().product();
     let kept_len: usize = (0..rank)
         .filter(|a| !axes.contains(a))
         .map(|a| launch.domain[a])
         .product();
     let reduced_len: usize = axes.iter().map(|&a| launch.domain[a]).product();
-    if kept_len == 0 || reduced_len == 0 || !(trailing || leading) {
+    if kept_len == 0 || reduced_len == 0 || !(trailing || contiguous) {
         return Ok(None);
     }
     let identity = *launch
@@ -304,6 +309,7 @@ pub fn reduction(
         pool,
         kept_len,
         reduced_len,
+        outer,
         value: red.value,
     };
     macro_rules! typed {
@@ -363,6 +369,9 @@ struct Layout<'a> {
     pool: Option<&'a rayon::ThreadPool>,
     kept_len: usize,
     reduced_len: usize,
+    /// For the leading layout: the product of the kept axes before the
+    /// reduced ones (each index reduces its own block of rows).
+    outer: usize,
     value: ValueId,
 }
 
@@ -453,66 +462,85 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
         .collect())
 }
 
-/// Reduced axes first: rows of kept positions are combined element-wise,
-/// pairwise over rows. The rows are split into at most `MAX_ROW_BLOCKS`
-/// fixed blocks (so that a few output columns still give every core work)
-/// and the kept positions into chunks; each (block, chunk) task yields a
-/// partial row, and the blocks' partial rows are combined in order.
+/// Reduced axes first (after `outer` kept indices, each reducing its own
+/// block): rows of kept positions are combined element-wise, pairwise over
+/// rows. The rows are split into at most `MAX_ROW_BLOCKS` fixed blocks (so
+/// that a few output columns still give every core work) and the kept
+/// positions into chunks; each (outer, block, chunk) task yields a partial
+/// row, and the blocks' partial rows are combined in order.
 fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
     shape: &Layout<'_>,
     identity: T,
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
-    let (kept_len, reduced_len) = (shape.kept_len, shape.reduced_len);
+    let (outer, reduced_len) = (shape.outer.max(1), shape.reduced_len);
+    let inner = shape.kept_len / outer;
     let space = Space::natural(shape.launch);
-    let width = kept_len.min(CHUNK);
+    let width = inner.min(CHUNK);
     let rows_per_block = (TASK / width)
         .max(reduced_len.div_ceil(MAX_ROW_BLOCKS))
         .max(1);
     let row_blocks = reduced_len.div_ceil(rows_per_block);
-    let column_chunks = kept_len.div_ceil(CHUNK);
-    let mut partials: Vec<T> = try_vec(identity, row_blocks * kept_len)?;
+    let column_chunks = inner.div_ceil(CHUNK);
+    // partials[(o * row_blocks + block) * inner + k]
+    let mut partials: Vec<T> = try_vec(identity, outer * row_blocks * inner)?;
     let tasks: Vec<&mut [T]> = partials
-        .chunks_mut(kept_len)
+        .chunks_mut(inner)
         .flat_map(|row| row.chunks_mut(CHUNK))
         .collect();
-    for_each_task(shape.pool, kept_len * reduced_len, tasks, |task, out| {
-        let (block, column) = (task / column_chunks, task % column_chunks);
-        let k0 = column * CHUNK;
-        let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
-        let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
-        let mut scratch = Vec::new();
+    for_each_task(
+        shape.pool,
+        shape.kept_len * reduced_len,
+        tasks,
+        |task, out| {
+            let (row, column) = (task / column_chunks, task % column_chunks);
+            let (o, block) = (row / row_blocks, row % row_blocks);
+            let base = o * reduced_len * inner + column * CHUNK;
+            let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
+            let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
+            let mut scratch = Vec::new();
+            let mut cascade = RowCascade::new();
+            for r in rows {
+                let row_start = base + r * inner;
+                let first = walker.chunk_len(row_start, out.len());
+                if first == out.len() {
+                    let ctx = walker.run(row_start, first, None)?;
+                    let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
+                    cascade.push(values, &combine);
+                    continue;
+                }
+                // The row crosses lines of the iteration space: assemble it.
+                let mut row = cascade.buffer();
+                let mut k = 0;
+                while k < out.len() {
+                    let len = walker.chunk_len(row_start + k, out.len() - k);
+                    let ctx = walker.run(row_start + k, len, None)?;
+                    row.extend_from_slice(R::read(
+                        &ctx,
+                        ctx.views[shape.value.index()],
+                        &mut scratch,
+                    )?);
+                    k += len;
+                }
+                cascade.push_owned(row, &combine);
+            }
+            if let Some(total) = cascade.finish(&combine) {
+                out.copy_from_slice(&total);
+            }
+            Ok(())
+        },
+    )?;
+    let mut result = Vec::with_capacity(shape.kept_len);
+    for blocks in partials.chunks(row_blocks * inner) {
         let mut cascade = RowCascade::new();
-        for r in rows {
-            let row_start = r * kept_len + k0;
-            let first = walker.chunk_len(row_start, out.len());
-            if first == out.len() {
-                let ctx = walker.run(row_start, first, None)?;
-                let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
-                cascade.push(values, &combine);
-                continue;
-            }
-            // The row crosses lines of the iteration space: assemble it.
-            let mut row = cascade.buffer();
-            let mut k = 0;
-            while k < out.len() {
-                let len = walker.chunk_len(row_start + k, out.len() - k);
-                let ctx = walker.run(row_start + k, len, None)?;
-                row.extend_from_slice(R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?);
-                k += len;
-            }
-            cascade.push_owned(row, &combine);
+        for row in blocks.chunks(inner) {
+            cascade.push(row, &combine);
         }
-        if let Some(total) = cascade.finish(&combine) {
-            out.copy_from_slice(&total);
-        }
-        Ok(())
-    })?;
-    let mut cascade = RowCascade::new();
-    for row in partials.chunks(kept_len) {
-        cascade.push(row, &combine);
+        result.extend(
+            cascade
+                .finish(&combine)
+                .ok_or_else(|| internal("a reduction without rows"))?,
+        );
     }
-    cascade
-        .finish(&combine)
-        .ok_or_else(|| internal("a reduction without rows"))
+    Ok(result)
 }
