@@ -413,7 +413,7 @@ impl<H: Half + Element> ReadAs<f32> for Widened<H> {
 /// Reduced axes last: each kept index reduces a run of `reduced_len`
 /// consecutive positions, split into fixed blocks of `TASK`; a task takes
 /// consecutive blocks (of several outputs when runs are short) worth about
-/// `TASK` elements.
+/// `TASK` elements, and computes them in chunks that span short runs.
 fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     shape: &Layout<'_>,
     identity: T,
@@ -430,23 +430,37 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     for_each_task(shape.pool, kept_len * reduced_len, groups, |task, slots| {
         let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
         let mut scratch = Vec::new();
-        for (i, slot) in slots.iter_mut().enumerate() {
-            let item = task * per_task + i;
-            let (k, b) = (item / blocks, item % blocks);
-            let start = k * reduced_len + b * TASK;
-            let end = (start + TASK).min((k + 1) * reduced_len);
-            let mut cascade = Cascade::new();
-            let mut position = start;
-            while position < end {
-                let len = walker.chunk_len(position, end - position);
-                let ctx = walker.run(position, len, None)?;
-                let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
-                if let Some(p) = reduce_chunk(op, values, &combine) {
+        // The group's items are consecutive runs of positions: walk them in
+        // chunks that may span several short runs, and cut each chunk at
+        // the runs' ends.
+        let first = task * per_task;
+        let item_start = |item: usize| (item / blocks) * reduced_len + (item % blocks) * TASK;
+        let item_end =
+            |item: usize| (item_start(item) + TASK).min((item / blocks + 1) * reduced_len);
+        let group_end = item_end(first + slots.len().saturating_sub(1));
+        let (mut position, mut current) = (item_start(first), 0);
+        let mut cascade = Cascade::new();
+        while position < group_end {
+            let len = walker.chunk_len(position, group_end - position);
+            let ctx = walker.run(position, len, None)?;
+            let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
+            let mut offset = 0;
+            while offset < len {
+                let end = item_end(first + current);
+                let segment = (end - (position + offset)).min(len - offset);
+                if let Some(p) = reduce_chunk(op, &values[offset..offset + segment], &combine) {
                     cascade.push(p, &combine);
                 }
-                position += len;
+                offset += segment;
+                if position + offset == end {
+                    let done = std::mem::replace(&mut cascade, Cascade::new());
+                    if let Some(slot) = slots.get_mut(current) {
+                        *slot = done.finish(&combine).unwrap_or(identity);
+                    }
+                    current += 1;
+                }
             }
-            *slot = cascade.finish(&combine).unwrap_or(identity);
+            position += len;
         }
         Ok(())
     })?;
