@@ -4,6 +4,7 @@
 pub mod interp;
 pub mod loops;
 pub mod machine;
+pub mod pairwise;
 pub mod reduce;
 pub mod run;
 pub mod vmath;
