@@ -75,6 +75,13 @@ fn expressions(cx: &Context, n: usize) -> Vec<Array> {
         m.reshape(&[n, rows]).sum_axis(0),
         // Kept positions over several lines of the iteration space.
         (&m.reshape(&[n, rows, 1]) + &cx.arange(0.0, 3.0, 1.0, DType::F64)).sum_axis(0),
+        // Short lines: chunks span several, broadcast rows are gathered.
+        (&m.reshape(&[n, rows]) - &m.reshape(&[n, rows]).mean_axis(0)) * &k.reshape(&[rows]),
+        (cx.arange(0.0, (rows * n) as f64, 1.0, DType::F64)
+            .reshape(&[n, rows])
+            .transpose()
+            + &m.slice_axis(1, None, None, -1))
+            .reshape(&[rows * n]),
         // A reduced axis between kept ones.
         (&m.reshape(&[rows, n, 1]) + &cx.arange(0.0, 3.0, 1.0, DType::F64)).sum_axis(1),
         (&m.reshape(&[rows, n, 1]) * &cx.arange(1.0, 4.0, 1.0, DType::F64))

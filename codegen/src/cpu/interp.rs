@@ -111,6 +111,36 @@ impl Space {
             .collect()
     }
 
+    /// The outer indices of line `line` (outermost first).
+    pub(crate) fn line_index(&self, line: usize) -> SmallVec<[usize; 4]> {
+        let outer = &self.extents[..self.extents.len() - 1];
+        let mut rest = line;
+        let mut index: SmallVec<[usize; 4]> = SmallVec::from_elem(0, outer.len());
+        for (slot, &extent) in index.iter_mut().zip(outer).rev() {
+            *slot = rest % extent;
+            rest /= extent;
+        }
+        index
+    }
+
+    /// Moves `index` and the inputs' `bases` from a line to the next one.
+    pub(crate) fn next_line(&self, index: &mut [usize], bases: &mut [isize]) {
+        for d in (0..index.len()).rev() {
+            index[d] += 1;
+            let wrap = index[d] == self.extents[d];
+            for (base, strides) in bases.iter_mut().zip(&self.strides) {
+                *base += strides[d];
+                if wrap {
+                    *base -= self.extents[d] as isize * strides[d];
+                }
+            }
+            if !wrap {
+                return;
+            }
+            index[d] = 0;
+        }
+    }
+
     /// Stride of `input` along the line.
     pub(crate) fn inner_stride(&self, input: usize) -> isize {
         self.strides[input].last().copied().unwrap_or(0)

@@ -15,6 +15,8 @@ use super::machine::{store, Ctx, Machine, View, CHUNK};
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
 pub const TASK: usize = 8 * CHUNK;
+/// Lines shorter than this are walked in chunks spanning several lines.
+const SHORT_LINE: usize = 256;
 /// Launches smaller than this run on the calling thread.
 pub const PARALLEL_MIN: usize = 4 * TASK;
 
@@ -53,15 +55,19 @@ struct Leaves<'a> {
 }
 
 impl Leaves<'_> {
+    /// The view of a leaf over a chunk made of `lens.len()` line segments,
+    /// segment `s` of `lens[s]` elements starting, for input `k`, at
+    /// element `starts[s * inputs + k]`.
     fn view(
         &self,
         inst: &Inst,
         reg: Option<usize>,
         regs: &mut [HostBuffer],
-        bases: &[isize],
-        offset: usize,
+        starts: &[isize],
+        lens: &[usize],
         len: usize,
     ) -> Result<View> {
+        let n = self.inputs.len();
         match inst {
             Inst::Load(k) => {
                 let k = *k as usize;
@@ -71,33 +77,52 @@ impl Leaves<'_> {
                     .copied()
                     .flatten()
                     .ok_or_else(|| internal("missing input"))?;
-                let stride = self.space.inner_stride(k);
-                let base = self.space.at(bases, k, offset);
                 if buffer.len() == 1 {
                     return Ok(View::InputScalar(k, 0));
                 }
-                if !interp::in_bounds(base, stride, len, buffer.len()) {
-                    return Err(internal("a read outside an input"));
-                }
-                match stride {
-                    0 => Ok(View::InputScalar(k, base as usize)),
-                    1 => Ok(View::Input(k, base as usize)),
-                    _ => {
-                        let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
-                        gather(buffer, &mut regs[r], base, stride, len)?;
-                        Ok(View::Reg(r))
+                let stride = self.space.inner_stride(k);
+                let at = |s: usize| starts[s * n + k];
+                let first = at(0);
+                // Whether the segments continue one another (a window) or
+                // all read one element (a broadcast value).
+                let (mut window, mut constant, mut next) = (stride == 1, stride == 0, first);
+                for (s, &l) in lens.iter().enumerate() {
+                    let base = at(s);
+                    if !interp::in_bounds(base, stride, l, buffer.len()) {
+                        return Err(internal("a read outside an input"));
                     }
+                    window &= base == next;
+                    constant &= base == first;
+                    next = base + l as isize * stride;
                 }
+                if constant {
+                    return Ok(View::InputScalar(k, first as usize));
+                }
+                if window {
+                    return Ok(View::Input(k, first as usize));
+                }
+                let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
+                let mut done = 0;
+                for (s, &l) in lens.iter().enumerate() {
+                    gather(buffer, &mut regs[r], done, at(s), stride, l)?;
+                    done += l;
+                }
+                Ok(View::Reg(r))
             }
             Inst::Iota(k) => {
                 let k = *k as usize;
                 let stride = self.space.inner_stride(k) as i64;
-                let base = self.space.at(bases, k, offset) as i64;
                 let r = reg.ok_or_else(|| internal("an iota without a register"))?;
-                let out =
-                    i64::slice_of_mut(&mut regs[r]).ok_or_else(|| internal("iota register"))?;
-                for (i, o) in out[..len].iter_mut().enumerate() {
-                    *o = base + i as i64 * stride;
+                let out = i64::slice_of_mut(&mut regs[r])
+                    .and_then(|o| o.get_mut(..len))
+                    .ok_or_else(|| internal("iota register"))?;
+                let mut done = 0;
+                for (s, &l) in lens.iter().enumerate() {
+                    let base = starts[s * n + k] as i64;
+                    for (i, o) in out[done..done + l].iter_mut().enumerate() {
+                        *o = base + i as i64 * stride;
+                    }
+                    done += l;
                 }
                 Ok(View::Reg(r))
             }
@@ -117,6 +142,10 @@ pub(crate) struct Walker<'a> {
     bases: Vec<isize>,
     regs: Vec<HostBuffer>,
     views: Vec<View>,
+    /// The current chunk's line segments: their lengths, and where each
+    /// input starts in each (`starts[segment * inputs + input]`).
+    lens: Vec<usize>,
+    starts: Vec<isize>,
 }
 
 impl<'a> Walker<'a> {
@@ -136,12 +165,19 @@ impl<'a> Walker<'a> {
             bases: Vec::new(),
             regs: machine.registers(longest),
             views: Vec::new(),
+            lens: Vec::new(),
+            starts: Vec::new(),
         }
     }
 
-    /// Length of the chunk at `position`: at most `CHUNK`, within its line, at most `limit`.
+    /// Length of the chunk at `position`: at most `CHUNK`, at most `limit`,
+    /// and within its line unless lines are short (then a chunk spans
+    /// several, so that short lines do not mean short passes).
     pub(crate) fn chunk_len(&self, position: usize, limit: usize) -> usize {
         let line_len = self.space.line_len();
+        if line_len < SHORT_LINE {
+            return CHUNK.min(limit);
+        }
         CHUNK.min(line_len - position % line_len).min(limit)
     }
 
@@ -154,16 +190,41 @@ impl<'a> Walker<'a> {
         direct: Option<SliceMut<'_>>,
     ) -> Result<Ctx<'_>> {
         let line_len = self.space.line_len();
-        if position / line_len != self.line {
-            self.line = position / line_len;
-            self.bases = self.space.bases(self.line);
-        }
         let offset = position % line_len;
+        let inputs = self.inputs.len();
+        self.lens.clear();
+        self.starts.clear();
+        if offset + len <= line_len {
+            if position / line_len != self.line {
+                self.line = position / line_len;
+                self.bases = self.space.bases(self.line);
+            }
+            self.lens.push(len);
+            self.starts
+                .extend((0..inputs).map(|k| self.space.at(&self.bases, k, offset)));
+        } else {
+            let line = position / line_len;
+            let mut index = self.space.line_index(line);
+            let mut bases = self.space.bases(line);
+            let (mut done, mut at) = (0, offset);
+            loop {
+                let segment = (line_len - at).min(len - done);
+                self.lens.push(segment);
+                self.starts
+                    .extend((0..inputs).map(|k| self.space.at(&bases, k, at)));
+                done += segment;
+                if done == len {
+                    break;
+                }
+                self.space.next_line(&mut index, &mut bases);
+                at = 0;
+            }
+        }
         let leaves = Leaves {
             space: self.space,
             inputs: self.inputs,
         };
-        let bases = &self.bases;
+        let (starts, lens) = (&self.starts, &self.lens);
         self.machine.run(
             len,
             self.inputs,
@@ -171,7 +232,7 @@ impl<'a> Walker<'a> {
             &mut self.regs,
             &mut self.views,
             direct,
-            |inst, reg, regs| leaves.view(inst, reg, regs, bases, offset, len),
+            |inst, reg, regs| leaves.view(inst, reg, regs, starts, lens, len),
         )?;
         Ok(Ctx {
             inputs: self.inputs,
@@ -183,17 +244,21 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Copies `len` elements `stride` apart from `base` (bounds checked by the caller).
+/// Copies `len` elements `stride` apart from `base` into the register from
+/// element `at` (bounds checked by the caller).
 fn gather(
     buffer: &HostBuffer,
     reg: &mut HostBuffer,
+    at: usize,
     base: isize,
     stride: isize,
     len: usize,
 ) -> Result<()> {
     lazyfuse_core::with_buffer!(buffer, src => {
-        let dst = Element::slice_of_mut(reg).ok_or_else(|| internal("gather register dtype"))?;
-        for (i, d) in dst[..len].iter_mut().enumerate() {
+        let dst = Element::slice_of_mut(reg)
+            .and_then(|d: &mut [_]| d.get_mut(at..at + len))
+            .ok_or_else(|| internal("gather register"))?;
+        for (i, d) in dst.iter_mut().enumerate() {
             *d = src[(base + i as isize * stride) as usize];
         }
         Ok(())
