@@ -42,7 +42,11 @@ extra_skipped=0
 cargo test --workspace --all-targets --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 # The CPU backend runs AVX2 loops where the CPU has them: test the portable ones too.
-LAZYFUSE_NO_AVX2=1 cargo test --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
+LAZYFUSE_NO_AVX2=1 cargo test --locked --test cpu_backend --test differential --test api --test jit 2>&1 | tee -a "$log"
+# Its JIT tier compiles kernels once they have run enough elements: run the
+# CPU suites with every kernel compiled, and with none.
+LAZYFUSE_JIT=always cargo test --locked --test cpu_backend --test differential --test api --test memory --test concurrency 2>&1 | tee -a "$log"
+LAZYFUSE_JIT=never cargo test --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
 
 echo "== examples"
 for example in examples/*.rs examples/*/main.rs; do

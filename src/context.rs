@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use lazyfuse_codegen::cuda::CudaEngine;
 use lazyfuse_codegen::{CpuEngine, SimEngine};
-use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
+use lazyfuse_core::{Engine, Error, JitMode, Options, ReferenceEngine, Result, Session};
 
 /// Environment variable that overrides the backend [`Context::new`] picks.
 pub const BACKEND_VAR: &str = "LAZYFUSE_BACKEND";
@@ -158,6 +158,14 @@ impl ContextBuilder {
     /// Worker threads for CPU execution (default 0: all cores).
     pub fn threads(mut self, threads: usize) -> Self {
         self.options.threads = threads;
+        self
+    }
+
+    /// When the CPU backend compiles kernels to machine code (default
+    /// [`JitMode::Auto`], or what `LAZYFUSE_JIT` names: `auto`, `always`,
+    /// `never`). Results are the same either way.
+    pub fn jit(mut self, mode: JitMode) -> Self {
+        self.options.jit = mode;
         self
     }
 

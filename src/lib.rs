@@ -32,7 +32,7 @@ pub use context::{Context, ContextBuilder};
 pub use inspect::cuda_source;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,
-    HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
+    HostBuffer, JitMode, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
 };
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.

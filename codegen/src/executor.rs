@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result, SliceMut};
-use lazyfuse_fusion::{FusedKernel, FusionOptions, Launch};
+use lazyfuse_fusion::{CombineIr, FusedKernel, FusionOptions, Launch};
 
 use crate::cpu::machine::Machine;
 use crate::cpu::{interp, reduce, run};
@@ -21,13 +21,20 @@ pub struct CompiledKernel {
 impl CompiledKernel {
     fn new(kernel: &Arc<FusedKernel>) -> Result<CompiledKernel> {
         kernel.verify()?;
-        let keep = match &kernel.reduction {
-            Some(r) => vec![r.value],
-            None => kernel.outputs.clone(),
+        let machine = match &kernel.reduction {
+            Some(r) => {
+                // Compiled code combines in the value's own dtype.
+                let op = match r.combine {
+                    CombineIr::Builtin(op) if kernel.body.dtype(r.value) == r.acc => Some(op),
+                    _ => None,
+                };
+                Machine::new(&kernel.body, &[], Some(r.value), op)?
+            }
+            None => Machine::new(&kernel.body, &kernel.outputs, None, None)?,
         };
         Ok(CompiledKernel {
             kernel: Arc::clone(kernel),
-            machine: Machine::new(&kernel.body, &keep),
+            machine,
         })
     }
 }
@@ -107,19 +114,30 @@ pub fn launch(
     env.stats.add(Counter::KernelLaunches, 1);
     let pool = pool(env.options.threads);
     if launch.kernel.reduction.is_some() {
-        if let Some(out) = reduce::reduction(&compiled.machine, launch, inputs, pool.as_deref())? {
+        if let Some(out) = reduce::reduction(
+            &compiled.machine,
+            launch,
+            inputs,
+            pool.as_deref(),
+            env.options.jit,
+        )? {
             return Ok(vec![out]);
         }
         return interp::run_generic(launch, inputs);
     }
-    run::elementwise(&compiled.machine, launch, inputs, pool.as_deref(), None)?
-        .into_iter()
-        .map(|b| {
-            b.ok_or_else(|| {
-                lazyfuse_core::Error::internal("cpu backend", "an output was not written")
-            })
-        })
-        .collect()
+    run::elementwise(
+        &compiled.machine,
+        launch,
+        inputs,
+        pool.as_deref(),
+        env.options.jit,
+        None,
+    )?
+    .into_iter()
+    .map(|b| {
+        b.ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "an output was not written"))
+    })
+    .collect()
 }
 
 /// Runs an element-wise launch whose output `index` goes into the caller's `out`.
@@ -139,6 +157,7 @@ pub fn launch_into(
         launch,
         inputs,
         pool.as_deref(),
+        env.options.jit,
         Some((index, out)),
     )
 }

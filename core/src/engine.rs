@@ -82,6 +82,31 @@ impl StatsCounter {
     }
 }
 
+/// When the CPU backend compiles kernels to machine code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JitMode {
+    /// Once a kernel has processed enough elements to repay compiling it
+    /// (small, one-off kernels stay on the interpreter).
+    Auto,
+    /// At the first launch of every kernel it can compile.
+    Always,
+    /// Never: every kernel runs on the register-machine interpreter.
+    Never,
+}
+
+impl JitMode {
+    /// The mode named by `LAZYFUSE_JIT` (`auto`, `always` or `never`;
+    /// `Auto` when unset or unknown), read once.
+    pub fn from_env() -> JitMode {
+        static MODE: std::sync::OnceLock<JitMode> = std::sync::OnceLock::new();
+        *MODE.get_or_init(|| match std::env::var("LAZYFUSE_JIT").as_deref() {
+            Ok("always") => JitMode::Always,
+            Ok("never") => JitMode::Never,
+            _ => JitMode::Auto,
+        })
+    }
+}
+
 /// Settings of a context that engines honour.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -89,13 +114,17 @@ pub struct Options {
     pub fusion: bool,
     /// Worker threads for CPU execution (0: all cores).
     pub threads: usize,
+    /// When the CPU backend compiles kernels to machine code.
+    pub jit: JitMode,
 }
 
 impl Default for Options {
+    /// Fusion on, all cores, and the JIT mode of `LAZYFUSE_JIT` (default `Auto`).
     fn default() -> Self {
         Options {
             fusion: true,
             threads: 0,
+            jit: JitMode::from_env(),
         }
     }
 }

@@ -170,3 +170,9 @@ pub fn select<T: Copy>(cond: Arg<'_, bool>, a: Arg<'_, T>, b: Arg<'_, T>, out: &
 pub fn cast<S: Element, D: Element>(a: Arg<'_, S>, out: &mut [D]) {
     map1(a, out, |x| D::from_wide(x.to_wide()));
 }
+
+/// `out = a`.
+#[inline(always)]
+pub fn copy<T: Copy>(a: Arg<'_, T>, out: &mut [T]) {
+    map1(a, out, |x| x);
+}

@@ -1,57 +1,196 @@
-//! A kernel body compiled to a register machine over chunks.
+//! A kernel body compiled to a register machine over chunks and tiles.
 //!
-//! Every SSA value gets a view per chunk: a register (a chunk-sized scratch
-//! buffer, reused once the value is dead, as numexpr does), a zero-copy
-//! window into a contiguous input, or a single broadcast value (arguments and
-//! inputs that do not vary along the chunk). Each instruction is one typed
-//! loop from `loops`.
+//! A chunk (up to [`CHUNK`] elements, within one line of the iteration
+//! space) is where inputs are located: a zero-copy window into a contiguous
+//! input, one broadcast element, or a gather into a chunk register. The
+//! operations then run tile by tile ([`TILE`] elements): every step over
+//! one tile before the next tile starts, so all of a chunk's input streams
+//! are read together, as one fused loop reads them, and temporaries live in
+//! tile registers that stay in L1 (reused once their value is dead, as
+//! numexpr does). Outputs are written in place; the reduced value of a
+//! reduction goes to a chunk register that the runner reads per tile or
+//! per chunk. Each step is one monomorphised loop (`steps`).
 
-use lazyfuse_core::half::{bf16, f16};
 use lazyfuse_core::{
-    with_dtype, DType, Element, Error, HostBuffer, Literal, Result, SliceMut, UnaryOp,
+    with_dtype, DType, Element, Error, HostBuffer, JitMode, Literal, ReduceOp, Result, SliceMut,
 };
 use lazyfuse_fusion::{Body, Inst, ValueId};
 
-use super::loops::{self, Arg};
-use super::{vmath, widen};
+use std::sync::Arc;
 
-/// Elements per chunk. Temporaries of 8 Ki elements stay in L2 (L1 for
-/// narrow types); measured on E1/E2/E4 at 10^7 f32, 8 Ki beat 2 Ki and 4 Ki
-/// by 12–20 % (fewer passes between a chunk's input loads).
+use super::frame::{Frame, FrameStorage, TileReg};
+use super::jit::{Form, Jit, JitCode};
+use super::steps::{self, Step};
+
+/// Elements per chunk: the unit in which inputs are located and the
+/// runners walk a launch's domain.
 pub const CHUNK: usize = 8192;
+
+/// Elements per tile: each step runs over one tile of every value at a
+/// time. Measured on E1/E2/E4 at 10^7 f32: 512 beat 256 (per-step calls)
+/// and 1 Ki-8 Ki (the chunk's input streams read one after another).
+pub const TILE: usize = 512;
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu machine", message)
 }
 
-/// Where a value lives during a chunk.
+/// Where a leaf's chunk is.
 #[derive(Clone, Copy, Debug)]
 pub enum View {
-    /// Register `r`, elements `0..len`.
+    /// Chunk register `r`, elements `0..len` (a gather or generated indices).
     Reg(usize),
     /// Input `k`, elements `offset..offset + len`.
     Input(usize, usize),
     /// Element `offset` of input `k`, everywhere.
     InputScalar(usize, usize),
-    /// Argument `k`, everywhere.
-    Arg(usize),
-    /// Written straight into the output (not readable).
-    Written,
 }
 
-/// A body ready to run: register assignment and dtypes.
+/// Where a value lives while a chunk runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Home {
+    /// A kernel argument, broadcast.
+    Arg,
+    /// A leaf: located per chunk (`Some(r)`: chunk register `r` when it must be gathered).
+    Leaf(Option<usize>),
+    /// Written in place into output `o`.
+    Output(usize),
+    /// A chunk register (the reduced value: read by the runner).
+    Chunk(usize),
+    /// A tile register, shared with values whose lives do not overlap.
+    Tile(usize),
+}
+
+/// How a chunk runs: with compiled code (when the machine has it), and
+/// whether the runner reads the reduced value after each tile.
+#[derive(Clone, Copy, Debug)]
+pub struct Mode {
+    /// Use compiled code for this launch.
+    pub jit: bool,
+    /// Call the sink after each tile (else once per chunk).
+    pub per_tile: bool,
+}
+
+/// What a runner's sink gets after a tile or a chunk: the frame, to read
+/// the reduced value from, or compiled code that reduces it.
+pub struct Done<'a, 'f> {
+    frame: &'a Frame<'f>,
+    /// Compiled code of the reduce form, its table and the reduced dtype.
+    reducer: Option<(&'a JitCode, &'a [*mut u8], DType)>,
+}
+
+impl<'a, 'f> Done<'a, 'f> {
+    fn of(frame: &'a Frame<'f>) -> Done<'a, 'f> {
+        Done {
+            frame,
+            reducer: None,
+        }
+    }
+
+    /// The chunk's values.
+    pub fn frame(&self) -> &Frame<'f> {
+        self.frame
+    }
+
+    /// True when [`Done::reduce`] computes the reduction (the values are
+    /// then not in the frame).
+    pub fn reduces(&self) -> bool {
+        self.reducer.is_some()
+    }
+
+    /// The reduced value combined over elements `start..start + n`,
+    /// starting from `identity`, by compiled code.
+    pub fn reduce<T: Element>(&self, start: usize, n: usize, identity: T) -> Result<T> {
+        let Some((code, table, dtype)) = self.reducer else {
+            return Err(internal("no compiled reduction"));
+        };
+        if dtype != T::DTYPE {
+            return Err(internal("a compiled reduction read as another dtype"));
+        }
+        if start
+            .checked_add(n)
+            .is_none_or(|end| end > self.frame.len())
+        {
+            return Err(internal("a reduced range outside its chunk"));
+        }
+        // SAFETY: `table` was checked against `frame` when this `Done` was
+        // made, the range lies within the chunk (checked above), and the
+        // code reduces a value of type `T` (checked above).
+        Ok(unsafe { code.reduce(table, start, n, identity) })
+    }
+}
+
+/// Chunk-sized registers, each allocated when first used (most leaves are
+/// windows and never need theirs).
+#[derive(Debug)]
+pub struct ChunkRegs {
+    buffers: Vec<HostBuffer>,
+    dtypes: Vec<DType>,
+    capacity: usize,
+}
+
+impl ChunkRegs {
+    /// Register `r`, holding at least a chunk.
+    pub fn get(&mut self, r: usize) -> Result<&mut HostBuffer> {
+        let (buffer, &dtype) = self
+            .buffers
+            .get_mut(r)
+            .zip(self.dtypes.get(r))
+            .ok_or_else(|| internal("a chunk register out of range"))?;
+        if buffer.len() < self.capacity {
+            *buffer = HostBuffer::try_zeros(dtype, self.capacity)?;
+        }
+        Ok(buffer)
+    }
+}
+
+/// A worker's scratch: registers, the launch's arguments in their value
+/// dtypes, and storage reused from chunk to chunk.
+#[derive(Debug)]
+pub struct Registers {
+    chunk: ChunkRegs,
+    tile: Vec<TileReg>,
+    /// `(slot, value)` for every argument value.
+    constants: Vec<(usize, HostBuffer)>,
+    views: Vec<Option<View>>,
+    frame: FrameStorage,
+    /// The pointer table of compiled code, and the variant used last.
+    table: Vec<*mut u8>,
+    compiled: Option<(u64, Form, Arc<JitCode>)>,
+}
+
+/// A body ready to run: where each value lives, and its steps.
 #[derive(Debug)]
 pub struct Machine {
     body: Body,
-    register: Vec<Option<usize>>,
-    register_dtypes: Vec<DType>,
-    direct: Option<ValueId>,
+    home: Vec<Home>,
+    chunk_dtypes: Vec<DType>,
+    tile_dtypes: Vec<DType>,
+    /// The operations in order, then copies into outputs that are not
+    /// written in place.
+    steps: Vec<Step>,
+    /// `(output, slot)` for every output: where it is bound.
+    outputs: Vec<(usize, usize)>,
+    /// The value of every output.
+    output_values: Vec<usize>,
+    reduced: Option<ValueId>,
+    /// The built-in combination of the reduced value, when compiled code
+    /// may reduce it in its own dtype.
+    reduce_op: Option<ReduceOp>,
+    /// Compiled code for the body, when the JIT compiles it.
+    jit: Option<Jit>,
 }
 
 impl Machine {
-    /// Assigns registers: a value's register is free again after its last
-    /// use; `keep` values (outputs, the reduced value) live to the end.
-    pub fn new(body: &Body, keep: &[ValueId]) -> Machine {
+    /// Compiles `body` whose values `outputs` are stored (an element-wise
+    /// kernel) or whose value `reduced` is reduced (`op`: its built-in
+    /// combination when the accumulator has the value's dtype).
+    pub fn new(
+        body: &Body,
+        outputs: &[ValueId],
+        reduced: Option<ValueId>,
+        op: Option<ReduceOp>,
+    ) -> Result<Machine> {
         let n = body.len();
         let mut last_use = vec![0usize; n];
         for (i, inst) in body.insts.iter().enumerate() {
@@ -59,27 +198,41 @@ impl Machine {
                 last_use[v.index()] = i;
             }
         }
-        for v in keep {
-            last_use[v.index()] = usize::MAX;
-        }
-        let mut register = vec![None; n];
-        let mut register_dtypes: Vec<DType> = Vec::new();
+        let mut home = vec![Home::Arg; n];
+        let mut chunk_dtypes: Vec<DType> = Vec::new();
+        let mut tile_dtypes: Vec<DType> = Vec::new();
         let mut free: Vec<usize> = Vec::new();
+        let mut chunk_register = |dtype: DType| {
+            chunk_dtypes.push(dtype);
+            chunk_dtypes.len() - 1
+        };
         for (i, inst) in body.insts.iter().enumerate() {
-            if !matches!(inst, Inst::Arg(_)) {
-                let dtype = body.dtypes[i];
-                let reg = match free.iter().position(|&r| register_dtypes[r] == dtype) {
-                    Some(p) => free.swap_remove(p),
+            let dtype = body.dtypes[i];
+            let output = outputs.iter().position(|v| v.index() == i);
+            home[i] = match inst {
+                Inst::Arg(_) => Home::Arg,
+                Inst::Load(_) | Inst::Iota(_) => Home::Leaf(Some(chunk_register(dtype))),
+                Inst::Param(_) | Inst::Reduced => Home::Leaf(None),
+                _ if reduced.is_some_and(|r| r.index() == i) => Home::Chunk(chunk_register(dtype)),
+                _ => match output {
+                    Some(o) => Home::Output(o),
                     None => {
-                        register_dtypes.push(dtype);
-                        register_dtypes.len() - 1
+                        let reg = match free.iter().position(|&r| tile_dtypes[r] == dtype) {
+                            Some(p) => free.swap_remove(p),
+                            None => {
+                                tile_dtypes.push(dtype);
+                                tile_dtypes.len() - 1
+                            }
+                        };
+                        Home::Tile(reg)
                     }
-                };
-                register[i] = Some(reg);
-            }
+                },
+            };
+            // Operands dying here free their registers only now, after the
+            // result got its own: a step never writes a register it reads.
             for v in inst.operands() {
                 if last_use[v.index()] == i {
-                    if let Some(r) = register[v.index()] {
+                    if let Home::Tile(r) = home[v.index()] {
                         if !free.contains(&r) {
                             free.push(r);
                         }
@@ -87,35 +240,139 @@ impl Machine {
                 }
             }
         }
-        // The last instruction, when it is an operation whose value is only
-        // stored, can write straight into the output (one pass fewer).
-        let direct = body
-            .insts
-            .last()
-            .filter(|inst| !inst.operands().is_empty())
-            .map(|_| ValueId((n - 1) as u32))
-            .filter(|v| keep.iter().filter(|k| *k == v).count() == 1);
-        Machine {
-            body: body.clone(),
-            register,
-            register_dtypes,
-            direct,
+        let mut steps = Vec::new();
+        for (i, inst) in body.insts.iter().enumerate() {
+            if !inst.operands().is_empty() {
+                steps.push(steps::compile(inst, body.dtypes[i], body, i)?);
+            }
         }
+        // Outputs written in place are bound where their value is; the
+        // others (leaves, arguments, a value stored twice) are copied.
+        let mut bound = Vec::new();
+        for (o, v) in outputs.iter().enumerate() {
+            if home[v.index()] == Home::Output(o) {
+                bound.push((o, v.index()));
+            } else {
+                steps.push(steps::copy(body.dtype(*v), v.index(), n + o));
+                bound.push((o, n + o));
+            }
+        }
+        // Compiled code stores what the steps would: the outputs, or the
+        // reduced value when an operation computes it.
+        let stored: Vec<(usize, usize)> = match reduced {
+            Some(r) if matches!(home[r.index()], Home::Chunk(_)) => vec![(r.index(), r.index())],
+            Some(_) => Vec::new(),
+            None => bound
+                .iter()
+                .map(|&(o, slot)| (outputs[o].index(), slot))
+                .collect(),
+        };
+        let leaves = (0..n)
+            .filter(|&i| matches!(body.insts[i], Inst::Load(_)))
+            .collect();
+        let jit = Jit::new(body, stored, leaves).ok();
+        Ok(Machine {
+            body: body.clone(),
+            home,
+            chunk_dtypes,
+            tile_dtypes,
+            steps,
+            outputs: bound,
+            output_values: outputs.iter().map(|v| v.index()).collect(),
+            reduced,
+            reduce_op: op.filter(|_| reduced.is_some()),
+            jit,
+        })
     }
 
-    /// The value the last instruction computes straight into an output slice, if any.
-    pub fn direct(&self) -> Option<ValueId> {
-        self.direct
-    }
-
-    /// Scratch registers for one worker running chunks of at most `len`
-    /// (small launches do not pay for full-size registers).
-    pub fn registers(&self, len: usize) -> Vec<HostBuffer> {
+    /// Scratch for one worker running chunks of at most `len` elements of
+    /// a launch with arguments `args` (small launches do not pay for
+    /// full-size registers).
+    pub fn registers(&self, len: usize, args: &[Literal]) -> Result<Registers> {
         let len = len.clamp(1, CHUNK);
-        self.register_dtypes
+        let chunk = ChunkRegs {
+            buffers: self
+                .chunk_dtypes
+                .iter()
+                .map(|&d| HostBuffer::try_zeros(d, 0))
+                .collect::<Result<_>>()?,
+            dtypes: self.chunk_dtypes.clone(),
+            capacity: len,
+        };
+        let tile = self
+            .tile_dtypes
             .iter()
-            .map(|&d| with_dtype!(d, T => T::into_buffer(vec![T::default(); len])))
-            .collect()
+            .map(|&d| TileReg::new(d, len.min(TILE)))
+            .collect();
+        let mut constants = Vec::new();
+        for (i, inst) in self.body.insts.iter().enumerate() {
+            if let Inst::Arg(k) = inst {
+                let literal = args
+                    .get(*k as usize)
+                    .ok_or_else(|| internal("a missing argument"))?;
+                let value = with_dtype!(self.body.dtypes[i], T => T::into_buffer(vec![T::from_wide(literal.to_wide())]));
+                constants.push((i, value));
+            }
+        }
+        Ok(Registers {
+            chunk,
+            tile,
+            constants,
+            views: Vec::new(),
+            frame: FrameStorage::default(),
+            table: Vec::new(),
+            compiled: None,
+        })
+    }
+
+    /// Whether a launch of `elements` elements runs compiled code (the
+    /// kernel has some and has run enough elements to repay compiling it).
+    pub fn jit_wanted(&self, elements: usize, mode: JitMode) -> bool {
+        self.jit.as_ref().is_some_and(|j| j.wanted(elements, mode))
+    }
+
+    /// True when the JIT compiles this body.
+    pub fn has_jit(&self) -> bool {
+        self.jit.is_some()
+    }
+
+    /// The compiled variant for the chunk bound in `frame`, if it compiles
+    /// (kept in `last`: consecutive chunks of a worker share it without
+    /// touching the shared reference count).
+    fn compiled<'r>(
+        &self,
+        frame: &Frame<'_>,
+        form: Form,
+        last: &'r mut Option<(u64, Form, Arc<JitCode>)>,
+    ) -> Option<&'r JitCode> {
+        let jit = self.jit.as_ref()?;
+        let scalar = jit
+            .leaves()
+            .iter()
+            .enumerate()
+            .filter(|(_, &slot)| frame.is_scalar(slot))
+            .fold(0u64, |mask, (bit, _)| mask | 1 << bit);
+        if last
+            .as_ref()
+            .is_none_or(|(mask, f, _)| (*mask, *f) != (scalar, form))
+        {
+            *last = Some((scalar, form, jit.variant(scalar, form)?));
+        }
+        last.as_ref().map(|(_, _, code)| &**code)
+    }
+
+    /// `(value, slot)` of what compiled code stores.
+    fn jit_writes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let reduced = self
+            .reduced
+            .filter(|r| matches!(self.home[r.index()], Home::Chunk(_)))
+            .map(|r| (r.index(), r.index()));
+        let outputs = self
+            .outputs
+            .iter()
+            .filter(|_| self.reduced.is_none())
+            .map(|&(o, slot)| (self.output_values[o], slot));
+        reduced.into_iter().chain(outputs)
     }
 
     /// The dtype of a value.
@@ -123,303 +380,171 @@ impl Machine {
         self.body.dtypes[v.index()]
     }
 
-    /// Runs one chunk of `len` elements. `load(k)` tells where input `k`'s
-    /// chunk is (a view, or a gather into the given register); `views` gets
-    /// one view per value.
-    #[allow(clippy::too_many_arguments)] // one call site per runner; a struct would only rename them
+    fn reduced_dtype(&self) -> DType {
+        self.reduced.map_or(DType::Bool, |v| self.dtype(v))
+    }
+
+    /// The slot the runner reads the reduced value from.
+    pub fn reduced_slot(&self) -> Option<usize> {
+        self.reduced.map(ValueId::index)
+    }
+
+    /// Runs one chunk of `len` elements. `leaf` tells where a leaf's chunk
+    /// is (a view, or a gather into the given chunk register); `outputs`
+    /// are the outputs' elements for this chunk (none for a reduction).
+    /// `sink` reads the reduced value: after each tile when `per_tile`,
+    /// else once over the whole chunk.
+    #[allow(clippy::too_many_arguments)] // the runners' one call site each
     pub fn run(
         &self,
         len: usize,
         inputs: &[Option<&HostBuffer>],
-        args: &[Literal],
-        regs: &mut [HostBuffer],
-        views: &mut Vec<View>,
-        mut direct_out: Option<SliceMut<'_>>,
-        mut leaf: impl FnMut(&Inst, Option<usize>, &mut [HostBuffer]) -> Result<View>,
+        regs: &mut Registers,
+        outputs: Vec<SliceMut<'_>>,
+        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        mode: Mode,
+        mut sink: impl FnMut(&Done<'_, '_>, usize, usize) -> Result<()>,
     ) -> Result<()> {
+        let Registers {
+            chunk,
+            tile,
+            constants,
+            views,
+            frame: storage,
+            table,
+            compiled,
+        } = regs;
         views.clear();
         for (i, inst) in self.body.insts.iter().enumerate() {
-            let dtype = self.body.dtypes[i];
-            let view = match inst {
-                Inst::Arg(k) => View::Arg(*k as usize),
-                Inst::Load(_) | Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => {
-                    leaf(inst, self.register[i], regs)?
-                }
-                op if Some(i) == self.direct.map(ValueId::index) && direct_out.is_some() => {
-                    let out = direct_out
-                        .take()
-                        .ok_or_else(|| internal("no direct output"))?;
-                    Ctx::new(inputs, args, regs, views, len).exec(op, dtype, &self.body, out)?;
-                    View::Written
-                }
-                op => {
-                    let r = self.register[i]
-                        .ok_or_else(|| internal("an operation without a register"))?;
-                    let mut dst = std::mem::replace(&mut regs[r], HostBuffer::Bool(Vec::new()));
-                    let result = Ctx::new(inputs, args, regs, views, len).exec(
-                        op,
-                        dtype,
-                        &self.body,
-                        dst.as_slice_mut(),
-                    );
-                    regs[r] = dst;
-                    result?;
-                    View::Reg(r)
-                }
-            };
-            views.push(view);
+            views.push(match self.home[i] {
+                Home::Leaf(reg) => Some(leaf(inst, reg, chunk)?),
+                _ => None,
+            });
         }
+        let slots = self.body.len() + self.outputs.len();
+        let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
+        let input = |k: usize| {
+            inputs
+                .get(k)
+                .copied()
+                .flatten()
+                .ok_or_else(|| internal("a missing input"))
+        };
+        for (slot, view) in views.iter().enumerate() {
+            match *view {
+                Some(View::Input(k, offset)) => frame.bind_window(slot, input(k)?, offset)?,
+                Some(View::InputScalar(k, offset)) => frame.bind_scalar(slot, input(k)?, offset)?,
+                Some(View::Reg(_)) | None => {}
+            }
+        }
+        // Chunk registers: gathered leaves are read, the reduced value written.
+        if let Some(Home::Chunk(r)) = self.reduced.map(|v| self.home[v.index()]) {
+            chunk.get(r)?;
+        }
+        for (r, buffer) in chunk.buffers.iter_mut().enumerate() {
+            let owner = self.home.iter().position(|h| match *h {
+                Home::Leaf(Some(g)) | Home::Chunk(g) => g == r,
+                _ => false,
+            });
+            match owner.map(|slot| (slot, self.home[slot], views[slot])) {
+                Some((slot, Home::Chunk(_), _)) => {
+                    frame.bind_output(slot, buffer.as_slice_mut())?
+                }
+                Some((slot, _, Some(View::Reg(_)))) => frame.bind_window(slot, buffer, 0)?,
+                _ => {}
+            }
+        }
+        for (slot, value) in constants.iter() {
+            frame.bind_scalar(*slot, value, 0)?;
+        }
+        let tiles = self
+            .home
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, h)| match h {
+                Home::Tile(r) => Some((slot, *r)),
+                _ => None,
+            });
+        frame.bind_tiles(tile, tiles)?;
+        let mut outputs: Vec<Option<SliceMut<'_>>> = outputs.into_iter().map(Some).collect();
+        for &(o, slot) in &self.outputs {
+            let slice = outputs
+                .get_mut(o)
+                .and_then(Option::take)
+                .ok_or_else(|| internal("a missing output"))?;
+            frame.bind_output(slot, slice)?;
+        }
+        let per_tile = mode.per_tile;
+        // Tiles read by the runner are reduced by compiled code when it can.
+        let form = match (self.reduced, self.reduce_op) {
+            (Some(value), Some(op)) if per_tile => Form::Reduce {
+                value: value.index(),
+                op,
+            },
+            _ => Form::Map,
+        };
+        let code = match mode.jit {
+            true => self.compiled(&frame, form, compiled),
+            false => None,
+        };
+        if let Some(code) = code {
+            let dtype = |slot: usize| self.body.dtypes[slot];
+            let reads = self
+                .home
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
+                .map(|(slot, _)| (slot, dtype(slot)));
+            let writes: Vec<(usize, DType)> = match form {
+                Form::Map => self
+                    .jit_writes()
+                    .map(|(v, slot)| (slot, dtype(v)))
+                    .collect(),
+                Form::Reduce { .. } => Vec::new(),
+            };
+            frame.jit_table(table, reads, writes)?;
+            let reducer = matches!(form, Form::Reduce { .. }).then_some(code);
+            let done = Done {
+                frame: &frame,
+                reducer: reducer.map(|c| (c, table.as_slice(), self.reduced_dtype())),
+            };
+            // One call per chunk, or per tile when the runner reads tiles.
+            let step = if per_tile { TILE } else { len };
+            let mut start = 0;
+            while start < len {
+                let n = step.min(len - start);
+                if reducer.is_none() {
+                    // SAFETY: `table` was checked against this frame just
+                    // above, and `start + n <= len`, the frame's chunk length.
+                    unsafe { code.call(table, start, n) };
+                }
+                if per_tile {
+                    sink(&done, start, n)?;
+                }
+                start += n;
+            }
+            if !per_tile {
+                sink(&done, 0, len)?;
+            }
+        } else {
+            let mut start = 0;
+            while start < len {
+                let n = TILE.min(len - start);
+                for step in &self.steps {
+                    // SAFETY: `steps::compile` chose each function for an
+                    // instruction set this CPU has.
+                    unsafe { (step.run)(step, &mut frame, start, n)? };
+                }
+                if per_tile {
+                    sink(&Done::of(&frame), start, n)?;
+                }
+                start += n;
+            }
+            if !per_tile {
+                sink(&Done::of(&frame), 0, len)?;
+            }
+        }
+        *storage = frame.into_storage();
         Ok(())
     }
-}
-
-/// Read access to the values of a chunk.
-pub struct Ctx<'a> {
-    /// Kernel inputs.
-    pub inputs: &'a [Option<&'a HostBuffer>],
-    /// Argument values.
-    pub args: &'a [Literal],
-    /// Registers.
-    pub regs: &'a [HostBuffer],
-    /// Views of the values computed so far.
-    pub views: &'a [View],
-    /// Chunk length.
-    pub len: usize,
-}
-
-impl<'a> Ctx<'a> {
-    /// Read access to a chunk's inputs, arguments, registers and values.
-    pub fn new(
-        inputs: &'a [Option<&'a HostBuffer>],
-        args: &'a [Literal],
-        regs: &'a [HostBuffer],
-        views: &'a [View],
-        len: usize,
-    ) -> Ctx<'a> {
-        Ctx {
-            inputs,
-            args,
-            regs,
-            views,
-            len,
-        }
-    }
-
-    /// The operand view of `view` as type `T`.
-    pub fn arg<T: Element>(&self, view: View) -> Result<Arg<'a, T>> {
-        let wrong = || internal("a value of an unexpected dtype");
-        Ok(match view {
-            View::Reg(r) => Arg::Slice(
-                T::slice_of(&self.regs[r])
-                    .and_then(|s| s.get(..self.len))
-                    .ok_or_else(wrong)?,
-            ),
-            View::Input(k, offset) => {
-                let buffer = self.inputs.get(k).copied().flatten().ok_or_else(wrong)?;
-                Arg::Slice(
-                    T::slice_of(buffer)
-                        .and_then(|s| s.get(offset..offset + self.len))
-                        .ok_or_else(wrong)?,
-                )
-            }
-            View::InputScalar(k, offset) => {
-                let buffer = self.inputs.get(k).copied().flatten().ok_or_else(wrong)?;
-                Arg::Scalar(
-                    *T::slice_of(buffer)
-                        .and_then(|s| s.get(offset))
-                        .ok_or_else(wrong)?,
-                )
-            }
-            View::Arg(k) => {
-                let literal = self.args.get(k).ok_or_else(wrong)?;
-                Arg::Scalar(T::from_wide(literal.to_wide()))
-            }
-            View::Written => return Err(internal("a value written to an output was read")),
-        })
-    }
-
-    fn operand<T: Element>(&self, v: ValueId) -> Result<Arg<'a, T>> {
-        let view = *self
-            .views
-            .get(v.index())
-            .ok_or_else(|| internal("operand out of order"))?;
-        self.arg(view)
-    }
-
-    /// Runs one instruction, with AVX2 code where the CPU has it (checked
-    /// once at run time; the same loops, compiled for wider vectors).
-    fn exec(&self, inst: &Inst, dtype: DType, body: &Body, dst: SliceMut<'_>) -> Result<()> {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
-            // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
-            return unsafe { self.exec_avx2(inst, dtype, body, dst) };
-        }
-        self.exec_portable(inst, dtype, body, dst)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn exec_avx2(
-        &self,
-        inst: &Inst,
-        dtype: DType,
-        body: &Body,
-        dst: SliceMut<'_>,
-    ) -> Result<()> {
-        self.exec_portable(inst, dtype, body, dst)
-    }
-
-    #[inline(always)]
-    fn exec_portable(
-        &self,
-        inst: &Inst,
-        dtype: DType,
-        body: &Body,
-        dst: SliceMut<'_>,
-    ) -> Result<()> {
-        let len = self.len;
-        macro_rules! out {
-            ($T:ty) => {
-                <$T>::unwrap_mut(dst)
-                    .and_then(|s| s.get_mut(..len))
-                    .ok_or_else(|| internal("destination dtype"))?
-            };
-        }
-        macro_rules! numeric {
-            ($d:expr, $T:ident => $body:expr, bool => $bool:expr) => {
-                match $d {
-                    DType::F16 => {
-                        type $T = f16;
-                        $body
-                    }
-                    DType::BF16 => {
-                        type $T = bf16;
-                        $body
-                    }
-                    DType::F32 => {
-                        type $T = f32;
-                        $body
-                    }
-                    DType::F64 => {
-                        type $T = f64;
-                        $body
-                    }
-                    DType::I8 => {
-                        type $T = i8;
-                        $body
-                    }
-                    DType::I16 => {
-                        type $T = i16;
-                        $body
-                    }
-                    DType::I32 => {
-                        type $T = i32;
-                        $body
-                    }
-                    DType::I64 => {
-                        type $T = i64;
-                        $body
-                    }
-                    DType::U8 => {
-                        type $T = u8;
-                        $body
-                    }
-                    DType::U16 => {
-                        type $T = u16;
-                        $body
-                    }
-                    DType::U32 => {
-                        type $T = u32;
-                        $body
-                    }
-                    DType::U64 => {
-                        type $T = u64;
-                        $body
-                    }
-                    DType::Bool => $bool,
-                }
-            };
-        }
-        match inst {
-            Inst::Unary(UnaryOp::LogicalNot, a) => loops::not(self.operand(*a)?, out!(bool)),
-            Inst::Unary(op, a) if op.is_predicate() => {
-                numeric!(body.dtype(*a), T => loops::predicate::<T>(*op, self.operand(*a)?, out!(bool)),
-                    bool => return Err(internal("a predicate of bool")))
-            }
-            Inst::Unary(op, a)
-                if vmath::covers(*op) && matches!(dtype, DType::F32 | DType::F64) =>
-            {
-                let done = match dtype {
-                    DType::F32 => vmath::unary::<f32>(*op, self.operand(*a)?, out!(f32)),
-                    _ => vmath::unary::<f64>(*op, self.operand(*a)?, out!(f64)),
-                };
-                if !done {
-                    return Err(internal("a function vmath does not cover"));
-                }
-            }
-            Inst::Unary(op, a) if dtype == DType::F16 && widen::covers_unary(*op) => {
-                widen::unary::<f16>(*op, self.operand(*a)?, out!(f16))
-            }
-            Inst::Unary(op, a) if dtype == DType::BF16 && widen::covers_unary(*op) => {
-                widen::unary::<bf16>(*op, self.operand(*a)?, out!(bf16))
-            }
-            Inst::Unary(op, a) => {
-                numeric!(dtype, T => loops::unary::<T>(*op, self.operand(*a)?, out!(T)),
-                bool => return Err(internal("arithmetic on bool")))
-            }
-            Inst::Binary(op, a, b) if op.is_comparison() => {
-                with_dtype!(body.dtype(*a), T => loops::comparison::<T>(*op, self.operand(*a)?, self.operand(*b)?, out!(bool)))
-            }
-            Inst::Binary(op, a, b) if dtype == DType::F16 && widen::covers_binary(*op) => {
-                widen::binary::<f16>(*op, self.operand(*a)?, self.operand(*b)?, out!(f16))
-            }
-            Inst::Binary(op, a, b) if dtype == DType::BF16 && widen::covers_binary(*op) => {
-                widen::binary::<bf16>(*op, self.operand(*a)?, self.operand(*b)?, out!(bf16))
-            }
-            Inst::Binary(op, a, b) => {
-                numeric!(dtype, T => loops::binary::<T>(*op, self.operand(*a)?, self.operand(*b)?, out!(T)),
-                bool => loops::boolean(*op, self.operand(*a)?, self.operand(*b)?, out!(bool)))
-            }
-            Inst::Select(c, a, b) => {
-                with_dtype!(dtype, T => loops::select::<T>(self.operand(*c)?, self.operand(*a)?, self.operand(*b)?, out!(T)))
-            }
-            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::F16, DType::F32) => {
-                widen::widen::<f16>(self.operand(*a)?, out!(f32))
-            }
-            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::BF16, DType::F32) => {
-                widen::widen::<bf16>(self.operand(*a)?, out!(f32))
-            }
-            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::F32, DType::F16) => {
-                widen::narrow::<f16>(self.operand(*a)?, out!(f16))
-            }
-            Inst::Cast(a) if (body.dtype(*a), dtype) == (DType::F32, DType::BF16) => {
-                widen::narrow::<bf16>(self.operand(*a)?, out!(bf16))
-            }
-            Inst::Cast(a) => {
-                with_dtype!(body.dtype(*a), S => with_dtype!(dtype, D => loops::cast::<S, D>(self.operand(*a)?, out!(D))))
-            }
-            _ => return Err(internal("a leaf instruction executed as an operation")),
-        }
-        Ok(())
-    }
-}
-
-/// True when the CPU runs AVX2 instructions (asked once).
-/// `LAZYFUSE_NO_AVX2=1` forces the portable loops (the test suite runs both).
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn has_avx2() -> bool {
-    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVX2.get_or_init(|| {
-        std::env::var_os("LAZYFUSE_NO_AVX2").is_none()
-            && std::arch::is_x86_feature_detected!("avx2")
-    })
-}
-
-/// Copies `view` (of `len` elements) into `out`.
-pub fn store<T: Element>(ctx: &Ctx<'_>, view: View, out: &mut [T]) -> Result<()> {
-    match ctx.arg::<T>(view)? {
-        Arg::Slice(s) => out.copy_from_slice(s),
-        Arg::Scalar(x) => out.fill(x),
-    }
-    Ok(())
 }

@@ -1,12 +1,15 @@
 //! The `cpu` backend: fused kernels executed on host memory. All planner
 //! steps are zero-copy here: leaves are read in place, outputs are host buffers.
 
+pub mod frame;
 pub mod interp;
+pub mod jit;
 pub mod loops;
 pub mod machine;
 pub mod pairwise;
 pub mod reduce;
 pub mod run;
+pub mod steps;
 pub mod vmath;
 pub mod widen;
 

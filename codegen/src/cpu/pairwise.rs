@@ -110,7 +110,7 @@ pub(crate) fn reduce_chunk<T: ChunkReduce>(
     combine: &impl Fn(T, T) -> T,
 ) -> Option<T> {
     #[cfg(target_arch = "x86_64")]
-    if super::machine::has_avx2() {
+    if super::steps::has_avx2() {
         // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
         return unsafe { reduce_chunk_avx2(op, x, combine) };
     }

@@ -13,12 +13,13 @@ use lazyfuse_core::semantics::Arithmetic;
 use std::marker::PhantomData;
 
 use lazyfuse_core::half::{bf16, f16};
-use lazyfuse_core::{DType, Element, Error, HostBuffer, Literal, ReduceOp, Result};
+use lazyfuse_core::{DType, Element, Error, HostBuffer, JitMode, Literal, ReduceOp, Result, Wide};
 use lazyfuse_fusion::{CombineIr, Launch, ValueId};
 
+use super::frame::Frame;
 use super::interp::{self, Space};
 use super::loops::Arg;
-use super::machine::{Ctx, Machine, View, CHUNK};
+use super::machine::{Machine, CHUNK};
 use super::pairwise::{reduce_chunk, Cascade, ChunkReduce, RowCascade};
 use super::run::{for_each_task, Walker, TASK};
 use super::widen::{self, Half};
@@ -40,6 +41,7 @@ pub fn reduction(
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
+    jit: JitMode,
 ) -> Result<Option<HostBuffer>> {
     let Some(red) = &launch.kernel.reduction else {
         return Err(internal("not a reduction"));
@@ -79,6 +81,7 @@ pub fn reduction(
         reduced_len,
         outer,
         value: red.value,
+        jit: machine.jit_wanted(kept_len * reduced_len, jit),
     };
     macro_rules! typed {
         ($($d:ident => $t:ty),*) => {
@@ -141,25 +144,49 @@ struct Layout<'a> {
     /// reduced ones (each index reduces its own block of rows).
     outer: usize,
     value: ValueId,
+    /// Run compiled code.
+    jit: bool,
 }
 
-/// How the chunk values of the reduced value are read in the accumulator type `T`.
+impl Layout<'_> {
+    /// The frame slot of the reduced value.
+    fn slot(&self) -> Result<usize> {
+        self.machine
+            .reduced_slot()
+            .filter(|&s| s == self.value.index())
+            .ok_or_else(|| internal("the machine reduces another value"))
+    }
+}
+
+/// How the values of the reduced value are read in the accumulator type `T`.
 trait ReadAs<T> {
-    /// The values as a slice (broadcast values expanded, converted values
-    /// in `scratch`).
-    fn read<'a>(ctx: &Ctx<'a>, view: View, scratch: &'a mut Vec<T>) -> Result<&'a [T]>;
+    /// Elements `start..start + len` of `slot` as a slice (broadcast values
+    /// expanded, converted values in `scratch`).
+    fn read<'a>(
+        frame: &'a Frame<'_>,
+        slot: usize,
+        start: usize,
+        len: usize,
+        scratch: &'a mut Vec<T>,
+    ) -> Result<&'a [T]>;
 }
 
 /// Values already of the accumulator type.
 struct Same;
 
 impl<T: Element> ReadAs<T> for Same {
-    fn read<'a>(ctx: &Ctx<'a>, view: View, scratch: &'a mut Vec<T>) -> Result<&'a [T]> {
-        match ctx.arg::<T>(view)? {
+    fn read<'a>(
+        frame: &'a Frame<'_>,
+        slot: usize,
+        start: usize,
+        len: usize,
+        scratch: &'a mut Vec<T>,
+    ) -> Result<&'a [T]> {
+        match frame.read::<T>(slot, start, len)? {
             Arg::Slice(s) => Ok(s),
             Arg::Scalar(x) => {
                 scratch.clear();
-                scratch.resize(ctx.len, x);
+                scratch.resize(len, x);
                 Ok(scratch.as_slice())
             }
         }
@@ -170,10 +197,16 @@ impl<T: Element> ReadAs<T> for Same {
 struct Widened<H>(PhantomData<H>);
 
 impl<H: Half + Element> ReadAs<f32> for Widened<H> {
-    fn read<'a>(ctx: &Ctx<'a>, view: View, scratch: &'a mut Vec<f32>) -> Result<&'a [f32]> {
+    fn read<'a>(
+        frame: &'a Frame<'_>,
+        slot: usize,
+        start: usize,
+        len: usize,
+        scratch: &'a mut Vec<f32>,
+    ) -> Result<&'a [f32]> {
         scratch.clear();
-        scratch.resize(ctx.len, 0.0);
-        widen::widen(ctx.arg::<H>(view)?, scratch);
+        scratch.resize(len, 0.0);
+        widen::widen(frame.read::<H>(slot, start, len)?, scratch);
         Ok(scratch.as_slice())
     }
 }
@@ -189,6 +222,13 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
     let (kept_len, reduced_len) = (shape.kept_len, shape.reduced_len);
+    let value = shape.slot()?;
+    // Compiled code starts each segment from the identity: a float sum
+    // starts from -0.0, which keeps the sign of a lone -0.0 (0.0 would not).
+    let jit_identity = match (op, identity.to_wide()) {
+        (ReduceOp::Sum, Wide::Float(0.0)) => T::from_wide(Wide::Float(-0.0)),
+        _ => identity,
+    };
     let space = Space::natural(shape.launch);
     let blocks = reduced_len.div_ceil(TASK);
     let block_len = reduced_len.min(TASK);
@@ -196,10 +236,17 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     let mut partials: Vec<T> = try_vec(identity, kept_len * blocks)?;
     let groups: Vec<&mut [T]> = partials.chunks_mut(per_task).collect();
     for_each_task(shape.pool, kept_len * reduced_len, groups, |task, slots| {
-        let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
+        let mut walker = Walker::new(
+            shape.machine,
+            shape.launch,
+            shape.inputs,
+            &space,
+            CHUNK,
+            shape.jit,
+        )?;
         let mut scratch = Vec::new();
         // The group's items are consecutive runs of positions: walk them in
-        // chunks that may span several short runs, and cut each chunk at
+        // chunks that may span several short runs, and cut each tile at
         // the runs' ends.
         let first = task * per_task;
         let item_start = |item: usize| (item / blocks) * reduced_len + (item % blocks) * TASK;
@@ -210,24 +257,38 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
         let mut cascade = Cascade::new();
         while position < group_end {
             let len = walker.chunk_len(position, group_end - position);
-            let ctx = walker.run(position, len, None)?;
-            let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
-            let mut offset = 0;
-            while offset < len {
-                let end = item_end(first + current);
-                let segment = (end - (position + offset)).min(len - offset);
-                if let Some(p) = reduce_chunk(op, &values[offset..offset + segment], &combine) {
-                    cascade.push(p, &combine);
-                }
-                offset += segment;
-                if position + offset == end {
-                    let done = std::mem::replace(&mut cascade, Cascade::new());
-                    if let Some(slot) = slots.get_mut(current) {
-                        *slot = done.finish(&combine).unwrap_or(identity);
+            walker.run(position, len, Vec::new(), true, |done, start, n| {
+                // Compiled code reduces each segment; else the values are read.
+                let values = match done.reduces() {
+                    true => &[][..],
+                    false => R::read(done.frame(), value, start, n, &mut scratch)?,
+                };
+                let base = position + start;
+                let mut offset = 0;
+                while offset < n {
+                    let end = item_end(first + current);
+                    let segment = (end - (base + offset)).min(n - offset);
+                    if done.reduces() {
+                        cascade.push(
+                            done.reduce(start + offset, segment, jit_identity)?,
+                            &combine,
+                        );
+                    } else if let Some(p) =
+                        reduce_chunk(op, &values[offset..offset + segment], &combine)
+                    {
+                        cascade.push(p, &combine);
                     }
-                    current += 1;
+                    offset += segment;
+                    if base + offset == end {
+                        let done = std::mem::replace(&mut cascade, Cascade::new());
+                        if let Some(slot) = slots.get_mut(current) {
+                            *slot = done.finish(&combine).unwrap_or(identity);
+                        }
+                        current += 1;
+                    }
                 }
-            }
+                Ok(())
+            })?;
             position += len;
         }
         Ok(())
@@ -257,6 +318,7 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
 ) -> Result<Vec<T>> {
     let (outer, reduced_len) = (shape.outer.max(1), shape.reduced_len);
     let inner = shape.kept_len / outer;
+    let value = shape.slot()?;
     let space = Space::natural(shape.launch);
     let width = inner.min(CHUNK);
     let rows_per_block = (TASK / width)
@@ -279,7 +341,14 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
             let (o, block) = (row / row_blocks, row % row_blocks);
             let base = o * reduced_len * inner + column * CHUNK;
             let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
-            let mut walker = Walker::new(shape.machine, shape.launch, shape.inputs, &space, CHUNK);
+            let mut walker = Walker::new(
+                shape.machine,
+                shape.launch,
+                shape.inputs,
+                &space,
+                CHUNK,
+                shape.jit,
+            )?;
             let mut scratch = Vec::new();
             let mut cascade = RowCascade::new();
             if column_chunks == 1 {
@@ -290,26 +359,28 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
                 let mut position = start;
                 while position < end {
                     let len = walker.chunk_len(position, end - position);
-                    let ctx = walker.run(position, len, None)?;
-                    let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
-                    let mut offset = 0;
-                    while offset < len {
-                        let in_row = (position + offset - base) % inner;
-                        let segment = (inner - in_row).min(len - offset);
-                        let piece = &values[offset..offset + segment];
-                        if segment == inner {
-                            cascade.push(piece, &combine);
-                        } else {
-                            let row = partial.get_or_insert_with(|| cascade.buffer());
-                            row.extend_from_slice(piece);
-                            if row.len() == inner {
-                                if let Some(row) = partial.take() {
-                                    cascade.push_owned(row, &combine);
+                    walker.run(position, len, Vec::new(), false, |done, _, _| {
+                        let values = R::read(done.frame(), value, 0, len, &mut scratch)?;
+                        let mut offset = 0;
+                        while offset < len {
+                            let in_row = (position + offset - base) % inner;
+                            let segment = (inner - in_row).min(len - offset);
+                            let piece = &values[offset..offset + segment];
+                            if segment == inner {
+                                cascade.push(piece, &combine);
+                            } else {
+                                let row = partial.get_or_insert_with(|| cascade.buffer());
+                                row.extend_from_slice(piece);
+                                if row.len() == inner {
+                                    if let Some(row) = partial.take() {
+                                        cascade.push_owned(row, &combine);
+                                    }
                                 }
                             }
+                            offset += segment;
                         }
-                        offset += segment;
-                    }
+                        Ok(())
+                    })?;
                     position += len;
                 }
                 if let Some(total) = cascade.finish(&combine) {
@@ -321,9 +392,11 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
                 let row_start = base + r * inner;
                 let first = walker.chunk_len(row_start, out.len());
                 if first == out.len() {
-                    let ctx = walker.run(row_start, first, None)?;
-                    let values = R::read(&ctx, ctx.views[shape.value.index()], &mut scratch)?;
-                    cascade.push(values, &combine);
+                    walker.run(row_start, first, Vec::new(), false, |done, _, _| {
+                        let values = R::read(done.frame(), value, 0, first, &mut scratch)?;
+                        cascade.push(values, &combine);
+                        Ok(())
+                    })?;
                     continue;
                 }
                 // The row crosses lines of the iteration space: assemble it.
@@ -331,12 +404,10 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
                 let mut k = 0;
                 while k < out.len() {
                     let len = walker.chunk_len(row_start + k, out.len() - k);
-                    let ctx = walker.run(row_start + k, len, None)?;
-                    row.extend_from_slice(R::read(
-                        &ctx,
-                        ctx.views[shape.value.index()],
-                        &mut scratch,
-                    )?);
+                    walker.run(row_start + k, len, Vec::new(), false, |done, _, _| {
+                        row.extend_from_slice(R::read(done.frame(), value, 0, len, &mut scratch)?);
+                        Ok(())
+                    })?;
                     k += len;
                 }
                 cascade.push_owned(row, &combine);

@@ -6,12 +6,12 @@
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
-use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Result, SliceMut};
+use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, JitMode, Result, SliceMut};
 use lazyfuse_fusion::{Inst, Launch};
 use rayon::prelude::*;
 
 use super::interp::{self, Space};
-use super::machine::{store, Ctx, Machine, View, CHUNK};
+use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK};
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
 pub const TASK: usize = 8 * CHUNK;
@@ -62,7 +62,7 @@ impl Leaves<'_> {
         &self,
         inst: &Inst,
         reg: Option<usize>,
-        regs: &mut [HostBuffer],
+        regs: &mut ChunkRegs,
         starts: &[isize],
         lens: &[usize],
         len: usize,
@@ -104,7 +104,7 @@ impl Leaves<'_> {
                 let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
                 let mut done = 0;
                 for (s, &l) in lens.iter().enumerate() {
-                    gather(buffer, &mut regs[r], done, at(s), stride, l)?;
+                    gather(buffer, regs.get(r)?, done, at(s), stride, l)?;
                     done += l;
                 }
                 Ok(View::Reg(r))
@@ -113,7 +113,7 @@ impl Leaves<'_> {
                 let k = *k as usize;
                 let stride = self.space.inner_stride(k) as i64;
                 let r = reg.ok_or_else(|| internal("an iota without a register"))?;
-                let out = i64::slice_of_mut(&mut regs[r])
+                let out = i64::slice_of_mut(regs.get(r)?)
                     .and_then(|o| o.get_mut(..len))
                     .ok_or_else(|| internal("iota register"))?;
                 let mut done = 0;
@@ -135,13 +135,12 @@ impl Leaves<'_> {
 /// line's base offsets and one worker's registers.
 pub(crate) struct Walker<'a> {
     machine: &'a Machine,
-    launch: &'a Launch,
     inputs: &'a [Option<&'a HostBuffer>],
     space: &'a Space,
     line: usize,
     bases: Vec<isize>,
-    regs: Vec<HostBuffer>,
-    views: Vec<View>,
+    regs: Registers,
+    jit: bool,
     /// The current chunk's line segments: their lengths, and where each
     /// input starts in each (`starts[segment * inputs + input]`).
     lens: Vec<usize>,
@@ -155,19 +154,19 @@ impl<'a> Walker<'a> {
         inputs: &'a [Option<&'a HostBuffer>],
         space: &'a Space,
         longest: usize,
-    ) -> Self {
-        Walker {
+        jit: bool,
+    ) -> Result<Self> {
+        Ok(Walker {
+            jit,
             machine,
-            launch,
             inputs,
             space,
             line: usize::MAX,
             bases: Vec::new(),
-            regs: machine.registers(longest),
-            views: Vec::new(),
+            regs: machine.registers(longest, &launch.args)?,
             lens: Vec::new(),
             starts: Vec::new(),
-        }
+        })
     }
 
     /// Length of the chunk at `position`: at most `CHUNK`, at most `limit`,
@@ -182,13 +181,16 @@ impl<'a> Walker<'a> {
     }
 
     /// Runs the body over `len` elements from linear `position` (in the
-    /// space's order); the last value goes into `direct` when given.
+    /// space's order), writing `outputs` (this chunk's elements of each);
+    /// `sink` reads the reduced value per tile (`per_tile`) or per chunk.
     pub(crate) fn run(
         &mut self,
         position: usize,
         len: usize,
-        direct: Option<SliceMut<'_>>,
-    ) -> Result<Ctx<'_>> {
+        outputs: Vec<SliceMut<'_>>,
+        per_tile: bool,
+        sink: impl FnMut(&Done<'_, '_>, usize, usize) -> Result<()>,
+    ) -> Result<()> {
         let line_len = self.space.line_len();
         let offset = position % line_len;
         let inputs = self.inputs.len();
@@ -228,19 +230,15 @@ impl<'a> Walker<'a> {
         self.machine.run(
             len,
             self.inputs,
-            &self.launch.args,
             &mut self.regs,
-            &mut self.views,
-            direct,
+            outputs,
             |inst, reg, regs| leaves.view(inst, reg, regs, starts, lens, len),
-        )?;
-        Ok(Ctx {
-            inputs: self.inputs,
-            args: &self.launch.args,
-            regs: &self.regs,
-            views: &self.views,
-            len,
-        })
+            Mode {
+                jit: self.jit,
+                per_tile,
+            },
+            sink,
+        )
     }
 }
 
@@ -273,6 +271,7 @@ pub fn elementwise(
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
+    jit: JitMode,
     external: Option<(usize, SliceMut<'_>)>,
 ) -> Result<Vec<Option<HostBuffer>>> {
     let kernel = &launch.kernel;
@@ -293,6 +292,7 @@ pub fn elementwise(
         return Ok(outputs);
     }
     let space = Space::natural(launch);
+    let jit = machine.jit_wanted(n, jit);
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
@@ -311,23 +311,19 @@ pub fn elementwise(
     for_each_task(pool, n, tasks, |t, mut slices| {
         let start = t * TASK;
         let end = (start + TASK).min(n);
-        let mut walker = Walker::new(machine, launch, inputs, &space, end - start);
+        let mut walker = Walker::new(machine, launch, inputs, &space, end - start, jit)?;
         let mut position = start;
         while position < end {
             let len = walker.chunk_len(position, end - position);
             let at = position - start;
-            let direct = machine.direct().and_then(|d| {
-                let o = kernel.outputs.iter().position(|v| *v == d)?;
-                let slice = slices.get_mut(o)?;
-                Some(with_slice_mut!(slice, s => Element::wrap_mut(&mut s[at..at + len])))
-            });
-            let ctx = walker.run(position, len, direct)?;
-            for (slice, value) in slices.iter_mut().zip(&kernel.outputs) {
-                if Some(*value) == machine.direct() {
-                    continue;
-                }
-                with_slice_mut!(slice, s => store(&ctx, ctx.views[value.index()], &mut s[at..at + len])?);
-            }
+            let pieces = slices
+                .iter_mut()
+                .map(|slice| {
+                    with_slice_mut!(slice, s => s.get_mut(at..at + len).map(|p| Element::wrap_mut(p)))
+                        .ok_or_else(|| internal("an output chunk outside its task"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            walker.run(position, len, pieces, false, |_, _, _| Ok(()))?;
             position += len;
         }
         Ok(())

@@ -105,7 +105,7 @@ macro_rules! vector_math {
         impl VectorMath for $t {
             fn apply(op: UnaryOp, x: &[$t], out: &mut [$t]) -> bool {
                 #[cfg(target_arch = "x86_64")]
-                if crate::cpu::machine::has_avx2() {
+                if crate::cpu::steps::has_avx2() {
                     // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
                     return unsafe { avx2::$t(op, x, out) };
                 }

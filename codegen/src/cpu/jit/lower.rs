@@ -1,0 +1,770 @@
+//! A kernel body as one Cranelift function: a loop over 128-bit vectors
+//! (two per value and iteration) and a scalar loop for the last elements,
+//! with every value in a machine register — one pass over memory.
+//!
+//! The function is `extern "C" fn(table: *const *mut u8, start: usize, n: usize)`:
+//! `table[slot]` points at slot `slot`'s element 0 of the chunk (windows:
+//! inputs, gathered registers and outputs) or at its single value (scalar
+//! slots); it computes elements `start..start + n`.
+//!
+//! Values follow `core::semantics` exactly (no fused multiply-add; NaN
+//! propagation of `minimum`/`maximum` as `a.is_nan() || a < b ? a : b`).
+//! Bools are lane masks (all ones or zero) in the vector loop and 0/1 bytes
+//! in the scalar loop; they are computed, never loaded or stored.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, AbiParam, BlockArg, InstBuilder, MemFlags, Type, Value};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use lazyfuse_core::{BinaryOp, DType, ReduceOp, UnaryOp};
+use lazyfuse_fusion::{Body, Inst};
+use smallvec::SmallVec;
+
+/// Why a body is not compiled (the register machine runs it instead).
+pub type Unsupported = &'static str;
+
+/// The width of a body's lanes: all its non-bool values are 32-bit or all 64-bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lanes {
+    W32,
+    W64,
+}
+
+impl Lanes {
+    fn of(dtype: DType) -> Option<Lanes> {
+        match dtype {
+            DType::F32 | DType::I32 | DType::U32 => Some(Lanes::W32),
+            DType::F64 | DType::I64 | DType::U64 => Some(Lanes::W64),
+            _ => None,
+        }
+    }
+
+    /// Elements per 128-bit vector.
+    fn per_vector(self) -> usize {
+        match self {
+            Lanes::W32 => 4,
+            Lanes::W64 => 2,
+        }
+    }
+
+    fn mask_type(self) -> Type {
+        match self {
+            Lanes::W32 => types::I32X4,
+            Lanes::W64 => types::I64X2,
+        }
+    }
+}
+
+/// What the generated function computes: the body, and which slots its
+/// leaves and outputs are.
+#[derive(Clone, Debug)]
+pub struct Shape<'a> {
+    /// The kernel body.
+    pub body: &'a Body,
+    /// `(value, slot)` of every value written to an output window.
+    pub outputs: &'a [(usize, usize)],
+    /// Slots (= value indices) of leaves bound to a single broadcast value.
+    pub scalar: &'a [bool],
+}
+
+fn scalar_type(dtype: DType) -> Option<Type> {
+    Some(match dtype {
+        DType::F32 => types::F32,
+        DType::F64 => types::F64,
+        DType::I32 | DType::U32 => types::I32,
+        DType::I64 | DType::U64 => types::I64,
+        _ => return None,
+    })
+}
+
+fn vector_type(dtype: DType) -> Option<Type> {
+    Some(match dtype {
+        DType::F32 => types::F32X4,
+        DType::F64 => types::F64X2,
+        DType::I32 | DType::U32 => types::I32X4,
+        DType::I64 | DType::U64 => types::I64X2,
+        _ => return None,
+    })
+}
+
+fn is_float(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F64)
+}
+
+fn is_unsigned(dtype: DType) -> bool {
+    matches!(dtype, DType::U32 | DType::U64)
+}
+
+/// `Ok` when every value and operation of `body` is one this module
+/// compiles, and no output is a bool.
+pub fn supports(body: &Body, outputs: &[(usize, usize)]) -> Result<(), Unsupported> {
+    check(body, outputs).map(|_| ())
+}
+
+/// Checks that every value and operation of `body` is one this module
+/// compiles, and returns the lanes they use.
+fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Unsupported> {
+    let mut lanes = None;
+    for (i, inst) in body.insts.iter().enumerate() {
+        let dtype = body.dtypes[i];
+        if dtype != DType::Bool {
+            let l = Lanes::of(dtype).ok_or("a dtype other than f32, f64, i32, i64, u32, u64")?;
+            if lanes.is_some_and(|x| x != l) {
+                return Err("32-bit and 64-bit values in one body");
+            }
+            lanes = Some(l);
+        }
+        let operand = |k: usize| body.dtypes[inst.operands()[k].index()];
+        let supported = match inst {
+            Inst::Load(_) | Inst::Arg(_) => dtype != DType::Bool,
+            Inst::Iota(_) | Inst::Param(_) | Inst::Reduced | Inst::Cast(_) => false,
+            Inst::Unary(op, _) => match op {
+                UnaryOp::LogicalNot => dtype == DType::Bool,
+                UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => is_float(operand(0)),
+                UnaryOp::Neg | UnaryOp::Square => dtype != DType::Bool,
+                UnaryOp::Abs => dtype != DType::Bool && !is_unsigned(dtype),
+                UnaryOp::Sqrt
+                | UnaryOp::Floor
+                | UnaryOp::Ceil
+                | UnaryOp::Trunc
+                | UnaryOp::Round => is_float(dtype),
+                _ => false,
+            },
+            Inst::Binary(op, _, _) => match op {
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
+                    dtype != DType::Bool || *op != BinaryOp::Sub
+                }
+                BinaryOp::Div => is_float(dtype),
+                BinaryOp::Minimum | BinaryOp::Maximum => true,
+                BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge => true,
+                BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
+                    dtype == DType::Bool
+                }
+                _ => false,
+            },
+            Inst::Select(..) => true,
+        };
+        if !supported {
+            return Err("an operation the JIT does not compile");
+        }
+    }
+    if outputs.iter().any(|&(v, _)| body.dtypes[v] == DType::Bool) {
+        return Err("a bool output");
+    }
+    lanes.ok_or("no numeric value")
+}
+
+/// One value over the elements of an iteration: [`ELEMENTS`] lanes in
+/// 128-bit vectors (or masks), or one scalar.
+type Val = SmallVec<[Value; 8]>;
+
+/// Elements per iteration of the vector loop (4 or 8 vectors per value).
+const ELEMENTS: usize = 16;
+
+/// What the function does with the body's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// Stores the outputs.
+    Map,
+    /// Combines `value` with `op` over the elements and stores the result
+    /// at the fourth argument, which holds the starting value (identity).
+    Reduce {
+        /// The reduced value.
+        value: usize,
+        /// How values combine.
+        op: ReduceOp,
+    },
+}
+
+/// Emits the function of `shape` in `form` into `ctx` (signature included):
+/// `(table, start, n, out)`.
+pub fn emit(
+    ctx: &mut Context,
+    pointer: Type,
+    shape: &Shape<'_>,
+    form: Form,
+) -> Result<(), Unsupported> {
+    let lanes = check(shape.body, shape.outputs)?;
+    let outputs: &[(usize, usize)] = match form {
+        Form::Map => shape.outputs,
+        Form::Reduce { .. } => &[],
+    };
+    let sig = &mut ctx.func.signature;
+    for _ in 0..4 {
+        sig.params.push(AbiParam::new(pointer));
+    }
+    let mut builder_ctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut builder_ctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (table, start, n, out) = (params[0], params[1], params[2], params[3]);
+    let flags = MemFlags::new().with_notrap();
+    let body = shape.body;
+    let parts = ELEMENTS / lanes.per_vector();
+
+    // Pointers of windows at element `start`, and broadcast values.
+    let mut bases: Vec<Option<Value>> = vec![None; body.len() + shape.outputs.len() + 1];
+    let mut broadcast: Vec<Option<(Value, Val)>> = vec![None; body.len()];
+    let slot_pointer = |b: &mut FunctionBuilder<'_>, slot: usize| {
+        b.ins().load(
+            pointer,
+            flags,
+            table,
+            (slot * pointer.bytes() as usize) as i32,
+        )
+    };
+    let window = |b: &mut FunctionBuilder<'_>, slot: usize, dtype: DType| -> Value {
+        let p = slot_pointer(b, slot);
+        let offset = b.ins().imul_imm(start, dtype.size() as i64);
+        b.ins().iadd(p, offset)
+    };
+    for (i, inst) in body.insts.iter().enumerate() {
+        let dtype = body.dtypes[i];
+        match inst {
+            Inst::Arg(_) | Inst::Load(_) if matches!(inst, Inst::Arg(_)) || shape.scalar[i] => {
+                let (st, vt) = (
+                    scalar_type(dtype).ok_or("dtype")?,
+                    vector_type(dtype).ok_or("dtype")?,
+                );
+                let p = slot_pointer(&mut b, i);
+                let x = b.ins().load(st, flags, p, 0);
+                let v = b.ins().splat(vt, x);
+                broadcast[i] = Some((x, SmallVec::from_elem(v, parts)));
+            }
+            Inst::Load(_) => bases[i] = Some(window(&mut b, i, dtype)),
+            _ => {}
+        }
+    }
+    for &(v, slot) in outputs {
+        if bases.get(slot).is_none_or(Option::is_none) {
+            let base = window(&mut b, slot, body.dtypes[v]);
+            if let Some(entry) = bases.get_mut(slot) {
+                *entry = Some(base);
+            }
+        }
+    }
+
+    // Accumulators of a reduction: `parts` vectors, then one scalar.
+    let reduced = match form {
+        Form::Reduce { value, op } => {
+            let dtype = body
+                .dtypes
+                .get(value)
+                .copied()
+                .ok_or("a reduced value outside the body")?;
+            let st = scalar_type(dtype).ok_or("dtype")?;
+            let vt = vector_type(dtype).ok_or("dtype")?;
+            let identity = b.ins().load(st, flags, out, 0);
+            let splat = b.ins().splat(vt, identity);
+            Some((value, op, dtype, st, vt, identity, splat))
+        }
+        Form::Map => None,
+    };
+    let vector_accs = reduced.map_or(0, |_| parts);
+    let scalar_accs = reduced.map_or(0, |_| 1);
+    let params_of = |b: &mut FunctionBuilder<'_>, block, scalar: bool| {
+        b.append_block_param(block, types::I64);
+        if let Some((_, _, _, st, vt, ..)) = reduced {
+            for _ in 0..parts {
+                b.append_block_param(block, vt);
+            }
+            if scalar {
+                b.append_block_param(block, st);
+            }
+        }
+    };
+    let args = |values: &[Value]| -> Vec<BlockArg> {
+        values.iter().map(|v| BlockArg::Value(*v)).collect()
+    };
+
+    // The vector loop tests at its end (one branch per iteration).
+    let step = ELEMENTS as i64;
+    let vector_body = b.create_block();
+    params_of(&mut b, vector_body, false);
+    let scalar_head = b.create_block();
+    params_of(&mut b, scalar_head, true);
+    let scalar_body = b.create_block();
+    params_of(&mut b, scalar_body, true);
+    let exit = b.create_block();
+    if let Some((_, _, _, st, vt, ..)) = reduced {
+        for _ in 0..parts {
+            b.append_block_param(exit, vt);
+        }
+        b.append_block_param(exit, st);
+    }
+
+    let zero = b.ins().iconst(types::I64, 0);
+    let mut first = vec![zero];
+    let mut first_scalar = vec![zero];
+    if let Some((.., identity, splat)) = reduced {
+        first.extend(std::iter::repeat_n(splat, parts));
+        first_scalar.extend(std::iter::repeat_n(splat, parts));
+        first_scalar.push(identity);
+    }
+    let step_value = b.ins().iconst(types::I64, step);
+    let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, step_value, n);
+    b.ins().brif(
+        fits,
+        vector_body,
+        &args(&first),
+        scalar_head,
+        &args(&first_scalar),
+    );
+
+    b.switch_to_block(vector_body);
+    let block_params = b.block_params(vector_body).to_vec();
+    let i = block_params[0];
+    let mut lowering = Lowering {
+        b: &mut b,
+        body,
+        lanes,
+        vector: true,
+        parts,
+        flags,
+    };
+    let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
+    let mut next_args = vec![];
+    if let Some((value, op, dtype, ..)) = reduced {
+        let accs: Val = block_params[1..1 + vector_accs].iter().copied().collect();
+        let combined = lowering.binary(op.combiner(), &accs, &values[value], dtype)?;
+        next_args.extend(combined);
+    }
+    let next = b.ins().iadd_imm(i, step);
+    let end = b.ins().iadd_imm(i, 2 * step);
+    let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, n);
+    let mut again = vec![next];
+    again.extend(&next_args);
+    let mut leave = again.clone();
+    if let Some((.., identity, _)) = reduced {
+        leave.push(identity);
+    }
+    b.ins()
+        .brif(fits, vector_body, &args(&again), scalar_head, &args(&leave));
+
+    b.switch_to_block(scalar_head);
+    let head = b.block_params(scalar_head).to_vec();
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, head[0], n);
+    b.ins()
+        .brif(more, scalar_body, &args(&head), exit, &args(&head[1..]));
+
+    b.switch_to_block(scalar_body);
+    let mut current = b.block_params(scalar_body).to_vec();
+    let i = current[0];
+    let mut lowering = Lowering {
+        b: &mut b,
+        body,
+        lanes,
+        vector: false,
+        parts: 1,
+        flags,
+    };
+    let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
+    if let Some((value, op, dtype, ..)) = reduced {
+        let acc: Val = SmallVec::from_elem(current[1 + vector_accs], 1);
+        let combined = lowering.binary(op.combiner(), &acc, &values[value], dtype)?;
+        current[1 + vector_accs] = combined[0];
+    }
+    current[0] = b.ins().iadd_imm(i, 1);
+    b.ins().jump(scalar_head, &args(&current));
+
+    b.switch_to_block(exit);
+    if let Some((_, op, dtype, ..)) = reduced {
+        let accs: Vec<Value> = b.block_params(exit).to_vec();
+        // The vectors, then their lanes, pairwise (a fixed order), then
+        // the scalar loop's accumulator.
+        let mut lowering = Lowering {
+            b: &mut b,
+            body,
+            lanes,
+            vector: true,
+            parts: 1,
+            flags,
+        };
+        let mut level: Vec<Val> = accs[..vector_accs]
+            .iter()
+            .map(|&v| SmallVec::from_elem(v, 1))
+            .collect();
+        while level.len() > 1 {
+            let half = level.len() / 2;
+            let mut next = Vec::with_capacity(half);
+            for j in 0..half {
+                next.push(lowering.binary(op.combiner(), &level[j], &level[j + half], dtype)?);
+            }
+            level = next;
+        }
+        let vector = level
+            .first()
+            .and_then(|v| v.first().copied())
+            .ok_or("no accumulator")?;
+        lowering.vector = false;
+        let mut lanes_level: Vec<Val> = (0..lanes.per_vector())
+            .map(|l| SmallVec::from_elem(lowering.b.ins().extractlane(vector, l as u8), 1))
+            .collect();
+        while lanes_level.len() > 1 {
+            let half = lanes_level.len() / 2;
+            let mut next = Vec::with_capacity(half);
+            for j in 0..half {
+                next.push(lowering.binary(
+                    op.combiner(),
+                    &lanes_level[j],
+                    &lanes_level[j + half],
+                    dtype,
+                )?);
+            }
+            lanes_level = next;
+        }
+        let scalar: Val = SmallVec::from_elem(accs[vector_accs], 1);
+        let total = lowering.binary(op.combiner(), &lanes_level[0], &scalar, dtype)?;
+        b.ins().store(flags, total[0], out, 0);
+    }
+    let _ = scalar_accs;
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize();
+    Ok(())
+}
+
+/// Emits one loop iteration (vector or scalar).
+struct Lowering<'b, 'f> {
+    b: &'b mut FunctionBuilder<'f>,
+    body: &'b Body,
+    lanes: Lanes,
+    vector: bool,
+    /// Vectors per value (1 in the scalar loop).
+    parts: usize,
+    flags: MemFlags,
+}
+
+impl Lowering<'_, '_> {
+    fn parts(&self) -> usize {
+        self.parts
+    }
+
+    fn ty(&self, dtype: DType) -> Result<Type, Unsupported> {
+        if self.vector {
+            vector_type(dtype).ok_or("dtype")
+        } else {
+            scalar_type(dtype).ok_or("dtype")
+        }
+    }
+
+    fn iteration(
+        &mut self,
+        i: Value,
+        bases: &[Option<Value>],
+        broadcast: &[Option<(Value, Val)>],
+        outputs: &[(usize, usize)],
+    ) -> Result<Vec<Val>, Unsupported> {
+        let body = self.body;
+        let mut values: Vec<Val> = Vec::with_capacity(body.len());
+        for (k, inst) in body.insts.iter().enumerate() {
+            let dtype = body.dtypes[k];
+            let value = match inst {
+                Inst::Load(_) | Inst::Arg(_) => match (&broadcast[k], bases[k]) {
+                    (Some((x, v)), _) => {
+                        if self.vector {
+                            v.iter().copied().take(self.parts).collect()
+                        } else {
+                            SmallVec::from_elem(*x, 1)
+                        }
+                    }
+                    (None, Some(base)) => self.load(base, i, dtype)?,
+                    (None, None) => return Err("a leaf without a place"),
+                },
+                Inst::Unary(op, a) => self.unary(*op, &values[a.index()], body.dtype(*a), dtype)?,
+                Inst::Binary(op, a, b) => {
+                    self.binary(*op, &values[a.index()], &values[b.index()], body.dtype(*a))?
+                }
+                Inst::Select(c, a, b) => self.select(
+                    &values[c.index()],
+                    &values[a.index()],
+                    &values[b.index()],
+                    dtype,
+                )?,
+                _ => return Err("an operation the JIT does not compile"),
+            };
+            values.push(value);
+        }
+        for &(v, slot) in outputs {
+            let base = bases
+                .get(slot)
+                .copied()
+                .flatten()
+                .ok_or("an output without a place")?;
+            self.store(base, i, body.dtypes[v], &values[v])?;
+        }
+        Ok(values)
+    }
+
+    fn address(&mut self, base: Value, i: Value, dtype: DType) -> Value {
+        let offset = self.b.ins().imul_imm(i, dtype.size() as i64);
+        self.b.ins().iadd(base, offset)
+    }
+
+    fn load(&mut self, base: Value, i: Value, dtype: DType) -> Result<Val, Unsupported> {
+        let ty = self.ty(dtype)?;
+        let address = self.address(base, i, dtype);
+        Ok((0..self.parts())
+            .map(|p| self.b.ins().load(ty, self.flags, address, (p * 16) as i32))
+            .collect())
+    }
+
+    fn store(
+        &mut self,
+        base: Value,
+        i: Value,
+        dtype: DType,
+        value: &Val,
+    ) -> Result<(), Unsupported> {
+        let address = self.address(base, i, dtype);
+        for (p, &v) in value.iter().enumerate() {
+            self.b.ins().store(self.flags, v, address, (p * 16) as i32);
+        }
+        Ok(())
+    }
+
+    fn map1(&mut self, a: &Val, f: impl Fn(&mut FunctionBuilder<'_>, Value) -> Value) -> Val {
+        a.iter().map(|&x| f(self.b, x)).collect()
+    }
+
+    fn map2(
+        &mut self,
+        a: &Val,
+        b: &Val,
+        f: impl Fn(&mut FunctionBuilder<'_>, Value, Value) -> Value,
+    ) -> Val {
+        a.iter().zip(b).map(|(&x, &y)| f(self.b, x, y)).collect()
+    }
+
+    /// A bool from a comparison result: vector masks are kept; scalar
+    /// results (0/1 bytes) are kept as they are.
+    fn fcmp(&mut self, cc: FloatCC, a: &Val, b: &Val) -> Val {
+        self.map2(a, b, |b, x, y| b.ins().fcmp(cc, x, y))
+    }
+
+    fn icmp(&mut self, cc: IntCC, a: &Val, b: &Val) -> Val {
+        self.map2(a, b, |b, x, y| b.ins().icmp(cc, x, y))
+    }
+
+    fn or(&mut self, a: &Val, b: &Val) -> Val {
+        self.map2(a, b, |b, x, y| b.ins().bor(x, y))
+    }
+
+    fn not(&mut self, a: &Val) -> Val {
+        if self.vector {
+            self.map1(a, |b, x| b.ins().bnot(x))
+        } else {
+            self.map1(a, |b, x| b.ins().bxor_imm(x, 1))
+        }
+    }
+
+    /// `cond ? a : b` lane by lane, for values of `dtype`.
+    fn select(&mut self, cond: &Val, a: &Val, b: &Val, dtype: DType) -> Result<Val, Unsupported> {
+        if !self.vector {
+            return Ok(cond
+                .iter()
+                .zip(a.iter().zip(b))
+                .map(|(&c, (&x, &y))| self.b.ins().select(c, x, y))
+                .collect());
+        }
+        if dtype == DType::Bool {
+            return Ok(cond
+                .iter()
+                .zip(a.iter().zip(b))
+                .map(|(&c, (&x, &y))| self.b.ins().bitselect(c, x, y))
+                .collect());
+        }
+        let ty = self.ty(dtype)?;
+        let mask_type = self.lanes.mask_type();
+        let flags = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        Ok(cond
+            .iter()
+            .zip(a.iter().zip(b))
+            .map(|(&c, (&x, &y))| {
+                let mask = if ty == mask_type {
+                    c
+                } else {
+                    self.b.ins().bitcast(ty, flags, c)
+                };
+                self.b.ins().bitselect(mask, x, y)
+            })
+            .collect())
+    }
+
+    fn unary(
+        &mut self,
+        op: UnaryOp,
+        a: &Val,
+        from: DType,
+        dtype: DType,
+    ) -> Result<Val, Unsupported> {
+        let float = is_float(from);
+        Ok(match op {
+            UnaryOp::LogicalNot => self.not(a),
+            UnaryOp::IsNan => self.fcmp(FloatCC::Unordered, a, a),
+            UnaryOp::IsInf | UnaryOp::IsFinite => {
+                let ty = self.ty(from)?;
+                let infinity = self.constant(from, f64::INFINITY, ty);
+                let magnitude = self.map1(a, |b, x| b.ins().fabs(x));
+                let cc = if op == UnaryOp::IsInf {
+                    FloatCC::Equal
+                } else {
+                    FloatCC::LessThan
+                };
+                self.fcmp(cc, &magnitude, &infinity)
+            }
+            UnaryOp::Neg if float => self.map1(a, |b, x| b.ins().fneg(x)),
+            UnaryOp::Neg => self.map1(a, |b, x| b.ins().ineg(x)),
+            UnaryOp::Abs if float => self.map1(a, |b, x| b.ins().fabs(x)),
+            UnaryOp::Abs => {
+                let ty = self.ty(dtype)?;
+                let zero = self.constant(dtype, 0.0, ty);
+                let negative = self.icmp(IntCC::SignedLessThan, a, &zero);
+                let negated = self.map1(a, |b, x| b.ins().ineg(x));
+                self.select(&negative, &negated, a, dtype)?
+            }
+            UnaryOp::Square if float => self.map1(a, |b, x| b.ins().fmul(x, x)),
+            UnaryOp::Square => self.map1(a, |b, x| b.ins().imul(x, x)),
+            UnaryOp::Sqrt => self.map1(a, |b, x| b.ins().sqrt(x)),
+            UnaryOp::Floor => self.map1(a, |b, x| b.ins().floor(x)),
+            UnaryOp::Ceil => self.map1(a, |b, x| b.ins().ceil(x)),
+            UnaryOp::Trunc => self.map1(a, |b, x| b.ins().trunc(x)),
+            UnaryOp::Round => self.map1(a, |b, x| b.ins().nearest(x)),
+            _ => return Err("an operation the JIT does not compile"),
+        })
+    }
+
+    /// `value` of `dtype` in every lane (type `ty`).
+    fn constant(&mut self, dtype: DType, value: f64, ty: Type) -> Val {
+        let x = match dtype {
+            DType::F32 => self.b.ins().f32const(value as f32),
+            DType::F64 => self.b.ins().f64const(value),
+            DType::I32 | DType::U32 => self.b.ins().iconst(types::I32, value as i64),
+            _ => self.b.ins().iconst(types::I64, value as i64),
+        };
+        let v = if self.vector {
+            self.b.ins().splat(ty, x)
+        } else {
+            x
+        };
+        SmallVec::from_elem(v, self.parts())
+    }
+
+    fn binary(&mut self, op: BinaryOp, a: &Val, b: &Val, from: DType) -> Result<Val, Unsupported> {
+        let float = is_float(from);
+        let unsigned = is_unsigned(from);
+        if from == DType::Bool {
+            return self.boolean(op, a, b);
+        }
+        Ok(match op {
+            BinaryOp::Add if float => self.map2(a, b, |b, x, y| b.ins().fadd(x, y)),
+            BinaryOp::Sub if float => self.map2(a, b, |b, x, y| b.ins().fsub(x, y)),
+            BinaryOp::Mul if float => self.map2(a, b, |b, x, y| b.ins().fmul(x, y)),
+            BinaryOp::Div if float => self.map2(a, b, |b, x, y| b.ins().fdiv(x, y)),
+            BinaryOp::Add => self.map2(a, b, |b, x, y| b.ins().iadd(x, y)),
+            BinaryOp::Sub => self.map2(a, b, |b, x, y| b.ins().isub(x, y)),
+            BinaryOp::Mul => self.map2(a, b, |b, x, y| b.ins().imul(x, y)),
+            BinaryOp::Minimum | BinaryOp::Maximum if float => {
+                // a.is_nan() || a < b ? a : b (or a > b): NaN in either propagates.
+                let cc = if op == BinaryOp::Minimum {
+                    FloatCC::LessThan
+                } else {
+                    FloatCC::GreaterThan
+                };
+                let nan = self.fcmp(FloatCC::Unordered, a, a);
+                let wins = self.fcmp(cc, a, b);
+                let take_a = self.or(&nan, &wins);
+                self.select(&take_a, a, b, from)?
+            }
+            BinaryOp::Minimum | BinaryOp::Maximum => {
+                let cc = match (op == BinaryOp::Minimum, unsigned) {
+                    (true, false) => IntCC::SignedLessThan,
+                    (true, true) => IntCC::UnsignedLessThan,
+                    (false, false) => IntCC::SignedGreaterThan,
+                    (false, true) => IntCC::UnsignedGreaterThan,
+                };
+                let take_a = self.icmp(cc, a, b);
+                self.select(&take_a, a, b, from)?
+            }
+            BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge
+                if float =>
+            {
+                let cc = match op {
+                    BinaryOp::Eq => FloatCC::Equal,
+                    BinaryOp::Ne => FloatCC::NotEqual,
+                    BinaryOp::Lt => FloatCC::LessThan,
+                    BinaryOp::Le => FloatCC::LessThanOrEqual,
+                    BinaryOp::Gt => FloatCC::GreaterThan,
+                    _ => FloatCC::GreaterThanOrEqual,
+                };
+                self.fcmp(cc, a, b)
+            }
+            BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge => {
+                let cc = match (op, unsigned) {
+                    (BinaryOp::Eq, _) => IntCC::Equal,
+                    (BinaryOp::Ne, _) => IntCC::NotEqual,
+                    (BinaryOp::Lt, false) => IntCC::SignedLessThan,
+                    (BinaryOp::Lt, true) => IntCC::UnsignedLessThan,
+                    (BinaryOp::Le, false) => IntCC::SignedLessThanOrEqual,
+                    (BinaryOp::Le, true) => IntCC::UnsignedLessThanOrEqual,
+                    (BinaryOp::Gt, false) => IntCC::SignedGreaterThan,
+                    (BinaryOp::Gt, true) => IntCC::UnsignedGreaterThan,
+                    (_, false) => IntCC::SignedGreaterThanOrEqual,
+                    (_, true) => IntCC::UnsignedGreaterThanOrEqual,
+                };
+                self.icmp(cc, a, b)
+            }
+            _ => return Err("an operation the JIT does not compile"),
+        })
+    }
+
+    /// Operations on bools (masks or 0/1 bytes): `core::semantics::logical`.
+    fn boolean(&mut self, op: BinaryOp, a: &Val, b: &Val) -> Result<Val, Unsupported> {
+        let and = |s: &mut Self, x: &Val, y: &Val| s.map2(x, y, |b, p, q| b.ins().band(p, q));
+        let xor = |s: &mut Self, x: &Val, y: &Val| s.map2(x, y, |b, p, q| b.ins().bxor(p, q));
+        Ok(match op {
+            BinaryOp::LogicalAnd | BinaryOp::Minimum | BinaryOp::Mul => and(self, a, b),
+            BinaryOp::LogicalOr | BinaryOp::Maximum | BinaryOp::Add => self.or(a, b),
+            BinaryOp::LogicalXor | BinaryOp::Ne => xor(self, a, b),
+            BinaryOp::Eq => {
+                let x = xor(self, a, b);
+                self.not(&x)
+            }
+            // false < true.
+            BinaryOp::Lt => {
+                let not_a = self.not(a);
+                and(self, &not_a, b)
+            }
+            BinaryOp::Le => {
+                let not_a = self.not(a);
+                self.or(&not_a, b)
+            }
+            BinaryOp::Gt => {
+                let not_b = self.not(b);
+                and(self, a, &not_b)
+            }
+            BinaryOp::Ge => {
+                let not_b = self.not(b);
+                self.or(a, &not_b)
+            }
+            _ => return Err("an operation the JIT does not compile"),
+        })
+    }
+}

@@ -1,0 +1,252 @@
+//! The JIT tier of the CPU backend: kernel bodies compiled to machine code
+//! with Cranelift, so that a chunk is one pass over memory with every value
+//! in a register, as in a hand-written fused loop.
+//!
+//! The register machine runs one step per operation and tile: each step
+//! stores its result and the next loads it again, so when memory is fast
+//! the machine is bound by those extra passes, not by memory. A body whose
+//! operations are all in [`lower`]'s set (f32/f64/i32/i64/u32/u64
+//! arithmetic, comparisons, `where`, NaN-propagating `minimum`/`maximum`)
+//! is compiled instead, once per pattern of broadcast leaves, the first
+//! time a launch is large enough to repay the compilation (tiering: small
+//! launches keep using the machine until the kernel has processed
+//! [`JIT_AFTER`] elements). Anything else, or a compilation that fails,
+//! runs on the machine, which stays the reference for what the JIT computes.
+//! [`JitMode`] (`Context::builder().jit(..)`, `LAZYFUSE_JIT`) chooses
+//! between tiering, always and never; the test suite runs all of them.
+
+pub mod lower;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use lazyfuse_core::JitMode;
+use lazyfuse_fusion::Body;
+
+/// Elements a kernel processes on the register machine before it is
+/// compiled (about the work a compilation costs: a few hundred
+/// microseconds); a launch at least this large compiles at once.
+pub const JIT_AFTER: u64 = 1 << 20;
+
+pub use lower::Form;
+
+/// Variants compiled, and compilations that failed, in this process.
+static COMPILED: AtomicU64 = AtomicU64::new(0);
+static FAILED: AtomicU64 = AtomicU64::new(0);
+
+/// How many kernel variants this process compiled to machine code, and how
+/// many compilations of bodies the JIT accepts failed (then the register
+/// machine ran them; a failure is a gap in [`lower`] that tests catch).
+pub fn counts() -> (u64, u64) {
+    (
+        COMPILED.load(Ordering::Relaxed),
+        FAILED.load(Ordering::Relaxed),
+    )
+}
+
+/// The generated function: `(table, start, n, out)` (see [`lower`]).
+type KernelFn = unsafe extern "C" fn(*const *mut u8, usize, usize, *mut u8);
+
+/// Machine code of one kernel variant, freed when the last user drops it.
+pub struct JitCode {
+    /// The module owning the code (behind a mutex only so that the code
+    /// can be shared between threads: the module is touched again only
+    /// when dropped).
+    module: Mutex<Option<JITModule>>,
+    function: KernelFn,
+}
+
+impl std::fmt::Debug for JitCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JitCode")
+    }
+}
+
+impl Drop for JitCode {
+    fn drop(&mut self) {
+        let module = self
+            .module
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(module) = module.take() {
+            // SAFETY: `function` points into this module's memory and is
+            // only reachable through `self`, which is being dropped.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+impl JitCode {
+    /// Computes elements `start..start + n` of the chunk whose slots are
+    /// `table`.
+    ///
+    /// # Safety
+    /// `table` must be the pointer table of a frame bound for the variant
+    /// this code was compiled for (checked by `Frame::jit_table`), and
+    /// `start + n` must not exceed the frame's chunk length.
+    pub unsafe fn call(&self, table: &[*mut u8], start: usize, n: usize) {
+        // SAFETY: the caller's contract: every window the code reads or
+        // writes holds the chunk, every scalar slot one value, and outputs
+        // are writable and overlap nothing the code reads. The map form
+        // does not touch its fourth argument.
+        unsafe { (self.function)(table.as_ptr(), start, n, std::ptr::null_mut()) }
+    }
+
+    /// Combines the reduced value over elements `start..start + n`,
+    /// starting from `identity` (code of the reduce form, for values of `T`).
+    ///
+    /// # Safety
+    /// As for [`JitCode::call`]; the code must be of the reduce form for a
+    /// value of type `T`.
+    pub unsafe fn reduce<T: Copy>(
+        &self,
+        table: &[*mut u8],
+        start: usize,
+        n: usize,
+        identity: T,
+    ) -> T {
+        let mut acc = identity;
+        // SAFETY: as in `call`; the reduce form reads and writes one `T` at
+        // its fourth argument, which points at `acc`.
+        unsafe { (self.function)(table.as_ptr(), start, n, (&mut acc as *mut T).cast()) };
+        acc
+    }
+}
+
+/// A variant's key (broadcast leaves, form) and its code (`None`: it did not compile).
+type Variant = ((u64, Form), Option<Arc<JitCode>>);
+
+/// The compiled variants of one kernel body (one per pattern of leaves
+/// bound to broadcast values), made on demand.
+#[derive(Debug)]
+pub struct Jit {
+    body: Body,
+    /// `(value, slot)` the code stores.
+    outputs: Vec<(usize, usize)>,
+    /// Leaf slots whose broadcast-or-window kind selects the variant.
+    leaves: Vec<usize>,
+    variants: Mutex<Vec<Variant>>,
+    elements: AtomicU64,
+}
+
+/// The host's instruction set for Cranelift (AVX off with `LAZYFUSE_NO_AVX2`).
+fn isa() -> Option<&'static OwnedTargetIsa> {
+    static ISA: OnceLock<Option<OwnedTargetIsa>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed").ok()?;
+        flags.set("is_pic", "false").ok()?;
+        let mut builder = cranelift_native::builder().ok()?;
+        if std::env::var_os("LAZYFUSE_NO_AVX2").is_some() {
+            builder.set("has_avx", "false").ok()?;
+            builder.set("has_avx2", "false").ok()?;
+        }
+        builder.finish(settings::Flags::new(flags)).ok()
+    })
+    .as_ref()
+}
+
+impl Jit {
+    /// The JIT of `body` storing `outputs` (`(value, slot)`), or why it has none.
+    pub fn new(
+        body: &Body,
+        outputs: Vec<(usize, usize)>,
+        leaves: Vec<usize>,
+    ) -> Result<Jit, lower::Unsupported> {
+        if outputs.is_empty() {
+            return Err("nothing to compute");
+        }
+        if leaves.len() > 64 {
+            return Err("more than 64 leaves");
+        }
+        lower::supports(body, &outputs)?;
+        Ok(Jit {
+            body: body.clone(),
+            outputs,
+            leaves,
+            variants: Mutex::new(Vec::new()),
+            elements: AtomicU64::new(0),
+        })
+    }
+
+    /// The leaf slots whose kind selects a variant.
+    pub fn leaves(&self) -> &[usize] {
+        &self.leaves
+    }
+
+    /// Whether a launch of `elements` elements should use compiled code
+    /// in `mode` (counting them towards the tiering threshold).
+    pub fn wanted(&self, elements: usize, mode: JitMode) -> bool {
+        match mode {
+            JitMode::Always => true,
+            JitMode::Never => false,
+            JitMode::Auto => {
+                let before = self.elements.fetch_add(elements as u64, Ordering::Relaxed);
+                before.saturating_add(elements as u64) >= JIT_AFTER
+            }
+        }
+    }
+
+    /// The code of the variant whose broadcast leaves are `scalar`
+    /// (a bit per entry of [`Jit::leaves`]), compiled on first use; `None`
+    /// when it does not compile.
+    pub fn variant(&self, scalar: u64, form: Form) -> Option<Arc<JitCode>> {
+        let mut variants = self.variants.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, code)) = variants.iter().find(|(key, _)| *key == (scalar, form)) {
+            return code.clone();
+        }
+        let code = self.compile(scalar, form).map(Arc::new);
+        variants.push(((scalar, form), code.clone()));
+        code
+    }
+
+    fn compile(&self, scalar: u64, form: Form) -> Option<JitCode> {
+        let mut broadcast = vec![false; self.body.len()];
+        for (bit, &slot) in self.leaves.iter().enumerate() {
+            if scalar & (1 << bit) != 0 {
+                if let Some(b) = broadcast.get_mut(slot) {
+                    *b = true;
+                }
+            }
+        }
+        let shape = lower::Shape {
+            body: &self.body,
+            outputs: &self.outputs,
+            scalar: &broadcast,
+        };
+        // Cranelift reports most failures as errors, but an unexpected
+        // lowering gap may panic: either way the machine runs the kernel.
+        let code = std::panic::catch_unwind(|| compile(&shape, form))
+            .ok()
+            .flatten();
+        let counter = if code.is_some() { &COMPILED } else { &FAILED };
+        counter.fetch_add(1, Ordering::Relaxed);
+        code
+    }
+}
+
+fn compile(shape: &lower::Shape<'_>, form: Form) -> Option<JitCode> {
+    let isa = isa()?.clone();
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut ctx = module.make_context();
+    lower::emit(&mut ctx, module.target_config().pointer_type(), shape, form).ok()?;
+    let id = module
+        .declare_function("kernel", Linkage::Local, &ctx.func.signature)
+        .ok()?;
+    module.define_function(id, &mut ctx).ok()?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().ok()?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: `code` is the function `lower::emit` built, whose signature
+    // is `KernelFn`'s (four pointer-sized arguments, no result), with the
+    // platform's default calling convention, which `extern "C"` names.
+    let function = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
+    Some(JitCode {
+        module: Mutex::new(Some(module)),
+        function,
+    })
+}

@@ -1,0 +1,313 @@
+//! The CPU backend's compiled kernels (its JIT tier) against the reference
+//! evaluator: every operation the JIT compiles, on every dtype it takes,
+//! over special values (NaN, infinities, signed zeros, subnormals, integer
+//! extremes), at lengths that end in the vector loop and in the scalar
+//! tail, with broadcast and strided inputs; reductions; and a check that
+//! the code really was compiled.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use lazyfuse::core::{with_dtype, BinaryOp, UnaryOp, Wide};
+use lazyfuse::{Array, Context, DType, Element, HostBuffer, JitMode};
+
+const DTYPES: [DType; 6] = [
+    DType::F32,
+    DType::F64,
+    DType::I32,
+    DType::I64,
+    DType::U32,
+    DType::U64,
+];
+
+/// Lengths: within one vector iteration, vector loop plus tail, several chunks.
+const LENGTHS: [usize; 3] = [13, 1003, 20_011];
+
+fn jit() -> Context {
+    Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Always)
+        .build()
+        .expect("cpu")
+}
+
+fn reference() -> Context {
+    Context::builder()
+        .backend("reference")
+        .build()
+        .expect("reference")
+}
+
+fn is_float(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F64)
+}
+
+/// Special values of `dtype`, cycled from `offset` to length `n`.
+fn values(dtype: DType, n: usize, offset: usize) -> HostBuffer {
+    let floats = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        1.5,
+        -2.5,
+        2.5,
+        0.5,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e30,
+        -1e-30,
+        1e-40,
+        3.0,
+        -7.25,
+        123456.75,
+        -0.5,
+    ];
+    let ints: [i128; 14] = [
+        0,
+        1,
+        -1,
+        2,
+        -7,
+        3,
+        100,
+        -100,
+        65_537,
+        i32::MAX as i128,
+        i32::MIN as i128,
+        i64::MAX as i128,
+        i64::MIN as i128,
+        u64::MAX as i128,
+    ];
+    with_dtype!(dtype, T => {
+        let v: Vec<T> = (0..n)
+            .map(|i| {
+                // Mix the order so that every pair of values meets.
+                let k = offset + i * 7 + i / 5;
+                if is_float(dtype) {
+                    T::from_wide(Wide::Float(floats[k % floats.len()]))
+                } else {
+                    T::from_wide(Wide::Int(ints[k % ints.len()]))
+                }
+            })
+            .collect();
+        T::into_buffer(v)
+    })
+}
+
+fn array(cx: &Context, buffer: &HostBuffer, shape: &[usize]) -> Array {
+    lazyfuse::core::with_buffer!(buffer, v => cx.from_vec(v.clone(), shape).expect("shape"))
+}
+
+/// Equal values: bit for bit (any NaN equals any NaN), or within `rel` when given.
+fn same(got: &HostBuffer, want: &HostBuffer, rel: Option<f64>, what: &str) {
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for i in 0..got.len() {
+        let (g, w) = (got.get_wide(i).unwrap(), want.get_wide(i).unwrap());
+        let ok = match (g, w, rel) {
+            (Wide::Float(g), Wide::Float(w), _) if g.is_nan() || w.is_nan() => {
+                g.is_nan() && w.is_nan()
+            }
+            (Wide::Float(g), Wide::Float(w), Some(rel)) => {
+                g == w || (g - w).abs() <= rel * w.abs().max(1e-30)
+            }
+            (Wide::Float(g), Wide::Float(w), None) => g.to_bits() == w.to_bits(),
+            (Wide::Int(g), Wide::Int(w), _) => g == w,
+            _ => false,
+        };
+        assert!(ok, "{what}: element {i}: jit {g:?}, reference {w:?}");
+    }
+}
+
+/// Builds `f(a, b, c)` over inputs of `dtype` on both backends and compares.
+fn check(dtype: DType, what: &str, rel: Option<f64>, f: impl Fn(&Array, &Array, &Array) -> Array) {
+    for n in LENGTHS {
+        let inputs = [
+            values(dtype, n, 0),
+            values(dtype, n, 3),
+            values(dtype, n, 11),
+        ];
+        let run = |cx: &Context| {
+            let [a, b, c] = inputs.each_ref().map(|v| array(cx, v, &[n]));
+            f(&a, &b, &c).to_host().expect("demand")
+        };
+        same(
+            &run(&jit()),
+            &run(&reference()),
+            rel,
+            &format!("{what} {dtype} n={n}"),
+        );
+    }
+}
+
+fn assert_no_failed_compilations() {
+    let (compiled, failed) = lazyfuse::codegen::cpu::jit::counts();
+    assert!(compiled > 0, "nothing was compiled");
+    assert_eq!(failed, 0, "a compilation of a body the JIT accepts failed");
+}
+
+#[test]
+fn arithmetic_matches_the_reference_bit_for_bit() {
+    for dtype in DTYPES {
+        let mut ops = vec![
+            BinaryOp::Add,
+            BinaryOp::Sub,
+            BinaryOp::Mul,
+            BinaryOp::Minimum,
+            BinaryOp::Maximum,
+        ];
+        if is_float(dtype) {
+            ops.push(BinaryOp::Div);
+        }
+        for op in ops {
+            check(dtype, &format!("{op:?}"), None, |a, b, _| {
+                a.apply_binary(op, b.into())
+            });
+            // Broadcast operands: a scalar array, and a weak Rust number.
+            check(
+                dtype,
+                &format!("{op:?} with a 0-d array"),
+                None,
+                |a, b, _| {
+                    let one = b.slice_axis(0, Some(2), Some(3), 1).reshape(&[]);
+                    a.apply_binary(op, (&one).into())
+                },
+            );
+            check(dtype, &format!("{op:?} with 3"), None, |a, _, _| {
+                a.apply_binary(op, 3.into())
+            });
+        }
+        let mut unary = vec![UnaryOp::Neg, UnaryOp::Square];
+        if dtype != DType::U32 && dtype != DType::U64 {
+            unary.push(UnaryOp::Abs);
+        }
+        if is_float(dtype) {
+            unary.extend([
+                UnaryOp::Sqrt,
+                UnaryOp::Floor,
+                UnaryOp::Ceil,
+                UnaryOp::Trunc,
+                UnaryOp::Round,
+            ]);
+        }
+        for op in unary {
+            check(dtype, &format!("{op:?}"), None, |a, _, _| a.apply_unary(op));
+        }
+        // A chain, as fusion makes them.
+        check(dtype, "a*b + c", None, |a, b, c| a * b + c);
+    }
+    assert_no_failed_compilations();
+}
+
+#[test]
+fn comparisons_predicates_and_logic_through_where() {
+    let comparisons = [
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+    ];
+    for dtype in DTYPES {
+        for op in comparisons {
+            check(dtype, &format!("where {op:?}"), None, |a, b, _| {
+                a.apply_binary(op, b.into()).where_(a, b)
+            });
+            // Comparisons of bools (false < true).
+            check(dtype, &format!("where bool {op:?}"), None, |a, b, c| {
+                let x = a.lt(b);
+                let y = b.lt(c);
+                x.apply_binary(op, (&y).into()).where_(a, c)
+            });
+        }
+        for op in [
+            BinaryOp::LogicalAnd,
+            BinaryOp::LogicalOr,
+            BinaryOp::LogicalXor,
+        ] {
+            check(dtype, &format!("where {op:?}"), None, |a, b, c| {
+                a.lt(b).apply_binary(op, (&b.ge(c)).into()).where_(b, c)
+            });
+        }
+        check(dtype, "where not", None, |a, b, c| {
+            a.lt(b).apply_unary(UnaryOp::LogicalNot).where_(c, a)
+        });
+        if is_float(dtype) {
+            for op in [UnaryOp::IsNan, UnaryOp::IsInf, UnaryOp::IsFinite] {
+                check(dtype, &format!("where {op:?}"), None, |a, b, _| {
+                    a.apply_unary(op).where_(a, b)
+                });
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}
+
+#[test]
+fn reductions_match_the_reference() {
+    for dtype in DTYPES {
+        // Integer and min/max results are exact; float sums and products
+        // may round differently (another summation order).
+        let sums = if is_float(dtype) { Some(1e-5) } else { None };
+        check(dtype, "sum", sums, |a, b, _| (a - b).sum());
+        check(dtype, "max", None, |a, b, _| (a * b).max());
+        check(dtype, "min", None, |a, b, _| (a + b).min());
+        let low = if matches!(dtype, DType::U32 | DType::U64) {
+            0
+        } else {
+            -2
+        };
+        check(dtype, "prod", sums, |a, _, _| {
+            a.minimum(2).maximum(low).prod()
+        });
+        // Along an axis, both layouts: the reduced axis last and first.
+        for n in LENGTHS {
+            let rows = 5;
+            let x = values(dtype, rows * n, 1);
+            let run = |cx: &Context, axis: usize| {
+                let m = array(cx, &x, &[rows, n]);
+                (&m * 2).sum_axis(axis).to_host().expect("demand")
+            };
+            for axis in [0, 1] {
+                same(
+                    &run(&jit(), axis),
+                    &run(&reference(), axis),
+                    sums,
+                    &format!("sum_axis({axis}) {dtype} n={n}"),
+                );
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}
+
+#[test]
+fn broadcast_and_strided_inputs() {
+    for dtype in [DType::F32, DType::I64] {
+        for n in [7, 300, 9000] {
+            let rows = 4;
+            let (x, r, k) = (
+                values(dtype, rows * n, 0),
+                values(dtype, n, 5),
+                values(dtype, rows, 9),
+            );
+            let run = |cx: &Context| {
+                let m = array(cx, &x, &[rows, n]);
+                let r = array(cx, &r, &[n]);
+                let k = array(cx, &k, &[rows, 1]);
+                let t = array(cx, &x, &[n, rows]).transpose();
+                [
+                    (&m + &r * &k).to_host().expect("rows"),
+                    (&m - &t).to_host().expect("transposed"),
+                    (&m * &k).max_axis(1).to_host().expect("reduced"),
+                ]
+            };
+            for (got, want) in run(&jit()).iter().zip(&run(&reference())) {
+                same(got, want, None, &format!("broadcast {dtype} n={n}"));
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}
