@@ -252,13 +252,6 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    /// True when `slot` is bound to one broadcast value.
-    pub fn is_scalar(&self, slot: usize) -> bool {
-        self.slots
-            .get(slot)
-            .is_some_and(|s| s.place == Place::Scalar)
-    }
-
     /// The pointer table compiled code reads (`table[slot]`: element 0 of
     /// a window, or the broadcast value), after checking that the slots
     /// `reads` are bound windows or broadcast values and the slots `writes`

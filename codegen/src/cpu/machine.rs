@@ -341,7 +341,7 @@ impl Machine {
     /// touching the shared reference count).
     fn compiled<'r>(
         &self,
-        frame: &Frame<'_>,
+        views: &[Option<View>],
         form: Form,
         last: &'r mut Option<(u64, Form, Arc<JitCode>)>,
     ) -> Option<&'r JitCode> {
@@ -350,7 +350,7 @@ impl Machine {
             .leaves()
             .iter()
             .enumerate()
-            .filter(|(_, &slot)| frame.is_scalar(slot))
+            .filter(|(_, &slot)| matches!(views.get(slot), Some(Some(View::InputScalar(..)))))
             .fold(0u64, |mask, (bit, _)| mask | 1 << bit);
         if last
             .as_ref()
@@ -421,6 +421,25 @@ impl Machine {
                 _ => None,
             });
         }
+        let per_tile = mode.per_tile;
+        // Tiles read by the runner are reduced by compiled code when it can.
+        let form = match (self.reduced, self.reduce_op) {
+            (Some(value), Some(op)) if per_tile => Form::Reduce {
+                value: value.index(),
+                op,
+            },
+            _ => Form::Map,
+        };
+        let code = match mode.jit {
+            true => self.compiled(views, form, compiled),
+            false => None,
+        };
+        // The reduced value's chunk register, unless compiled code reduces it.
+        if let Some(Home::Chunk(r)) = self.reduced.map(|v| self.home[v.index()]) {
+            if code.is_none() || form == Form::Map {
+                chunk.get(r)?;
+            }
+        }
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         let input = |k: usize| {
@@ -438,16 +457,13 @@ impl Machine {
             }
         }
         // Chunk registers: gathered leaves are read, the reduced value written.
-        if let Some(Home::Chunk(r)) = self.reduced.map(|v| self.home[v.index()]) {
-            chunk.get(r)?;
-        }
         for (r, buffer) in chunk.buffers.iter_mut().enumerate() {
             let owner = self.home.iter().position(|h| match *h {
                 Home::Leaf(Some(g)) | Home::Chunk(g) => g == r,
                 _ => false,
             });
             match owner.map(|slot| (slot, self.home[slot], views[slot])) {
-                Some((slot, Home::Chunk(_), _)) => {
+                Some((slot, Home::Chunk(_), _)) if buffer.len() >= len => {
                     frame.bind_output(slot, buffer.as_slice_mut())?
                 }
                 Some((slot, _, Some(View::Reg(_)))) => frame.bind_window(slot, buffer, 0)?,
@@ -474,19 +490,6 @@ impl Machine {
                 .ok_or_else(|| internal("a missing output"))?;
             frame.bind_output(slot, slice)?;
         }
-        let per_tile = mode.per_tile;
-        // Tiles read by the runner are reduced by compiled code when it can.
-        let form = match (self.reduced, self.reduce_op) {
-            (Some(value), Some(op)) if per_tile => Form::Reduce {
-                value: value.index(),
-                op,
-            },
-            _ => Form::Map,
-        };
-        let code = match mode.jit {
-            true => self.compiled(&frame, form, compiled),
-            false => None,
-        };
         if let Some(code) = code {
             let dtype = |slot: usize| self.body.dtypes[slot];
             let reads = self

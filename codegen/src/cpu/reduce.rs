@@ -148,7 +148,19 @@ struct Layout<'a> {
     jit: bool,
 }
 
-impl Layout<'_> {
+impl<'a> Layout<'a> {
+    /// A worker's walker over `space`.
+    fn walker(&self, space: &'a Space) -> Result<Walker<'a>> {
+        Walker::new(
+            self.machine,
+            self.launch,
+            self.inputs,
+            space,
+            CHUNK,
+            self.jit,
+        )
+    }
+
     /// The frame slot of the reduced value.
     fn slot(&self) -> Result<usize> {
         self.machine
@@ -235,64 +247,63 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     let per_task = (TASK / block_len).max(1);
     let mut partials: Vec<T> = try_vec(identity, kept_len * blocks)?;
     let groups: Vec<&mut [T]> = partials.chunks_mut(per_task).collect();
-    for_each_task(shape.pool, kept_len * reduced_len, groups, |task, slots| {
-        let mut walker = Walker::new(
-            shape.machine,
-            shape.launch,
-            shape.inputs,
-            &space,
-            CHUNK,
-            shape.jit,
-        )?;
-        let mut scratch = Vec::new();
-        // The group's items are consecutive runs of positions: walk them in
-        // chunks that may span several short runs, and cut each tile at
-        // the runs' ends.
-        let first = task * per_task;
-        let item_start = |item: usize| (item / blocks) * reduced_len + (item % blocks) * TASK;
-        let item_end =
-            |item: usize| (item_start(item) + TASK).min((item / blocks + 1) * reduced_len);
-        let group_end = item_end(first + slots.len().saturating_sub(1));
-        let (mut position, mut current) = (item_start(first), 0);
-        let mut cascade = Cascade::new();
-        while position < group_end {
-            let len = walker.chunk_len(position, group_end - position);
-            walker.run(position, len, Vec::new(), true, |done, start, n| {
-                // Compiled code reduces each segment; else the values are read.
-                let values = match done.reduces() {
-                    true => &[][..],
-                    false => R::read(done.frame(), value, start, n, &mut scratch)?,
-                };
-                let base = position + start;
-                let mut offset = 0;
-                while offset < n {
-                    let end = item_end(first + current);
-                    let segment = (end - (base + offset)).min(n - offset);
-                    if done.reduces() {
-                        cascade.push(
-                            done.reduce(start + offset, segment, jit_identity)?,
-                            &combine,
-                        );
-                    } else if let Some(p) =
-                        reduce_chunk(op, &values[offset..offset + segment], &combine)
-                    {
-                        cascade.push(p, &combine);
-                    }
-                    offset += segment;
-                    if base + offset == end {
-                        let done = std::mem::replace(&mut cascade, Cascade::new());
-                        if let Some(slot) = slots.get_mut(current) {
-                            *slot = done.finish(&combine).unwrap_or(identity);
+    let walker = || shape.walker(&space);
+    for_each_task(
+        shape.pool,
+        kept_len * reduced_len,
+        groups,
+        walker,
+        |walker, task, slots| {
+            let mut scratch = Vec::new();
+            // The group's items are consecutive runs of positions: walk them in
+            // chunks that may span several short runs, and cut each tile at
+            // the runs' ends.
+            let first = task * per_task;
+            let item_start = |item: usize| (item / blocks) * reduced_len + (item % blocks) * TASK;
+            let item_end =
+                |item: usize| (item_start(item) + TASK).min((item / blocks + 1) * reduced_len);
+            let group_end = item_end(first + slots.len().saturating_sub(1));
+            let (mut position, mut current) = (item_start(first), 0);
+            let mut cascade = Cascade::new();
+            while position < group_end {
+                let len = walker.chunk_len(position, group_end - position);
+                walker.run(position, len, Vec::new(), true, |done, start, n| {
+                    // Compiled code reduces each segment; else the values are read.
+                    let values = match done.reduces() {
+                        true => &[][..],
+                        false => R::read(done.frame(), value, start, n, &mut scratch)?,
+                    };
+                    let base = position + start;
+                    let mut offset = 0;
+                    while offset < n {
+                        let end = item_end(first + current);
+                        let segment = (end - (base + offset)).min(n - offset);
+                        if done.reduces() {
+                            cascade.push(
+                                done.reduce(start + offset, segment, jit_identity)?,
+                                &combine,
+                            );
+                        } else if let Some(p) =
+                            reduce_chunk(op, &values[offset..offset + segment], &combine)
+                        {
+                            cascade.push(p, &combine);
                         }
-                        current += 1;
+                        offset += segment;
+                        if base + offset == end {
+                            let done = std::mem::replace(&mut cascade, Cascade::new());
+                            if let Some(slot) = slots.get_mut(current) {
+                                *slot = done.finish(&combine).unwrap_or(identity);
+                            }
+                            current += 1;
+                        }
                     }
-                }
-                Ok(())
-            })?;
-            position += len;
-        }
-        Ok(())
-    })?;
+                    Ok(())
+                })?;
+                position += len;
+            }
+            Ok(())
+        },
+    )?;
     Ok(partials
         .chunks(blocks)
         .map(|p| {
@@ -336,19 +347,12 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
         shape.pool,
         shape.kept_len * reduced_len,
         tasks,
-        |task, out| {
+        || shape.walker(&space),
+        |walker, task, out| {
             let (row, column) = (task / column_chunks, task % column_chunks);
             let (o, block) = (row / row_blocks, row % row_blocks);
             let base = o * reduced_len * inner + column * CHUNK;
             let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
-            let mut walker = Walker::new(
-                shape.machine,
-                shape.launch,
-                shape.inputs,
-                &space,
-                CHUNK,
-                shape.jit,
-            )?;
             let mut scratch = Vec::new();
             let mut cascade = RowCascade::new();
             if column_chunks == 1 {

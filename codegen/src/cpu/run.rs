@@ -28,23 +28,35 @@ fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
     HostBuffer::try_zeros(dtype, len)
 }
 
-/// Runs `work` for each task, in parallel when large enough.
-pub(crate) fn for_each_task<W: Send>(
+/// Runs `work` for each task, in parallel when large enough. Each worker
+/// makes its scratch state with `init` once, when it takes its first task,
+/// and keeps it for the next ones.
+pub(crate) fn for_each_task<W: Send, S>(
     pool: Option<&rayon::ThreadPool>,
     total: usize,
     work: Vec<W>,
-    run: impl Fn(usize, W) -> Result<()> + Sync,
+    init: impl Fn() -> Result<S> + Sync,
+    run: impl Fn(&mut S, usize, W) -> Result<()> + Sync,
 ) -> Result<()> {
+    let task = |state: &mut Option<S>, i: usize, w: W| -> Result<()> {
+        let state = match state {
+            Some(state) => state,
+            None => state.insert(init()?),
+        };
+        run(state, i, w)
+    };
     match pool {
         Some(pool) if total >= PARALLEL_MIN && work.len() > 1 => pool.install(|| {
             work.into_par_iter()
                 .enumerate()
-                .try_for_each(|(i, w)| run(i, w))
+                .try_for_each_init(|| None, |state, (i, w)| task(state, i, w))
         }),
-        _ => work
-            .into_iter()
-            .enumerate()
-            .try_for_each(|(i, w)| run(i, w)),
+        _ => {
+            let mut state = None;
+            work.into_iter()
+                .enumerate()
+                .try_for_each(|(i, w)| task(&mut state, i, w))
+        }
     }
 }
 
@@ -308,10 +320,10 @@ pub fn elementwise(
     let tasks: Vec<Vec<SliceMut<'_>>> = (0..n.div_ceil(TASK))
         .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
         .collect();
-    for_each_task(pool, n, tasks, |t, mut slices| {
+    let walker = || Walker::new(machine, launch, inputs, &space, n.min(TASK), jit);
+    for_each_task(pool, n, tasks, walker, |walker, t, mut slices| {
         let start = t * TASK;
         let end = (start + TASK).min(n);
-        let mut walker = Walker::new(machine, launch, inputs, &space, end - start, jit)?;
         let mut position = start;
         while position < end {
             let len = walker.chunk_len(position, end - position);
