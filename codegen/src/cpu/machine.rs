@@ -75,8 +75,9 @@ pub struct Mode {
 /// the reduced value from, or compiled code that reduces it.
 pub struct Done<'a, 'f> {
     frame: &'a Frame<'f>,
-    /// Compiled code of the reduce form, its table and the reduced dtype.
-    reducer: Option<(&'a JitCode, &'a [*mut u8], DType)>,
+    /// Compiled code of the reduce or accumulate form, its table, the
+    /// reduced dtype and the form.
+    reducer: Option<(&'a JitCode, &'a [*mut u8], DType, Form)>,
 }
 
 impl<'a, 'f> Done<'a, 'f> {
@@ -92,31 +93,51 @@ impl<'a, 'f> Done<'a, 'f> {
         self.frame
     }
 
-    /// True when [`Done::reduce`] computes the reduction (the values are
-    /// then not in the frame).
+    /// True when compiled code reduces the value ([`Done::reduce`] after
+    /// each tile, or [`Done::accumulate`] after each chunk): the values are
+    /// then not in the frame.
     pub fn reduces(&self) -> bool {
         self.reducer.is_some()
     }
 
-    /// The reduced value combined over elements `start..start + n`,
-    /// starting from `identity`, by compiled code.
-    pub fn reduce<T: Element>(&self, start: usize, n: usize, identity: T) -> Result<T> {
-        let Some((code, table, dtype)) = self.reducer else {
-            return Err(internal("no compiled reduction"));
-        };
-        if dtype != T::DTYPE {
-            return Err(internal("a compiled reduction read as another dtype"));
+    /// The compiled code of `form` for values of `T`, checked.
+    fn code<T: Element>(&self, form: fn(Form) -> bool) -> Result<(&'a JitCode, &'a [*mut u8])> {
+        match self.reducer {
+            Some((code, table, dtype, f)) if form(f) && dtype == T::DTYPE => Ok((code, table)),
+            _ => Err(internal("no compiled reduction of this form and dtype")),
         }
+    }
+
+    fn check_range(&self, start: usize, n: usize) -> Result<()> {
         if start
             .checked_add(n)
             .is_none_or(|end| end > self.frame.len())
         {
             return Err(internal("a reduced range outside its chunk"));
         }
+        Ok(())
+    }
+
+    /// The reduced value combined over elements `start..start + n`,
+    /// starting from `identity`, by compiled code.
+    pub fn reduce<T: Element>(&self, start: usize, n: usize, identity: T) -> Result<T> {
+        let (code, table) = self.code::<T>(|f| matches!(f, Form::Reduce { .. }))?;
+        self.check_range(start, n)?;
         // SAFETY: `table` was checked against `frame` when this `Done` was
         // made, the range lies within the chunk (checked above), and the
         // code reduces a value of type `T` (checked above).
         Ok(unsafe { code.reduce(table, start, n, identity) })
+    }
+
+    /// Combines the reduced value of elements `start..start + acc.len()`
+    /// into `acc`, element by element, by compiled code.
+    pub fn accumulate<T: Element>(&self, start: usize, acc: &mut [T]) -> Result<()> {
+        let (code, table) = self.code::<T>(|f| matches!(f, Form::Accumulate { .. }))?;
+        self.check_range(start, acc.len())?;
+        // SAFETY: as in `reduce`; `acc` is a distinct, exclusively borrowed
+        // array of `acc.len()` elements of the value's type.
+        unsafe { code.accumulate(table, start, acc) };
+        Ok(())
     }
 }
 
@@ -428,6 +449,10 @@ impl Machine {
                 value: value.index(),
                 op,
             },
+            (Some(value), Some(op)) => Form::Accumulate {
+                value: value.index(),
+                op,
+            },
             _ => Form::Map,
         };
         let code = match mode.jit {
@@ -503,13 +528,13 @@ impl Machine {
                     .jit_writes()
                     .map(|(v, slot)| (slot, dtype(v)))
                     .collect(),
-                Form::Reduce { .. } => Vec::new(),
+                Form::Reduce { .. } | Form::Accumulate { .. } => Vec::new(),
             };
             frame.jit_table(table, reads, writes)?;
-            let reducer = matches!(form, Form::Reduce { .. }).then_some(code);
+            let reducer = (form != Form::Map).then_some(code);
             let done = Done {
                 frame: &frame,
-                reducer: reducer.map(|c| (c, table.as_slice(), self.reduced_dtype())),
+                reducer: reducer.map(|c| (c, table.as_slice(), self.reduced_dtype(), form)),
             };
             // One call per chunk, or per tile when the runner reads tiles.
             let step = if per_tile { TILE } else { len };

@@ -19,7 +19,7 @@ use lazyfuse_fusion::{CombineIr, Launch, ValueId};
 use super::frame::Frame;
 use super::interp::{self, Space};
 use super::loops::Arg;
-use super::machine::{Machine, CHUNK};
+use super::machine::{Done, Machine, CHUNK};
 use super::pairwise::{reduce_chunk, Cascade, ChunkReduce, RowCascade};
 use super::run::{for_each_task, Walker, TASK};
 use super::widen::{self, Half};
@@ -92,7 +92,7 @@ pub fn reduction(
                     let acc = if trailing {
                         reduce_trailing::<$t, Same>(&shape, id, op, combine)?
                     } else {
-                        reduce_leading::<$t, Same>(&shape, id, combine)?
+                        reduce_leading::<$t, Same>(&shape, id, op, combine)?
                     };
                     Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
                 })*
@@ -124,7 +124,7 @@ fn in_f32<H: Half + Element>(
     let acc = if trailing {
         reduce_trailing::<f32, Widened<H>>(shape, id, op, combine)?
     } else {
-        reduce_leading::<f32, Widened<H>>(shape, id, combine)?
+        reduce_leading::<f32, Widened<H>>(shape, id, op, combine)?
     };
     let mut out: Vec<H> = try_vec(H::default(), acc.len())?;
     H::narrow(&acc, &mut out);
@@ -161,12 +161,83 @@ impl<'a> Layout<'a> {
         )
     }
 
+    /// Where compiled code starts combining: the identity, except that a
+    /// float sum starts from -0.0, which keeps the sign of a lone -0.0
+    /// (0.0 + -0.0 would not).
+    fn jit_identity<T: Element>(&self, identity: T, op: ReduceOp) -> T {
+        match (op, identity.to_wide()) {
+            (ReduceOp::Sum, Wide::Float(0.0)) => T::from_wide(Wide::Float(-0.0)),
+            _ => identity,
+        }
+    }
+
     /// The frame slot of the reduced value.
     fn slot(&self) -> Result<usize> {
         self.machine
             .reduced_slot()
             .filter(|&s| s == self.value.index())
             .ok_or_else(|| internal("the machine reduces another value"))
+    }
+}
+
+/// Rows combined by compiled code before they join a [`RowCascade`]:
+/// [`GROUP`] consecutive rows are accumulated into one buffer (as NumPy adds
+/// rows one after another), and the cascade combines the groups pairwise.
+/// Group boundaries follow the row index, so results do not depend on the
+/// thread count.
+struct Groups<T> {
+    current: Option<Vec<T>>,
+    rows: usize,
+    width: usize,
+    identity: T,
+}
+
+/// Rows accumulated into one buffer before the pairwise cascade.
+const GROUP: usize = 8;
+
+impl<T: Element> Groups<T> {
+    fn new(width: usize, identity: T) -> Groups<T> {
+        Groups {
+            current: None,
+            rows: 0,
+            width,
+            identity,
+        }
+    }
+
+    /// Elements `in_row..in_row + len` of the current group's row, to
+    /// combine the next piece into (a new group starts as the identity).
+    fn row(&mut self, cascade: &mut RowCascade<T>, in_row: usize, len: usize) -> Result<&mut [T]> {
+        let group = match &mut self.current {
+            Some(group) => group,
+            none => {
+                let mut buffer = cascade.buffer();
+                buffer.resize(self.width, self.identity);
+                none.insert(buffer)
+            }
+        };
+        group
+            .get_mut(in_row..in_row + len)
+            .ok_or_else(|| internal("a row piece outside its row"))
+    }
+
+    /// Notes that a piece ended at `end` in its row: at the row's end, the
+    /// row is done, and after `GROUP` rows the group joins `cascade`.
+    fn advance(&mut self, cascade: &mut RowCascade<T>, end: usize, combine: &impl Fn(T, T) -> T) {
+        if end == self.width {
+            self.rows += 1;
+            if self.rows == GROUP {
+                self.finish(cascade, combine);
+            }
+        }
+    }
+
+    /// Pushes the current group, if any, into `cascade`.
+    fn finish(&mut self, cascade: &mut RowCascade<T>, combine: &impl Fn(T, T) -> T) {
+        if let Some(group) = self.current.take() {
+            cascade.push_owned(group, combine);
+        }
+        self.rows = 0;
     }
 }
 
@@ -235,12 +306,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
 ) -> Result<Vec<T>> {
     let (kept_len, reduced_len) = (shape.kept_len, shape.reduced_len);
     let value = shape.slot()?;
-    // Compiled code starts each segment from the identity: a float sum
-    // starts from -0.0, which keeps the sign of a lone -0.0 (0.0 would not).
-    let jit_identity = match (op, identity.to_wide()) {
-        (ReduceOp::Sum, Wide::Float(0.0)) => T::from_wide(Wide::Float(-0.0)),
-        _ => identity,
-    };
+    let jit_identity = shape.jit_identity(identity, op);
     let space = Space::natural(shape.launch);
     let blocks = reduced_len.div_ceil(TASK);
     let block_len = reduced_len.min(TASK);
@@ -325,6 +391,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
 fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
     shape: &Layout<'_>,
     identity: T,
+    op: ReduceOp,
     combine: impl Fn(T, T) -> T + Sync + Copy,
 ) -> Result<Vec<T>> {
     let (outer, reduced_len) = (shape.outer.max(1), shape.reduced_len);
@@ -355,67 +422,58 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
             let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
             let mut scratch = Vec::new();
             let mut cascade = RowCascade::new();
+            let width = out.len();
+            let mut groups = Groups::new(width, shape.jit_identity(identity, op));
+            // A piece of a row: `len` elements of the chunk from `offset`,
+            // at `in_row` in its row.
+            let mut piece = |done: &Done<'_, '_>, offset: usize, in_row: usize, len: usize| {
+                let row = groups.row(&mut cascade, in_row, len)?;
+                if done.reduces() {
+                    done.accumulate(offset, row)?;
+                } else {
+                    let values = R::read(done.frame(), value, offset, len, &mut scratch)?;
+                    for (acc, &v) in row.iter_mut().zip(values) {
+                        *acc = combine(*acc, v);
+                    }
+                }
+                groups.advance(&mut cascade, in_row + len, &combine);
+                Ok(())
+            };
             if column_chunks == 1 {
                 // Whole rows, consecutive in position: chunks may span
                 // several (short) rows, and are cut at the rows' ends.
                 let (start, end) = (base + rows.start * inner, base + rows.end * inner);
-                let mut partial: Option<Vec<T>> = None;
                 let mut position = start;
                 while position < end {
                     let len = walker.chunk_len(position, end - position);
                     walker.run(position, len, Vec::new(), false, |done, _, _| {
-                        let values = R::read(done.frame(), value, 0, len, &mut scratch)?;
                         let mut offset = 0;
                         while offset < len {
                             let in_row = (position + offset - base) % inner;
                             let segment = (inner - in_row).min(len - offset);
-                            let piece = &values[offset..offset + segment];
-                            if segment == inner {
-                                cascade.push(piece, &combine);
-                            } else {
-                                let row = partial.get_or_insert_with(|| cascade.buffer());
-                                row.extend_from_slice(piece);
-                                if row.len() == inner {
-                                    if let Some(row) = partial.take() {
-                                        cascade.push_owned(row, &combine);
-                                    }
-                                }
-                            }
+                            piece(done, offset, in_row, segment)?;
                             offset += segment;
                         }
                         Ok(())
                     })?;
                     position += len;
                 }
-                if let Some(total) = cascade.finish(&combine) {
-                    out.copy_from_slice(&total);
+            } else {
+                // Rows of this column chunk, each in one or more chunks
+                // (more when the row crosses lines of the iteration space).
+                for r in rows {
+                    let row_start = base + r * inner;
+                    let mut k = 0;
+                    while k < width {
+                        let len = walker.chunk_len(row_start + k, width - k);
+                        walker.run(row_start + k, len, Vec::new(), false, |done, _, _| {
+                            piece(done, 0, k, len)
+                        })?;
+                        k += len;
+                    }
                 }
-                return Ok(());
             }
-            for r in rows {
-                let row_start = base + r * inner;
-                let first = walker.chunk_len(row_start, out.len());
-                if first == out.len() {
-                    walker.run(row_start, first, Vec::new(), false, |done, _, _| {
-                        let values = R::read(done.frame(), value, 0, first, &mut scratch)?;
-                        cascade.push(values, &combine);
-                        Ok(())
-                    })?;
-                    continue;
-                }
-                // The row crosses lines of the iteration space: assemble it.
-                let mut row = cascade.buffer();
-                let mut k = 0;
-                while k < out.len() {
-                    let len = walker.chunk_len(row_start + k, out.len() - k);
-                    walker.run(row_start + k, len, Vec::new(), false, |done, _, _| {
-                        row.extend_from_slice(R::read(done.frame(), value, 0, len, &mut scratch)?);
-                        Ok(())
-                    })?;
-                    k += len;
-                }
-                cascade.push_owned(row, &combine);
-            }
+            groups.finish(&mut cascade, &combine);
             if let Some(total) = cascade.finish(&combine) {
                 out.copy_from_slice(&total);
             }

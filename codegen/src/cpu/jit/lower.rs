@@ -179,6 +179,15 @@ pub enum Form {
         /// How values combine.
         op: ReduceOp,
     },
+    /// Combines `value` element-wise into the array at the fourth argument
+    /// (`acc[j] = op(acc[j], value[start + j])`): rows of a reduction over
+    /// leading axes.
+    Accumulate {
+        /// The reduced value.
+        value: usize,
+        /// How values combine.
+        op: ReduceOp,
+    },
 }
 
 /// Emits the function of `shape` in `form` into `ctx` (signature included):
@@ -192,7 +201,11 @@ pub fn emit(
     let lanes = check(shape.body, shape.outputs)?;
     let outputs: &[(usize, usize)] = match form {
         Form::Map => shape.outputs,
-        Form::Reduce { .. } => &[],
+        Form::Reduce { .. } | Form::Accumulate { .. } => &[],
+    };
+    let accumulated = match form {
+        Form::Accumulate { value, op } => Some((value, op)),
+        _ => None,
     };
     let sig = &mut ctx.func.signature;
     for _ in 0..4 {
@@ -265,7 +278,7 @@ pub fn emit(
             let splat = b.ins().splat(vt, identity);
             Some((value, op, dtype, st, vt, identity, splat))
         }
-        Form::Map => None,
+        Form::Map | Form::Accumulate { .. } => None,
     };
     let vector_accs = reduced.map_or(0, |_| parts);
     let scalar_accs = reduced.map_or(0, |_| 1);
@@ -330,6 +343,9 @@ pub fn emit(
         flags,
     };
     let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
+    if let Some((value, op)) = accumulated {
+        lowering.accumulate(out, i, value, op, &values[value])?;
+    }
     let mut next_args = vec![];
     if let Some((value, op, dtype, ..)) = reduced {
         let accs: Val = block_params[1..1 + vector_accs].iter().copied().collect();
@@ -366,6 +382,9 @@ pub fn emit(
         flags,
     };
     let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
+    if let Some((value, op)) = accumulated {
+        lowering.accumulate(out, i, value, op, &values[value])?;
+    }
     if let Some((value, op, dtype, ..)) = reduced {
         let acc: Val = SmallVec::from_elem(current[1 + vector_accs], 1);
         let combined = lowering.binary(op.combiner(), &acc, &values[value], dtype)?;
@@ -501,6 +520,26 @@ impl Lowering<'_, '_> {
             self.store(base, i, body.dtypes[v], &values[v])?;
         }
         Ok(values)
+    }
+
+    /// `acc[i..] = op(acc[i..], value)` for the accumulator array at `acc`.
+    fn accumulate(
+        &mut self,
+        acc: Value,
+        i: Value,
+        value: usize,
+        op: ReduceOp,
+        x: &Val,
+    ) -> Result<(), Unsupported> {
+        let dtype = self
+            .body
+            .dtypes
+            .get(value)
+            .copied()
+            .ok_or("a reduced value outside the body")?;
+        let old = self.load(acc, i, dtype)?;
+        let new = self.binary(op.combiner(), &old, x, dtype)?;
+        self.store(acc, i, dtype, &new)
     }
 
     fn address(&mut self, base: Value, i: Value, dtype: DType) -> Value {

@@ -96,6 +96,18 @@ impl JitCode {
         unsafe { (self.function)(table.as_ptr(), start, n, std::ptr::null_mut()) }
     }
 
+    /// Combines the reduced value of elements `start..start + n` into
+    /// `acc` element by element (code of the accumulate form).
+    ///
+    /// # Safety
+    /// As for [`JitCode::call`]; the code must be of the accumulate form for
+    /// a value of type `T`, and `acc` must hold `n` elements.
+    pub unsafe fn accumulate<T: Copy>(&self, table: &[*mut u8], start: usize, acc: &mut [T]) {
+        // SAFETY: as in `call`; the accumulate form reads and writes `n`
+        // elements of `T` from its fourth argument, `acc`'s elements.
+        unsafe { (self.function)(table.as_ptr(), start, acc.len(), acc.as_mut_ptr().cast()) }
+    }
+
     /// Combines the reduced value over elements `start..start + n`,
     /// starting from `identity` (code of the reduce form, for values of `T`).
     ///
