@@ -162,7 +162,7 @@ pub const TANH_SERIES: f64 = 0.3;
 pub const SIN_COS_LIMIT: f64 = 1.0e6;
 
 macro_rules! float_kernels {
-    ($module:ident, $t:ident, $u:ident, $i:ident, $c:ident, $reduce:ident) => {
+    ($module:ident, $t:ident, $u:ident, $i:ident, $c:ident, $reduce:ident, $fused:literal) => {
         /// The vectorisable bodies for this float type.
         pub mod $module {
             use super::$c as c;
@@ -175,12 +175,18 @@ macro_rules! float_kernels {
             /// `1.5 * 2^MANT`: adding it rounds to an integer held in the low bits.
             const MAGIC: $t = (3u64 << (MANT - 1)) as $t;
 
-            /// `c[0] + x*(c[1] + x*(c[2] + ...))`.
+            /// `c[0] + x*(c[1] + x*(c[2] + ...))`; with fused multiply-adds
+            /// in the variant for CPUs that have them (only inlined into
+            /// code compiled for FMA: elsewhere `mul_add` is a slow call).
             #[inline(always)]
             fn horner<const N: usize>(x: $t, coeffs: &[$t; N]) -> $t {
                 let mut acc = coeffs[N - 1];
                 for k in (0..N - 1).rev() {
-                    acc = acc * x + coeffs[k];
+                    acc = if $fused {
+                        acc.mul_add(x, coeffs[k])
+                    } else {
+                        acc * x + coeffs[k]
+                    };
                 }
                 acc
             }
@@ -309,8 +315,10 @@ macro_rules! float_kernels {
     };
 }
 
-float_kernels!(single, f32, u32, i32, consts32, reduce_f32);
-float_kernels!(double, f64, u64, i64, consts64, reduce_f64);
+float_kernels!(single, f32, u32, i32, consts32, reduce_f32, false);
+float_kernels!(double, f64, u64, i64, consts64, reduce_f64, false);
+float_kernels!(single_fma, f32, u32, i32, consts32, reduce_f32, true);
+float_kernels!(double_fma, f64, u64, i64, consts64, reduce_f64, true);
 
 /// The `f32` argument reduction, done in `f64`: `r = x - j π/2` with
 /// `π/2` in two pieces, exact for `|j| < 2^20`, then rounded once to `f32`.

@@ -25,7 +25,7 @@ use lazyfuse_core::{HostBuffer, UnaryOp};
 
 use super::loops::Arg;
 
-use kernels::{double, single, SIN_COS_LIMIT, TANH_SERIES};
+use kernels::{SIN_COS_LIMIT, TANH_SERIES};
 
 /// The functions computed here.
 pub fn covers(op: UnaryOp) -> bool {
@@ -105,9 +105,9 @@ macro_rules! vector_math {
         impl VectorMath for $t {
             fn apply(op: UnaryOp, x: &[$t], out: &mut [$t]) -> bool {
                 #[cfg(target_arch = "x86_64")]
-                if crate::cpu::steps::has_avx2() {
-                    // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
-                    return unsafe { avx2::$t(op, x, out) };
+                if has_avx2_fma() {
+                    // SAFETY: the CPU supports AVX2 and FMA: asked at run time.
+                    return unsafe { avx2_fma::$t(op, x, out) };
                 }
                 portable::$t(op, x, out)
             }
@@ -118,9 +118,20 @@ macro_rules! vector_math {
 vector_math!(f32, single);
 vector_math!(f64, double);
 
-/// The slice loops of one float type, compiled once per instruction set.
+/// True when the CPU runs AVX2 and FMA instructions (and AVX2 loops are not
+/// turned off by `LAZYFUSE_NO_AVX2`), asked once.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2_fma() -> bool {
+    static FMA: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FMA.get_or_init(|| crate::cpu::steps::has_avx2() && std::arch::is_x86_feature_detected!("fma"))
+}
+
+/// The slice loops of both float types, compiled once per instruction set
+/// over the kernels `$single` and `$double`.
 macro_rules! slice_loops {
-    ($($attr:meta)?; $($unsafety:ident)?) => {
+    ($($attr:meta)?; $($unsafety:ident)?; $single:ident, $double:ident) => {
+        use kernels::{$single as single, $double as double};
+
         #[inline(always)]
         fn never<T>(_: T) -> bool {
             false
@@ -166,11 +177,13 @@ macro_rules! slice_loops {
 
 mod portable {
     use super::*;
-    slice_loops!(;);
+    slice_loops!(; ; single, double);
 }
 
+/// AVX2 vectors and fused multiply-adds in the polynomials (every CPU with
+/// AVX2 that lazyfuse targets has FMA; one without runs the portable loops).
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+mod avx2_fma {
     use super::*;
-    slice_loops!(target_feature(enable = "avx2"); unsafe);
+    slice_loops!(target_feature(enable = "avx2,fma"); unsafe; single_fma, double_fma);
 }
