@@ -280,13 +280,24 @@ pub fn emit(
         }
         Form::Map | Form::Accumulate { .. } => None,
     };
-    let vector_accs = reduced.map_or(0, |_| parts);
-    let scalar_accs = reduced.map_or(0, |_| 1);
+    // Float min/max in the vector loop: `acc < x ? x : acc` (one maxps or
+    // minps, which keeps a NaN accumulator), and a mask of the lanes that
+    // saw a NaN argument, turned into NaN at the end.
+    let nan_masks = reduced.is_some_and(|(_, op, dtype, ..)| {
+        is_float(dtype) && matches!(op, ReduceOp::Min | ReduceOp::Max)
+    });
+    let mask_type = lanes.mask_type();
+    let vector_accs = reduced.map_or(0, |_| parts * if nan_masks { 2 } else { 1 });
     let params_of = |b: &mut FunctionBuilder<'_>, block, scalar: bool| {
         b.append_block_param(block, types::I64);
         if let Some((_, _, _, st, vt, ..)) = reduced {
             for _ in 0..parts {
                 b.append_block_param(block, vt);
+            }
+            if nan_masks {
+                for _ in 0..parts {
+                    b.append_block_param(block, mask_type);
+                }
             }
             if scalar {
                 b.append_block_param(block, st);
@@ -310,6 +321,11 @@ pub fn emit(
         for _ in 0..parts {
             b.append_block_param(exit, vt);
         }
+        if nan_masks {
+            for _ in 0..parts {
+                b.append_block_param(exit, mask_type);
+            }
+        }
         b.append_block_param(exit, st);
     }
 
@@ -318,7 +334,16 @@ pub fn emit(
     let mut first_scalar = vec![zero];
     if let Some((.., identity, splat)) = reduced {
         first.extend(std::iter::repeat_n(splat, parts));
-        first_scalar.extend(std::iter::repeat_n(splat, parts));
+        if nan_masks {
+            let lane = match lanes {
+                Lanes::W32 => types::I32,
+                Lanes::W64 => types::I64,
+            };
+            let zero = b.ins().iconst(lane, 0);
+            let none = b.ins().splat(mask_type, zero);
+            first.extend(std::iter::repeat_n(none, parts));
+        }
+        first_scalar.extend(first[1..].iter().copied());
         first_scalar.push(identity);
     }
     let step_value = b.ins().iconst(types::I64, step);
@@ -348,9 +373,19 @@ pub fn emit(
     }
     let mut next_args = vec![];
     if let Some((value, op, dtype, ..)) = reduced {
-        let accs: Val = block_params[1..1 + vector_accs].iter().copied().collect();
-        let combined = lowering.binary(op.combiner(), &accs, &values[value], dtype)?;
-        next_args.extend(combined);
+        let accs: Val = block_params[1..1 + parts].iter().copied().collect();
+        if nan_masks {
+            let masks: Val = block_params[1 + parts..1 + 2 * parts]
+                .iter()
+                .copied()
+                .collect();
+            let x = &values[value];
+            next_args.extend(lowering.min_max(op, &accs, x, dtype)?);
+            let nan = lowering.fcmp(FloatCC::Unordered, x, x);
+            next_args.extend(lowering.or(&masks, &nan));
+        } else {
+            next_args.extend(lowering.binary(op.combiner(), &accs, &values[value], dtype)?);
+        }
     }
     let next = b.ins().iadd_imm(i, step);
     let end = b.ins().iadd_imm(i, 2 * step);
@@ -406,10 +441,20 @@ pub fn emit(
             parts: 1,
             flags,
         };
-        let mut level: Vec<Val> = accs[..vector_accs]
+        let mut level: Vec<Val> = accs[..parts]
             .iter()
             .map(|&v| SmallVec::from_elem(v, 1))
             .collect();
+        if nan_masks {
+            // Lanes that saw a NaN become NaN (all bits set).
+            let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+            let vt = vector_type(dtype).ok_or("dtype")?;
+            for (acc, &mask) in level.iter_mut().zip(&accs[parts..2 * parts]) {
+                let bits = lowering.b.ins().bitcast(mask_type, little, acc[0]);
+                let bits = lowering.b.ins().bor(bits, mask);
+                acc[0] = lowering.b.ins().bitcast(vt, little, bits);
+            }
+        }
         while level.len() > 1 {
             let half = level.len() / 2;
             let mut next = Vec::with_capacity(half);
@@ -443,7 +488,6 @@ pub fn emit(
         let total = lowering.binary(op.combiner(), &lanes_level[0], &scalar, dtype)?;
         b.ins().store(flags, total[0], out, 0);
     }
-    let _ = scalar_accs;
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize();
@@ -520,6 +564,32 @@ impl Lowering<'_, '_> {
             self.store(base, i, body.dtypes[v], &values[v])?;
         }
         Ok(values)
+    }
+
+    /// `acc < x ? x : acc` for `Max` (`acc > x ? x : acc` for `Min`), lane by
+    /// lane: one `maxps`/`minps` (the patterns Cranelift matches); a NaN
+    /// accumulator stays, a NaN `x` is dropped (the caller tracks those).
+    fn min_max(
+        &mut self,
+        op: ReduceOp,
+        acc: &Val,
+        x: &Val,
+        dtype: DType,
+    ) -> Result<Val, Unsupported> {
+        let ty = self.ty(dtype)?;
+        let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        Ok(acc
+            .iter()
+            .zip(x)
+            .map(|(&a, &v)| {
+                let wins = match op {
+                    ReduceOp::Max => self.b.ins().fcmp(FloatCC::LessThan, a, v),
+                    _ => self.b.ins().fcmp(FloatCC::LessThan, v, a),
+                };
+                let mask = self.b.ins().bitcast(ty, little, wins);
+                self.b.ins().bitselect(mask, v, a)
+            })
+            .collect())
     }
 
     /// `acc[i..] = op(acc[i..], value)` for the accumulator array at `acc`.
