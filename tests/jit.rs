@@ -311,3 +311,30 @@ fn broadcast_and_strided_inputs() {
     }
     assert_no_failed_compilations();
 }
+
+#[test]
+fn explain_says_which_kernels_are_compiled() {
+    let cx = jit();
+    let a = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+    let b = cx.from_slice(&[0.5f32, 0.25, 4.0]);
+    let compiled = (&a * &b + 1.0).explain();
+    assert!(
+        compiled.contains("k0 runs on compiled code (JIT)"),
+        "{compiled}"
+    );
+    let interpreted = (&a * &b).sin().explain();
+    assert!(
+        interpreted
+            .contains("k0 runs on the register machine (an operation the JIT does not compile)"),
+        "{interpreted}"
+    );
+    let never = Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Never)
+        .build()
+        .expect("cpu");
+    let a = never.from_slice(&[1.0f32, 2.0]);
+    assert!((&a + 1.0)
+        .explain()
+        .contains("register machine (JitMode::Never)"));
+}

@@ -16,7 +16,8 @@ pub mod widen;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Engine, Error, EvalEnv, ExprGraph, HostBuffer, Op, Options, Residency, Result, SliceMut,
+    Engine, Error, EvalEnv, ExprGraph, HostBuffer, JitMode, Op, Options, Residency, Result,
+    SliceMut,
 };
 use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Launch, Program, ProgramCache};
 
@@ -148,6 +149,18 @@ impl Engine for CpuEngine {
                     "executor: cpu (fused kernels, chunked)\n{}",
                     explain::program_listing(&program, &plan)
                 );
+                for (k, launch) in program.launches.iter().enumerate() {
+                    let how = match (jit::accepts(&launch.kernel), options.jit) {
+                        (Err(why), _) => format!("the register machine ({why})"),
+                        (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
+                        (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
+                        (Ok(()), JitMode::Auto) => format!(
+                            "compiled code (JIT) once it has run {} elements, the register machine before",
+                            jit::JIT_AFTER
+                        ),
+                    };
+                    text.push_str(&format!("k{k} runs on {how}\n"));
+                }
                 for index in graph.topological_order() {
                     if let Op::Kernel { launch, output: 0 } = &graph.node(index).op {
                         text.push_str(&format!(

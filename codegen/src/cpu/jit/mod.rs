@@ -25,7 +25,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 use lazyfuse_core::JitMode;
-use lazyfuse_fusion::Body;
+use lazyfuse_fusion::{Body, CombineIr, FusedKernel};
 
 /// Elements a kernel processes on the register machine before it is
 /// compiled (about the work a compilation costs: a few hundred
@@ -239,6 +239,25 @@ impl Jit {
         counter.fetch_add(1, Ordering::Relaxed);
         code
     }
+}
+
+/// Whether the JIT compiles `kernel`'s body, for `explain()`: `Ok`, or why
+/// the register machine runs it.
+pub fn accepts(kernel: &FusedKernel) -> Result<(), lower::Unsupported> {
+    let stored: Vec<(usize, usize)> = match &kernel.reduction {
+        Some(r) => match r.combine {
+            CombineIr::Builtin(_) if kernel.body.dtype(r.value) == r.acc => {
+                vec![(r.value.index(), r.value.index())]
+            }
+            _ => return Err("a user reducer, or an accumulator wider than the values"),
+        },
+        None => kernel
+            .outputs
+            .iter()
+            .map(|v| (v.index(), v.index()))
+            .collect(),
+    };
+    lower::supports(&kernel.body, &stored)
 }
 
 fn compile(shape: &lower::Shape<'_>, form: Form) -> Option<JitCode> {
