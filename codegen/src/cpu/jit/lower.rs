@@ -359,34 +359,39 @@ pub fn emit(
     b.switch_to_block(vector_body);
     let block_params = b.block_params(vector_body).to_vec();
     let i = block_params[0];
-    let mut lowering = Lowering {
-        b: &mut b,
-        body,
-        lanes,
-        vector: true,
-        parts,
-        flags,
-    };
-    let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
-    if let Some((value, op)) = accumulated {
-        lowering.accumulate(out, i, value, op, &values[value])?;
-    }
-    let mut next_args = vec![];
-    if let Some((value, op, dtype, ..)) = reduced {
-        let accs: Val = block_params[1..1 + parts].iter().copied().collect();
-        if nan_masks {
-            let masks: Val = block_params[1 + parts..1 + 2 * parts]
-                .iter()
-                .copied()
-                .collect();
+    // One vector at a time through the whole body: only one vector of
+    // each value is live at once (all of them at once spill registers).
+    let mut combined: Vec<Value> = Vec::new();
+    let mut masks_out: Vec<Value> = Vec::new();
+    for p in 0..parts {
+        let mut lowering = Lowering {
+            b: &mut b,
+            body,
+            lanes,
+            vector: true,
+            parts: 1,
+            disp: (p * 16) as i32,
+            flags,
+        };
+        let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
+        if let Some((value, op)) = accumulated {
+            lowering.accumulate(out, i, value, op, &values[value])?;
+        }
+        if let Some((value, op, dtype, ..)) = reduced {
+            let acc: Val = SmallVec::from_elem(block_params[1 + p], 1);
             let x = &values[value];
-            next_args.extend(lowering.min_max(op, &accs, x, dtype)?);
-            let nan = lowering.fcmp(FloatCC::Unordered, x, x);
-            next_args.extend(lowering.or(&masks, &nan));
-        } else {
-            next_args.extend(lowering.binary(op.combiner(), &accs, &values[value], dtype)?);
+            if nan_masks {
+                let mask: Val = SmallVec::from_elem(block_params[1 + parts + p], 1);
+                combined.extend(lowering.min_max(op, &acc, x, dtype)?);
+                let nan = lowering.fcmp(FloatCC::Unordered, x, x);
+                masks_out.extend(lowering.or(&mask, &nan));
+            } else {
+                combined.extend(lowering.binary(op.combiner(), &acc, x, dtype)?);
+            }
         }
     }
+    let mut next_args = combined;
+    next_args.extend(masks_out);
     let next = b.ins().iadd_imm(i, step);
     let end = b.ins().iadd_imm(i, 2 * step);
     let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, n);
@@ -414,6 +419,7 @@ pub fn emit(
         lanes,
         vector: false,
         parts: 1,
+        disp: 0,
         flags,
     };
     let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
@@ -439,6 +445,7 @@ pub fn emit(
             lanes,
             vector: true,
             parts: 1,
+            disp: 0,
             flags,
         };
         let mut level: Vec<Val> = accs[..parts]
@@ -502,6 +509,8 @@ struct Lowering<'b, 'f> {
     vector: bool,
     /// Vectors per value (1 in the scalar loop).
     parts: usize,
+    /// Byte offset of the first vector from the element index's address.
+    disp: i32,
     flags: MemFlags,
 }
 
@@ -621,7 +630,11 @@ impl Lowering<'_, '_> {
         let ty = self.ty(dtype)?;
         let address = self.address(base, i, dtype);
         Ok((0..self.parts())
-            .map(|p| self.b.ins().load(ty, self.flags, address, (p * 16) as i32))
+            .map(|p| {
+                self.b
+                    .ins()
+                    .load(ty, self.flags, address, self.disp + (p * 16) as i32)
+            })
             .collect())
     }
 
@@ -634,7 +647,9 @@ impl Lowering<'_, '_> {
     ) -> Result<(), Unsupported> {
         let address = self.address(base, i, dtype);
         for (p, &v) in value.iter().enumerate() {
-            self.b.ins().store(self.flags, v, address, (p * 16) as i32);
+            self.b
+                .ins()
+                .store(self.flags, v, address, self.disp + (p * 16) as i32);
         }
         Ok(())
     }
