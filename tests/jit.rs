@@ -338,3 +338,42 @@ fn explain_says_which_kernels_are_compiled() {
         .explain()
         .contains("register machine (JitMode::Never)"));
 }
+
+#[test]
+fn reductions_over_leading_axes_take_lines_together() {
+    // Several rows per compiled call: rows that are lines, with a per-row
+    // broadcast value (k), a per-column one (r), reversed rows (a negative
+    // step from line to line), and group boundaries (8 rows) inside blocks.
+    for dtype in [DType::F32, DType::F64, DType::I64] {
+        let sums = if is_float(dtype) { Some(1e-5) } else { None };
+        for (rows, n) in [(3, 300), (8, 1003), (21, 300), (70, 1003)] {
+            let (x, r, k) = (
+                values(dtype, rows * n, 2),
+                values(dtype, n, 4),
+                values(dtype, rows, 6),
+            );
+            let run = |cx: &Context| {
+                let m = array(cx, &x, &[rows, n]);
+                let r = array(cx, &r, &[n]);
+                let k = array(cx, &k, &[rows, 1]);
+                let reversed = m.slice_axis(0, None, None, -1);
+                [
+                    (&m + &r * &k).sum_axis(0).to_host().expect("sum"),
+                    (&reversed * 2).max_axis(0).to_host().expect("max"),
+                    (&reversed - &r).min_axis(0).to_host().expect("min"),
+                ]
+            };
+            let (got, want) = (run(&jit()), run(&reference()));
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                let rel = if i == 0 { sums } else { None };
+                same(
+                    g,
+                    w,
+                    rel,
+                    &format!("leading reduction {i} {dtype} {rows}x{n}"),
+                );
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}

@@ -141,6 +141,25 @@ impl Space {
         }
     }
 
+    /// Stride of `input` from a line to the next one along the innermost
+    /// outer axis (0 in a space of one line).
+    pub(crate) fn line_step(&self, input: usize) -> isize {
+        let strides = &self.strides[input];
+        match strides.len() {
+            0 | 1 => 0,
+            n => strides[n - 2],
+        }
+    }
+
+    /// Lines from `line` to the end of its run along the innermost outer
+    /// axis: consecutive lines whose inputs move by [`Space::line_step`].
+    pub(crate) fn lines_in_run(&self, line: usize) -> usize {
+        match self.extents.len() {
+            0 | 1 => 1,
+            n => self.extents[n - 2] - line % self.extents[n - 2],
+        }
+    }
+
     /// Stride of `input` along the line.
     pub(crate) fn inner_stride(&self, input: usize) -> isize {
         self.strides[input].last().copied().unwrap_or(0)

@@ -141,6 +141,34 @@ impl<'a, 'f> Done<'a, 'f> {
     }
 }
 
+/// Binds the slots of leaves located in a window or a broadcast element,
+/// and of the arguments.
+fn bind_leaves<'a>(
+    frame: &mut Frame<'a>,
+    views: &[Option<View>],
+    inputs: &[Option<&'a HostBuffer>],
+    constants: &'a [(usize, HostBuffer)],
+) -> Result<()> {
+    let input = |k: usize| {
+        inputs
+            .get(k)
+            .copied()
+            .flatten()
+            .ok_or_else(|| internal("a missing input"))
+    };
+    for (slot, view) in views.iter().enumerate() {
+        match *view {
+            Some(View::Input(k, offset)) => frame.bind_window(slot, input(k)?, offset)?,
+            Some(View::InputScalar(k, offset)) => frame.bind_scalar(slot, input(k)?, offset)?,
+            Some(View::Reg(_)) | None => {}
+        }
+    }
+    for (slot, value) in constants {
+        frame.bind_scalar(*slot, value, 0)?;
+    }
+    Ok(())
+}
+
 /// Chunk-sized registers, each allocated when first used (most leaves are
 /// windows and never need theirs).
 #[derive(Debug)]
@@ -291,7 +319,7 @@ impl Machine {
         let leaves = (0..n)
             .filter(|&i| matches!(body.insts[i], Inst::Load(_)))
             .collect();
-        let jit = Jit::new(body, stored, leaves).ok();
+        let jit = Jit::new(body, stored, leaves, n + outputs.len()).ok();
         Ok(Machine {
             body: body.clone(),
             home,
@@ -410,6 +438,101 @@ impl Machine {
         self.reduced.map(ValueId::index)
     }
 
+    /// Combines the reduced value of `lines` consecutive lines of `len`
+    /// elements into `acc` with compiled code, in one call (no gap between
+    /// lines for the memory system to idle in): `leaf` locates the first
+    /// line's leaves, and input `k` moves `steps[k]` elements from a line to
+    /// the next. `Ok(false)`, having run nothing, when compiled code cannot
+    /// (no accumulate form, a leaf that must be gathered, no code).
+    #[allow(clippy::too_many_arguments)] // the runner's one call site
+    pub fn accumulate_lines<T: Element>(
+        &self,
+        len: usize,
+        inputs: &[Option<&HostBuffer>],
+        regs: &mut Registers,
+        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        steps: &[isize],
+        lines: usize,
+        acc: &mut [T],
+    ) -> Result<bool> {
+        let (Some(value), Some(op)) = (self.reduced, self.reduce_op) else {
+            return Ok(false);
+        };
+        if acc.len() != len || self.dtype(value) != T::DTYPE {
+            return Err(internal("an accumulator of another length or dtype"));
+        }
+        let Registers {
+            chunk,
+            constants,
+            views,
+            frame: storage,
+            table,
+            compiled,
+            ..
+        } = regs;
+        views.clear();
+        for (i, inst) in self.body.insts.iter().enumerate() {
+            views.push(match self.home[i] {
+                Home::Leaf(reg) => Some(leaf(inst, reg, chunk)?),
+                _ => None,
+            });
+        }
+        if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
+            return Ok(false);
+        }
+        let form = Form::Accumulate {
+            value: value.index(),
+            op,
+        };
+        let Some(code) = self.compiled(views, form, compiled) else {
+            return Ok(false);
+        };
+        // The first line is checked when bound; the last one here (lines
+        // move by constant steps, so those between lie between them).
+        let last = lines.saturating_sub(1) as isize;
+        for view in views.iter().flatten() {
+            let (k, offset, extent) = match *view {
+                View::Input(k, offset) => (k, offset, len),
+                View::InputScalar(k, offset) => (k, offset, 1),
+                View::Reg(_) => continue,
+            };
+            let size = inputs.get(k).copied().flatten().map_or(0, HostBuffer::len);
+            let step = steps.get(k).copied().unwrap_or(0);
+            let at = offset as isize + last * step;
+            if at < 0 || at as usize + extent > size {
+                return Err(internal("a line outside its input"));
+            }
+        }
+        let slots = self.body.len() + self.outputs.len();
+        let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
+        bind_leaves(&mut frame, views, inputs, constants)?;
+        let dtype = |slot: usize| self.body.dtypes[slot];
+        let reads = self
+            .home
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
+            .map(|(slot, _)| (slot, dtype(slot)));
+        frame.jit_table(table, reads, [])?;
+        // Each slot's stride from a line to the next, in bytes.
+        for (slot, inst) in self.body.insts.iter().enumerate() {
+            let step = match inst {
+                Inst::Load(k) => steps.get(*k as usize).copied().unwrap_or(0),
+                _ => 0,
+            };
+            table.push(std::ptr::without_provenance_mut(
+                (step * dtype(slot).size() as isize) as usize,
+            ));
+        }
+        table.resize(2 * slots, std::ptr::null_mut());
+        // SAFETY: `table` was checked against this frame (the first line)
+        // and every leaf's last line lies in its input (checked above);
+        // `acc` holds `len` values of the reduced value's dtype (checked).
+        unsafe { code.accumulate_lines(table, acc, lines) };
+        *storage = frame.into_storage();
+        Ok(true)
+    }
+
     /// Runs one chunk of `len` elements. `leaf` tells where a leaf's chunk
     /// is (a view, or a gather into the given chunk register); `outputs`
     /// are the outputs' elements for this chunk (none for a reduction).
@@ -467,20 +590,7 @@ impl Machine {
         }
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
-        let input = |k: usize| {
-            inputs
-                .get(k)
-                .copied()
-                .flatten()
-                .ok_or_else(|| internal("a missing input"))
-        };
-        for (slot, view) in views.iter().enumerate() {
-            match *view {
-                Some(View::Input(k, offset)) => frame.bind_window(slot, input(k)?, offset)?,
-                Some(View::InputScalar(k, offset)) => frame.bind_scalar(slot, input(k)?, offset)?,
-                Some(View::Reg(_)) | None => {}
-            }
-        }
+        bind_leaves(&mut frame, views, inputs, constants)?;
         // Chunk registers: gathered leaves are read, the reduced value written.
         for (r, buffer) in chunk.buffers.iter_mut().enumerate() {
             let owner = self.home.iter().position(|h| match *h {
@@ -494,9 +604,6 @@ impl Machine {
                 Some((slot, _, Some(View::Reg(_)))) => frame.bind_window(slot, buffer, 0)?,
                 _ => {}
             }
-        }
-        for (slot, value) in constants.iter() {
-            frame.bind_scalar(*slot, value, 0)?;
         }
         let tiles = self
             .home

@@ -221,6 +221,25 @@ impl<T: Element> Groups<T> {
             .ok_or_else(|| internal("a row piece outside its row"))
     }
 
+    /// Rows the current group still takes.
+    fn room(&self) -> usize {
+        GROUP - self.rows
+    }
+
+    /// Notes that `rows` whole rows (at most [`Groups::room`]) were combined
+    /// into the current group.
+    fn advance_rows(
+        &mut self,
+        cascade: &mut RowCascade<T>,
+        rows: usize,
+        combine: &impl Fn(T, T) -> T,
+    ) {
+        self.rows += rows;
+        if self.rows >= GROUP {
+            self.finish(cascade, combine);
+        }
+    }
+
     /// Notes that a piece ended at `end` in its row: at the row's end, the
     /// row is done, and after `GROUP` rows the group joins `cascade`.
     fn advance(&mut self, cascade: &mut RowCascade<T>, end: usize, combine: &impl Fn(T, T) -> T) {
@@ -420,14 +439,19 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
             let (o, block) = (row / row_blocks, row % row_blocks);
             let base = o * reduced_len * inner + column * CHUNK;
             let rows = block * rows_per_block..((block + 1) * rows_per_block).min(reduced_len);
-            let mut scratch = Vec::new();
             let mut cascade = RowCascade::new();
             let width = out.len();
             let mut groups = Groups::new(width, shape.jit_identity(identity, op));
             // A piece of a row: `len` elements of the chunk from `offset`,
             // at `in_row` in its row.
-            let mut piece = |done: &Done<'_, '_>, offset: usize, in_row: usize, len: usize| {
-                let row = groups.row(&mut cascade, in_row, len)?;
+            let mut scratch = Vec::new();
+            let mut piece = |state: (&mut Groups<T>, &mut RowCascade<T>),
+                             done: &Done<'_, '_>,
+                             offset: usize,
+                             in_row: usize,
+                             len: usize| {
+                let (groups, cascade) = state;
+                let row = groups.row(cascade, in_row, len)?;
                 if done.reduces() {
                     done.accumulate(offset, row)?;
                 } else {
@@ -436,7 +460,7 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
                         *acc = combine(*acc, v);
                     }
                 }
-                groups.advance(&mut cascade, in_row + len, &combine);
+                groups.advance(cascade, in_row + len, &combine);
                 Ok(())
             };
             if column_chunks == 1 {
@@ -445,13 +469,26 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
                 let (start, end) = (base + rows.start * inner, base + rows.end * inner);
                 let mut position = start;
                 while position < end {
+                    // Whole rows that are lines go to compiled code together.
+                    if inner == space.line_len() {
+                        let room = (end - position) / inner;
+                        let lines = walker.lines_from(position, room.min(groups.room()));
+                        if lines > 1 {
+                            let row = groups.row(&mut cascade, 0, inner)?;
+                            if walker.accumulate_lines(position, lines, row)? {
+                                groups.advance_rows(&mut cascade, lines, &combine);
+                                position += lines * inner;
+                                continue;
+                            }
+                        }
+                    }
                     let len = walker.chunk_len(position, end - position);
                     walker.run(position, len, Vec::new(), false, |done, _, _| {
                         let mut offset = 0;
                         while offset < len {
                             let in_row = (position + offset - base) % inner;
                             let segment = (inner - in_row).min(len - offset);
-                            piece(done, offset, in_row, segment)?;
+                            piece((&mut groups, &mut cascade), done, offset, in_row, segment)?;
                             offset += segment;
                         }
                         Ok(())
@@ -467,7 +504,7 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
                     while k < width {
                         let len = walker.chunk_len(row_start + k, width - k);
                         walker.run(row_start + k, len, Vec::new(), false, |done, _, _| {
-                            piece(done, 0, k, len)
+                            piece((&mut groups, &mut cascade), done, 0, k, len)
                         })?;
                         k += len;
                     }

@@ -9,6 +9,7 @@
 use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, JitMode, Result, SliceMut};
 use lazyfuse_fusion::{Inst, Launch};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use super::interp::{self, Space};
 use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK};
@@ -190,6 +191,59 @@ impl<'a> Walker<'a> {
             return CHUNK.min(limit);
         }
         CHUNK.min(line_len - position % line_len).min(limit)
+    }
+
+    /// How many whole lines from `position` (a line's start) one
+    /// [`Walker::accumulate_lines`] call may take: at most `limit`, within
+    /// one run of lines (0 when the lines are short, or `position` is not
+    /// a line's start).
+    pub(crate) fn lines_from(&self, position: usize, limit: usize) -> usize {
+        let line_len = self.space.line_len();
+        if !(SHORT_LINE..=CHUNK).contains(&line_len) || position % line_len != 0 {
+            return 0;
+        }
+        self.space.lines_in_run(position / line_len).min(limit)
+    }
+
+    /// Combines the reduced value of `lines` whole lines from `position`
+    /// (see [`Walker::lines_from`]) into `acc` (a line's width) with one
+    /// call of compiled code; `Ok(false)`, having run nothing, when it
+    /// cannot (the caller then walks the lines one by one).
+    pub(crate) fn accumulate_lines<T: Element>(
+        &mut self,
+        position: usize,
+        lines: usize,
+        acc: &mut [T],
+    ) -> Result<bool> {
+        if !self.jit {
+            return Ok(false);
+        }
+        let len = self.space.line_len();
+        let line = position / len;
+        if line != self.line {
+            self.line = line;
+            self.bases = self.space.bases(line);
+        }
+        let inputs = self.inputs.len();
+        self.lens.clear();
+        self.lens.push(len);
+        self.starts.clear();
+        self.starts.extend(self.bases.iter().copied().take(inputs));
+        let steps: SmallVec<[isize; 8]> = (0..inputs).map(|k| self.space.line_step(k)).collect();
+        let leaves = Leaves {
+            space: self.space,
+            inputs: self.inputs,
+        };
+        let (starts, lens) = (&self.starts, &self.lens);
+        self.machine.accumulate_lines(
+            len,
+            self.inputs,
+            &mut self.regs,
+            |inst, reg, regs| leaves.view(inst, reg, regs, starts, lens, len),
+            &steps,
+            lines,
+            acc,
+        )
     }
 
     /// Runs the body over `len` elements from linear `position` (in the

@@ -2,10 +2,12 @@
 //! (two per value and iteration) and a scalar loop for the last elements,
 //! with every value in a machine register — one pass over memory.
 //!
-//! The function is `extern "C" fn(table: *const *mut u8, start: usize, n: usize)`:
-//! `table[slot]` points at slot `slot`'s element 0 of the chunk (windows:
-//! inputs, gathered registers and outputs) or at its single value (scalar
-//! slots); it computes elements `start..start + n`.
+//! The function is `extern "C" fn(table, start, n, out, rows)`: `table[slot]`
+//! points at slot `slot`'s element 0 of the chunk (windows: inputs, gathered
+//! registers and outputs) or at its single value (scalar slots); it computes
+//! elements `start..start + n`. The accumulate form repeats that for `rows`
+//! consecutive lines, slot `s` moving `table[slots + s]` bytes from a line
+//! to the next (the others take `rows` = 1).
 //!
 //! Values follow `core::semantics` exactly (no fused multiply-add; NaN
 //! propagation of `minimum`/`maximum` as `a.is_nan() || a < b ? a : b`).
@@ -65,6 +67,8 @@ pub struct Shape<'a> {
     pub outputs: &'a [(usize, usize)],
     /// Slots (= value indices) of leaves bound to a single broadcast value.
     pub scalar: &'a [bool],
+    /// Slots in a frame: where the line strides start in the table.
+    pub slots: usize,
 }
 
 fn scalar_type(dtype: DType) -> Option<Type> {
@@ -208,7 +212,7 @@ pub fn emit(
         _ => None,
     };
     let sig = &mut ctx.func.signature;
-    for _ in 0..4 {
+    for _ in 0..5 {
         sig.params.push(AbiParam::new(pointer));
     }
     let mut builder_ctx = FunctionBuilderContext::new();
@@ -217,21 +221,49 @@ pub fn emit(
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
-    let (table, start, n, out) = (params[0], params[1], params[2], params[3]);
+    let (table, start, n, out, rows) = (params[0], params[1], params[2], params[3], params[4]);
     let flags = MemFlags::new().with_notrap();
     let body = shape.body;
     let parts = ELEMENTS / lanes.per_vector();
 
+    // The accumulate form loops over lines: everything below runs once per
+    // line `row`, whose slots are `row * stride` bytes further.
+    let row_loop = accumulated.map(|_| {
+        let head = b.create_block();
+        b.append_block_param(head, types::I64);
+        let line = b.create_block();
+        b.append_block_param(line, types::I64);
+        let done = b.create_block();
+        (head, line, done)
+    });
+    let mut row = None;
+    if let Some((head, line, done)) = row_loop {
+        let zero = b.ins().iconst(types::I64, 0);
+        b.ins().jump(head, &[BlockArg::Value(zero)]);
+        b.switch_to_block(head);
+        let r = b.block_params(head)[0];
+        let more = b.ins().icmp(IntCC::UnsignedLessThan, r, rows);
+        b.ins().brif(more, line, &[BlockArg::Value(r)], done, &[]);
+        b.switch_to_block(line);
+        row = Some(b.block_params(line)[0]);
+    }
+
     // Pointers of windows at element `start`, and broadcast values.
     let mut bases: Vec<Option<Value>> = vec![None; body.len() + shape.outputs.len() + 1];
     let mut broadcast: Vec<Option<(Value, Val)>> = vec![None; body.len()];
+    let word = pointer.bytes() as usize;
     let slot_pointer = |b: &mut FunctionBuilder<'_>, slot: usize| {
-        b.ins().load(
-            pointer,
-            flags,
-            table,
-            (slot * pointer.bytes() as usize) as i32,
-        )
+        let p = b.ins().load(pointer, flags, table, (slot * word) as i32);
+        match row {
+            Some(r) => {
+                let stride =
+                    b.ins()
+                        .load(pointer, flags, table, ((shape.slots + slot) * word) as i32);
+                let offset = b.ins().imul(r, stride);
+                b.ins().iadd(p, offset)
+            }
+            None => p,
+        }
     };
     let window = |b: &mut FunctionBuilder<'_>, slot: usize, dtype: DType| -> Value {
         let p = slot_pointer(b, slot);
@@ -433,6 +465,18 @@ pub fn emit(
     }
     current[0] = b.ins().iadd_imm(i, 1);
     b.ins().jump(scalar_head, &args(&current));
+
+    // After each line of the accumulate form, the next line.
+    if let (Some((head, _, done)), Some(r)) = (row_loop, row) {
+        b.switch_to_block(exit);
+        let next = b.ins().iadd_imm(r, 1);
+        b.ins().jump(head, &[BlockArg::Value(next)]);
+        b.switch_to_block(done);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize();
+        return Ok(());
+    }
 
     b.switch_to_block(exit);
     if let Some((_, op, dtype, ..)) = reduced {

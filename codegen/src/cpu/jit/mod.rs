@@ -48,8 +48,8 @@ pub fn counts() -> (u64, u64) {
     )
 }
 
-/// The generated function: `(table, start, n, out)` (see [`lower`]).
-type KernelFn = unsafe extern "C" fn(*const *mut u8, usize, usize, *mut u8);
+/// The generated function: `(table, start, n, out, rows)` (see [`lower`]).
+type KernelFn = unsafe extern "C" fn(*const *mut u8, usize, usize, *mut u8, usize);
 
 /// Machine code of one kernel variant, freed when the last user drops it.
 pub struct JitCode {
@@ -93,7 +93,7 @@ impl JitCode {
         // writes holds the chunk, every scalar slot one value, and outputs
         // are writable and overlap nothing the code reads. The map form
         // does not touch its fourth argument.
-        unsafe { (self.function)(table.as_ptr(), start, n, std::ptr::null_mut()) }
+        unsafe { (self.function)(table.as_ptr(), start, n, std::ptr::null_mut(), 1) }
     }
 
     /// Combines the reduced value of elements `start..start + n` into
@@ -105,7 +105,20 @@ impl JitCode {
     pub unsafe fn accumulate<T: Copy>(&self, table: &[*mut u8], start: usize, acc: &mut [T]) {
         // SAFETY: as in `call`; the accumulate form reads and writes `n`
         // elements of `T` from its fourth argument, `acc`'s elements.
-        unsafe { (self.function)(table.as_ptr(), start, acc.len(), acc.as_mut_ptr().cast()) }
+        unsafe { (self.function)(table.as_ptr(), start, acc.len(), acc.as_mut_ptr().cast(), 1) }
+    }
+
+    /// As [`JitCode::accumulate`] over `rows` consecutive lines from
+    /// element 0, slot `s` moving `table[slots + s]` bytes from a line to
+    /// the next.
+    ///
+    /// # Safety
+    /// As for [`JitCode::accumulate`], for every one of the `rows` lines:
+    /// each slot's window (or value), moved by its stride, must hold the
+    /// line (`Machine::accumulate_lines` checks the first and last lines).
+    pub unsafe fn accumulate_lines<T: Copy>(&self, table: &[*mut u8], acc: &mut [T], rows: usize) {
+        // SAFETY: the caller's contract, line by line.
+        unsafe { (self.function)(table.as_ptr(), 0, acc.len(), acc.as_mut_ptr().cast(), rows) }
     }
 
     /// Combines the reduced value over elements `start..start + n`,
@@ -124,7 +137,7 @@ impl JitCode {
         let mut acc = identity;
         // SAFETY: as in `call`; the reduce form reads and writes one `T` at
         // its fourth argument, which points at `acc`.
-        unsafe { (self.function)(table.as_ptr(), start, n, (&mut acc as *mut T).cast()) };
+        unsafe { (self.function)(table.as_ptr(), start, n, (&mut acc as *mut T).cast(), 1) };
         acc
     }
 }
@@ -141,6 +154,8 @@ pub struct Jit {
     outputs: Vec<(usize, usize)>,
     /// Leaf slots whose broadcast-or-window kind selects the variant.
     leaves: Vec<usize>,
+    /// Slots in a frame (line strides follow the pointers in the table).
+    slots: usize,
     variants: Mutex<Vec<Variant>>,
     elements: AtomicU64,
 }
@@ -168,6 +183,7 @@ impl Jit {
         body: &Body,
         outputs: Vec<(usize, usize)>,
         leaves: Vec<usize>,
+        slots: usize,
     ) -> Result<Jit, lower::Unsupported> {
         if outputs.is_empty() {
             return Err("nothing to compute");
@@ -180,6 +196,7 @@ impl Jit {
             body: body.clone(),
             outputs,
             leaves,
+            slots,
             variants: Mutex::new(Vec::new()),
             elements: AtomicU64::new(0),
         })
@@ -229,6 +246,7 @@ impl Jit {
             body: &self.body,
             outputs: &self.outputs,
             scalar: &broadcast,
+            slots: self.slots,
         };
         // Cranelift reports most failures as errors, but an unexpected
         // lowering gap may panic: either way the machine runs the kernel.
@@ -273,7 +291,7 @@ fn compile(shape: &lower::Shape<'_>, form: Form) -> Option<JitCode> {
     module.finalize_definitions().ok()?;
     let code = module.get_finalized_function(id);
     // SAFETY: `code` is the function `lower::emit` built, whose signature
-    // is `KernelFn`'s (four pointer-sized arguments, no result), with the
+    // is `KernelFn`'s (five pointer-sized arguments, no result), with the
     // platform's default calling convention, which `extern "C"` names.
     let function = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
     Some(JitCode {
