@@ -26,6 +26,10 @@ use super::steps::{self, Step};
 /// runners walk a launch's domain.
 pub const CHUNK: usize = 8192;
 
+/// Elements per chunk of a launch that runs compiled code: longer chunks
+/// mean fewer gaps between calls, in which the memory system idles.
+pub const JIT_CHUNK: usize = 65536;
+
 /// Elements per tile: each step runs over one tile of every value at a
 /// time. Measured on E1/E2/E4 at 10^7 f32: 512 beat 256 (per-step calls)
 /// and 1 Ki-8 Ki (the chunk's input streams read one after another).
@@ -118,15 +122,26 @@ impl<'a, 'f> Done<'a, 'f> {
         Ok(())
     }
 
-    /// The reduced value combined over elements `start..start + n`,
-    /// starting from `identity`, by compiled code.
-    pub fn reduce<T: Element>(&self, start: usize, n: usize, identity: T) -> Result<T> {
+    /// The reduced value combined over elements `start..start + n` by
+    /// compiled code, as one partial per [`TILE`] elements (each from
+    /// `identity`), into `partials`.
+    pub fn reduce<T: Element>(
+        &self,
+        start: usize,
+        n: usize,
+        identity: T,
+        partials: &mut Vec<T>,
+    ) -> Result<()> {
         let (code, table) = self.code::<T>(|f| matches!(f, Form::Reduce { .. }))?;
         self.check_range(start, n)?;
+        partials.clear();
+        partials.resize(n.div_ceil(TILE).max(1), identity);
         // SAFETY: `table` was checked against `frame` when this `Done` was
-        // made, the range lies within the chunk (checked above), and the
-        // code reduces a value of type `T` (checked above).
-        Ok(unsafe { code.reduce(table, start, n, identity) })
+        // made, the range lies within the chunk (checked above), the code
+        // reduces a value of type `T` (checked above), and `partials` holds
+        // a partial per block.
+        unsafe { code.reduce_blocks(table, start, n, TILE, identity, partials) };
+        Ok(())
     }
 
     /// Combines the reduced value of elements `start..start + acc.len()`
@@ -338,7 +353,7 @@ impl Machine {
     /// a launch with arguments `args` (small launches do not pay for
     /// full-size registers).
     pub fn registers(&self, len: usize, args: &[Literal]) -> Result<Registers> {
-        let len = len.clamp(1, CHUNK);
+        let len = len.max(1);
         let chunk = ChunkRegs {
             buffers: self
                 .chunk_dtypes
@@ -643,8 +658,13 @@ impl Machine {
                 frame: &frame,
                 reducer: reducer.map(|c| (c, table.as_slice(), self.reduced_dtype(), form)),
             };
-            // One call per chunk, or per tile when the runner reads tiles.
-            let step = if per_tile { TILE } else { len };
+            // One call per chunk, or per tile when the runner reads tiles
+            // (compiled reductions work in tiles themselves).
+            let step = if per_tile && reducer.is_none() {
+                TILE
+            } else {
+                len
+            };
             let mut start = 0;
             while start < len {
                 let n = step.min(len - start);

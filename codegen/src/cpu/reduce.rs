@@ -156,7 +156,7 @@ impl<'a> Layout<'a> {
             self.launch,
             self.inputs,
             space,
-            CHUNK,
+            TASK,
             self.jit,
         )
     }
@@ -340,6 +340,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
         walker,
         |walker, task, slots| {
             let mut scratch = Vec::new();
+            let mut partials = Vec::new();
             // The group's items are consecutive runs of positions: walk them in
             // chunks that may span several short runs, and cut each tile at
             // the runs' ends.
@@ -364,10 +365,10 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
                         let end = item_end(first + current);
                         let segment = (end - (base + offset)).min(n - offset);
                         if done.reduces() {
-                            cascade.push(
-                                done.reduce(start + offset, segment, jit_identity)?,
-                                &combine,
-                            );
+                            done.reduce(start + offset, segment, jit_identity, &mut partials)?;
+                            for &p in &partials {
+                                cascade.push(p, &combine);
+                            }
                         } else if let Some(p) =
                             reduce_chunk(op, &values[offset..offset + segment], &combine)
                         {

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::interp::{self, Space};
-use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK};
+use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK, JIT_CHUNK};
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
 pub const TASK: usize = 8 * CHUNK;
@@ -176,10 +176,19 @@ impl<'a> Walker<'a> {
             space,
             line: usize::MAX,
             bases: Vec::new(),
-            regs: machine.registers(longest, &launch.args)?,
+            regs: machine.registers(longest.min(Self::chunk(jit)), &launch.args)?,
             lens: Vec::new(),
             starts: Vec::new(),
         })
+    }
+
+    /// The longest chunk: [`JIT_CHUNK`] for compiled code, else [`CHUNK`].
+    fn chunk(jit: bool) -> usize {
+        if jit {
+            JIT_CHUNK
+        } else {
+            CHUNK
+        }
     }
 
     /// Length of the chunk at `position`: at most `CHUNK`, at most `limit`,
@@ -190,7 +199,9 @@ impl<'a> Walker<'a> {
         if line_len < SHORT_LINE {
             return CHUNK.min(limit);
         }
-        CHUNK.min(line_len - position % line_len).min(limit)
+        Self::chunk(self.jit)
+            .min(line_len - position % line_len)
+            .min(limit)
     }
 
     /// How many whole lines from `position` (a line's start) one

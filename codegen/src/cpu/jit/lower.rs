@@ -361,7 +361,37 @@ pub fn emit(
         b.append_block_param(exit, st);
     }
 
-    let zero = b.ins().iconst(types::I64, 0);
+    // The reduce form works in blocks of `rows` elements (`rows` = 0: one
+    // block), storing one partial per block at `out[k]`: a call may cover
+    // a whole chunk (no gaps between calls), and the partials keep the
+    // pairwise summation's accuracy.
+    let blocks = reduced.map(|_| {
+        let head = b.create_block();
+        b.append_block_param(head, types::I64);
+        b.append_block_param(head, types::I64);
+        let body = b.create_block();
+        let done = b.create_block();
+        (head, body, done)
+    });
+    let (zero, limit, block) = match blocks {
+        Some((head, block_body, done)) => {
+            let zero = b.ins().iconst(types::I64, 0);
+            b.ins()
+                .jump(head, &[BlockArg::Value(zero), BlockArg::Value(zero)]);
+            b.switch_to_block(head);
+            let (bs, k) = (b.block_params(head)[0], b.block_params(head)[1]);
+            let more = b.ins().icmp(IntCC::UnsignedLessThan, bs, n);
+            b.ins().brif(more, block_body, &[], done, &[]);
+            b.switch_to_block(block_body);
+            let whole = b.ins().icmp_imm(IntCC::Equal, rows, 0);
+            let len = b.ins().select(whole, n, rows);
+            let be = b.ins().iadd(bs, len);
+            let past = b.ins().icmp(IntCC::UnsignedGreaterThan, be, n);
+            let be = b.ins().select(past, n, be);
+            (bs, be, Some((head, done, be, k)))
+        }
+        None => (b.ins().iconst(types::I64, 0), n, None),
+    };
     let mut first = vec![zero];
     let mut first_scalar = vec![zero];
     if let Some((.., identity, splat)) = reduced {
@@ -378,8 +408,10 @@ pub fn emit(
         first_scalar.extend(first[1..].iter().copied());
         first_scalar.push(identity);
     }
-    let step_value = b.ins().iconst(types::I64, step);
-    let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, step_value, n);
+    let first_end = b.ins().iadd_imm(zero, step);
+    let fits = b
+        .ins()
+        .icmp(IntCC::UnsignedLessThanOrEqual, first_end, limit);
     b.ins().brif(
         fits,
         vector_body,
@@ -426,7 +458,7 @@ pub fn emit(
     next_args.extend(masks_out);
     let next = b.ins().iadd_imm(i, step);
     let end = b.ins().iadd_imm(i, 2 * step);
-    let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, n);
+    let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
     let mut again = vec![next];
     again.extend(&next_args);
     let mut leave = again.clone();
@@ -438,7 +470,7 @@ pub fn emit(
 
     b.switch_to_block(scalar_head);
     let head = b.block_params(scalar_head).to_vec();
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, head[0], n);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, head[0], limit);
     b.ins()
         .brif(more, scalar_body, &args(&head), exit, &args(&head[1..]));
 
@@ -537,7 +569,17 @@ pub fn emit(
         }
         let scalar: Val = SmallVec::from_elem(accs[vector_accs], 1);
         let total = lowering.binary(op.combiner(), &lanes_level[0], &scalar, dtype)?;
-        b.ins().store(flags, total[0], out, 0);
+        if let Some((head, done, be, k)) = block {
+            let at = b.ins().imul_imm(k, dtype.size() as i64);
+            let at = b.ins().iadd(out, at);
+            b.ins().store(flags, total[0], at, 0);
+            let next = b.ins().iadd_imm(k, 1);
+            b.ins()
+                .jump(head, &[BlockArg::Value(be), BlockArg::Value(next)]);
+            b.switch_to_block(done);
+        } else {
+            b.ins().store(flags, total[0], out, 0);
+        }
     }
     b.ins().return_(&[]);
     b.seal_all_blocks();

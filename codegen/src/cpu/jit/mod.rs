@@ -121,24 +121,38 @@ impl JitCode {
         unsafe { (self.function)(table.as_ptr(), 0, acc.len(), acc.as_mut_ptr().cast(), rows) }
     }
 
-    /// Combines the reduced value over elements `start..start + n`,
-    /// starting from `identity` (code of the reduce form, for values of `T`).
+    /// Combines the reduced value over elements `start..start + n` in
+    /// blocks of `block` elements (the last may be shorter), each block
+    /// starting from `identity`, into one partial per block in `partials`
+    /// (which must hold `n.div_ceil(block)` of them; code of the reduce form).
     ///
     /// # Safety
     /// As for [`JitCode::call`]; the code must be of the reduce form for a
-    /// value of type `T`.
-    pub unsafe fn reduce<T: Copy>(
+    /// value of type `T`, and `partials` long enough.
+    pub unsafe fn reduce_blocks<T: Copy>(
         &self,
         table: &[*mut u8],
         start: usize,
         n: usize,
+        block: usize,
         identity: T,
-    ) -> T {
-        let mut acc = identity;
-        // SAFETY: as in `call`; the reduce form reads and writes one `T` at
-        // its fourth argument, which points at `acc`.
-        unsafe { (self.function)(table.as_ptr(), start, n, (&mut acc as *mut T).cast(), 1) };
-        acc
+        partials: &mut [T],
+    ) {
+        if let Some(first) = partials.first_mut() {
+            *first = identity;
+        }
+        // SAFETY: as in `call`; the reduce form reads its identity from the
+        // first partial and writes `n.div_ceil(block)` values of `T` from
+        // its fourth argument, which `partials` holds.
+        unsafe {
+            (self.function)(
+                table.as_ptr(),
+                start,
+                n,
+                partials.as_mut_ptr().cast(),
+                block,
+            )
+        };
     }
 }
 
