@@ -219,6 +219,8 @@ impl ChunkRegs {
 pub struct Registers {
     chunk: ChunkRegs,
     tile: Vec<TileReg>,
+    /// Elements per tile register.
+    tile_len: usize,
     /// `(slot, value)` for every argument value.
     constants: Vec<(usize, HostBuffer)>,
     views: Vec<Option<View>>,
@@ -368,11 +370,10 @@ impl Machine {
             dtypes: self.chunk_dtypes.clone(),
             capacity: len,
         };
-        let tile = self
-            .tile_dtypes
-            .iter()
-            .map(|&d| TileReg::new(d, len.min(TILE)))
-            .collect();
+        // Tile registers are made when the machine first runs steps (never
+        // for launches that run compiled code).
+        let tile = Vec::new();
+        let tile_len = len.min(TILE);
         let mut constants = Vec::new();
         for (i, inst) in self.body.insts.iter().enumerate() {
             if let Inst::Arg(k) = inst {
@@ -386,6 +387,7 @@ impl Machine {
         Ok(Registers {
             chunk,
             tile,
+            tile_len,
             constants,
             views: Vec::new(),
             frame: FrameStorage::default(),
@@ -572,6 +574,7 @@ impl Machine {
         let Registers {
             chunk,
             tile,
+            tile_len,
             constants,
             views,
             frame: storage,
@@ -625,15 +628,20 @@ impl Machine {
                 _ => {}
             }
         }
-        let tiles = self
-            .home
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, h)| match h {
-                Home::Tile(r) => Some((slot, *r)),
-                _ => None,
-            });
-        frame.bind_tiles(tile, tiles)?;
+        if code.is_none() {
+            if tile.is_empty() {
+                tile.extend(self.tile_dtypes.iter().map(|&d| TileReg::new(d, *tile_len)));
+            }
+            let tiles = self
+                .home
+                .iter()
+                .enumerate()
+                .filter_map(|(slot, h)| match h {
+                    Home::Tile(r) => Some((slot, *r)),
+                    _ => None,
+                });
+            frame.bind_tiles(tile, tiles)?;
+        }
         let mut outputs: Vec<Option<SliceMut<'_>>> = outputs.into_iter().map(Some).collect();
         for &(o, slot) in &self.outputs {
             let slice = outputs
