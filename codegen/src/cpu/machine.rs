@@ -460,6 +460,23 @@ impl Machine {
         self.reduced.map(ValueId::index)
     }
 
+    /// One view per value: where `leaf` locates each leaf, `None` for the others.
+    fn locate_leaves(
+        &self,
+        views: &mut Vec<Option<View>>,
+        chunk: &mut ChunkRegs,
+        leaf: &mut impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+    ) -> Result<()> {
+        views.clear();
+        for (i, inst) in self.body.insts.iter().enumerate() {
+            views.push(match self.home[i] {
+                Home::Leaf(reg) => Some(leaf(inst, reg, chunk)?),
+                _ => None,
+            });
+        }
+        Ok(())
+    }
+
     /// Combines the reduced value of `lines` consecutive lines of `len`
     /// elements into `acc` with compiled code, in one call (no gap between
     /// lines for the memory system to idle in): `leaf` locates the first
@@ -492,13 +509,7 @@ impl Machine {
             compiled,
             ..
         } = regs;
-        views.clear();
-        for (i, inst) in self.body.insts.iter().enumerate() {
-            views.push(match self.home[i] {
-                Home::Leaf(reg) => Some(leaf(inst, reg, chunk)?),
-                _ => None,
-            });
-        }
+        self.locate_leaves(views, chunk, &mut leaf)?;
         if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
             return Ok(false);
         }
@@ -581,13 +592,7 @@ impl Machine {
             table,
             compiled,
         } = regs;
-        views.clear();
-        for (i, inst) in self.body.insts.iter().enumerate() {
-            views.push(match self.home[i] {
-                Home::Leaf(reg) => Some(leaf(inst, reg, chunk)?),
-                _ => None,
-            });
-        }
+        self.locate_leaves(views, chunk, &mut leaf)?;
         let per_tile = mode.per_tile;
         // Tiles read by the runner are reduced by compiled code when it can.
         let form = match (self.reduced, self.reduce_op) {
