@@ -16,6 +16,8 @@
 //! between tiering, always and never; the test suite runs all of them.
 
 pub mod lower;
+mod ops;
+pub mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -198,14 +200,14 @@ impl Jit {
         outputs: Vec<(usize, usize)>,
         leaves: Vec<usize>,
         slots: usize,
-    ) -> Result<Jit, lower::Unsupported> {
+    ) -> Result<Jit, support::Unsupported> {
         if outputs.is_empty() {
             return Err("nothing to compute");
         }
         if leaves.len() > 64 {
             return Err("more than 64 leaves");
         }
-        lower::supports(body, &outputs)?;
+        support::supports(body, &outputs)?;
         Ok(Jit {
             body: body.clone(),
             outputs,
@@ -275,7 +277,7 @@ impl Jit {
 
 /// Whether the JIT compiles `kernel`'s body, for `explain()`: `Ok`, or why
 /// the register machine runs it.
-pub fn accepts(kernel: &FusedKernel) -> Result<(), lower::Unsupported> {
+pub fn accepts(kernel: &FusedKernel) -> Result<(), support::Unsupported> {
     let stored: Vec<(usize, usize)> = match &kernel.reduction {
         Some(r) => match r.combine {
             CombineIr::Builtin(_) if kernel.body.dtype(r.value) == r.acc => {
@@ -289,7 +291,7 @@ pub fn accepts(kernel: &FusedKernel) -> Result<(), lower::Unsupported> {
             .map(|v| (v.index(), v.index()))
             .collect(),
     };
-    lower::supports(&kernel.body, &stored)
+    support::supports(&kernel.body, &stored)
 }
 
 fn compile(shape: &lower::Shape<'_>, form: Form) -> Option<JitCode> {

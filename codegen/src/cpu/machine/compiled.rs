@@ -1,0 +1,233 @@
+//! The machine's side of compiled code: which variant a chunk runs, what a
+//! runner's sink gets to reduce with it, and whole lines accumulated in
+//! one call.
+
+use std::sync::Arc;
+
+use lazyfuse_core::{DType, Element, HostBuffer, JitMode, Result};
+use lazyfuse_fusion::Inst;
+
+use super::{bind_leaves, internal, ChunkRegs, Frame, Home, Machine, Registers, View, BLOCK, TILE};
+use crate::cpu::jit::{Form, JitCode};
+
+/// What a runner's sink gets after a tile or a chunk: the frame, to read
+/// the reduced value from, or compiled code that reduces it.
+pub struct Done<'a, 'f> {
+    pub(super) frame: &'a Frame<'f>,
+    /// Compiled code of the reduce or accumulate form, its table, the
+    /// reduced dtype and the form.
+    pub(super) reducer: Option<(&'a JitCode, &'a [*mut u8], DType, Form)>,
+}
+
+impl<'a, 'f> Done<'a, 'f> {
+    pub(super) fn of(frame: &'a Frame<'f>) -> Done<'a, 'f> {
+        Done {
+            frame,
+            reducer: None,
+        }
+    }
+
+    /// The chunk's values.
+    pub fn frame(&self) -> &Frame<'f> {
+        self.frame
+    }
+
+    /// True when compiled code reduces the value ([`Done::reduce`] after
+    /// each tile, or [`Done::accumulate`] after each chunk): the values are
+    /// then not in the frame.
+    pub fn reduces(&self) -> bool {
+        self.reducer.is_some()
+    }
+
+    /// The compiled code of `form` for values of `T`, checked.
+    fn code<T: Element>(&self, form: fn(Form) -> bool) -> Result<(&'a JitCode, &'a [*mut u8])> {
+        match self.reducer {
+            Some((code, table, dtype, f)) if form(f) && dtype == T::DTYPE => Ok((code, table)),
+            _ => Err(internal("no compiled reduction of this form and dtype")),
+        }
+    }
+
+    fn check_range(&self, start: usize, n: usize) -> Result<()> {
+        if start
+            .checked_add(n)
+            .is_none_or(|end| end > self.frame.len())
+        {
+            return Err(internal("a reduced range outside its chunk"));
+        }
+        Ok(())
+    }
+
+    /// The reduced value combined over elements `start..start + n` by
+    /// compiled code, as one partial per [`BLOCK`] elements (each from
+    /// `identity`), into `partials`.
+    pub fn reduce<T: Element>(
+        &self,
+        start: usize,
+        n: usize,
+        identity: T,
+        partials: &mut Vec<T>,
+    ) -> Result<()> {
+        let (code, table) = self.code::<T>(|f| matches!(f, Form::Reduce { .. }))?;
+        self.check_range(start, n)?;
+        partials.clear();
+        partials.resize(n.div_ceil(BLOCK).max(1), identity);
+        // SAFETY: `table` was checked against `frame` when this `Done` was
+        // made, the range lies within the chunk (checked above), the code
+        // reduces a value of type `T` (checked above), and `partials` holds
+        // a partial per block.
+        unsafe { code.reduce_blocks(table, start, n, BLOCK, identity, partials) };
+        Ok(())
+    }
+
+    /// Combines the reduced value of elements `start..start + acc.len()`
+    /// into `acc`, element by element, by compiled code.
+    pub fn accumulate<T: Element>(&self, start: usize, acc: &mut [T]) -> Result<()> {
+        let (code, table) = self.code::<T>(|f| matches!(f, Form::Accumulate { .. }))?;
+        self.check_range(start, acc.len())?;
+        // SAFETY: as in `reduce`; `acc` is a distinct, exclusively borrowed
+        // array of `acc.len()` elements of the value's type.
+        unsafe { code.accumulate(table, start, acc) };
+        Ok(())
+    }
+}
+
+impl Machine {
+    /// Whether a launch of `elements` elements runs compiled code (the
+    /// kernel has some and has run enough elements to repay compiling it).
+    pub fn jit_wanted(&self, elements: usize, mode: JitMode) -> bool {
+        self.jit.as_ref().is_some_and(|j| j.wanted(elements, mode))
+    }
+
+    /// True when the JIT compiles this body.
+    pub fn has_jit(&self) -> bool {
+        self.jit.is_some()
+    }
+
+    /// The compiled variant for the chunk bound in `frame`, if it compiles
+    /// (kept in `last`: consecutive chunks of a worker share it without
+    /// touching the shared reference count).
+    pub(super) fn compiled<'r>(
+        &self,
+        views: &[Option<View>],
+        form: Form,
+        last: &'r mut Option<(u64, Form, Arc<JitCode>)>,
+    ) -> Option<&'r JitCode> {
+        let jit = self.jit.as_ref()?;
+        let scalar = jit
+            .leaves()
+            .iter()
+            .enumerate()
+            .filter(|(_, &slot)| matches!(views.get(slot), Some(Some(View::InputScalar(..)))))
+            .fold(0u64, |mask, (bit, _)| mask | 1 << bit);
+        if last
+            .as_ref()
+            .is_none_or(|(mask, f, _)| (*mask, *f) != (scalar, form))
+        {
+            *last = Some((scalar, form, jit.variant(scalar, form)?));
+        }
+        last.as_ref().map(|(_, _, code)| &**code)
+    }
+
+    /// `(value, slot)` of what compiled code stores.
+    pub(super) fn jit_writes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let reduced = self
+            .reduced
+            .filter(|r| matches!(self.home[r.index()], Home::Chunk(_)))
+            .map(|r| (r.index(), r.index()));
+        let outputs = self
+            .outputs
+            .iter()
+            .filter(|_| self.reduced.is_none())
+            .map(|&(o, slot)| (self.output_values[o], slot));
+        reduced.into_iter().chain(outputs)
+    }
+
+    /// Combines the reduced value of `lines` consecutive lines of `len`
+    /// elements into `acc` with compiled code, in one call (no gap between
+    /// lines for the memory system to idle in): `leaf` locates the first
+    /// line's leaves, and input `k` moves `steps[k]` elements from a line to
+    /// the next. `Ok(false)`, having run nothing, when compiled code cannot
+    /// (no accumulate form, a leaf that must be gathered, no code).
+    #[allow(clippy::too_many_arguments)] // the runner's one call site
+    pub fn accumulate_lines<T: Element>(
+        &self,
+        len: usize,
+        inputs: &[Option<&HostBuffer>],
+        regs: &mut Registers,
+        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        steps: &[isize],
+        lines: usize,
+        acc: &mut [T],
+    ) -> Result<bool> {
+        let (Some(value), Some(op)) = (self.reduced, self.reduce_op) else {
+            return Ok(false);
+        };
+        if acc.len() != len || self.dtype(value) != T::DTYPE {
+            return Err(internal("an accumulator of another length or dtype"));
+        }
+        let Registers {
+            chunk,
+            constants,
+            views,
+            frame: storage,
+            table,
+            compiled,
+            ..
+        } = regs;
+        self.locate_leaves(views, chunk, &mut leaf)?;
+        if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
+            return Ok(false);
+        }
+        let form = Form::Accumulate {
+            value: value.index(),
+            op,
+        };
+        let Some(code) = self.compiled(views, form, compiled) else {
+            return Ok(false);
+        };
+        // The first line is checked when bound; the last one here (lines
+        // move by constant steps, so those between lie between them).
+        let last = lines.saturating_sub(1) as isize;
+        for view in views.iter().flatten() {
+            let (k, offset, extent) = match *view {
+                View::Input(k, offset) => (k, offset, len),
+                View::InputScalar(k, offset) => (k, offset, 1),
+                View::Reg(_) => continue,
+            };
+            let size = inputs.get(k).copied().flatten().map_or(0, HostBuffer::len);
+            let step = steps.get(k).copied().unwrap_or(0);
+            let at = offset as isize + last * step;
+            if at < 0 || at as usize + extent > size {
+                return Err(internal("a line outside its input"));
+            }
+        }
+        let slots = self.body.len() + self.outputs.len();
+        let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
+        bind_leaves(&mut frame, views, inputs, constants)?;
+        let dtype = |slot: usize| self.body.dtypes[slot];
+        let reads = self
+            .home
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
+            .map(|(slot, _)| (slot, dtype(slot)));
+        frame.jit_table(table, reads, [])?;
+        // Each slot's stride from a line to the next, in bytes.
+        for (slot, inst) in self.body.insts.iter().enumerate() {
+            let step = match inst {
+                Inst::Load(k) => steps.get(*k as usize).copied().unwrap_or(0),
+                _ => 0,
+            };
+            table.push(std::ptr::without_provenance_mut(
+                (step * dtype(slot).size() as isize) as usize,
+            ));
+        }
+        table.resize(2 * slots, std::ptr::null_mut());
+        // SAFETY: `table` was checked against this frame (the first line)
+        // and every leaf's last line lies in its input (checked above);
+        // `acc` holds `len` values of the reduced value's dtype (checked).
+        unsafe { code.accumulate_lines(table, acc, lines) };
+        *storage = frame.into_storage();
+        Ok(true)
+    }
+}
