@@ -304,6 +304,7 @@ pub fn emit(
     // each value is live at once (all of them at once spill registers).
     let mut combined: Vec<Value> = Vec::new();
     let mut masks_out: Vec<Value> = Vec::new();
+    let mut pending: Option<Val> = None;
     for p in 0..parts {
         let mut lowering = Lowering {
             b: &mut b,
@@ -322,10 +323,20 @@ pub fn emit(
             let acc: Val = SmallVec::from_elem(block_params[1 + p], 1);
             let x = &values[value];
             if nan_masks {
-                let mask: Val = SmallVec::from_elem(block_params[1 + parts + p], 1);
                 combined.extend(lowering.min_max(op, &acc, x, dtype)?);
-                let nan = lowering.fcmp(FloatCC::Unordered, x, x);
-                masks_out.extend(lowering.or(&mask, &nan));
+                // One unordered compare tests two vectors: NaN lanes of the
+                // pair mark the even part's mask (any NaN lane makes the
+                // result NaN); odd parts' masks stay as they are.
+                let mask: Val = SmallVec::from_elem(block_params[1 + parts + p], 1);
+                match pending.take() {
+                    None => pending = Some(x.clone()),
+                    Some(previous) => {
+                        let nan = lowering.fcmp(FloatCC::Unordered, &previous, x);
+                        let even: Val = SmallVec::from_elem(block_params[parts + p], 1);
+                        masks_out.extend(lowering.or(&even, &nan));
+                        masks_out.extend(mask);
+                    }
+                }
             } else {
                 combined.extend(lowering.binary(op.combiner(), &acc, x, dtype)?);
             }
