@@ -192,8 +192,11 @@ struct Groups<T> {
     identity: T,
 }
 
-/// Rows accumulated into one buffer before the pairwise cascade.
-const GROUP: usize = 8;
+/// Rows accumulated into one buffer before the pairwise cascade: more rows
+/// per compiled call (E6 f32 at 3162x3162 on one thread: 2.31 ms with 8,
+/// 1.87 ms with 32); still far fewer in a row than NumPy, which adds every
+/// row of an axis-0 sum one after another.
+const GROUP: usize = 32;
 
 impl<T: Element> Groups<T> {
     fn new(width: usize, identity: T) -> Groups<T> {
