@@ -377,3 +377,45 @@ fn reductions_over_leading_axes_take_lines_together() {
     }
     assert_no_failed_compilations();
 }
+
+#[test]
+fn casts_within_a_lane_width_and_through_bool() {
+    // Floats saturate into integers (NaN to 0), integers wrap, bools are 0/1
+    // and a number is true unless it is 0 (NaN is true).
+    let pairs = [
+        (DType::F32, DType::I32),
+        (DType::F32, DType::U32),
+        (DType::I32, DType::F32),
+        (DType::U32, DType::F32),
+        (DType::I32, DType::U32),
+        (DType::U32, DType::I32),
+        (DType::F64, DType::I64),
+        (DType::F64, DType::U64),
+        (DType::I64, DType::F64),
+        (DType::U64, DType::F64),
+        (DType::I64, DType::U64),
+        (DType::U64, DType::I64),
+    ];
+    for (from, to) in pairs {
+        check(from, &format!("cast to {to}"), None, |a, _, _| a.astype(to));
+        check(
+            from,
+            &format!("cast to {to} in a chain"),
+            None,
+            |a, b, _| (a + b).astype(to) * 2,
+        );
+    }
+    for dtype in DTYPES {
+        // Through bool both ways, in bodies of that width.
+        check(dtype, "cast to bool and back", None, |a, _, _| {
+            a.astype(DType::Bool).astype(dtype)
+        });
+        check(dtype, "a comparison as a number", None, |a, b, _| {
+            a.lt(b).astype(dtype) + a
+        });
+        check(dtype, "truthiness in where", None, |a, b, c| {
+            a.astype(DType::Bool).where_(b, c)
+        });
+    }
+    assert_no_failed_compilations();
+}

@@ -71,6 +71,7 @@ impl Lowering<'_, '_> {
                     &values[b.index()],
                     dtype,
                 )?,
+                Inst::Cast(a) => self.cast(&values[a.index()], body.dtype(*a), dtype)?,
                 _ => return Err("an operation the JIT does not compile"),
             };
             values.push(value);
@@ -287,6 +288,58 @@ impl Lowering<'_, '_> {
     }
 
     /// `value` of `dtype` in every lane (type `ty`).
+    /// `x as to` by the casting rules of `core::element` (through `Wide`):
+    /// integers wrap, floats saturate into integers (NaN to 0), a number is
+    /// true when it is not 0 (NaN is true), and `true` is 1.
+    pub(super) fn cast(&mut self, x: &Val, from: DType, to: DType) -> Result<Val, Unsupported> {
+        if from == to
+            || (!is_float(from) && !is_float(to) && from != DType::Bool && to != DType::Bool)
+        {
+            // The same Cranelift type: same-width integers are the same bits.
+            return Ok(x.clone());
+        }
+        if to == DType::Bool {
+            let ty = self.ty(from)?;
+            let zero = self.constant(from, 0.0, ty);
+            return Ok(if is_float(from) {
+                self.fcmp(FloatCC::NotEqual, x, &zero)
+            } else {
+                self.icmp(IntCC::NotEqual, x, &zero)
+            });
+        }
+        let ty = self.ty(to)?;
+        if from == DType::Bool {
+            let one = self.constant(to, 1.0, ty);
+            if !self.vector {
+                let zero = self.constant(to, 0.0, ty);
+                return self.select(x, &one, &zero, to);
+            }
+            // A mask and the bits of 1: 1 where true, 0 where false.
+            let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+            let mask_type = self.lanes.mask_type();
+            return Ok(x
+                .iter()
+                .zip(&one)
+                .map(|(&m, &o)| {
+                    let bits = self.b.ins().bitcast(mask_type, little, o);
+                    let bits = self.b.ins().band(m, bits);
+                    if ty == mask_type {
+                        bits
+                    } else {
+                        self.b.ins().bitcast(ty, little, bits)
+                    }
+                })
+                .collect());
+        }
+        let unsigned = is_unsigned(from) || is_unsigned(to);
+        Ok(match (is_float(from), unsigned) {
+            (false, false) => self.map1(x, |b, v| b.ins().fcvt_from_sint(ty, v)),
+            (false, true) => self.map1(x, |b, v| b.ins().fcvt_from_uint(ty, v)),
+            (true, false) => self.map1(x, |b, v| b.ins().fcvt_to_sint_sat(ty, v)),
+            (true, true) => self.map1(x, |b, v| b.ins().fcvt_to_uint_sat(ty, v)),
+        })
+    }
+
     pub(super) fn constant(&mut self, dtype: DType, value: f64, ty: Type) -> Val {
         let x = match dtype {
             DType::F32 => self.b.ins().f32const(value as f32),

@@ -75,6 +75,20 @@ pub fn supports(body: &Body, outputs: &[(usize, usize)]) -> Result<(), Unsupport
     check(body, outputs).map(|_| ())
 }
 
+/// Casts compiled: within one lane width (same-width integers, integers to
+/// floats of their width, f32 to 32-bit integers), and between bool and
+/// numbers. f64 to 64-bit integers is not: Cranelift lowers that vector
+/// conversion only with AVX-512.
+fn cast_supported(from: DType, to: DType) -> bool {
+    let width = |d: DType| Lanes::of(d);
+    match (from, to) {
+        (DType::Bool, DType::Bool) => true,
+        (DType::Bool, d) | (d, DType::Bool) => width(d).is_some(),
+        (DType::F64, DType::I64 | DType::U64) => false,
+        (a, b) => width(a).is_some() && width(a) == width(b),
+    }
+}
+
 /// Checks that every value and operation of `body` is one this module
 /// compiles, and returns the lanes they use.
 pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Unsupported> {
@@ -91,7 +105,8 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
         let operand = |k: usize| body.dtypes[inst.operands()[k].index()];
         let supported = match inst {
             Inst::Load(_) | Inst::Arg(_) => dtype != DType::Bool,
-            Inst::Iota(_) | Inst::Param(_) | Inst::Reduced | Inst::Cast(_) => false,
+            Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => false,
+            Inst::Cast(_) => cast_supported(operand(0), dtype),
             Inst::Unary(op, _) => match op {
                 UnaryOp::LogicalNot => dtype == DType::Bool,
                 UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => is_float(operand(0)),
