@@ -419,3 +419,81 @@ fn casts_within_a_lane_width_and_through_bool() {
     }
     assert_no_failed_compilations();
 }
+
+/// Builds `f(a, b)` over `a` of dtype `x` and `b` of dtype `y` on both
+/// backends and compares.
+fn check_mixed(
+    x: DType,
+    y: DType,
+    what: &str,
+    rel: Option<f64>,
+    f: impl Fn(&Array, &Array) -> Array,
+) {
+    for n in LENGTHS {
+        let inputs = [values(x, n, 0), values(y, n, 5)];
+        let run = |cx: &Context| {
+            let a = array(cx, &inputs[0], &[n]);
+            let b = array(cx, &inputs[1], &[n]);
+            f(&a, &b).to_host().expect("demand")
+        };
+        same(
+            &run(&jit()),
+            &run(&reference()),
+            rel,
+            &format!("{what} {x}/{y} n={n}"),
+        );
+    }
+}
+
+#[test]
+fn casts_across_widths_and_mixed_bodies() {
+    let casts = [
+        (DType::F32, DType::F64),
+        (DType::F64, DType::F32),
+        (DType::I32, DType::I64),
+        (DType::I32, DType::U64),
+        (DType::U32, DType::I64),
+        (DType::U32, DType::U64),
+        (DType::I64, DType::I32),
+        (DType::U64, DType::U32),
+        (DType::I64, DType::U32),
+        (DType::I32, DType::F64),
+        (DType::U32, DType::F64),
+    ];
+    for (from, to) in casts {
+        check(from, &format!("cast to {to}"), None, |a, _, _| a.astype(to));
+        check(
+            from,
+            &format!("cast to {to} in a chain"),
+            None,
+            |a, b, _| (a + b).astype(to) * 3,
+        );
+    }
+    // Bodies with 32- and 64-bit values: NumPy promotion casts inside the
+    // kernel, masks of one width select values of the other.
+    for (x, y) in [
+        (DType::F32, DType::F64),
+        (DType::I32, DType::F64),
+        (DType::F32, DType::I64),
+    ] {
+        check_mixed(x, y, "a + b", None, |a, b| a + b);
+        check_mixed(x, y, "where(a < b, a, b*2)", None, |a, b| {
+            a.lt(b).where_(a, b * 2)
+        });
+        check_mixed(x, y, "where(b < 1, a, 7)", None, |a, b| {
+            b.lt(1).where_(a, 7)
+        });
+        check_mixed(x, y, "logic across widths", None, |a, b| {
+            a.gt(0).logical_and(b.gt(1)).where_(a, b)
+        });
+        check_mixed(x, y, "max of a*b", None, |a, b| (a * b).max());
+        let sums = if is_float(x) || is_float(y) {
+            Some(1e-5)
+        } else {
+            None
+        };
+        check_mixed(x, y, "sum of a*b", sums, |a, b| (a * b).sum());
+        check_mixed(x, y, "count of a > b", None, |a, b| a.gt(b).sum());
+    }
+    assert_no_failed_compilations();
+}

@@ -24,7 +24,9 @@ use lazyfuse_fusion::{Body, Inst};
 use smallvec::SmallVec;
 
 use super::ops::Lowering;
-use super::support::{check, is_float, scalar_type, vector_type, Lanes, Unsupported};
+use super::support::{
+    check, is_float, mask_type, per_vector, scalar_type, vector_type, Unsupported,
+};
 
 /// What the generated function computes: the body, and which slots its
 /// leaves and outputs are.
@@ -101,7 +103,8 @@ pub fn emit(
     let (table, start, n, out, rows) = (params[0], params[1], params[2], params[3], params[4]);
     let flags = MemFlags::new().with_notrap();
     let body = shape.body;
-    let parts = ELEMENTS / lanes.per_vector();
+    // Groups of elements per iteration (see `Lowering`).
+    let groups = ELEMENTS / lanes.group();
 
     // The accumulate form loops over lines: everything below runs once per
     // line `row`, whose slots are `row * stride` bytes further.
@@ -158,7 +161,7 @@ pub fn emit(
                 let p = slot_pointer(&mut b, i);
                 let x = b.ins().load(st, flags, p, 0);
                 let v = b.ins().splat(vt, x);
-                broadcast[i] = Some((x, SmallVec::from_elem(v, parts)));
+                broadcast[i] = Some((x, SmallVec::from_elem(v, 1)));
             }
             Inst::Load(_) => bases[i] = Some(window(&mut b, i, dtype)),
             _ => {}
@@ -195,7 +198,11 @@ pub fn emit(
     let nan_masks = reduced.is_some_and(|(_, op, dtype, ..)| {
         is_float(dtype) && matches!(op, ReduceOp::Min | ReduceOp::Max)
     });
-    let mask_type = lanes.mask_type();
+    // Accumulator vectors: 16 elements of the reduced value, `per_group`
+    // vectors of them in each group.
+    let parts = reduced.map_or(0, |(_, _, dtype, ..)| ELEMENTS / per_vector(dtype));
+    let per_group = parts / groups;
+    let mask_type = reduced.map_or(types::I32X4, |(_, _, dtype, ..)| mask_type(dtype));
     let vector_accs = reduced.map_or(0, |_| parts * if nan_masks { 2 } else { 1 });
     let params_of = |b: &mut FunctionBuilder<'_>, block, scalar: bool| {
         b.append_block_param(block, types::I64);
@@ -274,9 +281,10 @@ pub fn emit(
     if let Some((.., identity, splat)) = reduced {
         first.extend(std::iter::repeat_n(splat, parts));
         if nan_masks {
-            let lane = match lanes {
-                Lanes::W32 => types::I32,
-                Lanes::W64 => types::I64,
+            let lane = if mask_type == types::I32X4 {
+                types::I32
+            } else {
+                types::I64
             };
             let zero = b.ins().iconst(lane, 0);
             let none = b.ins().splat(mask_type, zero);
@@ -305,14 +313,13 @@ pub fn emit(
     let mut combined: Vec<Value> = Vec::new();
     let mut masks_out: Vec<Value> = Vec::new();
     let mut pending: Option<Val> = None;
-    for p in 0..parts {
+    for g in 0..groups {
         let mut lowering = Lowering {
             b: &mut b,
             body,
             lanes,
             vector: true,
-            parts: 1,
-            disp: (p * 16) as i32,
+            group: g,
             flags,
         };
         let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
@@ -320,25 +327,28 @@ pub fn emit(
             lowering.accumulate(out, i, value, op, &values[value])?;
         }
         if let Some((value, op, dtype, ..)) = reduced {
-            let acc: Val = SmallVec::from_elem(block_params[1 + p], 1);
-            let x = &values[value];
-            if nan_masks {
-                combined.extend(lowering.min_max(op, &acc, x, dtype)?);
-                // One unordered compare tests two vectors: NaN lanes of the
-                // pair mark the even part's mask (any NaN lane makes the
-                // result NaN); odd parts' masks stay as they are.
-                let mask: Val = SmallVec::from_elem(block_params[1 + parts + p], 1);
-                match pending.take() {
-                    None => pending = Some(x.clone()),
-                    Some(previous) => {
-                        let nan = lowering.fcmp(FloatCC::Unordered, &previous, x);
-                        let even: Val = SmallVec::from_elem(block_params[parts + p], 1);
-                        masks_out.extend(lowering.or(&even, &nan));
-                        masks_out.extend(mask);
+            for (v, &x) in values[value].iter().enumerate().take(per_group) {
+                let p = g * per_group + v;
+                let acc: Val = SmallVec::from_elem(block_params[1 + p], 1);
+                let x: Val = SmallVec::from_elem(x, 1);
+                if nan_masks {
+                    combined.extend(lowering.min_max(op, &acc, &x, dtype)?);
+                    // One unordered compare tests two vectors: NaN lanes of
+                    // the pair mark the even vector's mask (any NaN lane
+                    // makes the result NaN); odd vectors' masks stay.
+                    let mask: Val = SmallVec::from_elem(block_params[1 + parts + p], 1);
+                    match pending.take() {
+                        None => pending = Some(x),
+                        Some(previous) => {
+                            let nan = lowering.fcmp(FloatCC::Unordered, &previous, &x);
+                            let even: Val = SmallVec::from_elem(block_params[parts + p], 1);
+                            masks_out.extend(lowering.or(&even, &nan));
+                            masks_out.extend(mask);
+                        }
                     }
+                } else {
+                    combined.extend(lowering.binary(op.combiner(), &acc, &x, dtype)?);
                 }
-            } else {
-                combined.extend(lowering.binary(op.combiner(), &acc, x, dtype)?);
             }
         }
     }
@@ -370,8 +380,7 @@ pub fn emit(
         body,
         lanes,
         vector: false,
-        parts: 1,
-        disp: 0,
+        group: 0,
         flags,
     };
     let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
@@ -408,8 +417,7 @@ pub fn emit(
             body,
             lanes,
             vector: true,
-            parts: 1,
-            disp: 0,
+            group: 0,
             flags,
         };
         let mut level: Vec<Val> = accs[..parts]
@@ -439,7 +447,7 @@ pub fn emit(
             .and_then(|v| v.first().copied())
             .ok_or("no accumulator")?;
         lowering.vector = false;
-        let mut lanes_level: Vec<Val> = (0..lanes.per_vector())
+        let mut lanes_level: Vec<Val> = (0..per_vector(dtype))
             .map(|l| SmallVec::from_elem(lowering.b.ins().extractlane(vector, l as u8), 1))
             .collect();
         while lanes_level.len() > 1 {

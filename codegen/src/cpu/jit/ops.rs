@@ -12,22 +12,74 @@ use smallvec::SmallVec;
 use super::lower::Val;
 use super::support::{is_float, is_unsigned, scalar_type, vector_type, Lanes, Unsupported};
 
-/// Emits one loop iteration (vector or scalar).
+/// Emits one group of elements of a loop iteration: in the vector loop,
+/// [`Lanes::group`] elements (one vector of every 32-bit value, two of
+/// every 64-bit one when the body has 32-bit values), in the scalar loop one.
 pub(super) struct Lowering<'b, 'f> {
     pub(super) b: &'b mut FunctionBuilder<'f>,
     pub(super) body: &'b Body,
     pub(super) lanes: Lanes,
     pub(super) vector: bool,
-    /// Vectors per value (1 in the scalar loop).
-    pub(super) parts: usize,
-    /// Byte offset of the first vector from the element index's address.
-    pub(super) disp: i32,
+    /// Which group of the iteration (0 in the scalar loop).
+    pub(super) group: usize,
     pub(super) flags: MemFlags,
 }
 
+/// Flags for bitcasts between vector types of one size.
+fn little() -> MemFlags {
+    MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little)
+}
+
 impl Lowering<'_, '_> {
-    pub(super) fn parts(&self) -> usize {
-        self.parts
+    /// Vectors (or scalars) one value of `dtype` takes in a group.
+    pub(super) fn vectors(&self, dtype: DType) -> usize {
+        if self.vector {
+            (self.lanes.group() * dtype.size() / 16).max(1)
+        } else {
+            1
+        }
+    }
+
+    /// The mask type of a bool of `vectors` vectors (lane masks as wide as
+    /// the values compared).
+    fn mask_type(&self, vectors: usize) -> Type {
+        match (self.lanes, vectors) {
+            (Lanes::W32, 1) => types::I32X4,
+            _ => types::I64X2,
+        }
+    }
+
+    /// `mask` as a bool of `vectors` vectors: 32-bit lane masks widened to
+    /// two of 64-bit lanes, or two narrowed to one (the low halves).
+    pub(super) fn mask_to(&mut self, mask: &Val, vectors: usize) -> Result<Val, Unsupported> {
+        if !self.vector || mask.len() == vectors {
+            return Ok(mask.clone());
+        }
+        match (mask.len(), vectors) {
+            (1, 2) => Ok(SmallVec::from_slice(&[
+                self.b.ins().swiden_low(mask[0]),
+                self.b.ins().swiden_high(mask[0]),
+            ])),
+            (2, 1) => Ok(SmallVec::from_elem(self.low_halves(mask[0], mask[1]), 1)),
+            _ => Err("a mask of an unexpected width"),
+        }
+    }
+
+    /// The low 32 bits of every 64-bit lane of `a` then of `b`, as one I32X4.
+    fn low_halves(&mut self, a: Value, b: Value) -> Value {
+        let bytes: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27].to_vec();
+        let mask = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(cranelift_codegen::ir::ConstantData::from(bytes));
+        let (a, b) = (
+            self.b.ins().bitcast(types::I8X16, little(), a),
+            self.b.ins().bitcast(types::I8X16, little(), b),
+        );
+        let v = self.b.ins().shuffle(a, b, mask);
+        self.b.ins().bitcast(types::I32X4, little(), v)
     }
 
     pub(super) fn ty(&self, dtype: DType) -> Result<Type, Unsupported> {
@@ -53,7 +105,7 @@ impl Lowering<'_, '_> {
                 Inst::Load(_) | Inst::Arg(_) => match (&broadcast[k], bases[k]) {
                     (Some((x, v)), _) => {
                         if self.vector {
-                            v.iter().copied().take(self.parts).collect()
+                            SmallVec::from_elem(v[0], self.vectors(dtype))
                         } else {
                             SmallVec::from_elem(*x, 1)
                         }
@@ -133,6 +185,15 @@ impl Lowering<'_, '_> {
         self.store(acc, i, dtype, &new)
     }
 
+    /// Byte offset of this group's elements of `dtype` from the iteration's.
+    fn offset(&self, dtype: DType) -> i32 {
+        if self.vector {
+            (self.group * self.lanes.group() * dtype.size()) as i32
+        } else {
+            0
+        }
+    }
+
     pub(super) fn address(&mut self, base: Value, i: Value, dtype: DType) -> Value {
         let offset = self.b.ins().imul_imm(i, dtype.size() as i64);
         self.b.ins().iadd(base, offset)
@@ -141,11 +202,12 @@ impl Lowering<'_, '_> {
     pub(super) fn load(&mut self, base: Value, i: Value, dtype: DType) -> Result<Val, Unsupported> {
         let ty = self.ty(dtype)?;
         let address = self.address(base, i, dtype);
-        Ok((0..self.parts())
+        let at = self.offset(dtype);
+        Ok((0..self.vectors(dtype))
             .map(|p| {
                 self.b
                     .ins()
-                    .load(ty, self.flags, address, self.disp + (p * 16) as i32)
+                    .load(ty, self.flags, address, at + (p * 16) as i32)
             })
             .collect())
     }
@@ -158,10 +220,11 @@ impl Lowering<'_, '_> {
         value: &Val,
     ) -> Result<(), Unsupported> {
         let address = self.address(base, i, dtype);
+        let at = self.offset(dtype);
         for (p, &v) in value.iter().enumerate() {
             self.b
                 .ins()
-                .store(self.flags, v, address, self.disp + (p * 16) as i32);
+                .store(self.flags, v, address, at + (p * 16) as i32);
         }
         Ok(())
     }
@@ -221,15 +284,16 @@ impl Lowering<'_, '_> {
                 .collect());
         }
         if dtype == DType::Bool {
+            let (a, b) = (self.mask_to(a, cond.len())?, self.mask_to(b, cond.len())?);
             return Ok(cond
                 .iter()
-                .zip(a.iter().zip(b))
+                .zip(a.iter().zip(&b))
                 .map(|(&c, (&x, &y))| self.b.ins().bitselect(c, x, y))
                 .collect());
         }
         let ty = self.ty(dtype)?;
-        let mask_type = self.lanes.mask_type();
-        let flags = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        let cond = self.mask_to(cond, a.len())?;
+        let mask_type = self.mask_type(a.len());
         Ok(cond
             .iter()
             .zip(a.iter().zip(b))
@@ -237,7 +301,7 @@ impl Lowering<'_, '_> {
                 let mask = if ty == mask_type {
                     c
                 } else {
-                    self.b.ins().bitcast(ty, flags, c)
+                    self.b.ins().bitcast(ty, little(), c)
                 };
                 self.b.ins().bitselect(mask, x, y)
             })
@@ -292,10 +356,7 @@ impl Lowering<'_, '_> {
     /// integers wrap, floats saturate into integers (NaN to 0), a number is
     /// true when it is not 0 (NaN is true), and `true` is 1.
     pub(super) fn cast(&mut self, x: &Val, from: DType, to: DType) -> Result<Val, Unsupported> {
-        if from == to
-            || (!is_float(from) && !is_float(to) && from != DType::Bool && to != DType::Bool)
-        {
-            // The same Cranelift type: same-width integers are the same bits.
+        if from == to {
             return Ok(x.clone());
         }
         if to == DType::Bool {
@@ -315,29 +376,113 @@ impl Lowering<'_, '_> {
                 return self.select(x, &one, &zero, to);
             }
             // A mask and the bits of 1: 1 where true, 0 where false.
-            let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
-            let mask_type = self.lanes.mask_type();
+            let x = self.mask_to(x, one.len())?;
+            let mask_type = self.mask_type(one.len());
             return Ok(x
                 .iter()
                 .zip(&one)
                 .map(|(&m, &o)| {
-                    let bits = self.b.ins().bitcast(mask_type, little, o);
+                    let bits = self.b.ins().bitcast(mask_type, little(), o);
                     let bits = self.b.ins().band(m, bits);
                     if ty == mask_type {
                         bits
                     } else {
-                        self.b.ins().bitcast(ty, little, bits)
+                        self.b.ins().bitcast(ty, little(), bits)
                     }
                 })
                 .collect());
         }
-        let unsigned = is_unsigned(from) || is_unsigned(to);
-        Ok(match (is_float(from), unsigned) {
-            (false, false) => self.map1(x, |b, v| b.ins().fcvt_from_sint(ty, v)),
-            (false, true) => self.map1(x, |b, v| b.ins().fcvt_from_uint(ty, v)),
-            (true, false) => self.map1(x, |b, v| b.ins().fcvt_to_sint_sat(ty, v)),
-            (true, true) => self.map1(x, |b, v| b.ins().fcvt_to_uint_sat(ty, v)),
+        if from.size() == to.size() {
+            let unsigned = is_unsigned(from) || is_unsigned(to);
+            return Ok(match (is_float(from), is_float(to), unsigned) {
+                // Same-width integers are the same bits.
+                (false, false, _) => x.clone(),
+                (false, true, false) => self.map1(x, |b, v| b.ins().fcvt_from_sint(ty, v)),
+                (false, true, true) => self.map1(x, |b, v| b.ins().fcvt_from_uint(ty, v)),
+                (true, _, false) => self.map1(x, |b, v| b.ins().fcvt_to_sint_sat(ty, v)),
+                (true, _, true) => self.map1(x, |b, v| b.ins().fcvt_to_uint_sat(ty, v)),
+            });
+        }
+        if !self.vector {
+            return Ok(match (from, to) {
+                (DType::F32, DType::F64) => self.map1(x, |b, v| b.ins().fpromote(ty, v)),
+                (DType::F64, DType::F32) => self.map1(x, |b, v| b.ins().fdemote(ty, v)),
+                (DType::I32, DType::F64) => self.map1(x, |b, v| b.ins().fcvt_from_sint(ty, v)),
+                (DType::U32, DType::F64) => self.map1(x, |b, v| b.ins().fcvt_from_uint(ty, v)),
+                (DType::I32, _) => self.map1(x, |b, v| b.ins().sextend(ty, v)),
+                (DType::U32, _) => self.map1(x, |b, v| b.ins().uextend(ty, v)),
+                (DType::I64 | DType::U64, _) => self.map1(x, |b, v| b.ins().ireduce(ty, v)),
+                _ => return Err("a cast the JIT does not compile"),
+            });
+        }
+        // Across widths: one vector of 32-bit lanes is two of 64-bit lanes.
+        let halves = |s: &mut Self, v: Value, vty: Type| [v, s.high_half(v, vty)];
+        Ok(match (from, to, x.as_slice()) {
+            (DType::F32, DType::F64, &[v]) => halves(self, v, types::F32X4)
+                .iter()
+                .map(|&h| self.b.ins().fvpromote_low(h))
+                .collect(),
+            (DType::I32, DType::F64, &[v]) => {
+                let (lo, hi) = (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v));
+                SmallVec::from_slice(&[
+                    self.b.ins().fcvt_from_sint(ty, lo),
+                    self.b.ins().fcvt_from_sint(ty, hi),
+                ])
+            }
+            (DType::I32, _, &[v]) => {
+                SmallVec::from_slice(&[self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)])
+            }
+            (DType::U32, DType::F64, &[v]) => {
+                let (lo, hi) = (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v));
+                SmallVec::from_slice(&[
+                    self.b.ins().fcvt_from_uint(ty, lo),
+                    self.b.ins().fcvt_from_uint(ty, hi),
+                ])
+            }
+            (DType::U32, _, &[v]) => {
+                SmallVec::from_slice(&[self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v)])
+            }
+            (DType::F64, DType::F32, &[a, b]) => {
+                let (a, b) = (self.b.ins().fvdemote(a), self.b.ins().fvdemote(b));
+                let joined = self.low_lanes(a, b);
+                SmallVec::from_elem(self.b.ins().bitcast(ty, little(), joined), 1)
+            }
+            (DType::I64 | DType::U64, _, &[a, b]) => {
+                let joined = self.low_halves(a, b);
+                SmallVec::from_elem(joined, 1)
+            }
+            _ => return Err("a cast the JIT does not compile"),
         })
+    }
+
+    /// Lanes 2 and 3 of `v` (of type `ty`, 4 lanes) moved to lanes 0 and 1.
+    fn high_half(&mut self, v: Value, ty: Type) -> Value {
+        let bytes: Vec<u8> = (8u8..16).chain(8..16).collect();
+        let mask = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(cranelift_codegen::ir::ConstantData::from(bytes));
+        let bytes_of = self.b.ins().bitcast(types::I8X16, little(), v);
+        let moved = self.b.ins().shuffle(bytes_of, bytes_of, mask);
+        self.b.ins().bitcast(ty, little(), moved)
+    }
+
+    /// Lanes 0 and 1 of `a` then of `b` (4-lane vectors), as one I8X16.
+    fn low_lanes(&mut self, a: Value, b: Value) -> Value {
+        let bytes: Vec<u8> = (0u8..8).chain(16..24).collect();
+        let mask = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(cranelift_codegen::ir::ConstantData::from(bytes));
+        let (a, b) = (
+            self.b.ins().bitcast(types::I8X16, little(), a),
+            self.b.ins().bitcast(types::I8X16, little(), b),
+        );
+        self.b.ins().shuffle(a, b, mask)
     }
 
     pub(super) fn constant(&mut self, dtype: DType, value: f64, ty: Type) -> Val {
@@ -352,7 +497,7 @@ impl Lowering<'_, '_> {
         } else {
             x
         };
-        SmallVec::from_elem(v, self.parts())
+        SmallVec::from_elem(v, self.vectors(dtype))
     }
 
     pub(super) fn binary(
@@ -441,6 +586,7 @@ impl Lowering<'_, '_> {
 
     /// Operations on bools (masks or 0/1 bytes): `core::semantics::logical`.
     pub(super) fn boolean(&mut self, op: BinaryOp, a: &Val, b: &Val) -> Result<Val, Unsupported> {
+        let b = &self.mask_to(b, a.len())?;
         let and = |s: &mut Self, x: &Val, y: &Val| s.map2(x, y, |b, p, q| b.ins().band(p, q));
         let xor = |s: &mut Self, x: &Val, y: &Val| s.map2(x, y, |b, p, q| b.ins().bxor(p, q));
         Ok(match op {

@@ -9,7 +9,8 @@ use lazyfuse_fusion::{Body, Inst};
 /// Why a body is not compiled (the register machine runs it instead).
 pub type Unsupported = &'static str;
 
-/// The width of a body's lanes: all its non-bool values are 32-bit or all 64-bit.
+/// The narrowest lanes of a body: 32-bit when it has a 32-bit value, else
+/// 64-bit (its values are 32- and 64-bit, and bools).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Lanes {
     W32,
@@ -25,19 +26,26 @@ impl Lanes {
         }
     }
 
-    /// Elements per 128-bit vector.
-    pub(super) fn per_vector(self) -> usize {
+    /// Elements of a group: what one vector of the narrowest values holds
+    /// (one 32-bit vector and two 64-bit ones, or one 64-bit vector).
+    pub(super) fn group(self) -> usize {
         match self {
             Lanes::W32 => 4,
             Lanes::W64 => 2,
         }
     }
+}
 
-    pub(super) fn mask_type(self) -> Type {
-        match self {
-            Lanes::W32 => types::I32X4,
-            Lanes::W64 => types::I64X2,
-        }
+/// Elements per 128-bit vector of `dtype`.
+pub(super) fn per_vector(dtype: DType) -> usize {
+    16 / dtype.size()
+}
+
+/// The lane-mask type of comparisons of `dtype` values.
+pub(super) fn mask_type(dtype: DType) -> Type {
+    match dtype.size() {
+        4 => types::I32X4,
+        _ => types::I64X2,
     }
 }
 
@@ -75,17 +83,23 @@ pub fn supports(body: &Body, outputs: &[(usize, usize)]) -> Result<(), Unsupport
     check(body, outputs).map(|_| ())
 }
 
-/// Casts compiled: within one lane width (same-width integers, integers to
-/// floats of their width, f32 to 32-bit integers), and between bool and
-/// numbers. f64 to 64-bit integers is not: Cranelift lowers that vector
-/// conversion only with AVX-512.
+/// Casts compiled: same-width integers, integers to floats, f32 to 32-bit
+/// integers (saturating), f32 and f64 both ways, 32-bit integers widened
+/// and 64-bit ones truncated, i32/u32 to f64, and between bool and numbers.
+/// Not f64 to 64-bit integers (Cranelift lowers that vector conversion only
+/// with AVX-512), nor the double-rounding ones (64-bit integers to f32).
 fn cast_supported(from: DType, to: DType) -> bool {
-    let width = |d: DType| Lanes::of(d);
+    use DType::*;
+    let numeric = |d: DType| Lanes::of(d).is_some();
     match (from, to) {
-        (DType::Bool, DType::Bool) => true,
-        (DType::Bool, d) | (d, DType::Bool) => width(d).is_some(),
-        (DType::F64, DType::I64 | DType::U64) => false,
-        (a, b) => width(a).is_some() && width(a) == width(b),
+        (Bool, Bool) => true,
+        (Bool, d) | (d, Bool) => numeric(d),
+        (F64, I64 | U64) => false,
+        (a, b) if numeric(a) && numeric(b) && a.size() == b.size() => true,
+        (F32, F64) | (F64, F32) => true,
+        (I32 | U32, I64 | U64 | F64) => true,
+        (I64 | U64, I32 | U32) => true,
+        _ => false,
     }
 }
 
@@ -97,10 +111,9 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
         let dtype = body.dtypes[i];
         if dtype != DType::Bool {
             let l = Lanes::of(dtype).ok_or("a dtype other than f32, f64, i32, i64, u32, u64")?;
-            if lanes.is_some_and(|x| x != l) {
-                return Err("32-bit and 64-bit values in one body");
+            if lanes != Some(Lanes::W32) {
+                lanes = Some(l);
             }
-            lanes = Some(l);
         }
         let operand = |k: usize| body.dtypes[inst.operands()[k].index()];
         let supported = match inst {
