@@ -15,6 +15,7 @@
 //! [`JitMode`] (`Context::builder().jit(..)`, `LAZYFUSE_JIT`) chooses
 //! between tiering, always and never; the test suite runs all of them.
 
+mod casts;
 pub mod lower;
 mod ops;
 pub mod support;
