@@ -441,12 +441,7 @@ impl Machine {
         }
         if let Some(code) = code {
             let dtype = |slot: usize| self.body.dtypes[slot];
-            let reads = self
-                .home
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
-                .map(|(slot, _)| (slot, dtype(slot)));
+            let reads = self.jit_reads();
             let writes: Vec<(usize, DType)> = match form {
                 Form::Map => self
                     .jit_writes()

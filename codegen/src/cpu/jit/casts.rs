@@ -38,19 +38,27 @@ impl Lowering<'_, '_> {
 
     /// The low 32 bits of every 64-bit lane of `a` then of `b`, as one I32X4.
     fn low_halves(&mut self, a: Value, b: Value) -> Value {
-        let bytes: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27].to_vec();
-        let mask = self
+        let v = self.shuffle_bytes(
+            a,
+            b,
+            [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27],
+        );
+        self.b.ins().bitcast(types::I32X4, little(), v)
+    }
+
+    /// The bytes of `a` (0-15) and `b` (16-31) that `order` lists, as one I8X16.
+    fn shuffle_bytes(&mut self, a: Value, b: Value, order: [u8; 16]) -> Value {
+        let order = self
             .b
             .func
             .dfg
             .immediates
-            .push(cranelift_codegen::ir::ConstantData::from(bytes));
+            .push(cranelift_codegen::ir::ConstantData::from(order.to_vec()));
         let (a, b) = (
             self.b.ins().bitcast(types::I8X16, little(), a),
             self.b.ins().bitcast(types::I8X16, little(), b),
         );
-        let v = self.b.ins().shuffle(a, b, mask);
-        self.b.ins().bitcast(types::I32X4, little(), v)
+        self.b.ins().shuffle(a, b, order)
     }
 
     /// `x as to` by the casting rules of `core::element` (through `Wide`):
@@ -158,31 +166,20 @@ impl Lowering<'_, '_> {
 
     /// Lanes 2 and 3 of `v` (of type `ty`, 4 lanes) moved to lanes 0 and 1.
     fn high_half(&mut self, v: Value, ty: Type) -> Value {
-        let bytes: Vec<u8> = (8u8..16).chain(8..16).collect();
-        let mask = self
-            .b
-            .func
-            .dfg
-            .immediates
-            .push(cranelift_codegen::ir::ConstantData::from(bytes));
-        let bytes_of = self.b.ins().bitcast(types::I8X16, little(), v);
-        let moved = self.b.ins().shuffle(bytes_of, bytes_of, mask);
+        let moved = self.shuffle_bytes(
+            v,
+            v,
+            [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15],
+        );
         self.b.ins().bitcast(ty, little(), moved)
     }
 
     /// Lanes 0 and 1 of `a` then of `b` (4-lane vectors), as one I8X16.
     fn low_lanes(&mut self, a: Value, b: Value) -> Value {
-        let bytes: Vec<u8> = (0u8..8).chain(16..24).collect();
-        let mask = self
-            .b
-            .func
-            .dfg
-            .immediates
-            .push(cranelift_codegen::ir::ConstantData::from(bytes));
-        let (a, b) = (
-            self.b.ins().bitcast(types::I8X16, little(), a),
-            self.b.ins().bitcast(types::I8X16, little(), b),
-        );
-        self.b.ins().shuffle(a, b, mask)
+        self.shuffle_bytes(
+            a,
+            b,
+            [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23],
+        )
     }
 }

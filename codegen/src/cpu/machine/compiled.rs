@@ -128,6 +128,15 @@ impl Machine {
         last.as_ref().map(|(_, _, code)| &**code)
     }
 
+    /// `(slot, dtype)` of what compiled code reads: leaves and arguments.
+    pub(super) fn jit_reads(&self) -> impl Iterator<Item = (usize, DType)> + '_ {
+        self.home
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
+            .map(|(slot, _)| (slot, self.body.dtypes[slot]))
+    }
+
     /// `(value, slot)` of what compiled code stores.
     pub(super) fn jit_writes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let reduced = self
@@ -205,13 +214,7 @@ impl Machine {
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         bind_leaves(&mut frame, views, inputs, constants)?;
         let dtype = |slot: usize| self.body.dtypes[slot];
-        let reads = self
-            .home
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
-            .map(|(slot, _)| (slot, dtype(slot)));
-        frame.jit_table(table, reads, [])?;
+        frame.jit_table(table, self.jit_reads(), [])?;
         // Each slot's stride from a line to the next, in bytes.
         for (slot, inst) in self.body.insts.iter().enumerate() {
             let step = match inst {
