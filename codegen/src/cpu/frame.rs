@@ -182,8 +182,10 @@ impl<'a> Frame<'a> {
             let window = v
                 .get(offset..offset + len)
                 .ok_or_else(|| internal("an input window outside its buffer"))?;
+            // From the whole buffer, not the window: compiled code may move
+            // the pointer to other lines of the same buffer.
             self.set(slot, Slot {
-                ptr: window.as_ptr() as *mut u8,
+                ptr: v.as_ptr().wrapping_add(offset) as *mut u8,
                 dtype: element_dtype(window),
                 place: Place::Window,
                 writable: false,
@@ -198,7 +200,7 @@ impl<'a> Frame<'a> {
                 .get(index)
                 .ok_or_else(|| internal("a broadcast element outside its buffer"))?;
             self.set(slot, Slot {
-                ptr: value as *const _ as *mut u8,
+                ptr: v.as_ptr().wrapping_add(index) as *mut u8,
                 dtype: element_dtype(std::slice::from_ref(value)),
                 place: Place::Scalar,
                 writable: false,
@@ -252,14 +254,17 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    /// The pointer table compiled code reads (`table[slot]`: element 0 of
-    /// a window, or the broadcast value), after checking that the slots
-    /// `reads` are bound windows or broadcast values and the slots `writes`
-    /// writable windows, each of the dtype given.
+    /// The pointer table compiled code reads: `table[slot]` is element 0 of
+    /// a window, or the broadcast value; `table[slots + slot]`, each slot's
+    /// stride from a line to the next, is 0 here (see
+    /// `Machine::accumulate_lines`). Checks first that the slots `reads` are
+    /// bound as the compiled variant expects — a broadcast value exactly
+    /// where it says `true` — and the slots `writes` are writable windows,
+    /// each of the dtype given.
     pub fn jit_table(
         &self,
         table: &mut Vec<*mut u8>,
-        reads: impl IntoIterator<Item = (usize, DType)>,
+        reads: impl IntoIterator<Item = (usize, DType, bool)>,
         writes: impl IntoIterator<Item = (usize, DType)>,
     ) -> Result<()> {
         let slot = |s: usize, dtype: DType| {
@@ -269,9 +274,10 @@ impl<'a> Frame<'a> {
                 .copied()
                 .ok_or_else(|| internal("a compiled kernel's slot of another dtype"))
         };
-        for (s, dtype) in reads {
-            if !matches!(slot(s, dtype)?.place, Place::Window | Place::Scalar) {
-                return Err(internal("a compiled kernel reads an unbound value"));
+        for (s, dtype, scalar) in reads {
+            let expected = if scalar { Place::Scalar } else { Place::Window };
+            if slot(s, dtype)?.place != expected {
+                return Err(internal("a compiled kernel reads a value bound otherwise"));
             }
         }
         for (s, dtype) in writes {
@@ -282,6 +288,7 @@ impl<'a> Frame<'a> {
         }
         table.clear();
         table.extend(self.slots.iter().map(|s| s.ptr));
+        table.extend(self.slots.iter().map(|_| std::ptr::null_mut::<u8>()));
         Ok(())
     }
 

@@ -439,9 +439,9 @@ impl Machine {
                 .ok_or_else(|| internal("a missing output"))?;
             frame.bind_output(slot, slice)?;
         }
-        if let Some(code) = code {
+        if let Some((code, scalar)) = code {
             let dtype = |slot: usize| self.body.dtypes[slot];
-            let reads = self.jit_reads();
+            let reads = self.jit_reads(scalar);
             let writes: Vec<(usize, DType)> = match form {
                 Form::Map => self
                     .jit_writes()

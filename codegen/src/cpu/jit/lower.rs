@@ -425,13 +425,14 @@ pub fn emit(
             .map(|&v| SmallVec::from_elem(v, 1))
             .collect();
         if nan_masks {
-            // Lanes that saw a NaN become NaN (all bits set).
+            // Lanes that saw a NaN become NaN (the quiet NaN of `f32::NAN`
+            // or `f64::NAN`).
             let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
             let vt = vector_type(dtype).ok_or("dtype")?;
+            let nan = lowering.constant(dtype, f64::NAN, vt)[0];
             for (acc, &mask) in level.iter_mut().zip(&accs[parts..2 * parts]) {
-                let bits = lowering.b.ins().bitcast(mask_type, little, acc[0]);
-                let bits = lowering.b.ins().bor(bits, mask);
-                acc[0] = lowering.b.ins().bitcast(vt, little, bits);
+                let mask = lowering.b.ins().bitcast(vt, little, mask);
+                acc[0] = lowering.b.ins().bitselect(mask, nan, acc[0]);
             }
         }
         while level.len() > 1 {

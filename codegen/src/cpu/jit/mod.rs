@@ -126,12 +126,13 @@ impl JitCode {
 
     /// Combines the reduced value over elements `start..start + n` in
     /// blocks of `block` elements (the last may be shorter), each block
-    /// starting from `identity`, into one partial per block in `partials`
-    /// (which must hold `n.div_ceil(block)` of them; code of the reduce form).
+    /// starting from `identity`, into one partial per block in `partials`;
+    /// `false`, having run nothing, when `partials` is shorter than
+    /// `n.div_ceil(block).max(1)` (code of the reduce form).
     ///
     /// # Safety
     /// As for [`JitCode::call`]; the code must be of the reduce form for a
-    /// value of type `T`, and `partials` long enough.
+    /// value of type `T`.
     pub unsafe fn reduce_blocks<T: Copy>(
         &self,
         table: &[*mut u8],
@@ -140,13 +141,16 @@ impl JitCode {
         block: usize,
         identity: T,
         partials: &mut [T],
-    ) {
-        if let Some(first) = partials.first_mut() {
-            *first = identity;
+    ) -> bool {
+        // A block longer than `n` is one block (and cannot overflow).
+        let block = block.clamp(1, n.max(1));
+        if partials.len() < n.div_ceil(block).max(1) {
+            return false;
         }
+        partials[0] = identity;
         // SAFETY: as in `call`; the reduce form reads its identity from the
         // first partial and writes `n.div_ceil(block)` values of `T` from
-        // its fourth argument, which `partials` holds.
+        // its fourth argument, which `partials` holds (checked above).
         unsafe {
             (self.function)(
                 table.as_ptr(),
@@ -156,6 +160,7 @@ impl JitCode {
                 block,
             )
         };
+        true
     }
 }
 

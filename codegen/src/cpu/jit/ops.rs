@@ -97,9 +97,11 @@ impl Lowering<'_, '_> {
         Ok(values)
     }
 
-    /// `acc < x ? x : acc` for `Max` (`acc > x ? x : acc` for `Min`), lane by
-    /// lane: one `maxps`/`minps` (the patterns Cranelift matches); a NaN
-    /// accumulator stays, a NaN `x` is dropped (the caller tracks those).
+    /// `x < acc ? acc : x` for `Max` (`acc < x ? acc : x` for `Min`), lane
+    /// by lane: one `maxps`/`minps` (the patterns Cranelift matches), which
+    /// on ties keeps `x`, as `binary` does; a NaN `x` goes into the
+    /// accumulator and a NaN accumulator may be dropped again (the caller
+    /// tracks NaN arguments in a mask).
     pub(super) fn min_max(
         &mut self,
         op: ReduceOp,
@@ -113,12 +115,12 @@ impl Lowering<'_, '_> {
             .iter()
             .zip(x)
             .map(|(&a, &v)| {
-                let wins = match op {
-                    ReduceOp::Max => self.b.ins().fcmp(FloatCC::LessThan, a, v),
-                    _ => self.b.ins().fcmp(FloatCC::LessThan, v, a),
+                let keep = match op {
+                    ReduceOp::Max => self.b.ins().fcmp(FloatCC::LessThan, v, a),
+                    _ => self.b.ins().fcmp(FloatCC::LessThan, a, v),
                 };
-                let mask = self.b.ins().bitcast(ty, little, wins);
-                self.b.ins().bitselect(mask, v, a)
+                let mask = self.b.ins().bitcast(ty, little, keep);
+                self.b.ins().bitselect(mask, a, v)
             })
             .collect())
     }

@@ -75,8 +75,12 @@ impl<'a, 'f> Done<'a, 'f> {
         // made, the range lies within the chunk (checked above), the code
         // reduces a value of type `T` (checked above), and `partials` holds
         // a partial per block.
-        unsafe { code.reduce_blocks(table, start, n, BLOCK, identity, partials) };
-        Ok(())
+        let done = unsafe { code.reduce_blocks(table, start, n, BLOCK, identity, partials) };
+        if done {
+            Ok(())
+        } else {
+            Err(internal("too few partials for a compiled reduction"))
+        }
     }
 
     /// Combines the reduced value of elements `start..start + acc.len()`
@@ -111,7 +115,7 @@ impl Machine {
         views: &[Option<View>],
         form: Form,
         last: &'r mut Option<(u64, Form, Arc<JitCode>)>,
-    ) -> Option<&'r JitCode> {
+    ) -> Option<(&'r JitCode, u64)> {
         let jit = self.jit.as_ref()?;
         let scalar = jit
             .leaves()
@@ -125,16 +129,27 @@ impl Machine {
         {
             *last = Some((scalar, form, jit.variant(scalar, form)?));
         }
-        last.as_ref().map(|(_, _, code)| &**code)
+        last.as_ref().map(|(mask, _, code)| (&**code, *mask))
     }
 
-    /// `(slot, dtype)` of what compiled code reads: leaves and arguments.
-    pub(super) fn jit_reads(&self) -> impl Iterator<Item = (usize, DType)> + '_ {
+    /// `(slot, dtype, broadcast)` of what compiled code reads: arguments
+    /// (broadcast) and leaves (broadcast where the variant's mask says).
+    pub(super) fn jit_reads(&self, scalar: u64) -> impl Iterator<Item = (usize, DType, bool)> + '_ {
+        let leaves = self.jit.as_ref().map_or(&[][..], |j| j.leaves());
         self.home
             .iter()
             .enumerate()
             .filter(|(_, h)| matches!(h, Home::Arg | Home::Leaf(_)))
-            .map(|(slot, _)| (slot, self.body.dtypes[slot]))
+            .map(move |(slot, h)| {
+                let broadcast = match h {
+                    Home::Arg => true,
+                    _ => leaves
+                        .iter()
+                        .position(|&l| l == slot)
+                        .is_some_and(|bit| scalar & (1 << bit) != 0),
+                };
+                (slot, self.body.dtypes[slot], broadcast)
+            })
     }
 
     /// `(value, slot)` of what compiled code stores.
@@ -191,12 +206,18 @@ impl Machine {
             value: value.index(),
             op,
         };
-        let Some(code) = self.compiled(views, form, compiled) else {
+        let Some((code, scalar)) = self.compiled(views, form, compiled) else {
             return Ok(false);
         };
-        // The first line is checked when bound; the last one here (lines
-        // move by constant steps, so those between lie between them).
-        let last = lines.saturating_sub(1) as isize;
+        // Each input's stride from a line to the next (a single element is
+        // the same one on every line). The first line is checked when bound;
+        // the last one here (lines move by constant steps, so those between
+        // lie between them).
+        let step = |k: usize| match inputs.get(k).copied().flatten() {
+            Some(buffer) if buffer.len() > 1 => steps.get(k).copied().unwrap_or(0),
+            _ => 0,
+        };
+        let last = isize::try_from(lines.saturating_sub(1)).unwrap_or(isize::MAX);
         for view in views.iter().flatten() {
             let (k, offset, extent) = match *view {
                 View::Input(k, offset) => (k, offset, len),
@@ -204,9 +225,14 @@ impl Machine {
                 View::Reg(_) => continue,
             };
             let size = inputs.get(k).copied().flatten().map_or(0, HostBuffer::len);
-            let step = steps.get(k).copied().unwrap_or(0);
-            let at = offset as isize + last * step;
-            if at < 0 || at as usize + extent > size {
+            let at = isize::try_from(offset)
+                .ok()
+                .and_then(|o| o.checked_add(last.checked_mul(step(k))?));
+            let inside = at
+                .and_then(|at| usize::try_from(at).ok())
+                .and_then(|at| at.checked_add(extent))
+                .is_some_and(|end| end <= size);
+            if !inside {
                 return Err(internal("a line outside its input"));
             }
         }
@@ -214,19 +240,16 @@ impl Machine {
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         bind_leaves(&mut frame, views, inputs, constants)?;
         let dtype = |slot: usize| self.body.dtypes[slot];
-        frame.jit_table(table, self.jit_reads(), [])?;
-        // Each slot's stride from a line to the next, in bytes.
+        frame.jit_table(table, self.jit_reads(scalar), [])?;
+        // Each slot's stride from a line to the next, in bytes, in the
+        // table's second half.
         for (slot, inst) in self.body.insts.iter().enumerate() {
-            let step = match inst {
-                Inst::Load(k) => steps.get(*k as usize).copied().unwrap_or(0),
-                _ => 0,
-            };
-            table.push(std::ptr::without_provenance_mut(
-                (step * dtype(slot).size() as isize) as usize,
-            ));
+            if let (Inst::Load(k), Some(entry)) = (inst, table.get_mut(slots + slot)) {
+                let bytes = step(*k as usize) * dtype(slot).size() as isize;
+                *entry = std::ptr::without_provenance_mut(bytes as usize);
+            }
         }
-        table.resize(2 * slots, std::ptr::null_mut());
-        // SAFETY: `table` was checked against this frame (the first line)
+        // SAFETY: `table` was checked against this frame (the first line),
         // and every leaf's last line lies in its input (checked above);
         // `acc` holds `len` values of the reduced value's dtype (checked).
         unsafe { code.accumulate_lines(table, acc, lines) };
