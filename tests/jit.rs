@@ -497,3 +497,67 @@ fn casts_across_widths_and_mixed_bodies() {
     }
     assert_no_failed_compilations();
 }
+
+/// Finite values of mixed signs and magnitudes (an LCG).
+fn finite(dtype: DType, n: usize, seed: u64) -> HostBuffer {
+    let mut state = seed;
+    let v: Vec<f64> = (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            unit * 10f64.powi((state % 7) as i32 - 3)
+        })
+        .collect();
+    with_dtype!(dtype, T => T::into_buffer(v.iter().map(|&x| T::from_wide(Wide::Float(x))).collect()))
+}
+
+#[test]
+fn reductions_give_the_same_bits_compiled_or_not() {
+    // Tiering (JitMode::Auto) switches a kernel from the register machine
+    // to compiled code once it has run enough: a sum must not change its
+    // last bits then. Both reduce the same blocks the same way.
+    let never = Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Never)
+        .build()
+        .expect("cpu");
+    for dtype in [DType::F32, DType::F64] {
+        for (rows, n) in [
+            (1, 1),
+            (1, 37),
+            (1, 513),
+            (1, 70_001),
+            (3, 255),
+            (5, 1000),
+            (7, 8195),
+            (2, 65_600),
+        ] {
+            // Finite values of mixed magnitudes (sums that round), and the
+            // special values (NaN, infinities, zeros) for min and max.
+            let (x, y) = (finite(dtype, rows * n, 3), finite(dtype, rows * n, 8));
+            let special = values(dtype, rows * n, 1);
+            let run = |cx: &Context| {
+                let s = array(cx, &special, &[rows, n]);
+                let a = array(cx, &x, &[rows, n]);
+                let b = array(cx, &y, &[rows, n]);
+                let t = array(cx, &x, &[n, rows]).transpose();
+                [
+                    (&a * &b).sum().to_host().expect("sum"),
+                    (&a - &b).sum_axis(1).to_host().expect("sum_axis"),
+                    (&t + 1.5).sum_axis(1).to_host().expect("strided"),
+                    (&a * 0.5).prod_axis(1).to_host().expect("prod"),
+                    (&a * &b).max_axis(1).to_host().expect("max"),
+                    (&a + &b).min().to_host().expect("min"),
+                    (&s * 2).max_axis(1).to_host().expect("special max"),
+                    (&s - 1).min().to_host().expect("special min"),
+                ]
+            };
+            for (i, (g, w)) in run(&jit()).iter().zip(&run(&never)).enumerate() {
+                same(g, w, None, &format!("reduction {i} {dtype} {rows}x{n}"));
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}

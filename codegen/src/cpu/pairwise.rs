@@ -44,18 +44,21 @@ fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
     Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
 }
 
-/// How one chunk of a built-in reduction is reduced: pairwise in general;
-/// float min/max track NaN in a separate lane mask so the compare loop
-/// vectorises (the result is NaN if any element is, as NumPy).
+/// How one block of a built-in reduction is reduced: integers pairwise
+/// (their sums wrap, so any order gives the same result); floats exactly as
+/// compiled code reduces a block (`jit/lower.rs`, the reduce form), so that
+/// a kernel gives the same bits before and after the JIT compiles it.
 pub trait ChunkReduce: Copy {
-    /// Reduces `x` (non-empty) with `op`, whose element-wise form is `combine`.
+    /// Reduces `x` (non-empty) with `op`, whose element-wise form is
+    /// `combine`, starting from `identity` where the order needs one.
     #[inline(always)]
     fn reduce_chunk(
         op: ReduceOp,
         x: &[Self],
+        identity: Self,
         combine: &impl Fn(Self, Self) -> Self,
     ) -> Option<Self> {
-        let _ = op;
+        let _ = (op, identity);
         pairwise(x, combine)
     }
 }
@@ -65,56 +68,99 @@ macro_rules! pairwise_chunks {
 }
 pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// Accumulators of a compiled block: 16 elements per loop iteration.
+const BLOCK_LANES: usize = 16;
+
 macro_rules! float_chunks {
     ($($t:ty),*) => {$(
         impl ChunkReduce for $t {
+            /// The compiled reduce form, step for step: accumulator `a`
+            /// takes elements `a`, `a + 16`, … of the whole 16-element
+            /// groups (float min/max: `x < acc ? acc : x`, and NaN noted for
+            /// each pair of 128-bit vectors); the vectors then the lanes are
+            /// combined pairwise, then the elements after the last group.
             #[inline(always)]
-            fn reduce_chunk(op: ReduceOp, x: &[Self], combine: &impl Fn(Self, Self) -> Self) -> Option<Self> {
-                let is_max = match op {
-                    ReduceOp::Max => true,
-                    ReduceOp::Min => false,
-                    _ => return pairwise(x, combine),
-                };
-                if x.len() < LANES {
-                    return x.iter().copied().reduce(combine);
+            fn reduce_chunk(
+                op: ReduceOp,
+                x: &[Self],
+                identity: Self,
+                combine: &impl Fn(Self, Self) -> Self,
+            ) -> Option<Self> {
+                if x.is_empty() {
+                    return None;
                 }
-                let mut acc: [$t; LANES] = std::array::from_fn(|j| x[j]);
-                let mut nan = [0u32; LANES];
-                let mut blocks = x.chunks_exact(LANES);
-                for block in &mut blocks {
-                    for j in 0..LANES {
-                        let v = block[j];
-                        nan[j] |= (v != v) as u32;
-                        let keep = if is_max { acc[j] > v } else { acc[j] < v };
-                        acc[j] = if keep { acc[j] } else { v };
+                // Lanes of a 128-bit vector, and vectors of accumulators.
+                const L: usize = 16 / std::mem::size_of::<$t>();
+                const P: usize = BLOCK_LANES / L;
+                let min_max = match op {
+                    ReduceOp::Max => Some(true),
+                    ReduceOp::Min => Some(false),
+                    _ => None,
+                };
+                let mut acc = [identity; BLOCK_LANES];
+                let mut nan = [false; BLOCK_LANES];
+                let full = x.len() / BLOCK_LANES * BLOCK_LANES;
+                for group in x[..full].chunks_exact(BLOCK_LANES) {
+                    match min_max {
+                        Some(max) => {
+                            for (a, &v) in acc.iter_mut().zip(group) {
+                                let keep = if max { v < *a } else { *a < v };
+                                *a = if keep { *a } else { v };
+                            }
+                            for q in 0..P / 2 {
+                                for lane in 0..L {
+                                    let (u, w) = (group[2 * q * L + lane], group[(2 * q + 1) * L + lane]);
+                                    nan[2 * q * L + lane] |= u.is_nan() || w.is_nan();
+                                }
+                            }
+                        }
+                        None => {
+                            for (a, &v) in acc.iter_mut().zip(group) {
+                                *a = combine(*a, v);
+                            }
+                        }
                     }
                 }
-                let mut result = acc.into_iter().reduce(combine)?;
-                for &v in blocks.remainder() {
-                    result = combine(result, v);
+                for (a, &n) in acc.iter_mut().zip(&nan) {
+                    if n {
+                        *a = <$t>::NAN;
+                    }
                 }
-                if nan.iter().any(|&n| n != 0) {
-                    return Some(<$t>::NAN);
+                let mut width = P;
+                while width > 1 {
+                    width /= 2;
+                    for j in 0..width * L {
+                        acc[j] = combine(acc[j], acc[j + width * L]);
+                    }
                 }
-                Some(result)
+                let mut lanes = L;
+                while lanes > 1 {
+                    lanes /= 2;
+                    for j in 0..lanes {
+                        acc[j] = combine(acc[j], acc[j + lanes]);
+                    }
+                }
+                let tail = x[full..].iter().fold(identity, |t, &v| combine(t, v));
+                Some(combine(acc[0], tail))
             }
         }
     )*};
 }
 float_chunks!(f32, f64);
 
-/// Reduces one chunk, with AVX2 code where the CPU has it.
+/// Reduces one block, with AVX2 code where the CPU has it.
 pub(crate) fn reduce_chunk<T: ChunkReduce>(
     op: ReduceOp,
     x: &[T],
+    identity: T,
     combine: &impl Fn(T, T) -> T,
 ) -> Option<T> {
     #[cfg(target_arch = "x86_64")]
     if super::steps::has_avx2() {
         // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
-        return unsafe { reduce_chunk_avx2(op, x, combine) };
+        return unsafe { reduce_chunk_avx2(op, x, identity, combine) };
     }
-    T::reduce_chunk(op, x, combine)
+    T::reduce_chunk(op, x, identity, combine)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -122,9 +168,10 @@ pub(crate) fn reduce_chunk<T: ChunkReduce>(
 unsafe fn reduce_chunk_avx2<T: ChunkReduce>(
     op: ReduceOp,
     x: &[T],
+    identity: T,
     combine: &impl Fn(T, T) -> T,
 ) -> Option<T> {
-    T::reduce_chunk(op, x, combine)
+    T::reduce_chunk(op, x, identity, combine)
 }
 
 /// A binary counter of partial results combined pairwise: the partials of

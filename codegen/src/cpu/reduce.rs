@@ -19,7 +19,7 @@ use lazyfuse_fusion::{CombineIr, Launch, ValueId};
 use super::frame::Frame;
 use super::interp::{self, Space};
 use super::loops::Arg;
-use super::machine::{Done, Machine, CHUNK};
+use super::machine::{Done, Machine, BLOCK, CHUNK};
 use super::pairwise::{reduce_chunk, Cascade, ChunkReduce, RowCascade};
 use super::run::{for_each_task, Walker, TASK};
 use super::widen::{self, Half};
@@ -149,8 +149,9 @@ struct Layout<'a> {
 }
 
 impl<'a> Layout<'a> {
-    /// A worker's walker over `space`.
-    fn walker(&self, space: &'a Space) -> Result<Walker<'a>> {
+    /// A worker's walker over `space` (`long`: chunks as long with or
+    /// without compiled code).
+    fn walker(&self, space: &'a Space, long: bool) -> Result<Walker<'a>> {
         Walker::new(
             self.machine,
             self.launch,
@@ -158,12 +159,13 @@ impl<'a> Layout<'a> {
             space,
             TASK,
             self.jit,
+            long,
         )
     }
 
-    /// Where compiled code starts combining: the identity, except that a
-    /// float sum starts from -0.0, which keeps the sign of a lone -0.0
-    /// (0.0 + -0.0 would not).
+    /// Where a block's reduction starts combining (compiled or not): the
+    /// identity, except that a float sum starts from -0.0, which keeps the
+    /// sign of a lone -0.0 (0.0 + -0.0 would not).
     fn jit_identity<T: Element>(&self, identity: T, op: ReduceOp) -> T {
         match (op, identity.to_wide()) {
             (ReduceOp::Sum, Wide::Float(0.0)) => T::from_wide(Wide::Float(-0.0)),
@@ -335,7 +337,9 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     let per_task = (TASK / block_len).max(1);
     let mut partials: Vec<T> = try_vec(identity, kept_len * blocks)?;
     let groups: Vec<&mut [T]> = partials.chunks_mut(per_task).collect();
-    let walker = || shape.walker(&space);
+    // Chunks end at the same places with or without compiled code, so that
+    // both reduce the same blocks (the same bits before and after the JIT).
+    let walker = || shape.walker(&space, true);
     for_each_task(
         shape.pool,
         kept_len * reduced_len,
@@ -367,15 +371,28 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
                     while offset < n {
                         let end = item_end(first + current);
                         let segment = (end - (base + offset)).min(n - offset);
+                        // Partials per block of BLOCK positions from the
+                        // chunk's start (cut at the segment's ends): the
+                        // same blocks whether compiled code or the machine
+                        // (whose tiles are whole blocks) reduces them.
+                        let head = ((BLOCK - (start + offset) % BLOCK) % BLOCK).min(segment);
                         if done.reduces() {
-                            done.reduce(start + offset, segment, jit_identity, &mut partials)?;
-                            for &p in &partials {
-                                cascade.push(p, &combine);
+                            for (at, len) in [(offset, head), (offset + head, segment - head)] {
+                                if len > 0 {
+                                    done.reduce(start + at, len, jit_identity, &mut partials)?;
+                                    for &p in &partials {
+                                        cascade.push(p, &combine);
+                                    }
+                                }
                             }
-                        } else if let Some(p) =
-                            reduce_chunk(op, &values[offset..offset + segment], &combine)
-                        {
-                            cascade.push(p, &combine);
+                        } else {
+                            let (first, rest) = values[offset..offset + segment].split_at(head);
+                            let pieces = std::iter::once(first).chain(rest.chunks(BLOCK));
+                            for piece in pieces.filter(|p| !p.is_empty()) {
+                                if let Some(p) = reduce_chunk(op, piece, jit_identity, &combine) {
+                                    cascade.push(p, &combine);
+                                }
+                            }
                         }
                         offset += segment;
                         if base + offset == end {
@@ -437,7 +454,7 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
         shape.pool,
         shape.kept_len * reduced_len,
         tasks,
-        || shape.walker(&space),
+        || shape.walker(&space, false),
         |walker, task, out| {
             let (row, column) = (task / column_chunks, task % column_chunks);
             let (o, block) = (row / row_blocks, row % row_blocks);

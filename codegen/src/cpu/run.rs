@@ -154,6 +154,8 @@ pub(crate) struct Walker<'a> {
     bases: Vec<isize>,
     regs: Registers,
     jit: bool,
+    /// The longest chunk (of a line that is not short).
+    chunk: usize,
     /// The current chunk's line segments: their lengths, and where each
     /// input starts in each (`starts[segment * inputs + input]`).
     lens: Vec<usize>,
@@ -161,6 +163,10 @@ pub(crate) struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
+    /// A walker for one worker: chunks of up to [`JIT_CHUNK`] elements
+    /// with compiled code or when `long` (whatever runs them, chunks then
+    /// end at the same places), else [`CHUNK`]; registers for chunks of at
+    /// most `longest`.
     pub(crate) fn new(
         machine: &'a Machine,
         launch: &'a Launch,
@@ -168,27 +174,21 @@ impl<'a> Walker<'a> {
         space: &'a Space,
         longest: usize,
         jit: bool,
+        long: bool,
     ) -> Result<Self> {
+        let chunk = if jit || long { JIT_CHUNK } else { CHUNK };
         Ok(Walker {
             jit,
+            chunk,
             machine,
             inputs,
             space,
             line: usize::MAX,
             bases: Vec::new(),
-            regs: machine.registers(longest.min(Self::chunk(jit)), &launch.args)?,
+            regs: machine.registers(longest.min(chunk), &launch.args)?,
             lens: Vec::new(),
             starts: Vec::new(),
         })
-    }
-
-    /// The longest chunk: [`JIT_CHUNK`] for compiled code, else [`CHUNK`].
-    fn chunk(jit: bool) -> usize {
-        if jit {
-            JIT_CHUNK
-        } else {
-            CHUNK
-        }
     }
 
     /// Length of the chunk at `position`: at most `CHUNK`, at most `limit`,
@@ -199,9 +199,7 @@ impl<'a> Walker<'a> {
         if line_len < SHORT_LINE {
             return CHUNK.min(limit);
         }
-        Self::chunk(self.jit)
-            .min(line_len - position % line_len)
-            .min(limit)
+        self.chunk.min(line_len - position % line_len).min(limit)
     }
 
     /// How many whole lines from `position` (a line's start) one
@@ -385,7 +383,7 @@ pub fn elementwise(
     let tasks: Vec<Vec<SliceMut<'_>>> = (0..n.div_ceil(TASK))
         .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
         .collect();
-    let walker = || Walker::new(machine, launch, inputs, &space, n.min(TASK), jit);
+    let walker = || Walker::new(machine, launch, inputs, &space, n.min(TASK), jit, false);
     for_each_task(pool, n, tasks, walker, |walker, t, mut slices| {
         let start = t * TASK;
         let end = (start + TASK).min(n);
