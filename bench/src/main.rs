@@ -6,29 +6,15 @@
 //!
 //! Run: `cargo run --release -p lazyfuse-bench -- --quick` (`--help` for the options).
 
-mod cases;
-mod cli;
-mod measure;
-mod mvec;
-mod plot;
-mod reference;
-mod report;
-mod runner;
-mod types;
-
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Options, USAGE};
-use crate::measure::{copy_bandwidth, Budget};
-use crate::report::{Machine, Report};
-use crate::runner::{backends, Runner};
-
-/// The harness's error: any error, with a message for people.
-pub type Error = Box<dyn std::error::Error + Send + Sync>;
-/// The harness's result.
-pub type Result<T> = std::result::Result<T, Error>;
+use lazyfuse_bench::cli::{Options, USAGE};
+use lazyfuse_bench::measure::{copy_bandwidth, Budget};
+use lazyfuse_bench::report::{self, Machine, Report};
+use lazyfuse_bench::runner::{backends, Runner};
+use lazyfuse_bench::{plot, Result};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
