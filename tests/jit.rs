@@ -561,3 +561,55 @@ fn reductions_give_the_same_bits_compiled_or_not() {
     }
     assert_no_failed_compilations();
 }
+
+#[test]
+fn streaming_stores_write_the_same_values() {
+    // `streaming_threshold(0)` makes every compiled element-wise launch
+    // write its outputs through staging tiles and streaming stores: every
+    // dtype and width, several outputs at once, lengths that end inside a
+    // tile, outputs at every alignment (`read_into` a slice starting 0-3
+    // elements into a buffer), launches large enough to run in parallel.
+    let streaming = Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Always)
+        .streaming_threshold(0)
+        .build()
+        .expect("cpu");
+    let plain = Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Always)
+        .streaming_threshold(usize::MAX)
+        .build()
+        .expect("cpu");
+    for dtype in DTYPES {
+        for n in [1, 13, 255, 257, 1003, 70_001, 600_000] {
+            let (x, y) = (values(dtype, n, 0), values(dtype, n, 5));
+            let run = |cx: &Context| {
+                let (a, b) = (array(cx, &x, &[n]), array(cx, &y, &[n]));
+                let sum = &a + &b;
+                let wider = (&a * &b).astype(DType::F64);
+                let less = a.lt(&b);
+                cx.eval(&[&sum, &wider, &less]).expect("eval");
+                let mut shifted = Vec::new();
+                for skip in 0..4 {
+                    let mut buffer = vec![0f64; n + skip];
+                    (&wider + 1.0)
+                        .read_into(&mut buffer[skip..])
+                        .expect("read_into");
+                    shifted.push(f64::into_buffer(buffer[skip..].to_vec()));
+                }
+                let mut all = vec![
+                    sum.to_host().expect("sum"),
+                    wider.to_host().expect("wider"),
+                    less.to_host().expect("less"),
+                ];
+                all.extend(shifted.into_iter().map(std::sync::Arc::new));
+                all
+            };
+            for (i, (g, w)) in run(&streaming).iter().zip(&run(&plain)).enumerate() {
+                same(g, w, None, &format!("streamed output {i} {dtype} n={n}"));
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}

@@ -130,7 +130,7 @@ pub fn launch(
         launch,
         inputs,
         pool.as_deref(),
-        env.options.jit,
+        env.options,
         None,
     )?
     .into_iter()
@@ -157,7 +157,7 @@ pub fn launch_into(
         launch,
         inputs,
         pool.as_deref(),
-        env.options.jit,
+        env.options,
         Some((index, out)),
     )
 }

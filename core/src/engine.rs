@@ -116,15 +116,22 @@ pub struct Options {
     pub threads: usize,
     /// When the CPU backend compiles kernels to machine code.
     pub jit: JitMode,
+    /// The CPU backend writes the outputs of a compiled element-wise launch
+    /// with streaming (non-temporal) stores, which bypass the caches, when
+    /// the launch reads and writes more than this many bytes in all
+    /// (`None`: the size of the last-level cache).
+    pub streaming_threshold: Option<usize>,
 }
 
 impl Default for Options {
-    /// Fusion on, all cores, and the JIT mode of `LAZYFUSE_JIT` (default `Auto`).
+    /// Fusion on, all cores, the JIT mode of `LAZYFUSE_JIT` (default
+    /// `Auto`), streaming stores above the last-level cache's size.
     fn default() -> Self {
         Options {
             fusion: true,
             threads: 0,
             jit: JitMode::from_env(),
+            streaming_threshold: None,
         }
     }
 }

@@ -21,9 +21,11 @@ use std::sync::Arc;
 use super::frame::{Frame, FrameStorage, TileReg};
 use super::jit::{Form, Jit, JitCode};
 use super::steps::{self, Step};
+use super::stream::Stage;
 
 mod compiled;
 
+use compiled::call_streaming;
 pub use compiled::Done;
 
 /// Elements per chunk: the unit in which inputs are located and the
@@ -82,6 +84,9 @@ pub struct Mode {
     pub jit: bool,
     /// Call the sink after each tile (else once per chunk).
     pub per_tile: bool,
+    /// Write the outputs of compiled code with streaming stores
+    /// (`super::stream`); ignored by the steps and by reductions.
+    pub stream: bool,
 }
 
 /// Binds the slots of leaves located in a window or a broadcast element,
@@ -151,6 +156,8 @@ pub struct Registers {
     /// The pointer table of compiled code, and the variant used last.
     table: Vec<*mut u8>,
     compiled: Option<(u64, Form, Arc<JitCode>)>,
+    /// Where compiled code writes a tile of each output that is streamed.
+    stage: Stage,
 }
 
 /// A body ready to run: where each value lives, and its steps.
@@ -316,6 +323,7 @@ impl Machine {
             frame: FrameStorage::default(),
             table: Vec::new(),
             compiled: None,
+            stage: Stage::default(),
         })
     }
 
@@ -375,6 +383,7 @@ impl Machine {
             frame: storage,
             table,
             compiled,
+            stage,
         } = regs;
         self.locate_leaves(views, chunk, &mut leaf)?;
         let per_tile = mode.per_tile;
@@ -449,7 +458,15 @@ impl Machine {
                     .collect(),
                 Form::Reduce { .. } | Form::Accumulate { .. } => Vec::new(),
             };
-            frame.jit_table(table, reads, writes)?;
+            frame.jit_table(table, reads, writes.iter().copied())?;
+            if form == Form::Map && mode.stream && !per_tile {
+                // SAFETY: `table` was checked against this frame just above,
+                // with `writes` as the slots the code writes.
+                unsafe { call_streaming(code, table, &writes, stage, len)? };
+                sink(&Done::of(&frame), 0, len)?;
+                *storage = frame.into_storage();
+                return Ok(());
+            }
             let reducer = (form != Form::Map).then_some(code);
             let done = Done {
                 frame: &frame,

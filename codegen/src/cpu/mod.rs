@@ -10,6 +10,7 @@ pub mod pairwise;
 pub mod reduce;
 pub mod run;
 pub mod steps;
+pub mod stream;
 pub mod vmath;
 pub mod widen;
 

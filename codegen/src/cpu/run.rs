@@ -6,13 +6,14 @@
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
-use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, JitMode, Result, SliceMut};
+use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Options, Result, SliceMut};
 use lazyfuse_fusion::{Inst, Launch};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::interp::{self, Space};
 use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK, JIT_CHUNK};
+use super::stream;
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
 pub const TASK: usize = 8 * CHUNK;
@@ -154,6 +155,8 @@ pub(crate) struct Walker<'a> {
     bases: Vec<isize>,
     regs: Registers,
     jit: bool,
+    /// Compiled code writes outputs with streaming stores.
+    stream: bool,
     /// The longest chunk (of a line that is not short).
     chunk: usize,
     /// The current chunk's line segments: their lengths, and where each
@@ -179,6 +182,7 @@ impl<'a> Walker<'a> {
         let chunk = if jit || long { JIT_CHUNK } else { CHUNK };
         Ok(Walker {
             jit,
+            stream: false,
             chunk,
             machine,
             inputs,
@@ -189,6 +193,13 @@ impl<'a> Walker<'a> {
             lens: Vec::new(),
             starts: Vec::new(),
         })
+    }
+
+    /// The walker, writing outputs of compiled code with streaming stores
+    /// when `on` (see `super::stream`).
+    pub(crate) fn streaming(mut self, on: bool) -> Self {
+        self.stream = on;
+        self
     }
 
     /// Length of the chunk at `position`: at most `CHUNK`, at most `limit`,
@@ -311,6 +322,7 @@ impl<'a> Walker<'a> {
             Mode {
                 jit: self.jit,
                 per_tile,
+                stream: self.stream,
             },
             sink,
         )
@@ -346,7 +358,7 @@ pub fn elementwise(
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
-    jit: JitMode,
+    options: &Options,
     external: Option<(usize, SliceMut<'_>)>,
 ) -> Result<Vec<Option<HostBuffer>>> {
     let kernel = &launch.kernel;
@@ -367,7 +379,17 @@ pub fn elementwise(
         return Ok(outputs);
     }
     let space = Space::natural(launch);
-    let jit = machine.jit_wanted(n, jit);
+    let jit = machine.jit_wanted(n, options.jit);
+    let read: usize = inputs
+        .iter()
+        .flatten()
+        .map(|b| b.len() * b.dtype().size())
+        .sum();
+    let written = (0..kernel.outputs.len())
+        .map(|i| kernel.output_dtype(i).size())
+        .sum::<usize>()
+        .saturating_mul(n);
+    let stream = jit && stream::wanted(read.saturating_add(written), options);
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
@@ -383,7 +405,10 @@ pub fn elementwise(
     let tasks: Vec<Vec<SliceMut<'_>>> = (0..n.div_ceil(TASK))
         .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
         .collect();
-    let walker = || Walker::new(machine, launch, inputs, &space, n.min(TASK), jit, false);
+    let walker = || {
+        Walker::new(machine, launch, inputs, &space, n.min(TASK), jit, false)
+            .map(|w| w.streaming(stream))
+    };
     for_each_task(pool, n, tasks, walker, |walker, t, mut slices| {
         let start = t * TASK;
         let end = (start + TASK).min(n);

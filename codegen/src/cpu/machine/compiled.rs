@@ -9,6 +9,7 @@ use lazyfuse_fusion::Inst;
 
 use super::{bind_leaves, internal, ChunkRegs, Frame, Home, Machine, Registers, View, BLOCK, TILE};
 use crate::cpu::jit::{Form, JitCode};
+use crate::cpu::stream::{self, Stage};
 
 /// What a runner's sink gets after a tile or a chunk: the frame, to read
 /// the reduced value from, or compiled code that reduces it.
@@ -93,6 +94,61 @@ impl<'a, 'f> Done<'a, 'f> {
         unsafe { code.accumulate(table, start, acc) };
         Ok(())
     }
+}
+
+/// Runs compiled code of the map form over a chunk of `len` elements,
+/// [`stream::TILE`] at a time: each output's tile goes to a staging area
+/// of `stage` (which stays in L1), then to the output with streaming stores.
+///
+/// # Safety
+/// As for [`JitCode::call`] over the whole chunk, `table` checked by
+/// `Frame::jit_table` with `writes`: the slots the code writes, with their
+/// dtypes.
+pub(super) unsafe fn call_streaming(
+    code: &JitCode,
+    table: &mut [*mut u8],
+    writes: &[(usize, DType)],
+    stage: &mut Stage,
+    len: usize,
+) -> Result<()> {
+    let tile = stream::TILE.min(len);
+    let widest = writes.iter().map(|(_, d)| d.size()).max().unwrap_or(1);
+    let mut areas = Vec::with_capacity(writes.len());
+    stage.areas(writes.len(), tile * widest, &mut areas);
+    let mut outputs = Vec::with_capacity(writes.len());
+    for &(slot, _) in writes {
+        outputs.push(
+            *table
+                .get(slot)
+                .ok_or_else(|| internal("a written slot outside the table"))?,
+        );
+    }
+    let mut start = 0;
+    while start < len {
+        let n = tile.min(len - start);
+        // The code writes output `k`'s elements `start..start + n` at
+        // `table[slot] + (start..start + n) * size`: here, the staging area.
+        for (&(slot, dtype), &area) in writes.iter().zip(&areas) {
+            table[slot] = area.wrapping_sub(start * dtype.size());
+        }
+        // SAFETY: the caller's contract for every slot but the written ones,
+        // which now locate this tile in staging areas of `tile * widest`
+        // bytes each (`n <= tile`), distinct from everything the code reads.
+        unsafe { code.call(table, start, n) };
+        for ((&(_, dtype), &area), &output) in writes.iter().zip(&areas).zip(&outputs) {
+            let size = dtype.size();
+            // SAFETY: the area holds the tile's `n * size` bytes, just
+            // written; the output window holds the chunk (the caller's
+            // contract), of which this tile is a part; they do not overlap.
+            unsafe { stream::copy_streaming(area, output.wrapping_add(start * size), n * size) };
+        }
+        start += n;
+    }
+    for (&(slot, _), &output) in writes.iter().zip(&outputs) {
+        table[slot] = output;
+    }
+    stream::fence();
+    Ok(())
 }
 
 impl Machine {
