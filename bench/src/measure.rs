@@ -83,41 +83,60 @@ pub fn measure(
     cx: Option<&Context>,
     mut f: impl FnMut() -> Result<()>,
 ) -> Result<Measured> {
-    let reset = || {
+    let mut measured = measure_interleaved(budget, &mut [(cx, &mut f)])?;
+    measured.pop().ok_or_else(|| "no measurement".into())
+}
+
+/// A function to time, with the context whose statistics it reports.
+pub type Timed<'a, 'f> = (Option<&'a Context>, &'f mut dyn FnMut() -> Result<()>);
+
+/// [`measure`] for several functions together: each warms up, then their
+/// repeats alternate (f0, f1, f0, f1, …) within `budget` for each, so that
+/// all of them see the same moments of a machine whose memory bandwidth
+/// drifts. One [`Measured`] per function, in order.
+pub fn measure_interleaved(budget: Budget, runs: &mut [Timed<'_, '_>]) -> Result<Vec<Measured>> {
+    let reset = |cx: Option<&Context>| {
         if let Some(cx) = cx {
             cx.reset_stats();
         }
     };
-    let read = || cx.map(|cx| cx.stats()).unwrap_or_default();
-    reset();
-    let start = Instant::now();
-    f()?;
-    let first_s = start.elapsed().as_secs_f64();
-    let first = read();
-
-    let per_run = first_s.max(1e-7);
-    let wanted = (budget.target.as_secs_f64() / per_run).ceil() as usize;
-    let repeats = wanted.clamp(budget.min_repeats, budget.max_repeats.max(1));
-    let mut samples = Vec::with_capacity(repeats);
-    for i in 0..repeats {
-        if i + 1 == repeats {
-            reset();
-        }
+    let read = |cx: Option<&Context>| cx.map(|cx| cx.stats()).unwrap_or_default();
+    let mut firsts = Vec::with_capacity(runs.len());
+    for (cx, f) in runs.iter_mut() {
+        reset(*cx);
         let start = Instant::now();
         f()?;
-        samples.push(start.elapsed().as_secs_f64());
+        firsts.push((start.elapsed().as_secs_f64(), read(*cx)));
     }
-    let steady = read();
-    Ok(Measured {
-        timing: Timing {
-            median_s: median(&mut samples),
-            min_s: samples.iter().copied().fold(f64::INFINITY, f64::min),
-            first_s,
-            repeats,
-        },
-        first,
-        steady,
-    })
+    let per_run = firsts.iter().map(|(t, _)| *t).fold(1e-7, f64::max);
+    let wanted = (budget.target.as_secs_f64() / per_run).ceil() as usize;
+    let repeats = wanted.clamp(budget.min_repeats, budget.max_repeats.max(1));
+    let mut samples = vec![Vec::with_capacity(repeats); runs.len()];
+    for i in 0..repeats {
+        for ((cx, f), samples) in runs.iter_mut().zip(&mut samples) {
+            if i + 1 == repeats {
+                reset(*cx);
+            }
+            let start = Instant::now();
+            f()?;
+            samples.push(start.elapsed().as_secs_f64());
+        }
+    }
+    Ok(runs
+        .iter()
+        .zip(firsts)
+        .zip(&mut samples)
+        .map(|(((cx, _), (first_s, first)), samples)| Measured {
+            timing: Timing {
+                median_s: median(samples),
+                min_s: samples.iter().copied().fold(f64::INFINITY, f64::min),
+                first_s,
+                repeats,
+            },
+            first,
+            steady: read(*cx),
+        })
+        .collect())
 }
 
 /// The median (the mean of the middle two for an even count); NaN if empty.

@@ -8,7 +8,7 @@ use rayon::ThreadPool;
 
 use crate::cases::{CaseId, HostInputs, LazyInputs, LATENCY_SIZES};
 use crate::cli::{BackendId, Options};
-use crate::measure::{measure, Budget};
+use crate::measure::{measure, measure_interleaved, Budget, Measured};
 use crate::reference::max_error;
 use crate::report::{Record, Skipped};
 use crate::types::{BenchElem, DTypeId};
@@ -183,11 +183,8 @@ impl<'a> Runner<'a> {
         for &case in cases {
             let len = host.output_len(case);
             let mut want = vec![T::default(); len];
-            let hand = measure(budget, None, || {
-                host.hand(case, self.pool, &mut want);
-                Ok(())
-            })?
-            .timing;
+            // The reference for comparing results, computed before timing.
+            host.hand(case, self.pool, &mut want);
             for (backend, (fused_in, unfused_in)) in backends.iter().zip(&inputs) {
                 let what = format!(
                     "{} {} {} n={}",
@@ -198,11 +195,26 @@ impl<'a> Runner<'a> {
                 );
                 self.progress.set_message(what.clone());
                 let context = |e: Box<dyn std::error::Error + Send + Sync>| format!("{what}: {e}");
+                // The hand loop and lazyfuse take turns, so that both see
+                // the same moments of the machine's drifting bandwidth.
                 let mut got = vec![T::default(); len];
-                let fused = measure(budget, Some(&backend.fused), || {
-                    fused_in.run(case, &mut got)
-                })
-                .map_err(context)?;
+                let mut scratch = vec![T::default(); len];
+                let mut hand_run = || {
+                    host.hand(case, self.pool, &mut scratch);
+                    Ok(())
+                };
+                let mut fused_run = || fused_in.run(case, &mut got);
+                let [hand, fused]: [Measured; 2] = measure_interleaved(
+                    budget,
+                    &mut [
+                        (None, &mut hand_run),
+                        (Some(&backend.fused), &mut fused_run),
+                    ],
+                )
+                .map_err(context)?
+                .try_into()
+                .map_err(|_| format!("{what}: two measurements expected"))?;
+                let hand = hand.timing;
                 let mut got_unfused = vec![T::default(); len];
                 let unfused = measure(budget, Some(&backend.unfused), || {
                     unfused_in.run(case, &mut got_unfused)
