@@ -174,7 +174,7 @@ pub fn format_bytes(bytes: u64) -> String {
 pub fn format_count(n: usize) -> String {
     let mut mantissa = n;
     let mut exponent = 0;
-    while mantissa >= 10 && mantissa % 10 == 0 {
+    while mantissa >= 10 && mantissa.is_multiple_of(10) {
         mantissa /= 10;
         exponent += 1;
     }

@@ -510,7 +510,7 @@ impl HostBuffer {
         fn typed<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
             bytemuck::pod_collect_to_vec(bytes)
         }
-        if bytes.len() % dtype.size() != 0 {
+        if !bytes.len().is_multiple_of(dtype.size()) {
             return Err(Error::invalid(
                 "HostBuffer::from_bytes",
                 format!(

@@ -480,7 +480,7 @@ pub fn run_reduction_generic(launch: &Launch, inputs: &Inputs<'_>) -> Result<Vec
                     cascade.push(reduction, &launch.args, run)?;
                     position += take;
                     start += take;
-                    if position % reduced_len == 0 {
+                    if position.is_multiple_of(reduced_len) {
                         let total = cascade.finish(reduction, &launch.args, &identity)?;
                         store(&mut acc, position / reduced_len - 1, 1, &total)?;
                     }

@@ -219,7 +219,7 @@ impl<'a> Walker<'a> {
     /// a line's start).
     pub(crate) fn lines_from(&self, position: usize, limit: usize) -> usize {
         let line_len = self.space.line_len();
-        if !(SHORT_LINE..=CHUNK).contains(&line_len) || position % line_len != 0 {
+        if !(SHORT_LINE..=CHUNK).contains(&line_len) || !position.is_multiple_of(line_len) {
             return 0;
         }
         self.space.lines_in_run(position / line_len).min(limit)
