@@ -259,3 +259,40 @@ fn tanh_of_chunks_without_small_arguments_skips_only_the_series() {
         assert_eq!(o.to_bits(), tanh32(v).to_bits(), "tanh({v})");
     }
 }
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn the_avx512_loops_give_the_bits_of_the_avx2_ones() {
+    // `apply` runs the AVX-512 loops where the CPU has them, so the
+    // accuracy tests above check those; the AVX2 loops run the same FMA
+    // kernels and must give the same bits.
+    if !super::has_avx512() {
+        println!("SKIPPED the_avx512_loops_give_the_bits_of_the_avx2_ones: no AVX-512 here");
+        return;
+    }
+    for op in [
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tanh,
+    ] {
+        let x64 = arguments(op, 200_003, 11);
+        let x32: Vec<f32> = x64.iter().map(|&v| v as f32).collect();
+        let (mut wide64, mut narrow64) = (vec![0.0; x64.len()], vec![0.0; x64.len()]);
+        let (mut wide32, mut narrow32) = (vec![0.0; x32.len()], vec![0.0; x32.len()]);
+        // SAFETY: the CPU has AVX-512 (F, DQ, VL, BW), AVX2 and FMA (checked).
+        unsafe {
+            assert!(super::avx512::f64(op, &x64, &mut wide64));
+            assert!(super::avx2_fma::f64(op, &x64, &mut narrow64));
+            assert!(super::avx512::f32(op, &x32, &mut wide32));
+            assert!(super::avx2_fma::f32(op, &x32, &mut narrow32));
+        }
+        for (i, (w, n)) in wide64.iter().zip(&narrow64).enumerate() {
+            assert_eq!(w.ulps(*n), 0, "{op:?}({}) f64: {w} against {n}", x64[i]);
+        }
+        for (i, (w, n)) in wide32.iter().zip(&narrow32).enumerate() {
+            assert_eq!(w.ulps(*n), 0, "{op:?}({}) f32: {w} against {n}", x32[i]);
+        }
+    }
+}
