@@ -99,10 +99,12 @@ impl CaseId {
     pub fn note(self) -> Option<&'static str> {
         match self {
             CaseId::E2 => Some("with inputs in [1, 2) b*b < 4ac: most results are NaN (same work)"),
-            CaseId::E3 => Some(if crate::mvec::get().is_some() {
-                "the hand loop calls glibc's vectorised math (libmvec, AVX2)"
-            } else {
-                "the hand loop uses std's scalar math (libmvec is not available here)"
+            CaseId::E3 => Some(match crate::mvec::get().map(|m| m.instruction_set()) {
+                Some("AVX-512") => {
+                    "the hand loop calls glibc's vectorised math (libmvec, AVX-512 variants)"
+                }
+                Some(_) => "the hand loop calls glibc's vectorised math (libmvec, AVX2 variants)",
+                None => "the hand loop uses std's scalar math (libmvec is not available here)",
             }),
             _ => None,
         }

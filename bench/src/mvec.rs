@@ -1,40 +1,60 @@
-//! E3 by hand with glibc's vectorised math library (libmvec, AVX2 variants,
-//! at most 4 ulp): the reference the issue sets for the compute-bound case.
-//! Loaded at run time, so the harness still builds and runs where there is
-//! no libmvec (then the scalar hand loop is the only reference).
+//! E3 by hand with glibc's vectorised math library (libmvec, at most 4 ulp):
+//! the reference the issue sets for the compute-bound case. Its AVX-512
+//! variants (16 floats or 8 doubles a call) where the CPU runs them, else
+//! its AVX2 ones. Loaded at run time, so the harness still builds and runs
+//! where there is no libmvec (then the scalar hand loop is the only
+//! reference).
 
 #[cfg(target_arch = "x86_64")]
 mod imp {
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
 
-    // A vector argument goes in a ymm register, as libmvec's vector ABI
-    // expects, when the caller runs with AVX enabled: every caller here is
-    // a `#[target_feature(enable = "avx2,fma")]` function.
+    // A vector argument goes in a ymm (zmm) register, as libmvec's vector
+    // ABI expects, when the caller runs with AVX (AVX-512F) enabled: every
+    // caller here is a function compiled for that instruction set.
     #[allow(improper_ctypes_definitions)]
     type F32x8 = unsafe extern "C" fn(__m256) -> __m256;
     #[allow(improper_ctypes_definitions)]
     type F64x4 = unsafe extern "C" fn(__m256d) -> __m256d;
+    #[allow(improper_ctypes_definitions)]
+    type F32x16 = unsafe extern "C" fn(__m512) -> __m512;
+    #[allow(improper_ctypes_definitions)]
+    type F64x8 = unsafe extern "C" fn(__m512d) -> __m512d;
 
-    /// libmvec's `sin`, `cos`, `exp`, `tanh`, 8 floats or 4 doubles at a time.
-    pub struct Mvec {
-        _library: libloading::Library,
-        f32: [F32x8; 4],
-        f64: [F64x4; 4],
+    /// libmvec's `sin`, `cos`, `exp`, `tanh` of one vector width.
+    enum Functions {
+        /// `_ZGVd`: AVX2, 8 floats or 4 doubles.
+        Avx2([F32x8; 4], [F64x4; 4]),
+        /// `_ZGVe`: AVX-512, 16 floats or 8 doubles.
+        Avx512([F32x16; 4], [F64x8; 4]),
     }
 
-    const F32_NAMES: [&[u8]; 4] = [
-        b"_ZGVdN8v_sinf\0",
-        b"_ZGVdN8v_cosf\0",
-        b"_ZGVdN8v_expf\0",
-        b"_ZGVdN8v_tanhf\0",
-    ];
-    const F64_NAMES: [&[u8]; 4] = [
-        b"_ZGVdN4v_sin\0",
-        b"_ZGVdN4v_cos\0",
-        b"_ZGVdN4v_exp\0",
-        b"_ZGVdN4v_tanh\0",
-    ];
+    /// The library and the widest functions this CPU runs.
+    pub struct Mvec {
+        _library: libloading::Library,
+        functions: Functions,
+    }
+
+    const NAMES: [&str; 4] = ["sin", "cos", "exp", "tanh"];
+
+    /// Looks up `_ZGV<isa>N<lanes>v_<name><suffix>` for the four functions.
+    ///
+    /// # Safety
+    /// `F` must be the function type of those symbols.
+    unsafe fn lookup<F: Copy>(
+        library: &libloading::Library,
+        prefix: &str,
+        suffix: &str,
+    ) -> Option<[F; 4]> {
+        let mut found = Vec::with_capacity(4);
+        for name in NAMES {
+            let symbol = format!("{prefix}_{name}{suffix}\0");
+            // SAFETY: the caller's contract.
+            found.push(unsafe { *library.get::<F>(symbol.as_bytes()).ok()? });
+        }
+        found.try_into().ok()
+    }
 
     /// The library, when present and the CPU runs its AVX2 code.
     pub fn get() -> Option<&'static Mvec> {
@@ -45,20 +65,26 @@ mod imp {
             }
             // SAFETY: loading libmvec runs no initialisation code of note (it
             // is part of glibc), and each symbol is declared with the vector
-            // function ABI glibc documents for its `_ZGVdN` (AVX2) names.
+            // function ABI glibc documents for its `_ZGVd` (AVX2) and `_ZGVe`
+            // (AVX-512) names.
             unsafe {
                 let library = libloading::Library::new("libmvec.so.1").ok()?;
-                let mut f32: [Option<F32x8>; 4] = [None; 4];
-                for (slot, name) in f32.iter_mut().zip(F32_NAMES) {
-                    *slot = Some(*library.get::<F32x8>(name).ok()?);
-                }
-                let mut f64: [Option<F64x4>; 4] = [None; 4];
-                for (slot, name) in f64.iter_mut().zip(F64_NAMES) {
-                    *slot = Some(*library.get::<F64x4>(name).ok()?);
-                }
+                let avx512 =
+                    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq");
+                let wide = match avx512 {
+                    true => lookup::<F32x16>(&library, "_ZGVeN16v", "f")
+                        .zip(lookup::<F64x8>(&library, "_ZGVeN8v", "")),
+                    false => None,
+                };
+                let functions = match wide {
+                    Some((f32, f64)) => Functions::Avx512(f32, f64),
+                    None => Functions::Avx2(
+                        lookup(&library, "_ZGVdN8v", "f")?,
+                        lookup(&library, "_ZGVdN4v", "")?,
+                    ),
+                };
                 Some(Mvec {
-                    f32: f32.map(Option::unwrap),
-                    f64: f64.map(Option::unwrap),
+                    functions,
                     _library: library,
                 })
             }
@@ -66,84 +92,170 @@ mod imp {
         .as_ref()
     }
 
-    impl Mvec {
-        /// E3 over `out.len()` elements (a multiple of 8 is vectorised, the
-        /// rest is left to the caller).
-        pub fn e3_f32(&self, a: &[f32], b: &[f32], c: &[f32], out: &mut [f32]) -> usize {
-            // SAFETY: `get` checked that the CPU runs AVX2 and FMA.
-            unsafe { self.e3_f32_avx2(a, b, c, out) }
-        }
-
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn e3_f32_avx2(&self, a: &[f32], b: &[f32], c: &[f32], out: &mut [f32]) -> usize {
-            let [sin, cos, exp, tanh] = self.f32;
-            let n = out.len().min(a.len()).min(b.len()).min(c.len()) / 8 * 8;
-            let (k15, k2, k05) = (
-                _mm256_set1_ps(1.5),
-                _mm256_set1_ps(2.0),
-                _mm256_set1_ps(0.5),
-            );
-            for i in (0..n).step_by(8) {
-                // SAFETY: `i + 8 <= n` elements of every slice; libmvec
+    /// E3 over the leading multiple of `$lanes` elements of `$out` with the
+    /// functions `$f` and the intrinsics of one vector type; how many.
+    macro_rules! e3 {
+        ($f:expr, $lanes:literal, $a:ident, $b:ident, $c:ident, $out:ident,
+         $load:ident, $store:ident, $set1:ident, $zero:ident,
+         $add:ident, $sub:ident, $mul:ident, $div:ident) => {{
+            let [sin, cos, exp, tanh] = $f;
+            let n = $out.len().min($a.len()).min($b.len()).min($c.len()) / $lanes * $lanes;
+            let (k15, k2, k05) = ($set1(1.5), $set1(2.0), $set1(0.5));
+            for i in (0..n).step_by($lanes) {
+                // SAFETY: `i + lanes <= n` elements of every slice; libmvec
                 // functions are pure.
                 unsafe {
-                    let x = _mm256_loadu_ps(a.as_ptr().add(i));
-                    let y = _mm256_loadu_ps(b.as_ptr().add(i));
-                    let z = _mm256_loadu_ps(c.as_ptr().add(i));
-                    let rational = _mm256_mul_ps(
-                        _mm256_div_ps(
-                            _mm256_sub_ps(_mm256_mul_ps(_mm256_add_ps(x, k15), y), z),
-                            _mm256_add_ps(x, k2),
-                        ),
-                        k05,
+                    let x = $load($a.as_ptr().add(i));
+                    let y = $load($b.as_ptr().add(i));
+                    let z = $load($c.as_ptr().add(i));
+                    let rational = $mul($div($sub($mul($add(x, k15), y), z), $add(x, k2)), k05);
+                    let trig = $mul(sin(x), cos(y));
+                    let e = exp($sub($zero(), z));
+                    let t = tanh($mul(x, y));
+                    $store(
+                        $out.as_mut_ptr().add(i),
+                        $add($sub($add(rational, trig), e), t),
                     );
-                    let trig = _mm256_mul_ps(sin(x), cos(y));
-                    let e = exp(_mm256_sub_ps(_mm256_setzero_ps(), z));
-                    let t = tanh(_mm256_mul_ps(x, y));
-                    let v = _mm256_add_ps(_mm256_sub_ps(_mm256_add_ps(rational, trig), e), t);
-                    _mm256_storeu_ps(out.as_mut_ptr().add(i), v);
                 }
             }
             n
+        }};
+    }
+
+    impl Mvec {
+        /// The instruction set of the functions used: `AVX-512` or `AVX2`.
+        pub fn instruction_set(&self) -> &'static str {
+            match self.functions {
+                Functions::Avx2(..) => "AVX2",
+                Functions::Avx512(..) => "AVX-512",
+            }
         }
 
-        /// E3 over `out.len()` doubles (a multiple of 4 is vectorised).
+        /// E3 over `out.len()` elements (a multiple of the vector width is
+        /// vectorised, the rest is left to the caller).
+        pub fn e3_f32(&self, a: &[f32], b: &[f32], c: &[f32], out: &mut [f32]) -> usize {
+            match &self.functions {
+                // SAFETY: `get` checked that the CPU runs AVX2 and FMA.
+                Functions::Avx2(f, _) => unsafe { e3_f32_avx2(f, a, b, c, out) },
+                // SAFETY: `get` checked that the CPU runs AVX-512F and DQ.
+                Functions::Avx512(f, _) => unsafe { e3_f32_avx512(f, a, b, c, out) },
+            }
+        }
+
+        /// E3 over `out.len()` doubles (a multiple of the vector width is
+        /// vectorised).
         pub fn e3_f64(&self, a: &[f64], b: &[f64], c: &[f64], out: &mut [f64]) -> usize {
-            // SAFETY: `get` checked that the CPU runs AVX2 and FMA.
-            unsafe { self.e3_f64_avx2(a, b, c, out) }
-        }
-
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn e3_f64_avx2(&self, a: &[f64], b: &[f64], c: &[f64], out: &mut [f64]) -> usize {
-            let [sin, cos, exp, tanh] = self.f64;
-            let n = out.len().min(a.len()).min(b.len()).min(c.len()) / 4 * 4;
-            let (k15, k2, k05) = (
-                _mm256_set1_pd(1.5),
-                _mm256_set1_pd(2.0),
-                _mm256_set1_pd(0.5),
-            );
-            for i in (0..n).step_by(4) {
-                // SAFETY: as in `e3_f32_avx2`, with 4 lanes.
-                unsafe {
-                    let x = _mm256_loadu_pd(a.as_ptr().add(i));
-                    let y = _mm256_loadu_pd(b.as_ptr().add(i));
-                    let z = _mm256_loadu_pd(c.as_ptr().add(i));
-                    let rational = _mm256_mul_pd(
-                        _mm256_div_pd(
-                            _mm256_sub_pd(_mm256_mul_pd(_mm256_add_pd(x, k15), y), z),
-                            _mm256_add_pd(x, k2),
-                        ),
-                        k05,
-                    );
-                    let trig = _mm256_mul_pd(sin(x), cos(y));
-                    let e = exp(_mm256_sub_pd(_mm256_setzero_pd(), z));
-                    let t = tanh(_mm256_mul_pd(x, y));
-                    let v = _mm256_add_pd(_mm256_sub_pd(_mm256_add_pd(rational, trig), e), t);
-                    _mm256_storeu_pd(out.as_mut_ptr().add(i), v);
-                }
+            match &self.functions {
+                // SAFETY: as in `e3_f32`.
+                Functions::Avx2(_, f) => unsafe { e3_f64_avx2(f, a, b, c, out) },
+                // SAFETY: as in `e3_f32`.
+                Functions::Avx512(_, f) => unsafe { e3_f64_avx512(f, a, b, c, out) },
             }
-            n
         }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn e3_f32_avx2(
+        f: &[F32x8; 4],
+        a: &[f32],
+        b: &[f32],
+        c: &[f32],
+        out: &mut [f32],
+    ) -> usize {
+        e3!(
+            *f,
+            8,
+            a,
+            b,
+            c,
+            out,
+            _mm256_loadu_ps,
+            _mm256_storeu_ps,
+            _mm256_set1_ps,
+            _mm256_setzero_ps,
+            _mm256_add_ps,
+            _mm256_sub_ps,
+            _mm256_mul_ps,
+            _mm256_div_ps
+        )
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn e3_f64_avx2(
+        f: &[F64x4; 4],
+        a: &[f64],
+        b: &[f64],
+        c: &[f64],
+        out: &mut [f64],
+    ) -> usize {
+        e3!(
+            *f,
+            4,
+            a,
+            b,
+            c,
+            out,
+            _mm256_loadu_pd,
+            _mm256_storeu_pd,
+            _mm256_set1_pd,
+            _mm256_setzero_pd,
+            _mm256_add_pd,
+            _mm256_sub_pd,
+            _mm256_mul_pd,
+            _mm256_div_pd
+        )
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn e3_f32_avx512(
+        f: &[F32x16; 4],
+        a: &[f32],
+        b: &[f32],
+        c: &[f32],
+        out: &mut [f32],
+    ) -> usize {
+        e3!(
+            *f,
+            16,
+            a,
+            b,
+            c,
+            out,
+            _mm512_loadu_ps,
+            _mm512_storeu_ps,
+            _mm512_set1_ps,
+            _mm512_setzero_ps,
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_mul_ps,
+            _mm512_div_ps
+        )
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn e3_f64_avx512(
+        f: &[F64x8; 4],
+        a: &[f64],
+        b: &[f64],
+        c: &[f64],
+        out: &mut [f64],
+    ) -> usize {
+        e3!(
+            *f,
+            8,
+            a,
+            b,
+            c,
+            out,
+            _mm512_loadu_pd,
+            _mm512_storeu_pd,
+            _mm512_set1_pd,
+            _mm512_setzero_pd,
+            _mm512_add_pd,
+            _mm512_sub_pd,
+            _mm512_mul_pd,
+            _mm512_div_pd
+        )
     }
 }
 
@@ -158,6 +270,9 @@ mod imp {
     }
 
     impl Mvec {
+        pub fn instruction_set(&self) -> &'static str {
+            "none"
+        }
         pub fn e3_f32(&self, _: &[f32], _: &[f32], _: &[f32], _: &mut [f32]) -> usize {
             0
         }
