@@ -90,10 +90,15 @@ pub fn measure(
 /// A function to time, with the context whose statistics it reports.
 pub type Timed<'a, 'f> = (Option<&'a Context>, &'f mut dyn FnMut() -> Result<()>);
 
-/// [`measure`] for several functions together: each warms up, then their
-/// repeats alternate (f0, f1, f0, f1, …) within `budget` for each, so that
-/// all of them see the same moments of a machine whose memory bandwidth
-/// drifts. One [`Measured`] per function, in order.
+/// How long each function runs in a row before the next takes its turn.
+const BURST: Duration = Duration::from_millis(5);
+
+/// [`measure`] for several functions together: each warms up, then they
+/// take turns within `budget` for each — a burst of repeats of about
+/// [`BURST`] each (f0 f0 f0, f1 f1 f1, f0 f0 f0, …) — so that all of them
+/// see the same stretch of a machine whose memory bandwidth drifts, while
+/// data that fits the caches stays there within a burst. One [`Measured`]
+/// per function, in order.
 pub fn measure_interleaved(budget: Budget, runs: &mut [Timed<'_, '_>]) -> Result<Vec<Measured>> {
     let reset = |cx: Option<&Context>| {
         if let Some(cx) = cx {
@@ -111,16 +116,23 @@ pub fn measure_interleaved(budget: Budget, runs: &mut [Timed<'_, '_>]) -> Result
     let per_run = firsts.iter().map(|(t, _)| *t).fold(1e-7, f64::max);
     let wanted = (budget.target.as_secs_f64() / per_run).ceil() as usize;
     let repeats = wanted.clamp(budget.min_repeats, budget.max_repeats.max(1));
+    let fastest = firsts.iter().map(|(t, _)| *t).fold(f64::INFINITY, f64::min);
+    let burst = ((BURST.as_secs_f64() / fastest.max(1e-7)).ceil() as usize).clamp(1, repeats);
     let mut samples = vec![Vec::with_capacity(repeats); runs.len()];
-    for i in 0..repeats {
+    let mut done = 0;
+    while done < repeats {
+        let count = burst.min(repeats - done);
         for ((cx, f), samples) in runs.iter_mut().zip(&mut samples) {
-            if i + 1 == repeats {
-                reset(*cx);
+            for i in done..done + count {
+                if i + 1 == repeats {
+                    reset(*cx);
+                }
+                let start = Instant::now();
+                f()?;
+                samples.push(start.elapsed().as_secs_f64());
             }
-            let start = Instant::now();
-            f()?;
-            samples.push(start.elapsed().as_secs_f64());
         }
+        done += count;
     }
     Ok(runs
         .iter()
