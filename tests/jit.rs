@@ -566,9 +566,10 @@ fn reductions_give_the_same_bits_compiled_or_not() {
 fn streaming_stores_write_the_same_values() {
     // `streaming_threshold(0)` makes every compiled element-wise launch
     // write its outputs through staging tiles and streaming stores: every
-    // dtype and width, several outputs at once, lengths that end inside a
-    // tile, outputs at every alignment (`read_into` a slice starting 0-3
-    // elements into a buffer), launches large enough to run in parallel.
+    // dtype the JIT takes, one kernel with three outputs of two widths,
+    // lengths that end inside a tile, an output at every 4-byte offset from
+    // a 16-byte boundary (`read_into` a slice starting 0-3 elements into a
+    // buffer), launches large enough to run in parallel.
     let streaming = Context::builder()
         .backend("cpu")
         .jit(JitMode::Always)
@@ -586,24 +587,28 @@ fn streaming_stores_write_the_same_values() {
             let (x, y) = (values(dtype, n, 0), values(dtype, n, 5));
             let run = |cx: &Context| {
                 let (a, b) = (array(cx, &x, &[n]), array(cx, &y, &[n]));
-                let sum = &a + &b;
-                let wider = (&a * &b).astype(DType::F64);
-                let less = a.lt(&b);
-                cx.eval(&[&sum, &wider, &less]).expect("eval");
-                let mut shifted = Vec::new();
-                for skip in 0..4 {
-                    let mut buffer = vec![0f64; n + skip];
-                    (&wider + 1.0)
-                        .read_into(&mut buffer[skip..])
-                        .expect("read_into");
-                    shifted.push(f64::into_buffer(buffer[skip..].to_vec()));
-                }
+                // The three outputs share `p`: one kernel writes them all.
+                let p = &a * &b;
+                let sum = &p + &a;
+                let wider = (&p + 1).astype(DType::F64);
+                let diff = &p - &b;
+                cx.reset_stats();
+                cx.eval(&[&sum, &wider, &diff]).expect("eval");
+                assert_eq!(cx.stats().kernel_launches, 1, "{dtype} n={n}: one kernel");
                 let mut all = vec![
                     sum.to_host().expect("sum"),
                     wider.to_host().expect("wider"),
-                    less.to_host().expect("less"),
+                    diff.to_host().expect("diff"),
                 ];
-                all.extend(shifted.into_iter().map(std::sync::Arc::new));
+                for skip in 0..4 {
+                    let mut buffer = vec![0f32; n + skip];
+                    (p.astype(DType::F32) + 1.0)
+                        .read_into(&mut buffer[skip..])
+                        .expect("read_into");
+                    all.push(std::sync::Arc::new(f32::into_buffer(
+                        buffer[skip..].to_vec(),
+                    )));
+                }
                 all
             };
             for (i, (g, w)) in run(&streaming).iter().zip(&run(&plain)).enumerate() {

@@ -115,7 +115,10 @@ pub fn measure_interleaved(budget: Budget, runs: &mut [Timed<'_, '_>]) -> Result
     }
     let per_run = firsts.iter().map(|(t, _)| *t).fold(1e-7, f64::max);
     let wanted = (budget.target.as_secs_f64() / per_run).ceil() as usize;
-    let repeats = wanted.clamp(budget.min_repeats, budget.max_repeats.max(1));
+    let repeats = wanted
+        .max(budget.min_repeats)
+        .min(budget.max_repeats)
+        .max(1);
     let fastest = firsts.iter().map(|(t, _)| *t).fold(f64::INFINITY, f64::min);
     let burst = ((BURST.as_secs_f64() / fastest.max(1e-7)).ceil() as usize).clamp(1, repeats);
     let mut samples = vec![Vec::with_capacity(repeats); runs.len()];

@@ -107,8 +107,10 @@ impl JitMode {
     }
 }
 
-/// Settings of a context that engines honour.
+/// Settings of a context that engines honour (more may come: start from
+/// `Options::default()`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
     /// Fuse element-wise work into kernels (false: one kernel per op, the ablation baseline).
     pub fusion: bool,

@@ -459,7 +459,7 @@ impl Machine {
                 Form::Reduce { .. } | Form::Accumulate { .. } => Vec::new(),
             };
             frame.jit_table(table, reads, writes.iter().copied())?;
-            if form == Form::Map && mode.stream && !per_tile {
+            if form == Form::Map && mode.stream && !per_tile && self.reduced.is_none() {
                 // SAFETY: `table` was checked against this frame just above,
                 // with `writes` as the slots the code writes.
                 unsafe { call_streaming(code, table, &writes, stage, len)? };

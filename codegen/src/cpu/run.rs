@@ -383,8 +383,8 @@ pub fn elementwise(
     let read: usize = inputs
         .iter()
         .flatten()
-        .map(|b| b.len() * b.dtype().size())
-        .sum();
+        .map(|b| b.len().saturating_mul(b.dtype().size()))
+        .fold(0, usize::saturating_add);
     let written = (0..kernel.outputs.len())
         .map(|i| kernel.output_dtype(i).size())
         .sum::<usize>()

@@ -42,8 +42,10 @@ pub fn wanted(bytes: usize, options: &Options) -> bool {
     cfg!(target_arch = "x86_64") && bytes > threshold
 }
 
-/// The size of this machine's largest CPU cache in bytes, read once from
-/// Linux's sysfs ([`DEFAULT_LAST_LEVEL_CACHE`] elsewhere).
+/// The size of the largest cache of CPU 0 in bytes, read once from Linux's
+/// sysfs ([`DEFAULT_LAST_LEVEL_CACHE`] elsewhere). On CPUs whose L3 comes
+/// in slices (AMD's CCDs) that is one slice: the cache a thread's data can
+/// stay in.
 pub fn last_level_cache() -> usize {
     static SIZE: OnceLock<usize> = OnceLock::new();
     *SIZE.get_or_init(|| {

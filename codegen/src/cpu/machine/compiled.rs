@@ -123,9 +123,21 @@ pub(super) unsafe fn call_streaming(
                 .ok_or_else(|| internal("a written slot outside the table"))?,
         );
     }
+    // Tiles after the first start on a cache line of the first output, so
+    // that its streaming stores fill whole lines (a line split between two
+    // tiles would be written in two parts).
+    let lead = match (writes.first(), outputs.first()) {
+        (Some(&(_, dtype)), Some(output)) if output.align_offset(64) % dtype.size() == 0 => {
+            output.align_offset(64) / dtype.size()
+        }
+        _ => 0,
+    };
     let mut start = 0;
     while start < len {
-        let n = tile.min(len - start);
+        let n = match start {
+            0 if lead > 0 => lead.min(tile).min(len),
+            _ => tile.min(len - start),
+        };
         // The code writes output `k`'s elements `start..start + n` at
         // `table[slot] + (start..start + n) * size`: here, the staging area.
         for (&(slot, dtype), &area) in writes.iter().zip(&areas) {
