@@ -154,109 +154,31 @@ mod imp {
         }
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn e3_f32_avx2(
-        f: &[F32x8; 4],
-        a: &[f32],
-        b: &[f32],
-        c: &[f32],
-        out: &mut [f32],
-    ) -> usize {
-        e3!(
-            *f,
-            8,
-            a,
-            b,
-            c,
-            out,
-            _mm256_loadu_ps,
-            _mm256_storeu_ps,
-            _mm256_set1_ps,
-            _mm256_setzero_ps,
-            _mm256_add_ps,
-            _mm256_sub_ps,
-            _mm256_mul_ps,
-            _mm256_div_ps
-        )
+    /// `unsafe fn $name(functions, a, b, c, out) -> usize`: E3 with the
+    /// functions of one libmvec width, compiled for `$features` (the
+    /// intrinsics of that vector type, in `e3!`'s order).
+    macro_rules! e3_fn {
+        ($name:ident, $features:literal, $f:ty, $t:ty, $lanes:literal, $($intrinsic:ident),+) => {
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $name(f: &[$f; 4], a: &[$t], b: &[$t], c: &[$t], out: &mut [$t]) -> usize {
+                e3!(*f, $lanes, a, b, c, out, $($intrinsic),+)
+            }
+        };
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn e3_f64_avx2(
-        f: &[F64x4; 4],
-        a: &[f64],
-        b: &[f64],
-        c: &[f64],
-        out: &mut [f64],
-    ) -> usize {
-        e3!(
-            *f,
-            4,
-            a,
-            b,
-            c,
-            out,
-            _mm256_loadu_pd,
-            _mm256_storeu_pd,
-            _mm256_set1_pd,
-            _mm256_setzero_pd,
-            _mm256_add_pd,
-            _mm256_sub_pd,
-            _mm256_mul_pd,
-            _mm256_div_pd
-        )
+    #[rustfmt::skip]
+    mod variants {
+        use super::*;
+        e3_fn!(e3_f32_avx2, "avx2,fma", F32x8, f32, 8, _mm256_loadu_ps, _mm256_storeu_ps,
+            _mm256_set1_ps, _mm256_setzero_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_div_ps);
+        e3_fn!(e3_f64_avx2, "avx2,fma", F64x4, f64, 4, _mm256_loadu_pd, _mm256_storeu_pd,
+            _mm256_set1_pd, _mm256_setzero_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_div_pd);
+        e3_fn!(e3_f32_avx512, "avx512f,avx512dq", F32x16, f32, 16, _mm512_loadu_ps, _mm512_storeu_ps,
+            _mm512_set1_ps, _mm512_setzero_ps, _mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps, _mm512_div_ps);
+        e3_fn!(e3_f64_avx512, "avx512f,avx512dq", F64x8, f64, 8, _mm512_loadu_pd, _mm512_storeu_pd,
+            _mm512_set1_pd, _mm512_setzero_pd, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_div_pd);
     }
-
-    #[target_feature(enable = "avx512f,avx512dq")]
-    unsafe fn e3_f32_avx512(
-        f: &[F32x16; 4],
-        a: &[f32],
-        b: &[f32],
-        c: &[f32],
-        out: &mut [f32],
-    ) -> usize {
-        e3!(
-            *f,
-            16,
-            a,
-            b,
-            c,
-            out,
-            _mm512_loadu_ps,
-            _mm512_storeu_ps,
-            _mm512_set1_ps,
-            _mm512_setzero_ps,
-            _mm512_add_ps,
-            _mm512_sub_ps,
-            _mm512_mul_ps,
-            _mm512_div_ps
-        )
-    }
-
-    #[target_feature(enable = "avx512f,avx512dq")]
-    unsafe fn e3_f64_avx512(
-        f: &[F64x8; 4],
-        a: &[f64],
-        b: &[f64],
-        c: &[f64],
-        out: &mut [f64],
-    ) -> usize {
-        e3!(
-            *f,
-            8,
-            a,
-            b,
-            c,
-            out,
-            _mm512_loadu_pd,
-            _mm512_storeu_pd,
-            _mm512_set1_pd,
-            _mm512_setzero_pd,
-            _mm512_add_pd,
-            _mm512_sub_pd,
-            _mm512_mul_pd,
-            _mm512_div_pd
-        )
-    }
+    use variants::*;
 }
 
 #[cfg(not(target_arch = "x86_64"))]
