@@ -396,15 +396,7 @@ fn casts_within_a_lane_width_and_through_bool() {
         (DType::I64, DType::U64),
         (DType::U64, DType::I64),
     ];
-    for (from, to) in pairs {
-        check(from, &format!("cast to {to}"), None, |a, _, _| a.astype(to));
-        check(
-            from,
-            &format!("cast to {to} in a chain"),
-            None,
-            |a, b, _| (a + b).astype(to) * 2,
-        );
-    }
+    check_casts(&pairs, 2);
     for dtype in DTYPES {
         // Through bool both ways, in bodies of that width.
         check(dtype, "cast to bool and back", None, |a, _, _| {
@@ -418,6 +410,19 @@ fn casts_within_a_lane_width_and_through_bool() {
         });
     }
     assert_no_failed_compilations();
+}
+
+/// Each cast `(from, to)` alone, and in a chain `(a + b).astype(to) * factor`.
+fn check_casts(pairs: &[(DType, DType)], factor: i32) {
+    for &(from, to) in pairs {
+        check(from, &format!("cast to {to}"), None, |a, _, _| a.astype(to));
+        check(
+            from,
+            &format!("cast to {to} in a chain"),
+            None,
+            |a, b, _| (a + b).astype(to) * factor,
+        );
+    }
 }
 
 /// Builds `f(a, b)` over `a` of dtype `x` and `b` of dtype `y` on both
@@ -460,15 +465,7 @@ fn casts_across_widths_and_mixed_bodies() {
         (DType::I32, DType::F64),
         (DType::U32, DType::F64),
     ];
-    for (from, to) in casts {
-        check(from, &format!("cast to {to}"), None, |a, _, _| a.astype(to));
-        check(
-            from,
-            &format!("cast to {to} in a chain"),
-            None,
-            |a, b, _| (a + b).astype(to) * 3,
-        );
-    }
+    check_casts(&casts, 3);
     // Bodies with 32- and 64-bit values: NumPy promotion casts inside the
     // kernel, masks of one width select values of the other.
     for (x, y) in [

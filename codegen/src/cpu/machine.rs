@@ -15,6 +15,7 @@ use lazyfuse_core::{
     with_dtype, DType, Element, Error, HostBuffer, Literal, ReduceOp, Result, SliceMut,
 };
 use lazyfuse_fusion::{Body, Inst, ValueId};
+use smallvec::SmallVec;
 
 use std::sync::Arc;
 
@@ -451,22 +452,15 @@ impl Machine {
         if let Some((code, scalar)) = code {
             let dtype = |slot: usize| self.body.dtypes[slot];
             let reads = self.jit_reads(scalar);
-            let writes: Vec<(usize, DType)> = match form {
+            let writes: SmallVec<[(usize, DType); 4]> = match form {
                 Form::Map => self
                     .jit_writes()
                     .map(|(v, slot)| (slot, dtype(v)))
                     .collect(),
-                Form::Reduce { .. } | Form::Accumulate { .. } => Vec::new(),
+                Form::Reduce { .. } | Form::Accumulate { .. } => SmallVec::new(),
             };
             frame.jit_table(table, reads, writes.iter().copied())?;
-            if form == Form::Map && mode.stream && !per_tile && self.reduced.is_none() {
-                // SAFETY: `table` was checked against this frame just above,
-                // with `writes` as the slots the code writes.
-                unsafe { call_streaming(code, table, &writes, stage, len)? };
-                sink(&Done::of(&frame), 0, len)?;
-                *storage = frame.into_storage();
-                return Ok(());
-            }
+            let streaming = form == Form::Map && mode.stream && self.reduced.is_none();
             let reducer = (form != Form::Map).then_some(code);
             let done = Done {
                 frame: &frame,
@@ -482,7 +476,11 @@ impl Machine {
             let mut start = 0;
             while start < len {
                 let n = step.min(len - start);
-                if reducer.is_none() {
+                if streaming {
+                    // SAFETY: as below, with `writes` the slots the code
+                    // writes (checked by `jit_table` too).
+                    unsafe { call_streaming(code, table, &writes, stage, start, start + n)? };
+                } else if reducer.is_none() {
                     // SAFETY: `table` was checked against this frame just
                     // above, and `start + n <= len`, the frame's chunk length.
                     unsafe { code.call(table, start, n) };

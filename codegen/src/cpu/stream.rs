@@ -24,6 +24,7 @@
 use std::sync::OnceLock;
 
 use lazyfuse_core::Options;
+use smallvec::SmallVec;
 
 /// Elements per call of compiled code when it streams: small tiles keep
 /// reads and streaming writes interleaved. Measured on E1 at 10^7 f32 (the
@@ -63,32 +64,34 @@ pub fn last_level_cache() -> usize {
 /// Bytes in a sysfs cache size such as `32768K` or `1M`.
 fn parse_cache_size(text: &str) -> Option<usize> {
     let text = text.trim();
-    let (digits, scale) = match text.as_bytes().last()? {
-        b'K' => (&text[..text.len() - 1], 1 << 10),
-        b'M' => (&text[..text.len() - 1], 1 << 20),
-        b'G' => (&text[..text.len() - 1], 1 << 30),
-        _ => (text, 1),
-    };
+    let (digits, scale) = [("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
+        .into_iter()
+        .find_map(|(suffix, scale)| text.strip_suffix(suffix).map(|d| (d, scale)))
+        .unwrap_or((text, 1));
     digits.parse::<usize>().ok()?.checked_mul(scale)
 }
 
-/// Staging buffers of one worker: a tile of each output, 16-byte aligned.
+/// Staging buffers of one worker: a tile of each output, 16-byte aligned,
+/// and the copy of the pointer table that locates them for compiled code.
 #[derive(Debug, Default)]
 pub struct Stage {
     words: Vec<u128>,
+    /// The frame's pointer table with the written slots moved to staging.
+    pub table: Vec<*mut u8>,
 }
 
 impl Stage {
-    /// `count` staging areas of `bytes` bytes each (rounded up to 16),
-    /// their start pointers in `areas`.
-    pub fn areas(&mut self, count: usize, bytes: usize, areas: &mut Vec<*mut u8>) {
+    /// `count` staging areas of `bytes` bytes each (rounded up to 16): their
+    /// start pointers, valid until the next call.
+    pub fn areas(&mut self, count: usize, bytes: usize) -> SmallVec<[*mut u8; 4]> {
         let words = bytes.div_ceil(16);
         if self.words.len() < count * words {
             self.words.resize(count * words, 0);
         }
         let base = self.words.as_mut_ptr();
-        areas.clear();
-        areas.extend((0..count).map(|k| base.wrapping_add(k * words).cast::<u8>()));
+        (0..count)
+            .map(|k| base.wrapping_add(k * words).cast::<u8>())
+            .collect()
     }
 }
 
@@ -175,8 +178,7 @@ mod tests {
     #[test]
     fn staging_areas_are_aligned_and_disjoint() {
         let mut stage = Stage::default();
-        let mut areas = Vec::new();
-        stage.areas(3, 100, &mut areas);
+        let areas = stage.areas(3, 100);
         assert_eq!(areas.len(), 3);
         assert!(areas.iter().all(|p| p.align_offset(16) == 0));
         assert!(areas

@@ -131,25 +131,21 @@ impl Lowering<'_, '_> {
                 .iter()
                 .map(|&h| self.b.ins().fvpromote_low(h))
                 .collect(),
-            (DType::I32, DType::F64, &[v]) => {
-                let (lo, hi) = (self.b.ins().swiden_low(v), self.b.ins().swiden_high(v));
-                SmallVec::from_slice(&[
-                    self.b.ins().fcvt_from_sint(ty, lo),
-                    self.b.ins().fcvt_from_sint(ty, hi),
-                ])
-            }
-            (DType::I32, _, &[v]) => {
-                SmallVec::from_slice(&[self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)])
-            }
-            (DType::U32, DType::F64, &[v]) => {
-                let (lo, hi) = (self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v));
-                SmallVec::from_slice(&[
-                    self.b.ins().fcvt_from_uint(ty, lo),
-                    self.b.ins().fcvt_from_uint(ty, hi),
-                ])
-            }
-            (DType::U32, _, &[v]) => {
-                SmallVec::from_slice(&[self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v)])
+            // Widened to 64-bit integers, then converted for f64.
+            (DType::I32 | DType::U32, _, &[v]) => {
+                let signed = from == DType::I32;
+                let halves = match signed {
+                    true => [self.b.ins().swiden_low(v), self.b.ins().swiden_high(v)],
+                    false => [self.b.ins().uwiden_low(v), self.b.ins().uwiden_high(v)],
+                };
+                halves
+                    .iter()
+                    .map(|&h| match (to, signed) {
+                        (DType::F64, true) => self.b.ins().fcvt_from_sint(ty, h),
+                        (DType::F64, false) => self.b.ins().fcvt_from_uint(ty, h),
+                        _ => h,
+                    })
+                    .collect()
             }
             (DType::F64, DType::F32, &[a, b]) => {
                 let (a, b) = (self.b.ins().fvdemote(a), self.b.ins().fvdemote(b));

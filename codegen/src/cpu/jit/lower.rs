@@ -204,8 +204,12 @@ pub fn emit(
     let per_group = parts / groups;
     let mask_type = reduced.map_or(types::I32X4, |(_, _, dtype, ..)| mask_type(dtype));
     let vector_accs = reduced.map_or(0, |_| parts * if nan_masks { 2 } else { 1 });
-    let params_of = |b: &mut FunctionBuilder<'_>, block, scalar: bool| {
-        b.append_block_param(block, types::I64);
+    // A block's parameters: the element counter (but at the exit), the
+    // vector accumulators and NaN masks, and the scalar accumulator.
+    let params_of = |b: &mut FunctionBuilder<'_>, block, counter: bool, scalar: bool| {
+        if counter {
+            b.append_block_param(block, types::I64);
+        }
         if let Some((_, _, _, st, vt, ..)) = reduced {
             for _ in 0..parts {
                 b.append_block_param(block, vt);
@@ -227,23 +231,13 @@ pub fn emit(
     // The vector loop tests at its end (one branch per iteration).
     let step = ELEMENTS as i64;
     let vector_body = b.create_block();
-    params_of(&mut b, vector_body, false);
+    params_of(&mut b, vector_body, true, false);
     let scalar_head = b.create_block();
-    params_of(&mut b, scalar_head, true);
+    params_of(&mut b, scalar_head, true, true);
     let scalar_body = b.create_block();
-    params_of(&mut b, scalar_body, true);
+    params_of(&mut b, scalar_body, true, true);
     let exit = b.create_block();
-    if let Some((_, _, _, st, vt, ..)) = reduced {
-        for _ in 0..parts {
-            b.append_block_param(exit, vt);
-        }
-        if nan_masks {
-            for _ in 0..parts {
-                b.append_block_param(exit, mask_type);
-            }
-        }
-        b.append_block_param(exit, st);
-    }
+    params_of(&mut b, exit, false, true);
 
     // The reduce form works in blocks of `rows` elements (`rows` = 0: one
     // block), storing one partial per block at `out[k]`: a call may cover

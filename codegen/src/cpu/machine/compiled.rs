@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use lazyfuse_core::{DType, Element, HostBuffer, JitMode, Result};
 use lazyfuse_fusion::Inst;
 
@@ -96,68 +98,71 @@ impl<'a, 'f> Done<'a, 'f> {
     }
 }
 
-/// Runs compiled code of the map form over a chunk of `len` elements,
-/// [`stream::TILE`] at a time: each output's tile goes to a staging area
-/// of `stage` (which stays in L1), then to the output with streaming stores.
+/// Runs compiled code of the map form over elements `start..end` of a
+/// chunk, [`stream::TILE`] at a time: each output's tile goes to a staging
+/// area of `stage` (which stays in L1), then to the output with streaming
+/// stores.
 ///
 /// # Safety
-/// As for [`JitCode::call`] over the whole chunk, `table` checked by
+/// As for [`JitCode::call`] over `start..end`, `table` checked by
 /// `Frame::jit_table` with `writes`: the slots the code writes, with their
 /// dtypes.
 pub(super) unsafe fn call_streaming(
     code: &JitCode,
-    table: &mut [*mut u8],
+    table: &[*mut u8],
     writes: &[(usize, DType)],
     stage: &mut Stage,
-    len: usize,
+    start: usize,
+    end: usize,
 ) -> Result<()> {
-    let tile = stream::TILE.min(len);
+    let tile = stream::TILE.min(end - start);
     let widest = writes.iter().map(|(_, d)| d.size()).max().unwrap_or(1);
-    let mut areas = Vec::with_capacity(writes.len());
-    stage.areas(writes.len(), tile * widest, &mut areas);
-    let mut outputs = Vec::with_capacity(writes.len());
-    for &(slot, _) in writes {
-        outputs.push(
-            *table
-                .get(slot)
-                .ok_or_else(|| internal("a written slot outside the table"))?,
-        );
-    }
+    let areas = stage.areas(writes.len(), tile * widest);
+    let outputs = writes
+        .iter()
+        .map(|&(slot, _)| table.get(slot).copied())
+        .collect::<Option<SmallVec<[*mut u8; 4]>>>()
+        .ok_or_else(|| internal("a written slot outside the table"))?;
+    let staged = &mut stage.table;
+    staged.clear();
+    staged.extend_from_slice(table);
     // Tiles after the first start on a cache line of the first output, so
     // that its streaming stores fill whole lines (a line split between two
     // tiles would be written in two parts).
     let lead = match (writes.first(), outputs.first()) {
-        (Some(&(_, dtype)), Some(output)) if output.align_offset(64) % dtype.size() == 0 => {
-            output.align_offset(64) / dtype.size()
+        (Some(&(_, dtype)), Some(output)) => {
+            let offset = output.wrapping_add(start * dtype.size()).align_offset(64);
+            if offset % dtype.size() == 0 {
+                offset / dtype.size()
+            } else {
+                0
+            }
         }
         _ => 0,
     };
-    let mut start = 0;
-    while start < len {
-        let n = match start {
-            0 if lead > 0 => lead.min(tile).min(len),
-            _ => tile.min(len - start),
+    let mut at = start;
+    while at < end {
+        let n = match lead {
+            lead if at == start && lead > 0 => lead.min(tile).min(end - at),
+            _ => tile.min(end - at),
         };
-        // The code writes output `k`'s elements `start..start + n` at
-        // `table[slot] + (start..start + n) * size`: here, the staging area.
+        // The code writes output `k`'s elements `at..at + n` at
+        // `table[slot] + (at..at + n) * size`: here, the staging area.
         for (&(slot, dtype), &area) in writes.iter().zip(&areas) {
-            table[slot] = area.wrapping_sub(start * dtype.size());
+            staged[slot] = area.wrapping_sub(at * dtype.size());
         }
         // SAFETY: the caller's contract for every slot but the written ones,
         // which now locate this tile in staging areas of `tile * widest`
         // bytes each (`n <= tile`), distinct from everything the code reads.
-        unsafe { code.call(table, start, n) };
+        unsafe { code.call(staged, at, n) };
         for ((&(_, dtype), &area), &output) in writes.iter().zip(&areas).zip(&outputs) {
             let size = dtype.size();
             // SAFETY: the area holds the tile's `n * size` bytes, just
             // written; the output window holds the chunk (the caller's
             // contract), of which this tile is a part; they do not overlap.
-            unsafe { stream::copy_streaming(area, output.wrapping_add(start * size), n * size) };
+            unsafe { stream::copy_streaming(area, output.wrapping_add(at * size), n * size) };
         }
-        start += n;
-    }
-    for (&(slot, _), &output) in writes.iter().zip(&outputs) {
-        table[slot] = output;
+        at += n;
     }
     stream::fence();
     Ok(())
