@@ -91,7 +91,7 @@ pub fn measure(
 pub type Timed<'a, 'f> = (Option<&'a Context>, &'f mut dyn FnMut() -> Result<()>);
 
 /// How long each function runs in a row before the next takes its turn.
-const BURST: Duration = Duration::from_millis(5);
+pub const BURST: Duration = Duration::from_millis(5);
 
 /// [`measure`] for several functions together: each warms up, then they
 /// take turns within `budget` for each — a burst of repeats of about

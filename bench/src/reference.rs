@@ -16,9 +16,9 @@ use crate::types::{BenchElem, Float};
 /// Elements per parallel task.
 const CHUNK: usize = 1 << 15;
 /// Independent accumulators per task, so that reductions vectorise.
-const LANES: usize = 16;
+pub const LANES: usize = 16;
 /// Elements converted at a time when `T` is not computed in itself.
-const BLOCK: usize = 512;
+pub const BLOCK: usize = 512;
 
 /// `out[i] = f(a[i], b[i], c[i])`.
 pub fn elementwise3<T: BenchElem>(

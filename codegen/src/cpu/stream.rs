@@ -44,7 +44,7 @@ pub fn wanted(bytes: usize, options: &Options) -> bool {
 }
 
 /// The size of the largest cache of CPU 0 in bytes, read once from Linux's
-/// sysfs ([`DEFAULT_LAST_LEVEL_CACHE`] elsewhere). On CPUs whose L3 comes
+/// sysfs (32 MiB where it cannot be read). On CPUs whose L3 comes
 /// in slices (AMD's CCDs) that is one slice: the cache a thread's data can
 /// stay in.
 pub fn last_level_cache() -> usize {
