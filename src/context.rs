@@ -5,9 +5,9 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use lazyfuse_codegen::cuda::CudaEngine;
-use lazyfuse_codegen::{CpuEngine, SimEngine};
-use lazyfuse_core::{Engine, Error, JitMode, Options, ReferenceEngine, Result, Session};
+use lazyfuse_codegen::cuda::{CudaEngine, CudaRuntime};
+use lazyfuse_codegen::{CpuEngine, CpuRuntime, CpuSettings, JitMode, SimEngine};
+use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
 
 /// Environment variable that overrides the backend [`Context::new`] picks.
 pub const BACKEND_VAR: &str = "LAZYFUSE_BACKEND";
@@ -62,7 +62,7 @@ impl Context {
 
     /// The CPU backend.
     pub fn cpu() -> Context {
-        Context::with_engine(cpu_engine(), Options::default())
+        Context::with_engine(cpu_engine(CpuSettings::default()), Options::default())
     }
 
     /// The simulated device: its own device memory, copies counted in
@@ -104,16 +104,16 @@ impl Context {
     }
 }
 
-fn cpu_engine() -> Arc<dyn Engine> {
-    Arc::new(CpuEngine::new())
+fn cpu_engine(settings: CpuSettings) -> Arc<dyn Engine> {
+    Arc::new(CpuEngine::new(CpuRuntime::new(settings)))
 }
 
 fn sim_engine() -> Arc<dyn Engine> {
-    Arc::new(SimEngine::new())
+    Arc::new(SimEngine::default())
 }
 
 fn cuda_engine(device: usize) -> Result<Arc<dyn Engine>> {
-    Ok(Arc::new(CudaEngine::new(device)?))
+    Ok(Arc::new(CudaEngine::new(CudaRuntime::new(device)?)))
 }
 
 /// Builds a [`Context`]: `Context::builder().backend("cpu").fusion(false).threads(2).build()?`.
@@ -122,6 +122,7 @@ pub struct ContextBuilder {
     backend: String,
     device: usize,
     options: Options,
+    cpu: CpuSettings,
 }
 
 impl Default for ContextBuilder {
@@ -130,6 +131,7 @@ impl Default for ContextBuilder {
             backend: "auto".into(),
             device: 0,
             options: Options::default(),
+            cpu: CpuSettings::default(),
         }
     }
 }
@@ -165,7 +167,7 @@ impl ContextBuilder {
     /// [`JitMode::Auto`], or what `LAZYFUSE_JIT` names: `auto`, `always`,
     /// `never`). Results are the same either way.
     pub fn jit(mut self, mode: JitMode) -> Self {
-        self.options.jit = mode;
+        self.cpu.jit = mode;
         self
     }
 
@@ -177,15 +179,15 @@ impl ContextBuilder {
     /// last-level cache; `0` streams every compiled launch, `usize::MAX`
     /// none. Results are the same either way.
     pub fn streaming_threshold(mut self, bytes: usize) -> Self {
-        self.options.streaming_threshold = Some(bytes);
+        self.cpu.streaming_threshold = Some(bytes);
         self
     }
 
     /// The context, or why the backend cannot be used.
     pub fn build(self) -> Result<Context> {
         let engine = match self.backend.as_str() {
-            "auto" | "" => cuda_engine(self.device).or_else(|_| Ok(cpu_engine()))?,
-            "cpu" => cpu_engine(),
+            "auto" | "" => cuda_engine(self.device).unwrap_or_else(|_| cpu_engine(self.cpu)),
+            "cpu" => cpu_engine(self.cpu),
             "sim" => sim_engine(),
             "reference" => Arc::new(ReferenceEngine::new()),
             "cuda" => cuda_engine(self.device)?,

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 
 use lazyfuse_codegen::device::{bind, cuda, lower};
-use lazyfuse_codegen::executor::fusion_options;
-use lazyfuse_codegen::fusion::compile;
+use lazyfuse_codegen::fusion::{compile, FusionOptions};
 use lazyfuse_core::{Array, ExprGraph, Options, Result};
 
 /// The CUDA C of the fused kernels that computing `arrays` launches: the
@@ -26,7 +25,7 @@ pub fn cuda_source(arrays: &[&Array]) -> Result<String> {
     let options = arrays
         .first()
         .map_or_else(Options::default, |a| a.session().options().clone());
-    let program = compile(&ExprGraph::from_roots(&roots), &fusion_options(&options))?;
+    let program = compile(&ExprGraph::from_roots(&roots), &FusionOptions::of(&options))?;
     let mut text = cuda::prelude();
     for launch in &program.launches {
         let lowered = lower::lower(&launch.kernel, bind::index_type(launch))?;

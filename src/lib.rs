@@ -30,9 +30,10 @@ mod inspect;
 
 pub use context::{Context, ContextBuilder};
 pub use inspect::cuda_source;
+pub use lazyfuse_codegen::JitMode;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,
-    HostBuffer, JitMode, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
+    HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
 };
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use lazyfuse::codegen::cuda::disk_cache::DiskCache;
-use lazyfuse::codegen::cuda::CudaEngine;
+use lazyfuse::codegen::cuda::{CudaEngine, CudaRuntime};
 use lazyfuse::codegen::device::nvrtc;
 use lazyfuse::core::Options;
 use lazyfuse::{Context, DType, Error};
@@ -119,7 +119,7 @@ fn gpu_disk_cache_round_trip() {
     }
     let dir = std::env::temp_dir().join(format!("lazyfuse-gpu-cache-{}", std::process::id()));
     let run = || {
-        let engine = CudaEngine::with_disk_cache(0, DiskCache::at(&dir)).unwrap();
+        let engine = CudaEngine::new(CudaRuntime::with_disk_cache(0, DiskCache::at(&dir)).unwrap());
         let cx = Context::with_engine(Arc::new(engine), Options::default());
         let x = cx.from_slice(&[1.0f64, 2.0, 3.0]);
         assert_eq!((&x * &x).sum().item::<f64>().unwrap(), 14.0);

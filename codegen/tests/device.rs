@@ -129,7 +129,7 @@ fn programs(arrays: &[(String, Array)]) -> BTreeMap<String, DeviceProgram> {
 
 fn sessions() -> (Session, Session) {
     let reference = Session::new(Arc::new(ReferenceEngine::new()), Options::default());
-    let sim = Session::new(Arc::new(SimEngine::new()), Options::default());
+    let sim = Session::new(Arc::new(SimEngine::default()), Options::default());
     (reference, sim)
 }
 

@@ -82,33 +82,8 @@ impl StatsCounter {
     }
 }
 
-/// When the CPU backend compiles kernels to machine code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum JitMode {
-    /// Once a kernel has processed enough elements to repay compiling it
-    /// (small, one-off kernels stay on the interpreter).
-    Auto,
-    /// At the first launch of every kernel it can compile.
-    Always,
-    /// Never: every kernel runs on the register-machine interpreter.
-    Never,
-}
-
-impl JitMode {
-    /// The mode named by `LAZYFUSE_JIT` (`auto`, `always` or `never`;
-    /// `Auto` when unset or unknown), read once.
-    pub fn from_env() -> JitMode {
-        static MODE: std::sync::OnceLock<JitMode> = std::sync::OnceLock::new();
-        *MODE.get_or_init(|| match std::env::var("LAZYFUSE_JIT").as_deref() {
-            Ok("always") => JitMode::Always,
-            Ok("never") => JitMode::Never,
-            _ => JitMode::Auto,
-        })
-    }
-}
-
-/// Settings of a context that engines honour (more may come: start from
-/// `Options::default()`).
+/// Settings of a context that every engine honours (more may come: start
+/// from `Options::default()`). A backend's own settings live with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
@@ -116,24 +91,14 @@ pub struct Options {
     pub fusion: bool,
     /// Worker threads for CPU execution (0: all cores).
     pub threads: usize,
-    /// When the CPU backend compiles kernels to machine code.
-    pub jit: JitMode,
-    /// The CPU backend writes the outputs of a compiled element-wise launch
-    /// with streaming (non-temporal) stores, which bypass the caches, when
-    /// the launch reads and writes more than this many bytes in all
-    /// (`None`: the size of the last-level cache).
-    pub streaming_threshold: Option<usize>,
 }
 
 impl Default for Options {
-    /// Fusion on, all cores, the JIT mode of `LAZYFUSE_JIT` (default
-    /// `Auto`), streaming stores above the last-level cache's size.
+    /// Fusion on, all cores.
     fn default() -> Self {
         Options {
             fusion: true,
             threads: 0,
-            jit: JitMode::from_env(),
-            streaming_threshold: None,
         }
     }
 }

@@ -46,7 +46,7 @@ mod ufunc;
 pub use array::{Array, Operand};
 pub use dtype::{can_cast_safely, promote, DType, Kind};
 pub use element::{Element, HostBuffer, Literal, Scalar, SliceMut, Wide};
-pub use engine::{Counter, Engine, EvalEnv, JitMode, Options, Stats, StatsCounter};
+pub use engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 pub use error::{Error, Result};
 pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};

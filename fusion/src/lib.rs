@@ -12,9 +12,12 @@
 //!    kernel;
 //! 4. ordering: launches sorted so each reads only earlier results.
 //!
-//! [`plan`](plan::plan) then decides residency for device backends.
+//! [`plan`](plan::plan) then decides residency for device backends, and
+//! the [`Driver`] runs every demand: cached program, plan, steps on a
+//! backend's [`Runtime`].
 
 pub mod cache;
+pub mod driver;
 pub mod explain;
 pub mod ir;
 pub mod partition;
@@ -26,6 +29,7 @@ mod emit;
 mod group;
 
 pub use cache::ProgramCache;
+pub use driver::{Driver, Runtime};
 pub use emit::builtin_identity;
 pub use ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,

@@ -18,7 +18,7 @@
 //!
 //! With fusion disabled every operation is its own kernel.
 
-use lazyfuse_core::{Op, Result};
+use lazyfuse_core::{Op, Options, Result};
 use smallvec::SmallVec;
 
 use crate::simplify::Graph;
@@ -44,6 +44,16 @@ impl Default for FusionOptions {
             max_inputs: 24,
             max_body: 16384,
             recompute_limit: 24,
+        }
+    }
+}
+
+impl FusionOptions {
+    /// The fusion settings of a context's options (the limits at their defaults).
+    pub fn of(options: &Options) -> FusionOptions {
+        FusionOptions {
+            enabled: options.fusion,
+            ..FusionOptions::default()
         }
     }
 }

@@ -4,11 +4,13 @@
 pub mod frame;
 pub mod interp;
 pub mod jit;
+pub mod kernels;
 pub mod loops;
 pub mod machine;
 pub mod pairwise;
 pub mod reduce;
 pub mod run;
+pub mod settings;
 pub mod steps;
 pub mod stream;
 pub mod vmath;
@@ -16,165 +18,134 @@ pub mod widen;
 
 use std::sync::Arc;
 
-use lazyfuse_core::{
-    Engine, Error, EvalEnv, ExprGraph, HostBuffer, JitMode, Op, Options, Residency, Result,
-    SliceMut,
-};
-use lazyfuse_fusion::{explain, plan, BufferId, BufferKind, Launch, Program, ProgramCache};
+use lazyfuse_core::{DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut};
+use lazyfuse_fusion::{Driver, Launch, Runtime};
 
-use crate::executor::{fusion_options, launch, launch_into, KernelCache};
+use kernels::KernelCache;
+pub use settings::{CpuSettings, JitMode};
 
-/// The CPU engine.
+/// The CPU engine: the driver over the CPU runtime.
+pub type CpuEngine = Driver<CpuRuntime>;
+
+/// The CPU runtime: computes in host memory, so every planner step is
+/// zero-copy (leaves are read in place, outputs are host buffers).
 #[derive(Debug, Default)]
-pub struct CpuEngine {
+pub struct CpuRuntime {
     cache: KernelCache,
-    programs: ProgramCache,
+    settings: CpuSettings,
 }
 
-impl CpuEngine {
-    /// A CPU engine with an empty kernel cache.
-    pub fn new() -> CpuEngine {
-        CpuEngine::default()
-    }
-}
-
-/// Host buffers of a program's leaves in the demand's `graph` (`None` for temporaries).
-pub(crate) fn leaf_buffers(
-    program: &Program,
-    graph: &ExprGraph,
-) -> Result<Vec<Option<Arc<HostBuffer>>>> {
-    program
-        .buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| match b.kind {
-            BufferKind::Leaf { .. } => program
-                .leaf(BufferId(i as u32), graph)
-                .and_then(|n| n.data.as_ref())
-                .and_then(|d| d.host.clone())
-                .map(Some)
-                .ok_or_else(|| Error::internal("cpu backend", "a leaf has no host data")),
-            BufferKind::Temp => Ok(None),
-        })
-        .collect()
-}
-
-/// The buffers of one launch's inputs.
-fn resolve<'a>(
-    launch: &Launch,
-    buffers: &'a [Option<Arc<HostBuffer>>],
-) -> Vec<Option<&'a HostBuffer>> {
-    launch
-        .inputs
-        .iter()
-        .map(|i| i.buffer.and_then(|b| buffers[b.index()].as_deref()))
-        .collect()
-}
-
-impl CpuEngine {
-    /// Runs the first `count` launches of `program`; returns every buffer.
-    fn run(
-        &self,
-        program: &Program,
-        graph: &ExprGraph,
-        count: usize,
-        env: EvalEnv<'_>,
-    ) -> Result<Vec<Option<Arc<HostBuffer>>>> {
-        let mut buffers = leaf_buffers(program, graph)?;
-        for l in &program.launches[..count] {
-            let outputs = launch(&self.cache, l, &resolve(l, &buffers), env)?;
-            for (id, value) in l.outputs.iter().zip(outputs) {
-                buffers[id.index()] = Some(Arc::new(value));
-            }
+impl CpuRuntime {
+    /// A CPU runtime with `settings` and an empty kernel cache.
+    pub fn new(settings: CpuSettings) -> CpuRuntime {
+        CpuRuntime {
+            cache: KernelCache::default(),
+            settings,
         }
-        Ok(buffers)
+    }
+
+    /// Its settings.
+    pub fn settings(&self) -> &CpuSettings {
+        &self.settings
     }
 }
 
-impl Engine for CpuEngine {
+fn host_inputs<'a>(inputs: &[Option<&'a Arc<HostBuffer>>]) -> Vec<Option<&'a HostBuffer>> {
+    inputs.iter().map(|i| i.map(|b| &**b)).collect()
+}
+
+impl Runtime for CpuRuntime {
+    type Buffer = Arc<HostBuffer>;
+    const DEVICE: bool = false;
+
     fn name(&self) -> &'static str {
         "cpu"
     }
 
-    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        let program = self.programs.get(graph, &fusion_options(env.options))?;
-        let buffers = self.run(&program, graph, program.launches.len(), env)?;
-        program
-            .outputs
-            .iter()
-            .map(|o| {
-                buffers[o.buffer.index()]
-                    .clone()
-                    .map(Residency::host)
-                    .ok_or_else(|| Error::internal("cpu backend", "an output was not computed"))
-            })
-            .collect()
+    fn executor(&self) -> String {
+        "cpu (fused kernels, chunked)".into()
     }
 
-    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
-        lazyfuse_fusion::compile(graph, &fusion_options(options))
-            .ok()
-            .map(|program| explain::program_dot(&program))
+    fn resident(&self, value: &Residency) -> Option<Arc<HostBuffer>> {
+        value.host.clone()
     }
 
-    fn evaluate_into<'a>(
+    fn residency(&self, buffer: Arc<HostBuffer>) -> Residency {
+        Residency::host(buffer)
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<HostBuffer>> {
+        Ok(Arc::clone(host))
+    }
+
+    fn download(&self, buffer: &Arc<HostBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
+        Ok(Arc::clone(buffer))
+    }
+
+    fn launch(
         &self,
-        graph: &ExprGraph,
+        launch: &Launch,
+        inputs: &[Option<&Arc<HostBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<HostBuffer>>> {
+        let outputs = kernels::launch(
+            &self.cache,
+            &self.settings,
+            launch,
+            &host_inputs(inputs),
+            env,
+        )?;
+        Ok(outputs.into_iter().map(Arc::new).collect())
+    }
+
+    fn launch_into<'a>(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Arc<HostBuffer>>],
+        index: usize,
         out: SliceMut<'a>,
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
-        let program = self.programs.get(graph, &fusion_options(env.options))?;
-        // Only when the result is written by the last kernel (not a leaf,
-        // not a reduction): then that kernel writes into `out` directly.
-        let (Some(output), Some(last)) = (program.outputs.first(), program.launches.last()) else {
-            return Ok(Some(out));
-        };
-        let index = last.outputs.iter().position(|b| *b == output.buffer);
-        let (Some(index), None) = (index, &last.kernel.reduction) else {
-            return Ok(Some(out));
-        };
-        if program.outputs.len() != 1 || program.buffers[output.buffer.index()].len != out.len() {
-            return Ok(Some(out));
-        }
-        let buffers = self.run(&program, graph, program.launches.len() - 1, env)?;
-        let inputs = resolve(last, &buffers);
-        launch_into(&self.cache, last, &inputs, index, out, env)?;
+        kernels::launch_into(
+            &self.cache,
+            &self.settings,
+            launch,
+            &host_inputs(inputs),
+            index,
+            out,
+            env,
+        )?;
         Ok(None)
     }
 
-    fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
-        match lazyfuse_fusion::compile(graph, &fusion_options(options)) {
-            Ok(program) => {
-                let plan = plan::plan(&program, false, |_| false);
-                let mut text = format!(
-                    "executor: cpu (fused kernels, chunked)\n{}",
-                    explain::program_listing(&program, &plan)
-                );
-                for (k, launch) in program.launches.iter().enumerate() {
-                    let how = match (jit::accepts(&launch.kernel), options.jit) {
-                        (Err(why), _) => format!("the register machine ({why})"),
-                        (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
-                        (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
-                        (Ok(()), JitMode::Auto) => format!(
-                            "compiled code (JIT) once it has run {} elements, the register machine before",
-                            jit::JIT_AFTER
-                        ),
-                    };
-                    text.push_str(&format!("k{k} runs on {how}\n"));
-                }
-                for index in graph.topological_order() {
-                    if let Op::Kernel { launch, output: 0 } = &graph.node(index).op {
-                        text.push_str(&format!(
-                            "user kernel '{}' (%{}): run by {} before the fused kernels (the cpu backend has no device)\n",
-                            launch.kernel.name(),
-                            index.index(),
-                            launch.kernel.host_executor()
-                        ));
-                    }
-                }
-                text
-            }
-            Err(e) => format!("fusion failed: {e}\n"),
-        }
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Arc<HostBuffer>, DType)],
+        _env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<HostBuffer>>> {
+        let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
+        let outputs = launch.kernel.run_host(launch, &hosts)?;
+        Ok(outputs.into_iter().map(Arc::new).collect())
+    }
+
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String {
+        let how = match (jit::accepts(&launch.kernel), self.settings.jit) {
+            (Err(why), _) => format!("the register machine ({why})"),
+            (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
+            (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
+            (Ok(()), JitMode::Auto) => format!(
+                "compiled code (JIT) once it has run {} elements, the register machine before",
+                jit::JIT_AFTER
+            ),
+        };
+        format!("k{index} runs on {how}\n")
+    }
+
+    fn user_kernel_executor(&self, launch: &KernelLaunch) -> String {
+        format!(
+            "{} (the cpu backend has no device)",
+            launch.kernel.host_executor()
+        )
     }
 }

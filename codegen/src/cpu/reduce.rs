@@ -13,7 +13,9 @@ use lazyfuse_core::semantics::Arithmetic;
 use std::marker::PhantomData;
 
 use lazyfuse_core::half::{bf16, f16};
-use lazyfuse_core::{DType, Element, Error, HostBuffer, JitMode, Literal, ReduceOp, Result, Wide};
+use lazyfuse_core::{DType, Element, Error, HostBuffer, Literal, ReduceOp, Result, Wide};
+
+use super::settings::JitMode;
 use lazyfuse_fusion::{CombineIr, Launch, ValueId};
 
 use super::frame::Frame;

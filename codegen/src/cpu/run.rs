@@ -6,13 +6,14 @@
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
-use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Options, Result, SliceMut};
+use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Result, SliceMut};
 use lazyfuse_fusion::{Inst, Launch};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::interp::{self, Space};
 use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK, JIT_CHUNK};
+use super::settings::CpuSettings;
 use super::stream;
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
@@ -358,7 +359,7 @@ pub fn elementwise(
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
-    options: &Options,
+    settings: &CpuSettings,
     external: Option<(usize, SliceMut<'_>)>,
 ) -> Result<Vec<Option<HostBuffer>>> {
     let kernel = &launch.kernel;
@@ -379,7 +380,7 @@ pub fn elementwise(
         return Ok(outputs);
     }
     let space = Space::natural(launch);
-    let jit = machine.jit_wanted(n, options.jit);
+    let jit = machine.jit_wanted(n, settings.jit);
     let read: usize = inputs
         .iter()
         .flatten()
@@ -389,7 +390,7 @@ pub fn elementwise(
         .map(|i| kernel.output_dtype(i).size())
         .sum::<usize>()
         .saturating_mul(n);
-    let stream = jit && stream::wanted(read.saturating_add(written), options);
+    let stream = jit && stream::wanted(read.saturating_add(written), settings);
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()

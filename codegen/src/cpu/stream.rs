@@ -9,7 +9,7 @@
 //! the time. They also bypass the caches, which is a loss when the output
 //! would have stayed there for its next reader, so a launch streams only
 //! when what it reads and writes together exceeds the last-level cache
-//! (or [`Options::streaming_threshold`]).
+//! (or [`CpuSettings::streaming_threshold`]).
 //!
 //! Compiled code does not emit streaming stores itself (Cranelift has no
 //! such instruction): it writes each tile of an output into a small staging
@@ -19,11 +19,10 @@
 //! alternating, in a scratch driver not kept); when the machine's
 //! memory was faster at the time, 0.93-0.98×.
 //!
-//! [`Options::streaming_threshold`]: lazyfuse_core::Options::streaming_threshold
 
 use std::sync::OnceLock;
 
-use lazyfuse_core::Options;
+use super::settings::CpuSettings;
 use smallvec::SmallVec;
 
 /// Elements per call of compiled code when it streams: small tiles keep
@@ -37,9 +36,11 @@ pub const TILE: usize = 256;
 const DEFAULT_LAST_LEVEL_CACHE: usize = 32 << 20;
 
 /// Whether a launch that reads and writes `bytes` in all streams its
-/// outputs under `options`.
-pub fn wanted(bytes: usize, options: &Options) -> bool {
-    let threshold = options.streaming_threshold.unwrap_or_else(last_level_cache);
+/// outputs under `settings`.
+pub fn wanted(bytes: usize, settings: &CpuSettings) -> bool {
+    let threshold = settings
+        .streaming_threshold
+        .unwrap_or_else(last_level_cache);
     cfg!(target_arch = "x86_64") && bytes > threshold
 }
 

@@ -22,15 +22,14 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
-    Literal, Options, Residency, Result,
+    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, Residency,
+    Result,
 };
-use lazyfuse_fusion::{Launch, ProgramCache};
+use lazyfuse_fusion::{Driver, FusedKernel, Launch, Runtime};
 
 use super::disk_cache::{CacheKey, DiskCache, ImageKind};
 use super::driver::{self, device_error, guarded};
 use super::pool::{CachingPool, DeviceAllocator, PoolStats};
-use crate::device::exec::{self, DeviceRuntime};
 use crate::device::ir::{ArgSource, DeviceProgram, ParamKind};
 use crate::device::nvrtc::{self, Target};
 use crate::device::{bind, cuda, lower};
@@ -101,6 +100,8 @@ impl DeviceBuffer for CudaBuffer {
 
 /// A lowered program loaded on the device.
 struct LoadedProgram {
+    /// The kernel it was lowered from: confirms a hit on its hash.
+    kernel: Arc<FusedKernel>,
     program: DeviceProgram,
     functions: Vec<CudaFunction>,
     _module: Arc<CudaModule>,
@@ -119,8 +120,11 @@ const STAGED_UPLOAD: usize = 1 << 20;
 /// Pinned staging memory kept for reuse.
 const STAGING_KEPT: usize = 256 << 20;
 
-/// The CUDA engine of one device.
-pub struct CudaEngine {
+/// The CUDA engine: the driver over the runtime of one device.
+pub type CudaEngine = Driver<CudaRuntime>;
+
+/// The CUDA runtime of one device.
+pub struct CudaRuntime {
     ordinal: usize,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -128,25 +132,25 @@ pub struct CudaEngine {
     nvrtc_version: (i32, i32),
     /// What NVRTC compiles for this device.
     target: Target,
-    programs: ProgramCache,
     loaded: Mutex<HashMap<(u64, DType), Arc<LoadedProgram>>>,
-    /// Modules of user kernels by a hash of their CUDA source.
-    user_modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
+    /// Modules of user kernels by a hash of their CUDA source (with the
+    /// source, which confirms a hit).
+    user_modules: Mutex<HashMap<u64, (String, Arc<CudaModule>)>>,
     pool: Arc<CachingPool<CudaAllocator>>,
     staging: Mutex<Staging>,
     disk: DiskCache,
 }
 
-impl Drop for CudaEngine {
+impl Drop for CudaRuntime {
     fn drop(&mut self) {
         // Nothing queued may outlive the buffers and modules it uses.
         let _ = self.stream.synchronize();
     }
 }
 
-impl fmt::Debug for CudaEngine {
+impl fmt::Debug for CudaRuntime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CudaEngine")
+        f.debug_struct("CudaRuntime")
             .field("device", &self.ordinal)
             .field("compute_capability", &self.arch)
             .field("nvrtc", &self.nvrtc_version)
@@ -172,16 +176,16 @@ fn cuda_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&CudaBuffer> {
         .ok_or_else(|| Error::internal("cuda backend", "a device buffer of another backend"))
 }
 
-impl CudaEngine {
+impl CudaRuntime {
     /// The engine of device `ordinal`, or why there is none (no driver, no
     /// such device, no NVRTC): never a panic.
-    pub fn new(ordinal: usize) -> Result<CudaEngine> {
-        CudaEngine::with_disk_cache(ordinal, DiskCache::from_env())
+    pub fn new(ordinal: usize) -> Result<CudaRuntime> {
+        CudaRuntime::with_disk_cache(ordinal, DiskCache::from_env())
     }
 
-    /// [`CudaEngine::new`] with compiled kernels cached in `disk` rather
+    /// [`CudaRuntime::new`] with compiled kernels cached in `disk` rather
     /// than where the environment says.
-    pub fn with_disk_cache(ordinal: usize, disk: DiskCache) -> Result<CudaEngine> {
+    pub fn with_disk_cache(ordinal: usize, disk: DiskCache) -> Result<CudaRuntime> {
         driver::probe(ordinal)?;
         guarded("creating the CUDA context", || {
             let ctx = CudaContext::new(ordinal)
@@ -209,14 +213,13 @@ impl CudaEngine {
             let pool = Arc::new(CachingPool::new(CudaAllocator {
                 stream: Arc::clone(&stream),
             }));
-            Ok(CudaEngine {
+            Ok(CudaRuntime {
                 ordinal,
                 ctx,
                 stream,
                 arch,
                 nvrtc_version: nvrtc::version()?,
                 target,
-                programs: ProgramCache::default(),
                 loaded: Mutex::new(HashMap::new()),
                 user_modules: Mutex::new(HashMap::new()),
                 pool,
@@ -302,8 +305,10 @@ impl CudaEngine {
         let index = bind::index_type(launch);
         let key = (launch.kernel.structural_hash(), index);
         if let Some(found) = lock(&self.loaded).get(&key) {
-            env.stats.add(Counter::KernelCacheHits, 1);
-            return Ok(Arc::clone(found));
+            if *found.kernel == *launch.kernel {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                return Ok(Arc::clone(found));
+            }
         }
         let program = lower::lower(&launch.kernel, index)?;
         let source = cuda::print(&program);
@@ -318,6 +323,7 @@ impl CudaEngine {
             })
             .collect::<Result<Vec<_>>>()?;
         let loaded = Arc::new(LoadedProgram {
+            kernel: Arc::clone(&launch.kernel),
             program,
             functions,
             _module: module,
@@ -463,12 +469,38 @@ impl CudaEngine {
     }
 }
 
-impl DeviceRuntime for CudaEngine {
-    fn backend(&self) -> &'static str {
-        "cuda backend"
+fn on_device(buffer: CudaBuffer) -> Arc<dyn DeviceBuffer> {
+    Arc::new(buffer)
+}
+
+impl Runtime for CudaRuntime {
+    type Buffer = Arc<dyn DeviceBuffer>;
+    const DEVICE: bool = true;
+
+    fn name(&self) -> &'static str {
+        "cuda"
     }
 
-    fn upload(&self, host: &HostBuffer, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn executor(&self) -> String {
+        let (major, minor) = self.arch;
+        format!(
+            "cuda (device {}, compute capability {major}.{minor}, NVRTC {}.{})",
+            self.ordinal, self.nvrtc_version.0, self.nvrtc_version.1
+        )
+    }
+
+    fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
+        value.device.clone()
+    }
+
+    fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
+        Residency {
+            host: None,
+            device: Some(buffer),
+        }
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
         let bytes = host.as_bytes();
         let mut buffer = self.allocate(bytes.len())?;
         if !bytes.is_empty() {
@@ -484,12 +516,10 @@ impl DeviceRuntime for CudaEngine {
                     .map_err(|e| device_error("cuMemcpyHtoD", e))?;
             }
         }
-        env.stats.add(Counter::H2dCopies, 1);
-        env.stats.add(Counter::H2dBytes, bytes.len() as u64);
-        Ok(Arc::new(buffer))
+        Ok(on_device(buffer))
     }
 
-    fn download(&self, device: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<HostBuffer> {
+    fn download(&self, device: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<Arc<HostBuffer>> {
         let buffer = cuda_buffer(device)?;
         let mut bytes = vec![0u8; buffer.bytes];
         if !bytes.is_empty() {
@@ -499,7 +529,7 @@ impl DeviceRuntime for CudaEngine {
                 .map_err(|e| device_error("cuMemcpyDtoH", e))?;
         }
         self.synchronize()?;
-        HostBuffer::from_bytes(dtype, &bytes)
+        HostBuffer::from_bytes(dtype, &bytes).map(Arc::new)
     }
 
     fn launch(
@@ -514,47 +544,24 @@ impl DeviceRuntime for CudaEngine {
             .collect::<Result<Vec<_>>>()?;
         let loaded = self.program(launch, env)?;
         let outputs = self.run(&loaded, launch, &inputs)?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        Ok(outputs
-            .into_iter()
-            .map(|b| Arc::new(b) as Arc<dyn DeviceBuffer>)
-            .collect())
-    }
-}
-
-impl Engine for CudaEngine {
-    fn name(&self) -> &'static str {
-        "cuda"
-    }
-
-    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        exec::evaluate(self, &self.programs, graph, env)
-    }
-
-    fn to_host(
-        &self,
-        value: &Residency,
-        dtype: DType,
-        env: EvalEnv<'_>,
-    ) -> Result<Arc<HostBuffer>> {
-        exec::on_host(self, value, dtype, env)
-    }
-
-    fn to_device(
-        &self,
-        value: &Residency,
-        env: EvalEnv<'_>,
-    ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
-        exec::on_device(self, value, env).map(Some)
+        Ok(outputs.into_iter().map(on_device).collect())
     }
 
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Residency, DType)],
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
         env: EvalEnv<'_>,
-    ) -> Result<Vec<Residency>> {
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         self.run_user_kernel(launch, arrays, env)
+    }
+
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String {
+        crate::sim::explain_device_launch(index, launch)
+    }
+
+    fn user_kernel_executor(&self, _launch: &KernelLaunch) -> String {
+        "the GPU (compiled by NVRTC)".into()
     }
 
     fn release_memory(&self) -> usize {
@@ -563,21 +570,5 @@ impl Engine for CudaEngine {
         // Dropping a staging buffer waits for the copy that read it.
         drop(staged);
         self.pool.trim() + bytes
-    }
-
-    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
-        exec::dot(graph, options)
-    }
-
-    fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
-        let (major, minor) = self.arch;
-        exec::describe(
-            &format!(
-                "cuda (device {}, compute capability {major}.{minor}, NVRTC {}.{})",
-                self.ordinal, self.nvrtc_version.0, self.nvrtc_version.1
-            ),
-            graph,
-            options,
-        )
     }
 }

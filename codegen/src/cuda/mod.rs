@@ -7,4 +7,4 @@ pub mod driver;
 mod engine;
 pub mod pool;
 
-pub use engine::{CudaAllocator, CudaBuffer, CudaEngine};
+pub use engine::{CudaAllocator, CudaBuffer, CudaEngine, CudaRuntime};

@@ -5,7 +5,6 @@
 pub mod bind;
 mod builder;
 pub mod cuda;
-pub mod exec;
 pub mod ir;
 pub mod lower;
 pub mod nvrtc;
@@ -16,17 +15,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use lazyfuse_core::{Counter, DType, Error, EvalEnv, HostBuffer, Result};
-use lazyfuse_fusion::Launch;
+use lazyfuse_fusion::{FusedKernel, Launch};
 
 pub use ir::{DeviceKernel, DeviceProgram};
 
 use ir::{ArgSource, ParamKind};
 use simt::Binding;
 
-/// Lowered programs, one per (structural kernel hash, index type).
+/// Lowered programs by kernel and index type. A hit on the structural hash
+/// is confirmed by comparing the kernels (the cache rule of every compile
+/// cache: equal hashes are not proof).
 #[derive(Debug, Default)]
 pub struct LoweringCache {
-    programs: Mutex<HashMap<(u64, DType), Arc<DeviceProgram>>>,
+    programs: Mutex<HashMap<(u64, DType), (Arc<FusedKernel>, Arc<DeviceProgram>)>>,
 }
 
 impl LoweringCache {
@@ -36,15 +37,24 @@ impl LoweringCache {
         let index = bind::index_type(launch);
         let key = (launch.kernel.structural_hash(), index);
         let mut map = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = map.get(&key) {
-            env.stats.add(Counter::KernelCacheHits, 1);
-            return Ok(Arc::clone(found));
+        if let Some((kernel, program)) = map.get(&key) {
+            if **kernel == *launch.kernel {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                return Ok(Arc::clone(program));
+            }
         }
         let program = Arc::new(lower::lower(&launch.kernel, index)?);
         env.stats.add(Counter::KernelsCompiled, 1);
-        map.insert(key, Arc::clone(&program));
+        map.insert(key, (Arc::clone(&launch.kernel), Arc::clone(&program)));
         Ok(program)
     }
+}
+
+/// The CUDA C of the kernels `launch` runs (without the prelude), as
+/// `explain()` shows it on device backends.
+pub fn cuda_text(launch: &Launch) -> Result<String> {
+    let lowered = lower::lower(&launch.kernel, bind::index_type(launch))?;
+    Ok(cuda::print_kernels(&lowered))
 }
 
 /// Runs `program` for `launch` on the SIMT interpreter over device buffers

@@ -9,12 +9,10 @@ use std::any::Any;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
-    Options, Residency, Result,
+    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
 };
-use lazyfuse_fusion::{Launch, ProgramCache};
+use lazyfuse_fusion::{Driver, Launch, Runtime};
 
-use crate::device::exec::{self, DeviceRuntime};
 use crate::device::{self, LoweringCache};
 use crate::kernel::BuiltKernel;
 
@@ -34,18 +32,13 @@ impl DeviceBuffer for SimBuffer {
     }
 }
 
-/// The simulated-device engine.
-#[derive(Debug, Default)]
-pub struct SimEngine {
-    lowered: LoweringCache,
-    programs: ProgramCache,
-}
+/// The simulated-device engine: the driver over the simulated device.
+pub type SimEngine = Driver<SimRuntime>;
 
-impl SimEngine {
-    /// A simulated device with empty memory and kernel cache.
-    pub fn new() -> SimEngine {
-        SimEngine::default()
-    }
+/// The simulated device: its memory and its cache of lowered programs.
+#[derive(Debug, Default)]
+pub struct SimRuntime {
+    lowered: LoweringCache,
 }
 
 fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
@@ -55,20 +48,39 @@ fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
         .ok_or_else(|| Error::internal("sim backend", "a device buffer of another backend"))
 }
 
-impl DeviceRuntime for SimEngine {
-    fn backend(&self) -> &'static str {
-        "sim backend"
+fn on_device(data: HostBuffer) -> Arc<dyn DeviceBuffer> {
+    Arc::new(SimBuffer { data })
+}
+
+impl Runtime for SimRuntime {
+    type Buffer = Arc<dyn DeviceBuffer>;
+    const DEVICE: bool = true;
+
+    fn name(&self) -> &'static str {
+        "sim"
     }
 
-    fn upload(&self, host: &HostBuffer, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
-        env.stats.add(Counter::H2dCopies, 1);
-        env.stats
-            .add(Counter::H2dBytes, host.as_bytes().len() as u64);
-        Ok(Arc::new(SimBuffer { data: host.clone() }))
+    fn executor(&self) -> String {
+        "sim (simulated device memory; device programs run by the SIMT interpreter)".into()
     }
 
-    fn download(&self, device: &Arc<dyn DeviceBuffer>, _dtype: DType) -> Result<HostBuffer> {
-        Ok(sim_buffer(device)?.data.clone())
+    fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
+        value.device.clone()
+    }
+
+    fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
+        Residency {
+            host: None,
+            device: Some(buffer),
+        }
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        Ok(on_device((**host).clone()))
+    }
+
+    fn download(&self, buffer: &Arc<dyn DeviceBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
+        Ok(Arc::new(sim_buffer(buffer)?.data.clone()))
     }
 
     fn launch(
@@ -82,58 +94,23 @@ impl DeviceRuntime for SimEngine {
             .map(|i| i.map(sim_buffer).transpose().map(|b| b.map(|b| &b.data)))
             .collect::<Result<Vec<_>>>()?;
         let program = self.lowered.get(launch, env)?;
-        env.stats.add(Counter::KernelLaunches, 1);
         let outputs = device::simulate(&program, launch, &inputs)?;
-        Ok(outputs
-            .into_iter()
-            .map(|data| Arc::new(SimBuffer { data }) as Arc<dyn DeviceBuffer>)
-            .collect())
-    }
-}
-
-impl Engine for SimEngine {
-    fn name(&self) -> &'static str {
-        "sim"
-    }
-
-    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        exec::evaluate(self, &self.programs, graph, env)
-    }
-
-    fn to_host(
-        &self,
-        value: &Residency,
-        dtype: DType,
-        env: EvalEnv<'_>,
-    ) -> Result<Arc<HostBuffer>> {
-        exec::on_host(self, value, dtype, env)
-    }
-
-    fn to_device(
-        &self,
-        value: &Residency,
-        env: EvalEnv<'_>,
-    ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
-        exec::on_device(self, value, env).map(Some)
+        Ok(outputs.into_iter().map(on_device).collect())
     }
 
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Residency, DType)],
-        env: EvalEnv<'_>,
-    ) -> Result<Vec<Residency>> {
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        _env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         let Some(kernel) = launch.kernel.as_any().downcast_ref::<BuiltKernel>() else {
             // Raw CUDA source: the kernel says why it cannot run here.
             return launch.kernel.run_host(launch, &[]).map(|_| Vec::new());
         };
-        let buffers = arrays
+        let hosts = arrays
             .iter()
-            .map(|(value, _)| exec::on_device(self, value, env))
-            .collect::<Result<Vec<_>>>()?;
-        let hosts = buffers
-            .iter()
-            .map(|b| sim_buffer(b).map(|s| &s.data))
+            .map(|(b, _)| sim_buffer(b).map(|s| &s.data))
             .collect::<Result<Vec<_>>>()?;
         // The kernel writes new versions: copies made on the device.
         let mut outputs: Vec<HostBuffer> = launch
@@ -147,25 +124,24 @@ impl Engine for SimEngine {
             })
             .collect::<Result<_>>()?;
         kernel.simulate(launch, &hosts, &mut outputs)?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        Ok(outputs
-            .into_iter()
-            .map(|data| Residency {
-                host: None,
-                device: Some(Arc::new(SimBuffer { data }) as Arc<dyn DeviceBuffer>),
-            })
-            .collect())
+        Ok(outputs.into_iter().map(on_device).collect())
     }
 
-    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
-        exec::dot(graph, options)
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String {
+        explain_device_launch(index, launch)
     }
 
-    fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
-        exec::describe(
-            "sim (simulated device memory; device programs run by the SIMT interpreter)",
-            graph,
-            options,
-        )
+    fn user_kernel_executor(&self, _launch: &KernelLaunch) -> String {
+        "the SIMT interpreter on simulated device memory".into()
+    }
+}
+
+/// What `explain()` shows of one launch on a device backend: the CUDA C
+/// it runs (the prelude that defines every `lf_` function is left out:
+/// `lazyfuse::cuda_source` shows it).
+pub(crate) fn explain_device_launch(index: usize, launch: &Launch) -> String {
+    match device::cuda_text(launch) {
+        Ok(text) => format!("k{index} CUDA C (after the lazyfuse prelude):{text}"),
+        Err(e) => format!("k{index} could not be lowered: {e}\n"),
     }
 }

@@ -23,11 +23,11 @@ pub mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use super::settings::JitMode;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
-use lazyfuse_core::JitMode;
 use lazyfuse_fusion::{Body, CombineIr, FusedKernel};
 
 /// Elements a kernel processes on the register machine before it is

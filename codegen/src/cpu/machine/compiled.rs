@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use lazyfuse_core::{DType, Element, HostBuffer, JitMode, Result};
+use lazyfuse_core::{DType, Element, HostBuffer, Result};
+
+use crate::cpu::settings::JitMode;
 use lazyfuse_fusion::Inst;
 
 use super::{bind_leaves, internal, ChunkRegs, Frame, Home, Machine, Registers, View, BLOCK, TILE};

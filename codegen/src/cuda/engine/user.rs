@@ -18,13 +18,13 @@ enum Arg {
     Scalar(usize),
 }
 
-impl CudaEngine {
+impl CudaRuntime {
     pub(super) fn run_user_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Residency, DType)],
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
         env: EvalEnv<'_>,
-    ) -> Result<Vec<Residency>> {
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         let any = launch.kernel.as_any();
         let (name, source, plan, scalars) = if let Some(built) = any.downcast_ref::<BuiltKernel>() {
             let (plan, scalars) = built_arguments(built, launch)?;
@@ -45,11 +45,7 @@ impl CudaEngine {
         };
         let inputs = arrays
             .iter()
-            .map(|(value, _)| exec::on_device(self, value, env))
-            .collect::<Result<Vec<_>>>()?;
-        let inputs = inputs
-            .iter()
-            .map(cuda_buffer)
+            .map(|(b, _)| cuda_buffer(b))
             .collect::<Result<Vec<&CudaBuffer>>>()?;
         let mut outputs = Vec::with_capacity(launch.written.len());
         for &w in &launch.written {
@@ -114,14 +110,7 @@ impl CudaEngine {
                 e,
             )
         })?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        Ok(outputs
-            .into_iter()
-            .map(|b| Residency {
-                host: None,
-                device: Some(Arc::new(b) as Arc<dyn DeviceBuffer>),
-            })
-            .collect())
+        Ok(outputs.into_iter().map(on_device).collect())
     }
 
     /// The loaded function `name` of a user kernel's source, compiled once
@@ -134,7 +123,10 @@ impl CudaEngine {
             });
         }
         let key = stable_hash(source.as_bytes());
-        let cached = lock(&self.user_modules).get(&key).cloned();
+        let cached = lock(&self.user_modules)
+            .get(&key)
+            .filter(|(cached_source, _)| cached_source == source)
+            .map(|(_, module)| Arc::clone(module));
         let module = match cached {
             Some(module) => {
                 env.stats.add(Counter::KernelCacheHits, 1);
@@ -142,7 +134,7 @@ impl CudaEngine {
             }
             None => {
                 let module = self.load_compiled(name, source, env)?;
-                lock(&self.user_modules).insert(key, Arc::clone(&module));
+                lock(&self.user_modules).insert(key, (source.to_string(), Arc::clone(&module)));
                 module
             }
         };

@@ -1,14 +1,16 @@
-//! Running a fused [`Program`](lazyfuse_fusion::Program) over buffers: shared by the host (cpu) and
-//! simulated-device backends, which differ only in where buffers live.
+//! Running one fused launch on host memory: the compile cache of register
+//! machines, the worker pools, and the dispatch between element-wise and
+//! reduction kernels.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Options, Result, SliceMut};
-use lazyfuse_fusion::{CombineIr, FusedKernel, FusionOptions, Launch};
+use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Result, SliceMut};
+use lazyfuse_fusion::{CombineIr, FusedKernel, Launch};
 
-use crate::cpu::machine::Machine;
-use crate::cpu::{interp, reduce, run};
+use super::machine::Machine;
+use super::settings::CpuSettings;
+use super::{interp, reduce, run};
 
 /// A kernel prepared for the CPU: its register machine.
 #[derive(Debug)]
@@ -63,14 +65,6 @@ impl KernelCache {
     }
 }
 
-/// Fusion settings from a context's options.
-pub fn fusion_options(options: &Options) -> FusionOptions {
-    FusionOptions {
-        enabled: options.fusion,
-        ..FusionOptions::default()
-    }
-}
-
 /// The worker pool for `threads` threads (0: one per core), shared by all
 /// contexts asking for that many; `None` runs on the calling thread.
 pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
@@ -103,15 +97,15 @@ pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(pool)
 }
 
-/// Runs one launch on host memory (through the cache), counting it.
+/// Runs one launch on host memory (through the cache).
 pub fn launch(
     cache: &KernelCache,
+    settings: &CpuSettings,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     env: EvalEnv<'_>,
 ) -> Result<Vec<HostBuffer>> {
     let compiled = cache.get(&launch.kernel, env)?;
-    env.stats.add(Counter::KernelLaunches, 1);
     let pool = pool(env.options.threads);
     if launch.kernel.reduction.is_some() {
         if let Some(out) = reduce::reduction(
@@ -119,7 +113,7 @@ pub fn launch(
             launch,
             inputs,
             pool.as_deref(),
-            env.options.jit,
+            settings.jit,
         )? {
             return Ok(vec![out]);
         }
@@ -130,7 +124,7 @@ pub fn launch(
         launch,
         inputs,
         pool.as_deref(),
-        env.options,
+        settings,
         None,
     )?
     .into_iter()
@@ -143,6 +137,7 @@ pub fn launch(
 /// Runs an element-wise launch whose output `index` goes into the caller's `out`.
 pub fn launch_into(
     cache: &KernelCache,
+    settings: &CpuSettings,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     index: usize,
@@ -150,14 +145,13 @@ pub fn launch_into(
     env: EvalEnv<'_>,
 ) -> Result<Vec<Option<HostBuffer>>> {
     let compiled = cache.get(&launch.kernel, env)?;
-    env.stats.add(Counter::KernelLaunches, 1);
     let pool = pool(env.options.threads);
     run::elementwise(
         &compiled.machine,
         launch,
         inputs,
         pool.as_deref(),
-        env.options,
+        settings,
         Some((index, out)),
     )
 }

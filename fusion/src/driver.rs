@@ -1,0 +1,404 @@
+//! The driver: the one path every demand takes, on every backend.
+//!
+//! graph → program cache (fusion on a miss) → plan → bind leaves → run the
+//! plan's steps on a [`Runtime`] → results handed back to the session,
+//! which writes them into the graph's nodes.
+//!
+//! A backend is a [`Runtime`]: where its buffers live, how it copies them,
+//! how it runs a fused launch or a user kernel, and what it adds to
+//! `explain()`. It never fuses or plans; [`Driver`] wraps it into a
+//! [`lazyfuse_core::Engine`]. `explain()` and `to_dot()` read the same cached
+//! program a demand runs, so nothing is fused twice.
+
+use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::Arc;
+
+use lazyfuse_core::{
+    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch, Op,
+    Options, Residency, Result, SliceMut,
+};
+
+use crate::cache::ProgramCache;
+use crate::explain;
+use crate::partition::FusionOptions;
+use crate::plan::{self, Plan, Step};
+use crate::program::{BufferId, BufferKind, Launch, Program};
+
+/// What a backend provides for the driver to run a plan on it.
+pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
+    /// A buffer in the memory the runtime computes in: host memory for the
+    /// CPU, device memory for `sim` and `cuda`.
+    type Buffer: Clone + Send + Sync;
+
+    /// True when the runtime computes in memory of its own, so that the
+    /// plan copies inputs in; false when it computes in host memory (its
+    /// uploads are never planned).
+    const DEVICE: bool;
+
+    /// `"cpu"`, `"sim"` or `"cuda"`.
+    fn name(&self) -> &'static str;
+
+    /// The first line of `explain()`'s part: what executes, and where.
+    fn executor(&self) -> String;
+
+    /// The copy of `value` already in the runtime's memory, if any.
+    fn resident(&self, value: &Residency) -> Option<Self::Buffer>;
+
+    /// A value held in `buffer`, as the session keeps it.
+    fn residency(&self, buffer: Self::Buffer) -> Residency;
+
+    /// Copies host data into the runtime's memory (the driver counts it).
+    fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Self::Buffer>;
+
+    /// Copies a buffer back to host memory as elements of `dtype` (the
+    /// driver counts it).
+    fn download(&self, buffer: &Self::Buffer, dtype: DType) -> Result<Arc<HostBuffer>>;
+
+    /// Runs one fused launch over its inputs' buffers (`None` for generated
+    /// inputs); returns its outputs, one per kernel output. Counts
+    /// compilations and cache hits; the driver counts the launch.
+    fn launch(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Self::Buffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Self::Buffer>>;
+
+    /// Runs an element-wise launch whose output `index` goes straight into
+    /// the caller's host memory `out` (a runtime computing in host memory);
+    /// returns `out` back when it cannot. The other outputs are dropped.
+    fn launch_into<'a>(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Self::Buffer>],
+        index: usize,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (launch, inputs, index, env);
+        Ok(Some(out))
+    }
+
+    /// Runs a user kernel launch over its array arguments (in the runtime's
+    /// memory, with their dtypes); returns the new values of the arrays it
+    /// writes, in `launch.written` order. Arguments are never written in
+    /// place: values are immutable.
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Self::Buffer, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Self::Buffer>>;
+
+    /// What `explain()` says of one launch of the program (how it runs, the
+    /// code it runs); empty for nothing.
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String;
+
+    /// What runs user kernels, for `explain()`.
+    fn user_kernel_executor(&self, launch: &KernelLaunch) -> String;
+
+    /// Frees memory kept for reuse; returns the bytes released.
+    fn release_memory(&self) -> usize {
+        0
+    }
+}
+
+/// A [`Runtime`] driven as an [`Engine`]: owns the program cache and runs
+/// every demand's plan.
+#[derive(Debug)]
+pub struct Driver<R> {
+    runtime: R,
+    programs: ProgramCache,
+}
+
+impl<R: Runtime + Default> Default for Driver<R> {
+    fn default() -> Self {
+        Driver::new(R::default())
+    }
+}
+
+impl<R: Runtime> Driver<R> {
+    /// The driver of `runtime`, with an empty program cache.
+    pub fn new(runtime: R) -> Driver<R> {
+        Driver {
+            runtime,
+            programs: ProgramCache::default(),
+        }
+    }
+
+    /// The runtime.
+    pub fn runtime(&self) -> &R {
+        &self.runtime
+    }
+
+    fn program(&self, graph: &ExprGraph, options: &Options) -> Result<Arc<Program>> {
+        self.programs.get(graph, &FusionOptions::of(options))
+    }
+
+    fn plan(&self, program: &Program, graph: &ExprGraph) -> Plan {
+        plan::plan(program, R::DEVICE, |b| {
+            self.leaf(program, graph, b).is_some()
+        })
+    }
+
+    /// The runtime's copy of a leaf buffer, if it has one.
+    fn leaf(&self, program: &Program, graph: &ExprGraph, buffer: BufferId) -> Option<R::Buffer> {
+        let data = program.leaf(buffer, graph)?.data.as_ref()?;
+        self.runtime.resident(data)
+    }
+
+    /// Binds the program's leaves, then runs `plan`'s steps up to (not
+    /// including) the launch `stop`; returns every buffer.
+    fn run(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        plan: &Plan,
+        stop: Option<usize>,
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Option<R::Buffer>>> {
+        let op = self.runtime.name();
+        let mut buffers: Vec<Option<R::Buffer>> = (0..program.buffers.len())
+            .map(|b| self.leaf(program, graph, BufferId(b as u32)))
+            .collect();
+        for step in &plan.steps {
+            match *step {
+                Step::Upload(b) => {
+                    let leaf = program
+                        .leaf(b, graph)
+                        .ok_or_else(|| Error::internal(op, "upload of a temporary"))?;
+                    let host = leaf
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.host.as_ref())
+                        .ok_or_else(|| Error::internal(op, "a leaf with no host data"))?;
+                    let copy = self.upload(host, env)?;
+                    if let (Some(origin), Some(device)) =
+                        (&leaf.origin, self.runtime.residency(copy.clone()).device)
+                    {
+                        // Kept with its array: later demands upload nothing.
+                        origin.attach_device(device);
+                    }
+                    buffers[b.index()] = Some(copy);
+                }
+                Step::Launch(l) if Some(l) == stop => break,
+                Step::Launch(l) => {
+                    let launch = &program.launches[l];
+                    let outputs = {
+                        let inputs = launch_inputs(op, launch, &buffers)?;
+                        self.runtime.launch(launch, &inputs, env)?
+                    };
+                    env.stats.add(Counter::KernelLaunches, 1);
+                    if outputs.len() != launch.outputs.len() {
+                        return Err(Error::internal(op, "a launch returned too few outputs"));
+                    }
+                    for (id, value) in launch.outputs.iter().zip(outputs) {
+                        buffers[id.index()] = Some(value);
+                    }
+                }
+                Step::Free(b) => buffers[b.index()] = None,
+            }
+        }
+        Ok(buffers)
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<R::Buffer> {
+        let copy = self.runtime.upload(host, env)?;
+        if R::DEVICE {
+            env.stats.add(Counter::H2dCopies, 1);
+            env.stats
+                .add(Counter::H2dBytes, host.as_bytes().len() as u64);
+        }
+        Ok(copy)
+    }
+
+    /// `value` in the runtime's memory: its copy there, or its host copy uploaded.
+    fn in_runtime(&self, value: &Residency, env: EvalEnv<'_>) -> Result<R::Buffer> {
+        if let Some(found) = self.runtime.resident(value) {
+            return Ok(found);
+        }
+        let host = value
+            .host
+            .as_ref()
+            .ok_or_else(|| Error::internal(self.runtime.name(), "a value with no copy"))?;
+        self.upload(host, env)
+    }
+
+    fn user_kernels(&self, graph: &ExprGraph) -> String {
+        let mut text = String::new();
+        for index in graph.topological_order() {
+            if let Op::Kernel { launch, output: 0 } = &graph.node(index).op {
+                text.push_str(&format!(
+                    "user kernel '{}' (%{}): run by {} before the fused kernels\n",
+                    launch.kernel.name(),
+                    index.index(),
+                    self.runtime.user_kernel_executor(launch)
+                ));
+            }
+        }
+        text
+    }
+}
+
+/// The buffers of one launch's inputs.
+fn launch_inputs<'a, B>(
+    op: &str,
+    launch: &Launch,
+    buffers: &'a [Option<B>],
+) -> Result<Vec<Option<&'a B>>> {
+    launch
+        .inputs
+        .iter()
+        .map(|i| match i.buffer {
+            None => Ok(None),
+            Some(b) => buffers[b.index()]
+                .as_ref()
+                .map(Some)
+                .ok_or_else(|| Error::internal(op, format!("{b} is not computed"))),
+        })
+        .collect()
+}
+
+impl<R: Runtime> Engine for Driver<R> {
+    fn name(&self) -> &'static str {
+        self.runtime.name()
+    }
+
+    fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
+        let op = self.runtime.name();
+        let program = self.program(graph, env.options)?;
+        let plan = self.plan(&program, graph);
+        let buffers = self.run(&program, graph, &plan, None, env)?;
+        program
+            .outputs
+            .iter()
+            .map(|o| {
+                let index = o.buffer.index();
+                match (&buffers[index], program.buffers[index].kind) {
+                    (Some(b), _) => Ok(self.runtime.residency(b.clone())),
+                    // A demanded leaf (or a reshape of one) that no kernel read: nothing moved.
+                    (None, BufferKind::Leaf { .. }) => program
+                        .leaf(o.buffer, graph)
+                        .and_then(|n| n.data.clone())
+                        .ok_or_else(|| Error::internal(op, "a leaf with no data")),
+                    (None, BufferKind::Temp) => {
+                        Err(Error::internal(op, "an output was not computed"))
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn evaluate_into<'a>(
+        &self,
+        graph: &ExprGraph,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        if R::DEVICE {
+            return Ok(Some(out));
+        }
+        let program = self.program(graph, env.options)?;
+        // Only when the result is written by the last kernel (not a leaf,
+        // not a reduction): then that kernel writes into `out` directly.
+        let (Some(output), Some(last)) = (program.outputs.first(), program.launches.last()) else {
+            return Ok(Some(out));
+        };
+        let index = last.outputs.iter().position(|b| *b == output.buffer);
+        let (Some(index), None) = (index, &last.kernel.reduction) else {
+            return Ok(Some(out));
+        };
+        if program.outputs.len() != 1 || program.buffers[output.buffer.index()].len != out.len() {
+            return Ok(Some(out));
+        }
+        let plan = self.plan(&program, graph);
+        let stop = program.launches.len() - 1;
+        let buffers = self.run(&program, graph, &plan, Some(stop), env)?;
+        let inputs = launch_inputs(self.runtime.name(), last, &buffers)?;
+        let declined = self.runtime.launch_into(last, &inputs, index, out, env)?;
+        if declined.is_none() {
+            env.stats.add(Counter::KernelLaunches, 1);
+        }
+        Ok(declined)
+    }
+
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Residency, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Residency>> {
+        let arrays = arrays
+            .iter()
+            .map(|(value, dtype)| Ok((self.in_runtime(value, env)?, *dtype)))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = self.runtime.run_kernel(launch, &arrays, env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        Ok(outputs
+            .into_iter()
+            .map(|b| self.runtime.residency(b))
+            .collect())
+    }
+
+    fn to_host(
+        &self,
+        value: &Residency,
+        dtype: DType,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        if let Some(host) = &value.host {
+            return Ok(Arc::clone(host));
+        }
+        let op = self.runtime.name();
+        let buffer = self
+            .runtime
+            .resident(value)
+            .ok_or_else(|| Error::internal(op, format!("a {dtype} value with no copy")))?;
+        let host = self.runtime.download(&buffer, dtype)?;
+        env.stats.add(Counter::D2hCopies, 1);
+        env.stats
+            .add(Counter::D2hBytes, host.as_bytes().len() as u64);
+        Ok(host)
+    }
+
+    fn to_device(
+        &self,
+        value: &Residency,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
+        if !R::DEVICE {
+            return Ok(None);
+        }
+        let buffer = self.in_runtime(value, env)?;
+        Ok(self.runtime.residency(buffer).device)
+    }
+
+    fn release_memory(&self) -> usize {
+        self.runtime.release_memory()
+    }
+
+    fn describe(&self, graph: &ExprGraph, options: &Options) -> String {
+        let program = match self.program(graph, options) {
+            Ok(program) => program,
+            Err(e) => return format!("fusion failed: {e}\n"),
+        };
+        let plan = self.plan(&program, graph);
+        let mut text = format!(
+            "executor: {}\n{}",
+            self.runtime.executor(),
+            explain::program_listing(&program, &plan)
+        );
+        for (k, launch) in program.launches.iter().enumerate() {
+            text.push_str(&self.runtime.explain_launch(k, launch));
+        }
+        text.push_str(&self.user_kernels(graph));
+        text
+    }
+
+    fn dot(&self, graph: &ExprGraph, options: &Options) -> Option<String> {
+        self.program(graph, options)
+            .ok()
+            .map(|program| explain::program_dot(&program))
+    }
+}
