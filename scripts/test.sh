@@ -37,22 +37,26 @@ trap 'rm -f "$log"' EXIT
 extra_passed=0
 extra_skipped=0
 
+# One build serves every step below: each cargo call selects the whole
+# workspace (so dependency features, and with them the artifacts, are the
+# same), and the examples, the benchmark harness and the C library are run
+# from what `cargo test --workspace --all-targets` built (target/debug).
 # Unit, integration and bench-smoke tests, then doc tests; output is kept to
 # print one total at the end (cargo prints one line per test binary).
 cargo test --workspace --all-targets --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 # The CPU backend runs AVX2 loops where the CPU has them: test the portable ones too.
-LAZYFUSE_NO_AVX2=1 cargo test --locked --test cpu_backend --test differential --test api --test jit 2>&1 | tee -a "$log"
+LAZYFUSE_NO_AVX2=1 cargo test --workspace --locked --test cpu_backend --test differential --test api --test jit 2>&1 | tee -a "$log"
 # Its JIT tier compiles kernels once they have run enough elements: run the
 # CPU suites with every kernel compiled, and with none.
-LAZYFUSE_JIT=always cargo test --locked --test cpu_backend --test differential --test api --test memory --test concurrency 2>&1 | tee -a "$log"
-LAZYFUSE_JIT=never cargo test --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
+LAZYFUSE_JIT=always cargo test --workspace --locked --test cpu_backend --test differential --test api --test memory --test concurrency 2>&1 | tee -a "$log"
+LAZYFUSE_JIT=never cargo test --workspace --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
 
 echo "== examples"
 for example in examples/*.rs examples/*/main.rs; do
   name=$(basename "$example" .rs)
   [ "$name" = main ] && name=$(basename "$(dirname "$example")")
-  if cargo run --quiet --locked --example "$name" >"target/example-$name.log" 2>&1; then
+  if "target/debug/examples/$name" >"target/example-$name.log" 2>&1; then
     echo "example $name: ok"
     extra_passed=$((extra_passed + 1))
   else
@@ -62,8 +66,8 @@ for example in examples/*.rs examples/*/main.rs; do
   fi
 done
 
-echo "== benchmark harness (quick run)"
-if cargo run --release --locked -p lazyfuse-bench -- --quick --out target/bench-quick >target/bench-quick.log 2>&1 &&
+echo "== benchmark harness (quick run: that it runs and writes valid JSON; timings come from release builds)"
+if target/debug/lazyfuse-bench --quick --out target/bench-quick >target/bench-quick.log 2>&1 &&
   { ! command -v python3 >/dev/null 2>&1 || python3 -m json.tool target/bench-quick/bench.json >/dev/null; }; then
   echo "benchmark harness: ok (target/bench-quick/bench.md)"
   extra_passed=$((extra_passed + 1))
@@ -74,7 +78,6 @@ else
 fi
 
 echo "== C API examples"
-cargo build -p lazyfuse-ffi --locked
 lib_dir="$PWD/target/debug"
 
 if command -v cc >/dev/null 2>&1; then

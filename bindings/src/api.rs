@@ -86,34 +86,6 @@ pub unsafe extern "C" fn lf_array_free(a: *mut lf_array) {
     guard_free(|| take_back(a));
 }
 
-fn unary_op(name: &str) -> Option<UnaryOp> {
-    match name {
-        "neg" => Some(UnaryOp::Neg),
-        "abs" => Some(UnaryOp::Abs),
-        "not" => Some(UnaryOp::LogicalNot),
-        "rint" => Some(UnaryOp::Round),
-        other => UnaryOp::from_name(other),
-    }
-}
-
-fn binary_op(name: &str) -> Option<BinaryOp> {
-    match name {
-        "sub" => Some(BinaryOp::Sub),
-        "mul" => Some(BinaryOp::Mul),
-        "div" | "divide" => Some(BinaryOp::Div),
-        "floordiv" => Some(BinaryOp::FloorDiv),
-        "mod" | "rem" => Some(BinaryOp::Rem),
-        "pow" => Some(BinaryOp::Pow),
-        "eq" => Some(BinaryOp::Eq),
-        "ne" => Some(BinaryOp::Ne),
-        "lt" => Some(BinaryOp::Lt),
-        "le" => Some(BinaryOp::Le),
-        "gt" => Some(BinaryOp::Gt),
-        "ge" => Some(BinaryOp::Ge),
-        other => BinaryOp::from_name(other),
-    }
-}
-
 fn arrays<'a>(args: *const *const lf_array, nargs: usize) -> Result<Vec<&'a Array>, Failure> {
     slice(args, nargs, "args")?
         .iter()
@@ -153,10 +125,10 @@ pub unsafe extern "C" fn lf_apply(
         let result = if op == "where" {
             arity(op, nargs, 3)?;
             args[0].where_(args[1], args[2])
-        } else if let Some(u) = unary_op(op) {
+        } else if let Some(u) = UnaryOp::lookup(op) {
             arity(op, nargs, 1)?;
             args[0].apply_unary(u)
-        } else if let Some(b) = binary_op(op) {
+        } else if let Some(b) = BinaryOp::lookup(op) {
             arity(op, nargs, 2)?;
             args[0].apply_binary(b, Operand::from(args[1]))
         } else {
@@ -185,7 +157,7 @@ pub unsafe extern "C" fn lf_apply_scalar(
     guard("lf_apply_scalar", || {
         let name = string(op, "op")?;
         let a = &borrow(a, "the array")?.array;
-        let op = binary_op(name).ok_or_else(|| {
+        let op = BinaryOp::lookup(name).ok_or_else(|| {
             Failure::invalid(format!(
                 "unknown binary operation '{name}' (expected e.g. add, mul, pow, lt)"
             ))

@@ -30,6 +30,11 @@ macro_rules! named_ops {
             pub fn from_name(name: &str) -> Option<$name> {
                 Self::ALL.iter().copied().find(|op| op.name() == name)
             }
+
+            /// Looks an operation up by its NumPy name or one of its [`ALIASES`].
+            pub fn lookup(name: &str) -> Option<$name> {
+                Self::from_name(canonical(name))
+            }
         }
 
         impl fmt::Display for $name {
@@ -38,6 +43,40 @@ macro_rules! named_ops {
             }
         }
     };
+}
+
+/// Other names of element-wise operations, each with the operation's
+/// NumPy name: NumPy's own aliases (`abs`, `divide`, `mod`) and the short
+/// names of Python's `operator` module (`sub`, `lt`, ...). The one table
+/// the expression language and the C API both read.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("neg", "negative"),
+    ("abs", "absolute"),
+    ("not", "logical_not"),
+    ("rint", "round"),
+    ("sub", "subtract"),
+    ("mul", "multiply"),
+    ("div", "true_divide"),
+    ("divide", "true_divide"),
+    ("truediv", "true_divide"),
+    ("floordiv", "floor_divide"),
+    ("mod", "remainder"),
+    ("rem", "remainder"),
+    ("pow", "power"),
+    ("eq", "equal"),
+    ("ne", "not_equal"),
+    ("lt", "less"),
+    ("le", "less_equal"),
+    ("gt", "greater"),
+    ("ge", "greater_equal"),
+];
+
+/// The NumPy name of an operation named `name` or by one of its [`ALIASES`].
+fn canonical(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, numpy)| numpy)
 }
 
 named_ops! {
@@ -241,5 +280,31 @@ impl ReduceOp {
             ReduceOp::Min => BinaryOp::Minimum,
             ReduceOp::Max => BinaryOp::Maximum,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_alias_names_one_operation_and_shadows_none() {
+        for (alias, numpy) in ALIASES {
+            let unary = UnaryOp::from_name(numpy).is_some();
+            let binary = BinaryOp::from_name(numpy).is_some();
+            assert!(unary != binary, "alias {alias} -> {numpy}");
+            assert!(
+                UnaryOp::from_name(alias).is_none() && BinaryOp::from_name(alias).is_none(),
+                "alias {alias} is itself an operation's name"
+            );
+        }
+        assert_eq!(BinaryOp::lookup("mod"), Some(BinaryOp::Rem));
+        assert_eq!(UnaryOp::lookup("abs"), Some(UnaryOp::Abs));
+        assert_eq!(UnaryOp::lookup("sqrt"), Some(UnaryOp::Sqrt));
+        assert_eq!(
+            BinaryOp::lookup("fmod"),
+            None,
+            "C's fmod is not NumPy's remainder"
+        );
     }
 }

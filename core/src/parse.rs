@@ -388,22 +388,11 @@ impl Parser<'_> {
                 ))
             }
         };
-        let unary = match name {
-            "abs" => Some(UnaryOp::Abs),
-            "round" | "rint" => Some(UnaryOp::Round),
-            "not" => Some(UnaryOp::LogicalNot),
-            other => UnaryOp::from_name(other),
-        };
-        if let Some(op) = unary {
+        if let Some(op) = UnaryOp::lookup(name) {
             arity(1)?;
             return self.unary(op, args[0]);
         }
-        let binary = match name {
-            "pow" => Some(BinaryOp::Pow),
-            "fmod" | "mod" => Some(BinaryOp::Rem),
-            other => BinaryOp::from_name(other),
-        };
-        if let Some(op) = binary {
+        if let Some(op) = BinaryOp::lookup(name) {
             arity(2)?;
             return self.binary(op, args[0], args[1]);
         }
