@@ -330,3 +330,27 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
     );
     raw.compile(&Target::Ptx("compute_70".into())).unwrap();
 }
+
+#[test]
+fn a_value_used_outside_the_block_that_made_it_is_an_error_at_build() {
+    // C scoping: a register declared inside `if` does not exist after it;
+    // the verifier refuses the kernel before any compiler sees it.
+    let result = Kernel::build("escaping", |k| {
+        let a = k.array_mut("a", DType::F32, 1);
+        let pos = k.grid(1).remove(0);
+        let mut inner = None;
+        k.if_(pos.lt(a.len(0)), |k| {
+            inner = Some(k.let_(a.at(&pos) * 2.0));
+        });
+        if let Some(inner) = inner {
+            k.store(&a, &pos, inner);
+        }
+    });
+    match result {
+        Err(e) => assert!(
+            e.to_string().contains("outside the block that declares it"),
+            "{e}"
+        ),
+        Ok(_) => panic!("a kernel using a value outside its block was accepted"),
+    }
+}

@@ -34,8 +34,15 @@ fn internal(message: impl Into<String>) -> Error {
     Error::internal("device lowering", message)
 }
 
-/// Lowers `kernel` with indices of dtype `index` (`I32` or `I64`).
+/// Lowers `kernel` with indices of dtype `index` (`I32` or `I64`); the
+/// program is checked by the verifier before it is returned.
 pub fn lower(kernel: &FusedKernel, index: DType) -> Result<DeviceProgram> {
+    let program = lower_unverified(kernel, index)?;
+    super::verify::verify(&program)?;
+    Ok(program)
+}
+
+fn lower_unverified(kernel: &FusedKernel, index: DType) -> Result<DeviceProgram> {
     kernel.verify()?;
     if !matches!(index, DType::I32 | DType::I64) {
         return Err(internal(format!("index type {index}")));

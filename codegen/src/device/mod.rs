@@ -10,6 +10,7 @@ pub mod lower;
 pub mod nvrtc;
 pub mod simt;
 mod vector;
+pub mod verify;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -51,6 +51,9 @@ pub struct KernelResources {
     pub spill_stores: u32,
     /// Bytes of spill loads.
     pub spill_loads: u32,
+    /// Bytes of per-thread stack frame (local memory: spills, or arrays
+    /// indexed at run time).
+    pub stack_bytes: u32,
 }
 
 /// Loads NVRTC if it can be found; `Err` says why not.
@@ -262,6 +265,9 @@ pub fn resources(log: &str) -> Vec<KernelResources> {
                 let head = line.split(key).next()?;
                 head.split_whitespace().last()?.parse().ok()
             };
+            if line.contains(" bytes stack frame") {
+                current.stack_bytes = number_before(" bytes stack frame").unwrap_or(0);
+            }
             if line.contains("bytes spill stores") {
                 current.spill_stores = number_before(" bytes spill stores").unwrap_or(0);
                 let loads = line.split("spill stores,").nth(1).unwrap_or_default();

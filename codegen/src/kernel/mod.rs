@@ -205,6 +205,7 @@ impl Kernel {
             block: 0,
             grid: GridRule::User,
         };
+        crate::device::verify::verify_kernel(&device)?;
         Ok(Kernel {
             inner: Arc::new(BuiltKernel {
                 device,
