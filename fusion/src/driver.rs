@@ -148,13 +148,12 @@ impl<R: Runtime> Driver<R> {
         self.runtime.resident(data)
     }
 
-    /// Binds the program's leaves, then runs `plan`'s steps up to (not
+    /// Binds the program's leaves, then runs the plan's steps up to (not
     /// including) the launch `stop`; returns every buffer.
     fn run(
         &self,
         program: &Program,
         graph: &ExprGraph,
-        plan: &Plan,
         stop: Option<usize>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Option<R::Buffer>>> {
@@ -162,8 +161,17 @@ impl<R: Runtime> Driver<R> {
         let mut buffers: Vec<Option<R::Buffer>> = (0..program.buffers.len())
             .map(|b| self.leaf(program, graph, BufferId(b as u32)))
             .collect();
-        for step in &plan.steps {
-            match *step {
+        // A host runtime's plan is its launches in order: not built per
+        // demand, so small demands stay cheap.
+        let planned;
+        let steps: &mut dyn Iterator<Item = Step> = if R::DEVICE {
+            planned = self.plan(program, graph);
+            &mut planned.steps.iter().copied()
+        } else {
+            &mut (0..program.launches.len()).map(Step::Launch)
+        };
+        for step in steps {
+            match step {
                 Step::Upload(b) => {
                     let leaf = program
                         .leaf(b, graph)
@@ -268,8 +276,7 @@ impl<R: Runtime> Engine for Driver<R> {
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
         let op = self.runtime.name();
         let program = self.program(graph, env.options)?;
-        let plan = self.plan(&program, graph);
-        let buffers = self.run(&program, graph, &plan, None, env)?;
+        let buffers = self.run(&program, graph, None, env)?;
         program
             .outputs
             .iter()
@@ -312,9 +319,8 @@ impl<R: Runtime> Engine for Driver<R> {
         if program.outputs.len() != 1 || program.buffers[output.buffer.index()].len != out.len() {
             return Ok(Some(out));
         }
-        let plan = self.plan(&program, graph);
         let stop = program.launches.len() - 1;
-        let buffers = self.run(&program, graph, &plan, Some(stop), env)?;
+        let buffers = self.run(&program, graph, Some(stop), env)?;
         let inputs = launch_inputs(self.runtime.name(), last, &buffers)?;
         let declined = self.runtime.launch_into(last, &inputs, index, out, env)?;
         if declined.is_none() {

@@ -28,8 +28,11 @@ use simt::Binding;
 /// cache: equal hashes are not proof).
 #[derive(Debug, Default)]
 pub struct LoweringCache {
-    programs: Mutex<HashMap<(u64, DType), (Arc<FusedKernel>, Arc<DeviceProgram>)>>,
+    programs: Mutex<HashMap<(u64, DType), Lowered>>,
 }
+
+/// A cached lowering, with the kernel it was lowered from.
+type Lowered = (Arc<FusedKernel>, Arc<DeviceProgram>);
 
 impl LoweringCache {
     /// The lowered form of `launch`'s kernel for its sizes, counting a

@@ -320,7 +320,8 @@ mod tests {
                 name: "k".into(),
                 registers: 18,
                 spill_stores: 4,
-                spill_loads: 12
+                spill_loads: 12,
+                stack_bytes: 8,
             }]
         );
     }

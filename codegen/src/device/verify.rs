@@ -254,7 +254,7 @@ impl<'k> Scopes<'k> {
                 }
                 Stmt::Barrier => {}
                 Stmt::ShuffleDown { dst, src, .. } => {
-                    if self.kernel.block % WARP != 0 {
+                    if !self.kernel.block.is_multiple_of(WARP) {
                         return Err(self.fail(format!(
                             "a warp shuffle in blocks of {} threads (not whole warps)",
                             self.kernel.block
