@@ -37,20 +37,43 @@ trap 'rm -f "$log"' EXIT
 extra_passed=0
 extra_skipped=0
 
-# One build serves every step below: each cargo call selects the whole
-# workspace (so dependency features, and with them the artifacts, are the
-# same), and the examples, the benchmark harness and the C library are run
-# from what `cargo test --workspace --all-targets` built (target/debug).
+# One build serves every step below: the suites run again under other
+# settings, the examples, the benchmark harness and the C library all come
+# from what `cargo test --workspace --all-targets` built (target/debug). A
+# cargo call selecting fewer targets would resolve dependency features
+# differently and rebuild most of the tree.
 # Unit, integration and bench-smoke tests, then doc tests; output is kept to
 # print one total at the end (cargo prints one line per test binary).
 cargo test --workspace --all-targets --locked 2>&1 | tee "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
+# The examples as programs and the C library (seconds: the same artifacts).
+cargo build --workspace --all-targets --locked
+
+# The test executables just built, by target name.
+executables=$(cargo test --workspace --all-targets --locked --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["target"]["name"], m["executable"])')
+# Runs integration suites of the root package again, with the environment given before the call.
+rerun() {
+  for suite in "$@"; do
+    exe=$(printf '%s\n' "$executables" | awk -v s="$suite" '$1 == s { print $2 }')
+    if [ -z "$exe" ]; then
+      echo "error: no test executable for suite '$suite'" >&2
+      exit 1
+    fi
+    echo "     Running $suite again"
+    "$exe" 2>&1 | tee -a "$log"
+  done
+}
 # The CPU backend runs AVX2 loops where the CPU has them: test the portable ones too.
-LAZYFUSE_NO_AVX2=1 cargo test --workspace --locked --test cpu_backend --test differential --test api --test jit 2>&1 | tee -a "$log"
+LAZYFUSE_NO_AVX2=1 rerun cpu_backend differential api jit
 # Its JIT tier compiles kernels once they have run enough elements: run the
 # CPU suites with every kernel compiled, and with none.
-LAZYFUSE_JIT=always cargo test --workspace --locked --test cpu_backend --test differential --test api --test memory --test concurrency 2>&1 | tee -a "$log"
-LAZYFUSE_JIT=never cargo test --workspace --locked --test cpu_backend --test differential --test api 2>&1 | tee -a "$log"
+LAZYFUSE_JIT=always rerun cpu_backend differential api memory concurrency
+LAZYFUSE_JIT=never rerun cpu_backend differential api
 
 echo "== examples"
 for example in examples/*.rs examples/*/main.rs; do
