@@ -5,9 +5,10 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use lazyfuse_codegen::cuda::{CudaEngine, CudaRuntime};
-use lazyfuse_codegen::{CpuEngine, CpuRuntime, CpuSettings, JitMode, SimEngine};
 use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
+use lazyfuse_cpu::{CpuEngine, CpuRuntime, CpuSettings, JitMode};
+use lazyfuse_cuda::{CudaEngine, CudaRuntime};
+use lazyfuse_sim::SimEngine;
 
 /// Environment variable that overrides the backend [`Context::new`] picks.
 pub const BACKEND_VAR: &str = "LAZYFUSE_BACKEND";

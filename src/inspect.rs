@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use lazyfuse_codegen::device::{bind, cuda, lower};
-use lazyfuse_codegen::fusion::{compile, FusionOptions};
 use lazyfuse_core::{Array, ExprGraph, Options, Result};
+use lazyfuse_device::{bind, cuda, lower};
+use lazyfuse_fusion::{compile, FusionOptions};
 
 /// The CUDA C of the fused kernels that computing `arrays` launches: the
 /// shared prelude once, then each kernel under a comment naming it.

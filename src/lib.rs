@@ -22,19 +22,21 @@
 //! ```
 //!
 //! Crates: `lazyfuse-core` (graph, types, reference evaluator),
-//! `lazyfuse-fusion` (passes, fusion, planning), `lazyfuse-codegen`
-//! (backends); this facade wires them into a [`Context`].
+//! `lazyfuse-fusion` (passes, fusion, planning, the driver), the runtimes
+//! (`lazyfuse-cpu`, `lazyfuse-sim`, `lazyfuse-cuda`), device code
+//! (`lazyfuse-device`) and user kernels (`lazyfuse-kernel`); this facade
+//! wires them into a [`Context`] (`docs/architecture.md`).
 
 mod context;
 mod inspect;
 
 pub use context::{Context, ContextBuilder};
 pub use inspect::cuda_source;
-pub use lazyfuse_codegen::JitMode;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,
     HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
 };
+pub use lazyfuse_cpu::JitMode;
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {
@@ -63,11 +65,24 @@ pub mod core {
 /// # Ok::<(), lazyfuse::Error>(())
 /// ```
 pub mod kernel {
-    pub use lazyfuse_codegen::kernel::*;
+    pub use lazyfuse_kernel::*;
 }
 
 /// The backends and device code generation: lowering to `DeviceProgram`,
 /// the CUDA C printer, NVRTC, the SIMT simulator, the CUDA engine.
 pub mod codegen {
-    pub use lazyfuse_codegen::*;
+    /// The CPU runtime.
+    pub use lazyfuse_cpu as cpu;
+    pub use lazyfuse_cpu::{CpuEngine, CpuRuntime, CpuSettings, JitMode};
+    /// The CUDA runtime.
+    pub use lazyfuse_cuda as cuda;
+    /// Device programs: lowering, the verifier, the CUDA printer, NVRTC, the SIMT interpreter.
+    pub use lazyfuse_device as device;
+    /// The fusion crate.
+    pub use lazyfuse_fusion as fusion;
+    /// User kernels.
+    pub use lazyfuse_kernel as kernel;
+    /// The simulated device.
+    pub use lazyfuse_sim as sim;
+    pub use lazyfuse_sim::{SimEngine, SimRuntime};
 }

@@ -1,0 +1,157 @@
+//! The `cpu` backend: fused kernels executed on host memory. All planner
+//! steps are zero-copy here: leaves are read in place, outputs are host buffers.
+//!
+//! Owns: the CPU [`Runtime`] and its settings,
+//! the kernel cache, the register machine, the Cranelift JIT tier,
+//! vectorised math, reductions and streaming stores. Must not know: device
+//! programs, CUDA, `Array`; the driver (`lazyfuse-fusion`) plans and calls it.
+
+pub mod frame;
+pub mod interp;
+pub mod isa;
+pub mod jit;
+pub mod kernels;
+pub mod loops;
+pub mod machine;
+pub mod pairwise;
+pub mod reduce;
+pub mod run;
+pub mod settings;
+pub mod steps;
+pub mod stream;
+pub mod vmath;
+pub mod widen;
+
+use std::sync::Arc;
+
+use lazyfuse_core::{DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut};
+use lazyfuse_fusion::{Driver, Launch, Runtime};
+
+use kernels::KernelCache;
+pub use settings::{CpuSettings, JitMode};
+
+/// The CPU engine: the driver over the CPU runtime.
+pub type CpuEngine = Driver<CpuRuntime>;
+
+/// The CPU runtime: computes in host memory, so every planner step is
+/// zero-copy (leaves are read in place, outputs are host buffers).
+#[derive(Debug, Default)]
+pub struct CpuRuntime {
+    cache: KernelCache,
+    settings: CpuSettings,
+}
+
+impl CpuRuntime {
+    /// A CPU runtime with `settings` and an empty kernel cache.
+    pub fn new(settings: CpuSettings) -> CpuRuntime {
+        CpuRuntime {
+            cache: KernelCache::default(),
+            settings,
+        }
+    }
+
+    /// Its settings.
+    pub fn settings(&self) -> &CpuSettings {
+        &self.settings
+    }
+}
+
+fn host_inputs<'a>(inputs: &[Option<&'a Arc<HostBuffer>>]) -> Vec<Option<&'a HostBuffer>> {
+    inputs.iter().map(|i| i.map(|b| &**b)).collect()
+}
+
+impl Runtime for CpuRuntime {
+    type Buffer = Arc<HostBuffer>;
+    const DEVICE: bool = false;
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn executor(&self) -> String {
+        "cpu (fused kernels, chunked)".into()
+    }
+
+    fn resident(&self, value: &Residency) -> Option<Arc<HostBuffer>> {
+        value.host.clone()
+    }
+
+    fn residency(&self, buffer: Arc<HostBuffer>) -> Residency {
+        Residency::host(buffer)
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<HostBuffer>> {
+        Ok(Arc::clone(host))
+    }
+
+    fn download(&self, buffer: &Arc<HostBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
+        Ok(Arc::clone(buffer))
+    }
+
+    fn launch(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Arc<HostBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<HostBuffer>>> {
+        let outputs = kernels::launch(
+            &self.cache,
+            &self.settings,
+            launch,
+            &host_inputs(inputs),
+            env,
+        )?;
+        Ok(outputs.into_iter().map(Arc::new).collect())
+    }
+
+    fn launch_into<'a>(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Arc<HostBuffer>>],
+        index: usize,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        kernels::launch_into(
+            &self.cache,
+            &self.settings,
+            launch,
+            &host_inputs(inputs),
+            index,
+            out,
+            env,
+        )?;
+        Ok(None)
+    }
+
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Arc<HostBuffer>, DType)],
+        _env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<HostBuffer>>> {
+        let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
+        let outputs = launch.kernel.run_host(launch, &hosts)?;
+        Ok(outputs.into_iter().map(Arc::new).collect())
+    }
+
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String {
+        let how = match (jit::accepts(&launch.kernel), self.settings.jit) {
+            (Err(why), _) => format!("the register machine ({why})"),
+            (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
+            (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
+            (Ok(()), JitMode::Auto) => format!(
+                "compiled code (JIT) once it has run {} elements, the register machine before",
+                jit::JIT_AFTER
+            ),
+        };
+        format!("k{index} runs on {how}\n")
+    }
+
+    fn user_kernel_executor(&self, launch: &KernelLaunch) -> String {
+        format!(
+            "{} (the cpu backend has no device)",
+            launch.kernel.host_executor()
+        )
+    }
+}

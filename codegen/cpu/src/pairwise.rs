@@ -1,0 +1,290 @@
+//! Combining the values of a reduction deterministically: pairwise within
+//! a chunk (NumPy's scheme, vectorised, in AVX2 where the CPU has it), and
+//! chunk results — scalars or whole rows — by a binary counter, so float
+//! error grows with the logarithm of the length whatever the thread count.
+
+use lazyfuse_core::ReduceOp;
+
+/// Elements per leaf of the pairwise reduction, and independent
+/// accumulators within a leaf (four AVX2 vectors of f32): each accumulator
+/// adds 8 elements sequentially, as NumPy's 128-element leaves with 8
+/// accumulators add 16.
+const LEAF: usize = 256;
+const LANES: usize = 32;
+
+/// NumPy's pairwise reduction: `LANES` interleaved accumulators within a
+/// leaf of `LEAF` elements, halving above.
+#[inline(always)]
+fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
+    if x.len() <= LEAF {
+        if x.len() < LANES {
+            return x.iter().copied().reduce(f);
+        }
+        let mut acc: [T; LANES] = std::array::from_fn(|j| x[j]);
+        let mut rest = x[LANES..].chunks_exact(LANES);
+        for block in &mut rest {
+            for j in 0..LANES {
+                acc[j] = f(acc[j], block[j]);
+            }
+        }
+        for (j, &v) in rest.remainder().iter().enumerate() {
+            acc[j] = f(acc[j], v);
+        }
+        let mut width = LANES;
+        while width > 1 {
+            width /= 2;
+            for j in 0..width {
+                acc[j] = f(acc[j], acc[j + width]);
+            }
+        }
+        return Some(acc[0]);
+    }
+    let half = (x.len() / 2).div_ceil(LANES) * LANES;
+    let (lo, hi) = x.split_at(half);
+    Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
+}
+
+/// How one block of a built-in reduction is reduced: integers pairwise
+/// (their sums wrap, so any order gives the same result); floats exactly as
+/// compiled code reduces a block (`jit/lower.rs`, the reduce form), so that
+/// a kernel gives the same bits before and after the JIT compiles it.
+pub trait ChunkReduce: Copy {
+    /// Reduces `x` (non-empty) with `op`, whose element-wise form is
+    /// `combine`, starting from `identity` where the order needs one.
+    #[inline(always)]
+    fn reduce_chunk(
+        op: ReduceOp,
+        x: &[Self],
+        identity: Self,
+        combine: &impl Fn(Self, Self) -> Self,
+    ) -> Option<Self> {
+        let _ = (op, identity);
+        pairwise(x, combine)
+    }
+}
+
+macro_rules! pairwise_chunks {
+    ($($t:ty),*) => {$(impl ChunkReduce for $t {})*};
+}
+pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Accumulators of a compiled block: 16 elements per loop iteration.
+const BLOCK_LANES: usize = 16;
+
+macro_rules! float_chunks {
+    ($($t:ty),*) => {$(
+        impl ChunkReduce for $t {
+            /// The compiled reduce form, step for step: accumulator `a`
+            /// takes elements `a`, `a + 16`, … of the whole 16-element
+            /// groups (float min/max: `x < acc ? acc : x`, and NaN noted for
+            /// each pair of 128-bit vectors); the vectors then the lanes are
+            /// combined pairwise, then the elements after the last group.
+            #[inline(always)]
+            fn reduce_chunk(
+                op: ReduceOp,
+                x: &[Self],
+                identity: Self,
+                combine: &impl Fn(Self, Self) -> Self,
+            ) -> Option<Self> {
+                if x.is_empty() {
+                    return None;
+                }
+                // Lanes of a 128-bit vector, and vectors of accumulators.
+                const L: usize = 16 / std::mem::size_of::<$t>();
+                const P: usize = BLOCK_LANES / L;
+                let min_max = match op {
+                    ReduceOp::Max => Some(true),
+                    ReduceOp::Min => Some(false),
+                    _ => None,
+                };
+                let mut acc = [identity; BLOCK_LANES];
+                let mut nan = [false; BLOCK_LANES];
+                let full = x.len() / BLOCK_LANES * BLOCK_LANES;
+                for group in x[..full].chunks_exact(BLOCK_LANES) {
+                    match min_max {
+                        Some(max) => {
+                            for (a, &v) in acc.iter_mut().zip(group) {
+                                let keep = if max { v < *a } else { *a < v };
+                                *a = if keep { *a } else { v };
+                            }
+                            for q in 0..P / 2 {
+                                for lane in 0..L {
+                                    let (u, w) = (group[2 * q * L + lane], group[(2 * q + 1) * L + lane]);
+                                    nan[2 * q * L + lane] |= u.is_nan() || w.is_nan();
+                                }
+                            }
+                        }
+                        None => {
+                            for (a, &v) in acc.iter_mut().zip(group) {
+                                *a = combine(*a, v);
+                            }
+                        }
+                    }
+                }
+                for (a, &n) in acc.iter_mut().zip(&nan) {
+                    if n {
+                        *a = <$t>::NAN;
+                    }
+                }
+                let mut width = P;
+                while width > 1 {
+                    width /= 2;
+                    for j in 0..width * L {
+                        acc[j] = combine(acc[j], acc[j + width * L]);
+                    }
+                }
+                let mut lanes = L;
+                while lanes > 1 {
+                    lanes /= 2;
+                    for j in 0..lanes {
+                        acc[j] = combine(acc[j], acc[j + lanes]);
+                    }
+                }
+                let tail = x[full..].iter().fold(identity, |t, &v| combine(t, v));
+                Some(combine(acc[0], tail))
+            }
+        }
+    )*};
+}
+float_chunks!(f32, f64);
+
+/// Reduces one block, with AVX2 code where the CPU has it.
+pub(crate) fn reduce_chunk<T: ChunkReduce>(
+    op: ReduceOp,
+    x: &[T],
+    identity: T,
+    combine: &impl Fn(T, T) -> T,
+) -> Option<T> {
+    #[cfg(target_arch = "x86_64")]
+    if super::isa::has_avx2() {
+        // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
+        return unsafe { reduce_chunk_avx2(op, x, identity, combine) };
+    }
+    T::reduce_chunk(op, x, identity, combine)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn reduce_chunk_avx2<T: ChunkReduce>(
+    op: ReduceOp,
+    x: &[T],
+    identity: T,
+    combine: &impl Fn(T, T) -> T,
+) -> Option<T> {
+    T::reduce_chunk(op, x, identity, combine)
+}
+
+/// A binary counter of partial results combined pairwise: the partials of
+/// 2^l chunks combine with each other whatever their number, so the error
+/// of a float sum grows with the logarithm of the length.
+pub(crate) struct Cascade<T> {
+    levels: Vec<(u32, T)>,
+}
+
+impl<T: Copy> Cascade<T> {
+    pub(crate) fn new() -> Self {
+        Cascade { levels: Vec::new() }
+    }
+
+    pub(crate) fn push(&mut self, value: T, f: &impl Fn(T, T) -> T) {
+        let mut value = (0u32, value);
+        while let Some(&(level, top)) = self.levels.last() {
+            if level != value.0 {
+                break;
+            }
+            value = (level + 1, f(top, value.1));
+            self.levels.pop();
+        }
+        self.levels.push(value);
+    }
+
+    pub(crate) fn finish(mut self, f: &impl Fn(T, T) -> T) -> Option<T> {
+        let mut result: Option<T> = None;
+        while let Some((_, top)) = self.levels.pop() {
+            result = Some(match result {
+                None => top,
+                Some(r) => f(top, r),
+            });
+        }
+        result
+    }
+}
+
+/// [`Cascade`] over rows of equal width, combined element by element. Rows
+/// are combined in place and freed rows are reused, so a reduction of any
+/// number of rows allocates only `log2(rows)` row buffers.
+pub(crate) struct RowCascade<T> {
+    levels: Vec<(u32, Vec<T>)>,
+    spare: Vec<Vec<T>>,
+}
+
+impl<T: Copy> RowCascade<T> {
+    pub(crate) fn new() -> Self {
+        RowCascade {
+            levels: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// An empty buffer for assembling a row.
+    pub(crate) fn buffer(&mut self) -> Vec<T> {
+        let mut row = self.spare.pop().unwrap_or_default();
+        row.clear();
+        row
+    }
+
+    /// Adds the next row; when the newest level holds a single row, `row` is
+    /// combined into it directly instead of being copied.
+    pub(crate) fn push(&mut self, row: &[T], f: &impl Fn(T, T) -> T) {
+        match self.levels.last_mut() {
+            Some((level @ 0, top)) => {
+                for (t, &v) in top.iter_mut().zip(row) {
+                    *t = f(*t, v);
+                }
+                *level = 1;
+                self.settle(f);
+            }
+            _ => {
+                let mut buffer = self.buffer();
+                buffer.extend_from_slice(row);
+                self.levels.push((0, buffer));
+            }
+        }
+    }
+
+    /// Adds the next row, assembled in a buffer from [`RowCascade::buffer`].
+    pub(crate) fn push_owned(&mut self, row: Vec<T>, f: &impl Fn(T, T) -> T) {
+        self.levels.push((0, row));
+        self.settle(f);
+    }
+
+    /// Combines the two newest levels while they are equal.
+    pub(crate) fn settle(&mut self, f: &impl Fn(T, T) -> T) {
+        while self.levels.len() >= 2 {
+            let n = self.levels.len();
+            if self.levels[n - 1].0 != self.levels[n - 2].0 {
+                break;
+            }
+            let Some((_, newer)) = self.levels.pop() else {
+                break;
+            };
+            let (level, older) = &mut self.levels[n - 2];
+            for (o, &v) in older.iter_mut().zip(&newer) {
+                *o = f(*o, v);
+            }
+            *level += 1;
+            self.spare.push(newer);
+        }
+    }
+
+    pub(crate) fn finish(mut self, f: &impl Fn(T, T) -> T) -> Option<Vec<T>> {
+        let (_, mut result) = self.levels.pop()?;
+        while let Some((_, mut older)) = self.levels.pop() {
+            for (o, &v) in older.iter_mut().zip(&result) {
+                *o = f(*o, v);
+            }
+            result = older;
+        }
+        Some(result)
+    }
+}

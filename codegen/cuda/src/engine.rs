@@ -1,0 +1,574 @@
+//! The CUDA engine: one context and one stream per device, kernels lowered
+//! and printed like the simulator's, compiled by NVRTC (cubin for the
+//! device's own architecture, PTX as fallback), cached in memory and on
+//! disk, launched through cudarc with the lowering's launch configuration.
+//!
+//! Memory: device buffers come from a caching pool (size classes, reuse,
+//! out-of-memory retried once after emptying the cache); large uploads go
+//! through pinned staging buffers so they run asynchronously and the host
+//! goes on planning; results are downloaded only when read.
+//!
+//! This module runs only where a GPU is present: it is compiled and
+//! reviewed everywhere, and exercised by the GPU tests where a device exists.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use lazyfuse_core::{
+    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, Residency,
+    Result,
+};
+use lazyfuse_fusion::{Driver, FusedKernel, Launch, Runtime};
+
+use super::disk_cache::{CacheKey, DiskCache, ImageKind};
+use super::driver::{self, device_error, guarded};
+use super::pool::{CachingPool, DeviceAllocator, PoolStats};
+use lazyfuse_device::ir::{ArgSource, DeviceProgram, ParamKind};
+use lazyfuse_device::nvrtc::{self, Target};
+use lazyfuse_device::{bind, cuda, lower};
+
+mod args;
+mod user;
+
+use args::ScalarArg;
+
+/// Device memory from cudarc's stream-ordered allocator.
+pub struct CudaAllocator {
+    stream: Arc<CudaStream>,
+}
+
+impl DeviceAllocator for CudaAllocator {
+    type Block = CudaSlice<u8>;
+
+    fn allocate(&self, bytes: usize) -> Result<CudaSlice<u8>> {
+        // SAFETY: the memory is uninitialised; every buffer is fully written
+        // (by an upload or by the kernel that produces it) before it is read.
+        unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| device_error("cuMemAllocAsync", e))
+    }
+
+    fn is_out_of_memory(&self, error: &Error) -> bool {
+        driver::is_out_of_memory(error)
+    }
+}
+
+/// A buffer in GPU memory, returned to the pool when dropped.
+pub struct CudaBuffer {
+    slice: Option<CudaSlice<u8>>,
+    class: usize,
+    bytes: usize,
+    pool: Arc<CachingPool<CudaAllocator>>,
+}
+
+impl CudaBuffer {
+    fn slice(&self) -> Result<&CudaSlice<u8>> {
+        self.slice
+            .as_ref()
+            .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))
+    }
+}
+
+impl Drop for CudaBuffer {
+    fn drop(&mut self) {
+        if let Some(slice) = self.slice.take() {
+            self.pool.release(slice, self.class);
+        }
+    }
+}
+
+impl fmt::Debug for CudaBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CudaBuffer({} bytes)", self.bytes)
+    }
+}
+
+impl DeviceBuffer for CudaBuffer {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A lowered program loaded on the device.
+struct LoadedProgram {
+    /// The kernel it was lowered from: confirms a hit on its hash.
+    kernel: Arc<FusedKernel>,
+    program: DeviceProgram,
+    functions: Vec<CudaFunction>,
+    _module: Arc<CudaModule>,
+}
+
+/// Pinned host buffers for asynchronous uploads, reused by size class.
+/// Each records an event when a copy reads it, and cudarc makes writing it
+/// again wait for that event, so a buffer is never refilled mid-copy.
+#[derive(Default)]
+struct Staging {
+    free: Vec<PinnedHostSlice<u8>>,
+}
+
+/// Uploads at least this large are staged through pinned memory.
+const STAGED_UPLOAD: usize = 1 << 20;
+/// Pinned staging memory kept for reuse.
+const STAGING_KEPT: usize = 256 << 20;
+
+/// The CUDA engine: the driver over the runtime of one device.
+pub type CudaEngine = Driver<CudaRuntime>;
+
+/// The CUDA runtime of one device.
+pub struct CudaRuntime {
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: (i32, i32),
+    nvrtc_version: (i32, i32),
+    /// What NVRTC compiles for this device.
+    target: Target,
+    loaded: Mutex<HashMap<(u64, DType), Arc<LoadedProgram>>>,
+    /// Modules of user kernels by a hash of their CUDA source (with the
+    /// source, which confirms a hit).
+    user_modules: Mutex<HashMap<u64, (String, Arc<CudaModule>)>>,
+    pool: Arc<CachingPool<CudaAllocator>>,
+    staging: Mutex<Staging>,
+    disk: DiskCache,
+}
+
+impl Drop for CudaRuntime {
+    fn drop(&mut self) {
+        // Nothing queued may outlive the buffers and modules it uses.
+        let _ = self.stream.synchronize();
+    }
+}
+
+impl fmt::Debug for CudaRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CudaRuntime")
+            .field("device", &self.ordinal)
+            .field("compute_capability", &self.arch)
+            .field("nvrtc", &self.nvrtc_version)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// 64-bit FNV-1a: a hash that is stable across builds, for disk cache keys.
+fn stable_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn cuda_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&CudaBuffer> {
+    device
+        .as_any()
+        .downcast_ref::<CudaBuffer>()
+        .ok_or_else(|| Error::internal("cuda backend", "a device buffer of another backend"))
+}
+
+impl CudaRuntime {
+    /// The engine of device `ordinal`, or why there is none (no driver, no
+    /// such device, no NVRTC): never a panic.
+    pub fn new(ordinal: usize) -> Result<CudaRuntime> {
+        CudaRuntime::with_disk_cache(ordinal, DiskCache::from_env())
+    }
+
+    /// [`CudaRuntime::new`] with compiled kernels cached in `disk` rather
+    /// than where the environment says.
+    pub fn with_disk_cache(ordinal: usize, disk: DiskCache) -> Result<CudaRuntime> {
+        driver::probe(ordinal)?;
+        guarded("creating the CUDA context", || {
+            let ctx = CudaContext::new(ordinal)
+                .map_err(|e| device_error("cuDevicePrimaryCtxRetain", e))?;
+            // SAFETY: every allocation, copy, launch and free of this engine
+            // goes to its one stream, so stream order alone keeps each use of
+            // a buffer before its reuse or free; per-buffer events would only
+            // add work. (Pinned staging buffers keep their own events.)
+            unsafe { ctx.disable_event_tracking() };
+            let arch = ctx
+                .compute_capability()
+                .map_err(|e| device_error("cuDeviceGetAttribute", e))?;
+            let stream = ctx
+                .new_stream()
+                .map_err(|e| device_error("cuStreamCreate", e))?;
+            let target = nvrtc::target_for(arch, &nvrtc::supported_archs()?).ok_or_else(|| {
+                Error::BackendUnavailable {
+                    backend: "cuda".to_string(),
+                    reason: format!(
+                        "NVRTC cannot compile for compute capability {}.{} or any older architecture",
+                        arch.0, arch.1
+                    ),
+                }
+            })?;
+            let pool = Arc::new(CachingPool::new(CudaAllocator {
+                stream: Arc::clone(&stream),
+            }));
+            Ok(CudaRuntime {
+                ordinal,
+                ctx,
+                stream,
+                arch,
+                nvrtc_version: nvrtc::version()?,
+                target,
+                loaded: Mutex::new(HashMap::new()),
+                user_modules: Mutex::new(HashMap::new()),
+                pool,
+                staging: Mutex::new(Staging::default()),
+                disk,
+            })
+        })
+    }
+
+    /// The device's compute capability, `(major, minor)`.
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.arch
+    }
+
+    /// The device memory pool's counters.
+    pub fn pool_stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<CudaBuffer> {
+        let pooled = self.pool.allocate(bytes)?;
+        Ok(CudaBuffer {
+            slice: Some(pooled.block),
+            class: pooled.class,
+            bytes,
+            pool: Arc::clone(&self.pool),
+        })
+    }
+
+    /// Waits until the stream has done everything queued on it.
+    fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| device_error("cuStreamSynchronize", e))
+    }
+
+    /// Copies `bytes` into `target` asynchronously through a pinned buffer of
+    /// the same size class as `target` (a pool block); `Ok(false)` when no
+    /// pinned memory could be had (the caller then copies directly).
+    fn staged_copy(&self, bytes: &[u8], target: &mut CudaSlice<u8>) -> Result<bool> {
+        let class = CachingPool::<CudaAllocator>::size_class(bytes.len());
+        let reused = {
+            let mut staging = lock(&self.staging);
+            let found = staging.free.iter().position(|p| p.len() == class);
+            found.map(|i| staging.free.swap_remove(i))
+        };
+        let mut pinned = match reused {
+            Some(pinned) => pinned,
+            // SAFETY: the pinned memory is uninitialised; its first
+            // `bytes.len()` bytes are written below, and the rest is copied
+            // into the rest of `target`, which nothing reads.
+            None => match unsafe { self.ctx.alloc_pinned::<u8>(class) } {
+                Ok(pinned) => pinned,
+                Err(_) => return Ok(false),
+            },
+        };
+        // Waits (on the buffer's event) for the copy that read it last.
+        pinned
+            .as_mut_slice()
+            .map_err(|e| device_error("pinned staging", e))?[..bytes.len()]
+            .copy_from_slice(bytes);
+        if target.len() != pinned.len() {
+            return Err(Error::internal(
+                "cuda upload",
+                "a staging buffer and its pool block differ in size class",
+            ));
+        }
+        // Passing the pinned buffer itself lets cudarc record its event.
+        self.stream
+            .memcpy_htod(&pinned, target)
+            .map_err(|e| device_error("cuMemcpyHtoDAsync", e))?;
+        let mut staging = lock(&self.staging);
+        let kept: usize = staging.free.iter().map(|p| p.len()).sum();
+        if kept + pinned.len() <= STAGING_KEPT {
+            staging.free.push(pinned);
+        }
+        // Otherwise it is dropped here, which waits for its copy first.
+        Ok(true)
+    }
+
+    /// The loaded program for `launch`: from memory, the disk cache, or NVRTC.
+    fn program(&self, launch: &Launch, env: EvalEnv<'_>) -> Result<Arc<LoadedProgram>> {
+        let index = bind::index_type(launch);
+        let key = (launch.kernel.structural_hash(), index);
+        if let Some(found) = lock(&self.loaded).get(&key) {
+            if *found.kernel == *launch.kernel {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                return Ok(Arc::clone(found));
+            }
+        }
+        let program = lower::lower(&launch.kernel, index)?;
+        let source = cuda::print(&program);
+        let module = self.load_compiled(&program.name, &source, env)?;
+        let functions = program
+            .kernels
+            .iter()
+            .map(|k| {
+                module
+                    .load_function(&k.name)
+                    .map_err(|e| device_error(format!("cuModuleGetFunction {}", k.name), e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let loaded = Arc::new(LoadedProgram {
+            kernel: Arc::clone(&launch.kernel),
+            program,
+            functions,
+            _module: module,
+        });
+        lock(&self.loaded).insert(key, Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// A cubin for the device's architecture; PTX for it when this NVRTC
+    /// cannot target the architecture directly (the driver JIT-compiles it).
+    fn compile(&self, name: &str, source: &str) -> Result<Vec<u8>> {
+        let mut image = nvrtc::compile(name, source, &self.target)?.image;
+        if let Target::Ptx(_) = self.target {
+            // cuModuleLoadData reads PTX as a C string.
+            image.push(0);
+        }
+        Ok(image)
+    }
+
+    /// The disk cache key of a compiled `source`.
+    fn disk_key(&self, source: &str) -> CacheKey {
+        let (arch, kind) = match &self.target {
+            Target::Cubin(arch) => (arch.clone(), ImageKind::Cubin),
+            Target::Ptx(arch) => (arch.clone(), ImageKind::Ptx),
+        };
+        CacheKey {
+            program_hash: stable_hash(source.as_bytes()),
+            arch,
+            nvrtc_version: self.nvrtc_version,
+            kind,
+        }
+    }
+
+    /// Loads `source` compiled: from the disk cache when a valid entry
+    /// loads, else compiled by NVRTC (and cached).
+    fn load_compiled(&self, name: &str, source: &str, env: EvalEnv<'_>) -> Result<Arc<CudaModule>> {
+        let key = self.disk_key(source);
+        if let Some(image) = self.disk.load(&key) {
+            // An entry the driver rejects (e.g. PTX newer than the driver
+            // after a downgrade) is recompiled, not trusted.
+            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(image)) {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                return Ok(module);
+            }
+        }
+        let image = self.compile(name, source)?;
+        env.stats.add(Counter::KernelsCompiled, 1);
+        // The disk cache is an optimisation: a failed write is not an error.
+        let _ = self.disk.store(&key, &image);
+        self.ctx
+            .load_module(Ptx::from_binary(image))
+            .map_err(|e| device_error(format!("cuModuleLoadData {name}"), e))
+    }
+
+    fn run(
+        &self,
+        loaded: &LoadedProgram,
+        launch: &Launch,
+        inputs: &[Option<&CudaBuffer>],
+    ) -> Result<Vec<CudaBuffer>> {
+        let program = &loaded.program;
+        let sizes = bind::Sizes::of(launch);
+        let out_len = if launch.kernel.reduction.is_some() {
+            sizes.kept_len
+        } else {
+            sizes.domain_len
+        };
+        let outputs = (0..launch.kernel.outputs.len())
+            .map(|j| self.allocate(out_len * launch.kernel.output_dtype(j).size()))
+            .collect::<Result<Vec<_>>>()?;
+        let partials = program
+            .partials
+            .map(|d| self.allocate(sizes.partial_count * d.size()))
+            .transpose()?;
+        for (kernel, function) in program.kernels.iter().zip(&loaded.functions) {
+            let missing =
+                |what: &str| Error::internal("cuda launch", format!("no buffer for {what}"));
+            let scalars = kernel
+                .params
+                .iter()
+                .map(|p| match (p.source, p.kind) {
+                    (_, ParamKind::Input(_) | ParamKind::Output(_)) => Ok(None),
+                    (source, ParamKind::Scalar(dtype)) => {
+                        let value = bind::scalar(source, launch, program)?;
+                        ScalarArg::for_param(value, dtype).map(Some)
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut args = self.stream.launch_builder(function);
+            for (param, scalar) in kernel.params.iter().zip(&scalars) {
+                match (param.source, scalar) {
+                    (_, Some(scalar)) => scalar.push(&mut args),
+                    (ArgSource::InputBuffer(k), None) => {
+                        let input = inputs
+                            .get(k)
+                            .copied()
+                            .flatten()
+                            .ok_or_else(|| missing(&param.name))?;
+                        args.arg(input.slice()?);
+                    }
+                    (ArgSource::OutputBuffer(j), None) => {
+                        args.arg(
+                            outputs
+                                .get(j)
+                                .ok_or_else(|| missing(&param.name))?
+                                .slice()?,
+                        );
+                    }
+                    (_, None) => {
+                        args.arg(
+                            partials
+                                .as_ref()
+                                .ok_or_else(|| missing(&param.name))?
+                                .slice()?,
+                        );
+                    }
+                }
+            }
+            let blocks = bind::blocks(kernel, launch);
+            let config = LaunchConfig {
+                grid_dim: (blocks as u32, 1, 1),
+                block_dim: (kernel.block, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments are exactly the kernel's parameters, in
+            // order and of their printed types (both come from `kernel`;
+            // scalars are checked against the parameter dtypes); every buffer
+            // holds the elements its index arithmetic reaches (the simulator
+            // checks the same program's accesses); a buffer dropped after the
+            // launch is freed or reused only through this engine's one
+            // stream, after the kernel.
+            unsafe { args.launch(config) }.map_err(|e| {
+                device_error(
+                    format!(
+                        "launch {} (grid {blocks}, block {})",
+                        kernel.name, kernel.block
+                    ),
+                    e,
+                )
+            })?;
+        }
+        Ok(outputs)
+    }
+}
+
+fn on_device(buffer: CudaBuffer) -> Arc<dyn DeviceBuffer> {
+    Arc::new(buffer)
+}
+
+impl Runtime for CudaRuntime {
+    type Buffer = Arc<dyn DeviceBuffer>;
+    const DEVICE: bool = true;
+
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn executor(&self) -> String {
+        let (major, minor) = self.arch;
+        format!(
+            "cuda (device {}, compute capability {major}.{minor}, NVRTC {}.{})",
+            self.ordinal, self.nvrtc_version.0, self.nvrtc_version.1
+        )
+    }
+
+    fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
+        value.device.clone()
+    }
+
+    fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
+        Residency {
+            host: None,
+            device: Some(buffer),
+        }
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        let bytes = host.as_bytes();
+        let mut buffer = self.allocate(bytes.len())?;
+        if !bytes.is_empty() {
+            let slice = buffer
+                .slice
+                .as_mut()
+                .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
+            let staged = bytes.len() >= STAGED_UPLOAD && self.staged_copy(bytes, slice)?;
+            if !staged {
+                let mut view = slice.slice_mut(0..bytes.len());
+                self.stream
+                    .memcpy_htod(bytes, &mut view)
+                    .map_err(|e| device_error("cuMemcpyHtoD", e))?;
+            }
+        }
+        Ok(on_device(buffer))
+    }
+
+    fn download(&self, device: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<Arc<HostBuffer>> {
+        let buffer = cuda_buffer(device)?;
+        let mut bytes = vec![0u8; buffer.bytes];
+        if !bytes.is_empty() {
+            let view = buffer.slice()?.slice(0..buffer.bytes);
+            self.stream
+                .memcpy_dtoh(&view, &mut bytes)
+                .map_err(|e| device_error("cuMemcpyDtoH", e))?;
+        }
+        self.synchronize()?;
+        HostBuffer::from_bytes(dtype, &bytes).map(Arc::new)
+    }
+
+    fn launch(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        let inputs = inputs
+            .iter()
+            .map(|i| i.map(cuda_buffer).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        let loaded = self.program(launch, env)?;
+        let outputs = self.run(&loaded, launch, &inputs)?;
+        Ok(outputs.into_iter().map(on_device).collect())
+    }
+
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        self.run_user_kernel(launch, arrays, env)
+    }
+
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String {
+        lazyfuse_device::explain_launch(index, launch)
+    }
+
+    fn user_kernel_executor(&self, _launch: &KernelLaunch) -> String {
+        "the GPU (compiled by NVRTC)".into()
+    }
+
+    fn release_memory(&self) -> usize {
+        let staged: Vec<PinnedHostSlice<u8>> = std::mem::take(&mut lock(&self.staging).free);
+        let bytes: usize = staged.iter().map(|p| p.len()).sum();
+        // Dropping a staging buffer waits for the copy that read it.
+        drop(staged);
+        self.pool.trim() + bytes
+    }
+}

@@ -1,0 +1,328 @@
+//! The simulator's memory accesses: bounds-checked gathers and scatters,
+//! atomics applied in thread order, and shared memory that remembers who
+//! wrote each element since the last barrier, to report races.
+
+use lazyfuse_core::reference::kernels;
+use lazyfuse_core::{with_buffer, with_dtype, BinaryOp, DType, Element, Error, HostBuffer, Result};
+
+use super::{at, Binding, BlockState};
+use crate::ir::{AtomicOp, AtomicTarget, DeviceKernel};
+
+/// No thread wrote the element since the last barrier.
+const NOBODY: u32 = u32::MAX;
+/// The element was last updated by an atomic operation.
+const ATOMIC: u32 = u32::MAX - 1;
+
+/// One block's shared arrays with, per element, the thread that last wrote
+/// it and the barrier epoch of that write.
+pub(super) struct SharedMemory {
+    arrays: Vec<HostBuffer>,
+    writers: Vec<Vec<(u32, u32)>>,
+    epoch: u32,
+}
+
+impl SharedMemory {
+    pub(super) fn new(kernel: &DeviceKernel) -> SharedMemory {
+        SharedMemory {
+            arrays: kernel
+                .shared
+                .iter()
+                .map(|s| with_dtype!(s.dtype, T => T::into_buffer(vec![T::default(); s.len as usize])))
+                .collect(),
+            writers: kernel
+                .shared
+                .iter()
+                .map(|s| vec![(NOBODY, 0); s.len as usize])
+                .collect(),
+            epoch: 0,
+        }
+    }
+
+    /// A barrier: writes before it are visible to every thread after it.
+    pub(super) fn barrier(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// Who else wrote `array[i]` since the last barrier, if anyone.
+    fn conflict(&self, array: usize, i: usize, thread: usize) -> Option<u32> {
+        let (writer, epoch) = *self.writers.get(array)?.get(i)?;
+        (writer != NOBODY && writer != thread as u32 && epoch == self.epoch).then_some(writer)
+    }
+}
+
+fn element(buffer: &HostBuffer, i: usize) -> HostBuffer {
+    with_buffer!(buffer, v => Element::into_buffer(vec![v[i]]))
+}
+
+fn set_element(buffer: &mut HostBuffer, i: usize, value: &HostBuffer) {
+    with_buffer!(value, v => {
+        if let Some(dest) = Element::slice_of_mut(buffer) {
+            dest[i] = v[0];
+        }
+    })
+}
+
+fn who(writer: u32) -> String {
+    if writer == ATOMIC {
+        "an atomic operation".to_string()
+    } else {
+        format!("thread {writer}")
+    }
+}
+
+impl BlockState<'_, '_, '_> {
+    /// Reads `source[index[t]]` for every active thread `t`.
+    pub(super) fn gather(
+        &self,
+        source: &HostBuffer,
+        index: &[i64],
+        mask: &[bool],
+        name: &str,
+    ) -> Result<HostBuffer> {
+        with_buffer!(source, values => {
+            let mut out = vec![Default::default(); self.lanes];
+            for (t, slot) in out.iter_mut().enumerate() {
+                if !mask[t] {
+                    continue;
+                }
+                let i = at(index, t);
+                *slot = *usize::try_from(i).ok().and_then(|i| values.get(i)).ok_or_else(|| {
+                    self.fault(t, format!("reads {name}[{i}] outside its {} elements", values.len()))
+                })?;
+            }
+            Ok(Element::into_buffer(out))
+        })
+    }
+
+    /// Writes `value[t]` to `target[index[t]]` for every active thread `t`.
+    fn scatter(
+        &self,
+        target: &mut HostBuffer,
+        index: &[i64],
+        value: &HostBuffer,
+        mask: &[bool],
+        name: &str,
+    ) -> Result<()> {
+        let len = target.len();
+        with_buffer!(value, source => {
+            let dest = Element::slice_of_mut(target).ok_or_else(|| {
+                Error::internal("sim launch", format!("a {} store to {name}", value.dtype()))
+            })?;
+            for t in (0..self.lanes).filter(|&t| mask[t]) {
+                let i = at(index, t);
+                let slot = usize::try_from(i).ok().and_then(|i| dest.get_mut(i)).ok_or_else(|| {
+                    self.fault(t, format!("writes {name}[{i}] outside its {len} elements"))
+                })?;
+                *slot = at(source, t);
+            }
+            Ok(())
+        })
+    }
+
+    /// Takes the buffer bound to output parameter `param` out of the bindings.
+    fn take_output(&mut self, param: u32) -> Result<(String, HostBuffer)> {
+        let name = self.param_name(param).to_string();
+        match self.bindings.get_mut(param as usize) {
+            Some(Binding::Write(b)) => {
+                Ok((name, std::mem::replace(*b, HostBuffer::Bool(Vec::new()))))
+            }
+            _ => Err(Error::internal(
+                "sim launch",
+                format!("a write to {name}, which is not an output"),
+            )),
+        }
+    }
+
+    fn put_output(&mut self, param: u32, buffer: HostBuffer) {
+        if let Some(Binding::Write(b)) = self.bindings.get_mut(param as usize) {
+            **b = buffer;
+        }
+    }
+
+    /// `param[index[t]] = value[t]` for every active thread `t`.
+    pub(super) fn store(
+        &mut self,
+        param: u32,
+        index: &[i64],
+        value: &HostBuffer,
+        mask: &[bool],
+    ) -> Result<()> {
+        let (name, mut target) = self.take_output(param)?;
+        let stored = self.scatter(&mut target, index, value, mask, &name);
+        self.put_output(param, target);
+        stored
+    }
+
+    /// `array[index[t]]` for every active thread `t`, checking for races.
+    pub(super) fn load_shared(
+        &self,
+        array: u32,
+        index: &[i64],
+        mask: &[bool],
+    ) -> Result<HostBuffer> {
+        let a = array as usize;
+        let (source, name) = match (self.shared.arrays.get(a), self.kernel.shared.get(a)) {
+            (Some(source), Some(decl)) => (source, &decl.name),
+            _ => return Err(Error::internal("sim launch", "no such shared array")),
+        };
+        let values = self.gather(source, index, mask, name)?;
+        for t in (0..self.lanes).filter(|&t| mask[t]) {
+            let i = at(index, t) as usize;
+            if let Some(writer) = self.shared.conflict(a, i, t) {
+                return Err(self.fault(t, format!(
+                    "reads {name}[{i}], which {} wrote since the last __syncthreads() (a race: is a syncthreads missing?)",
+                    who(writer)
+                )));
+            }
+        }
+        Ok(values)
+    }
+
+    /// `array[index[t]] = value[t]`, checking for races.
+    pub(super) fn store_shared(
+        &mut self,
+        array: u32,
+        index: &[i64],
+        value: &HostBuffer,
+        mask: &[bool],
+    ) -> Result<()> {
+        let a = array as usize;
+        let name = match self.kernel.shared.get(a) {
+            Some(decl) => decl.name.clone(),
+            None => return Err(Error::internal("sim launch", "no such shared array")),
+        };
+        let mut target =
+            std::mem::replace(&mut self.shared.arrays[a], HostBuffer::Bool(Vec::new()));
+        let stored = self.scatter(&mut target, index, value, mask, &name);
+        self.shared.arrays[a] = target;
+        stored?;
+        for t in (0..self.lanes).filter(|&t| mask[t]) {
+            let i = at(index, t) as usize;
+            if let Some(writer) = self.shared.conflict(a, i, t) {
+                return Err(self.fault(t, format!(
+                    "writes {name}[{i}], which {} also wrote since the last __syncthreads() (a race)",
+                    who(writer)
+                )));
+            }
+            self.shared.writers[a][i] = (t as u32, self.shared.epoch);
+        }
+        Ok(())
+    }
+
+    /// Applies an atomic operation for every active thread, in thread order;
+    /// returns the old values.
+    pub(super) fn atomic(
+        &mut self,
+        op: AtomicOp,
+        target: AtomicTarget,
+        index: &[i64],
+        value: &HostBuffer,
+        compare: Option<&HostBuffer>,
+        mask: &[bool],
+    ) -> Result<HostBuffer> {
+        let (name, mut memory) = match target {
+            AtomicTarget::Global(param) => self.take_output(param)?,
+            AtomicTarget::Shared(array) => {
+                let a = array as usize;
+                let name = self
+                    .kernel
+                    .shared
+                    .get(a)
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default();
+                (
+                    name,
+                    std::mem::replace(&mut self.shared.arrays[a], HostBuffer::Bool(Vec::new())),
+                )
+            }
+        };
+        let result = self.apply_atomic(op, &mut memory, index, value, compare, mask, &name);
+        match target {
+            AtomicTarget::Global(param) => self.put_output(param, memory),
+            AtomicTarget::Shared(array) => {
+                let a = array as usize;
+                self.shared.arrays[a] = memory;
+                if result.is_ok() {
+                    for t in (0..self.lanes).filter(|&t| mask[t]) {
+                        let i = at(index, t) as usize;
+                        self.shared.writers[a][i] = (ATOMIC, self.shared.epoch);
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_atomic(
+        &self,
+        op: AtomicOp,
+        memory: &mut HostBuffer,
+        index: &[i64],
+        value: &HostBuffer,
+        compare: Option<&HostBuffer>,
+        mask: &[bool],
+        name: &str,
+    ) -> Result<HostBuffer> {
+        if value.dtype() != memory.dtype() {
+            return Err(Error::internal(
+                "sim launch",
+                format!(
+                    "an atomic {} of {} on {name} of {}",
+                    op.name(),
+                    value.dtype(),
+                    memory.dtype()
+                ),
+            ));
+        }
+        let mut old =
+            with_dtype!(memory.dtype(), T => T::into_buffer(vec![T::default(); self.lanes]));
+        let len = memory.len();
+        for t in (0..self.lanes).filter(|&t| mask[t]) {
+            let i = at(index, t);
+            let i = usize::try_from(i)
+                .ok()
+                .filter(|&i| i < len)
+                .ok_or_else(|| {
+                    self.fault(
+                        t,
+                        format!(
+                            "atomic {} on {name}[{i}] outside its {len} elements",
+                            op.name()
+                        ),
+                    )
+                })?;
+            let current = element(memory, i);
+            let operand = element(value, if value.len() == 1 { 0 } else { t });
+            let updated = match op {
+                AtomicOp::Add => kernels::binary(BinaryOp::Add, &current, &operand, 1)?,
+                AtomicOp::Min => kernels::binary(BinaryOp::Minimum, &current, &operand, 1)?,
+                AtomicOp::Max => kernels::binary(BinaryOp::Maximum, &current, &operand, 1)?,
+                AtomicOp::Exchange => operand,
+                AtomicOp::Cas => {
+                    let expected = compare.map(|c| element(c, if c.len() == 1 { 0 } else { t }));
+                    let expected = expected.ok_or_else(|| {
+                        Error::internal("sim launch", "a CAS without a compare value")
+                    })?;
+                    // Compared bit for bit, as the hardware does.
+                    if current.as_bytes() == expected.as_bytes() {
+                        operand
+                    } else {
+                        current.clone()
+                    }
+                }
+            };
+            set_element(&mut old, t, &current);
+            set_element(memory, i, &updated);
+        }
+        Ok(old)
+    }
+}
+
+/// The dtypes the simulator (and the CUDA prelude) support atomics on.
+pub fn atomic_supported(dtype: DType) -> bool {
+    matches!(
+        dtype,
+        DType::I32 | DType::U32 | DType::I64 | DType::U64 | DType::F32 | DType::F64
+    )
+}

@@ -1,0 +1,431 @@
+//! [`KernelScope`]: what `Kernel::build` hands the user's closure.
+//! Parameters, geometry and statements (stores, branches, loops, barriers,
+//! atomics) go through it; values are [`Val`]s. Helper Rust functions over
+//! `Val`s are the device functions: define them once, call them from any
+//! kernel (they are inlined).
+
+use lazyfuse_core::{DType, Error, Literal};
+
+use super::memory::{ArrayParam, Indices, Local, SharedArrayRef};
+use super::val::Val;
+use lazyfuse_device::ir::{
+    ArgSource, AtomicOp, AtomicTarget, Dim, Expr, Param, ParamKind, SharedArray, Special, Stmt, Var,
+};
+
+macro_rules! atomic_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&mut self, array: &ArrayParam, index: impl Indices, value: impl Into<Val>) -> Val {
+            let (target, at) = self.array_target(array, index);
+            self.atomic(AtomicOp::$op, target, at, None, value.into())
+        }
+    )*};
+}
+
+/// Where the first error of a kernel's construction is kept.
+#[derive(Default)]
+pub(crate) struct Problems {
+    pub(crate) first: Option<Error>,
+}
+
+/// What a kernel's body is written with (see the module documentation).
+pub struct KernelScope {
+    pub(crate) name: String,
+    pub(crate) params: Vec<Param>,
+    pub(crate) arrays: Vec<ArrayParam>,
+    pub(crate) scalars: Vec<DType>,
+    pub(crate) shared: Vec<SharedArray>,
+    pub(crate) vars: Vec<DType>,
+    blocks: Vec<Vec<Stmt>>,
+    pub(crate) problems: Problems,
+}
+
+impl KernelScope {
+    pub(crate) fn new(name: &str) -> KernelScope {
+        KernelScope {
+            name: name.to_string(),
+            params: Vec::new(),
+            arrays: Vec::new(),
+            scalars: Vec::new(),
+            shared: Vec::new(),
+            vars: Vec::new(),
+            blocks: vec![Vec::new()],
+            problems: Problems::default(),
+        }
+    }
+
+    fn problem(&mut self, message: String) {
+        if self.problems.first.is_none() {
+            self.problems.first = Some(Error::InvalidArgument {
+                op: format!("kernel '{}'", self.name),
+                message,
+            });
+        }
+    }
+
+    fn push(&mut self, stmt: Stmt) {
+        if let Some(block) = self.blocks.last_mut() {
+            block.push(stmt);
+        }
+    }
+
+    fn nested(&mut self, body: impl FnOnce(&mut KernelScope)) -> Vec<Stmt> {
+        self.blocks.push(Vec::new());
+        body(self);
+        if self.blocks.len() > 1 {
+            self.blocks.pop().unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    }
+
+    pub(crate) fn finish_body(&mut self) -> Vec<Stmt> {
+        std::mem::take(&mut self.blocks)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    }
+
+    fn add_array(&mut self, name: &str, dtype: DType, ndim: usize, written: bool) -> ArrayParam {
+        let position = self.arrays.len();
+        let kind = if written {
+            ParamKind::Output(dtype)
+        } else {
+            ParamKind::Input(dtype)
+        };
+        self.params.push(Param {
+            name: name.to_string(),
+            kind,
+            source: ArgSource::UserArray(position),
+        });
+        let param = (self.params.len() - 1) as u32;
+        let extents = (0..ndim)
+            .map(|d| {
+                self.params.push(Param {
+                    name: format!("{name}_shape{d}"),
+                    kind: ParamKind::Scalar(DType::I64),
+                    source: ArgSource::UserExtent(position, d),
+                });
+                Val::new(Expr::Param((self.params.len() - 1) as u32), DType::I64)
+            })
+            .collect();
+        let array = ArrayParam {
+            param,
+            position,
+            dtype,
+            ndim,
+            written,
+            extents,
+        };
+        self.arrays.push(array.clone());
+        array
+    }
+
+    /// An array parameter the kernel only reads.
+    pub fn array(&mut self, name: &str, dtype: DType, ndim: usize) -> ArrayParam {
+        self.add_array(name, dtype, ndim, false)
+    }
+
+    /// An array parameter the kernel writes (it may read it too): the
+    /// launch returns its new version.
+    pub fn array_mut(&mut self, name: &str, dtype: DType, ndim: usize) -> ArrayParam {
+        self.add_array(name, dtype, ndim, true)
+    }
+
+    /// A scalar parameter.
+    pub fn scalar(&mut self, name: &str, dtype: DType) -> Val {
+        let position = self.scalars.len();
+        self.scalars.push(dtype);
+        self.params.push(Param {
+            name: name.to_string(),
+            kind: ParamKind::Scalar(dtype),
+            source: ArgSource::UserScalar(position),
+        });
+        Val::new(Expr::Param((self.params.len() - 1) as u32), dtype)
+    }
+
+    fn special(special: Special) -> Val {
+        Val::new(Expr::cast(DType::I64, Expr::Special(special)), DType::I64)
+    }
+
+    /// A register holding `value` (so the printed kernel computes it once).
+    pub fn let_(&mut self, value: impl Into<Val>) -> Val {
+        self.local(value).get()
+    }
+
+    /// `threadIdx` along `dim`.
+    pub fn thread_idx(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::ThreadIdx(dim)))
+    }
+    /// `blockIdx` along `dim`.
+    pub fn block_idx(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::BlockIdx(dim)))
+    }
+    /// `blockDim` along `dim`.
+    pub fn block_dim(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::BlockDim(dim)))
+    }
+    /// `gridDim` along `dim`.
+    pub fn grid_dim(&mut self, dim: Dim) -> Val {
+        self.let_(Self::special(Special::GridDim(dim)))
+    }
+
+    /// Numba's `cuda.grid(n)`: this thread's absolute position along the
+    /// first `n` (1 to 3) dimensions.
+    pub fn grid(&mut self, n: usize) -> Vec<Val> {
+        [Dim::X, Dim::Y, Dim::Z][..n.clamp(1, 3)]
+            .iter()
+            .map(|&d| {
+                let position = Self::special(Special::BlockIdx(d))
+                    * Self::special(Special::BlockDim(d))
+                    + Self::special(Special::ThreadIdx(d));
+                self.let_(position)
+            })
+            .collect()
+    }
+
+    /// Numba's `cuda.gridsize(n)`: threads in the grid along the first `n`
+    /// dimensions.
+    pub fn gridsize(&mut self, n: usize) -> Vec<Val> {
+        [Dim::X, Dim::Y, Dim::Z][..n.clamp(1, 3)]
+            .iter()
+            .map(|&d| {
+                let size = Self::special(Special::BlockDim(d)) * Self::special(Special::GridDim(d));
+                self.let_(size)
+            })
+            .collect()
+    }
+
+    /// A block-shared array of `shape` (Numba's `cuda.shared.array`).
+    pub fn shared_array(&mut self, dtype: DType, shape: &[usize]) -> SharedArrayRef {
+        let len: usize = shape.iter().product();
+        let array = self.shared.len() as u32;
+        self.shared.push(SharedArray {
+            name: format!("shared{array}"),
+            dtype,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+        });
+        SharedArrayRef {
+            array,
+            dtype,
+            shape: shape.to_vec(),
+        }
+    }
+
+    /// A mutable local variable starting at `init`.
+    pub fn local(&mut self, init: impl Into<Val>) -> Local {
+        let init = init.into();
+        self.vars.push(init.dtype);
+        let var = Var((self.vars.len() - 1) as u32);
+        self.push(Stmt::Let(var, init.expr));
+        Local {
+            var,
+            dtype: self.vars[var.index()],
+        }
+    }
+
+    /// `local = value` (converted to the local's dtype).
+    pub fn set(&mut self, local: &Local, value: impl Into<Val>) {
+        let value = value.into().cast(local.dtype);
+        self.push(Stmt::Assign(local.var, value.expr));
+    }
+
+    /// `array[index] = value` (converted to the array's dtype).
+    pub fn store(&mut self, array: &ArrayParam, index: impl Indices, value: impl Into<Val>) {
+        let index = index.into_indices();
+        if !array.written {
+            self.problem(format!(
+                "stores to array parameter {} which is declared read-only (declare it with array_mut)",
+                array.position
+            ));
+        }
+        if index.len() != array.ndim {
+            self.problem(format!(
+                "indexes a {}-d array with {} indices",
+                array.ndim,
+                index.len()
+            ));
+        }
+        let value = value.into().cast(array.dtype);
+        self.push(Stmt::Store {
+            param: array.param,
+            index: array.linear(&index).expr,
+            value: value.expr,
+        });
+    }
+
+    /// `shared[index] = value`.
+    pub fn store_shared(
+        &mut self,
+        shared: &SharedArrayRef,
+        index: impl Indices,
+        value: impl Into<Val>,
+    ) {
+        let value = value.into().cast(shared.dtype);
+        self.push(Stmt::StoreShared {
+            array: shared.array,
+            index: shared.linear(&index.into_indices()).expr,
+            value: value.expr,
+        });
+    }
+
+    /// `if (cond) { then }`.
+    pub fn if_(&mut self, cond: impl Into<Val>, then: impl FnOnce(&mut KernelScope)) {
+        let cond = cond.into().cast(DType::Bool);
+        let then = self.nested(then);
+        self.push(Stmt::If {
+            cond: cond.expr,
+            then,
+            otherwise: Vec::new(),
+        });
+    }
+
+    /// `if (cond) { then } else { otherwise }`.
+    pub fn if_else(
+        &mut self,
+        cond: impl Into<Val>,
+        then: impl FnOnce(&mut KernelScope),
+        otherwise: impl FnOnce(&mut KernelScope),
+    ) {
+        let cond = cond.into().cast(DType::Bool);
+        let then = self.nested(then);
+        let otherwise = self.nested(otherwise);
+        self.push(Stmt::If {
+            cond: cond.expr,
+            then,
+            otherwise,
+        });
+    }
+
+    /// `for (i = start; i < end; i += step) { body(i) }` over `i64`.
+    pub fn for_range(
+        &mut self,
+        start: impl Into<Val>,
+        end: impl Into<Val>,
+        step: impl Into<Val>,
+        body: impl FnOnce(&mut KernelScope, Val),
+    ) {
+        self.vars.push(DType::I64);
+        let var = Var((self.vars.len() - 1) as u32);
+        let counter = Val::new(Expr::Var(var), DType::I64);
+        let body = self.nested(|k| body(k, counter));
+        self.push(Stmt::For {
+            var,
+            start: start.into().cast(DType::I64).expr,
+            end: end.into().cast(DType::I64).expr,
+            step: step.into().cast(DType::I64).expr,
+            body,
+        });
+    }
+
+    /// `while (cond) { body }`; `cond` is evaluated before every iteration
+    /// (it reads locals the body changes).
+    pub fn while_(&mut self, cond: impl Into<Val>, body: impl FnOnce(&mut KernelScope)) {
+        let cond = cond.into().cast(DType::Bool);
+        let body = self.nested(body);
+        self.push(Stmt::While {
+            cond: cond.expr,
+            body,
+        });
+    }
+
+    /// `__syncthreads()`: waits until every thread of the block gets here.
+    pub fn syncthreads(&mut self) {
+        self.push(Stmt::Barrier);
+    }
+
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        target: AtomicTarget,
+        (dtype, index): (DType, Val),
+        compare: Option<Val>,
+        value: Val,
+    ) -> Val {
+        if !lazyfuse_device::simt::atomic_supported(dtype) {
+            self.problem(format!(
+                "atomic {} on {dtype} (expected i32, u32, i64, u64, f32 or f64)",
+                op.name()
+            ));
+        }
+        self.vars.push(dtype);
+        let old = Var((self.vars.len() - 1) as u32);
+        self.push(Stmt::Let(
+            old,
+            Expr::Const(Literal::cast_from(lazyfuse_core::Wide::Int(0), dtype)),
+        ));
+        self.push(Stmt::Atomic {
+            op,
+            target,
+            index: index.expr,
+            value: value.cast(dtype).expr,
+            compare: compare.map(|c| c.cast(dtype).expr),
+            old: Some(old),
+        });
+        Val::new(Expr::Var(old), dtype)
+    }
+
+    fn array_target(
+        &mut self,
+        array: &ArrayParam,
+        index: impl Indices,
+    ) -> (AtomicTarget, (DType, Val)) {
+        let index = index.into_indices();
+        if !array.written {
+            self.problem(format!(
+                "an atomic update of array parameter {} which is declared read-only",
+                array.position
+            ));
+        }
+        (
+            AtomicTarget::Global(array.param),
+            (array.dtype, array.linear(&index)),
+        )
+    }
+
+    atomic_methods! {
+        /// `atomicAdd(&array[index], value)`; returns the old value.
+        atomic_add => Add,
+        /// `atomicMin(&array[index], value)`; returns the old value.
+        atomic_min => Min,
+        /// `atomicMax(&array[index], value)`; returns the old value.
+        atomic_max => Max,
+        /// `atomicExch(&array[index], value)`; returns the old value.
+        atomic_exchange => Exchange,
+    }
+
+    /// `atomicCAS(&array[index], compare, value)`; returns the old value.
+    pub fn atomic_cas(
+        &mut self,
+        array: &ArrayParam,
+        index: impl Indices,
+        compare: impl Into<Val>,
+        value: impl Into<Val>,
+    ) -> Val {
+        let (target, at) = self.array_target(array, index);
+        self.atomic(
+            AtomicOp::Cas,
+            target,
+            at,
+            Some(compare.into()),
+            value.into(),
+        )
+    }
+
+    /// `atomicAdd(&shared[index], value)`; returns the old value.
+    pub fn atomic_add_shared(
+        &mut self,
+        shared: &SharedArrayRef,
+        index: impl Indices,
+        value: impl Into<Val>,
+    ) -> Val {
+        let at = (shared.dtype, shared.linear(&index.into_indices()));
+        self.atomic(
+            AtomicOp::Add,
+            AtomicTarget::Shared(shared.array),
+            at,
+            None,
+            value.into(),
+        )
+    }
+}

@@ -1,0 +1,253 @@
+//! [`Val`]: a value computed by one thread of a user kernel, with the
+//! element operations, Rust operators and math functions on it. Rust numbers
+//! mixed with values are weak constants (they take the value's dtype), and
+//! values of different dtypes promote as NumPy does.
+
+use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
+
+use lazyfuse_core::{promote, BinaryOp, DType, Literal, UnaryOp};
+
+use lazyfuse_device::ir::Expr;
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self) -> Val {
+            self.unary(UnaryOp::$op)
+        }
+    )*};
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self, y: impl Into<Val>) -> Val {
+            self.binary(BinaryOp::$op, &y.into())
+        }
+    )*};
+}
+
+/// A value computed by one thread: an expression and its dtype.
+#[derive(Clone, Debug)]
+pub struct Val {
+    pub(crate) expr: Expr,
+    pub(crate) dtype: DType,
+}
+
+impl Val {
+    pub(crate) fn new(expr: Expr, dtype: DType) -> Val {
+        Val { expr, dtype }
+    }
+
+    /// A constant of `dtype`.
+    pub fn constant(value: f64, dtype: DType) -> Val {
+        let literal = Literal::cast_from(lazyfuse_core::Wide::Float(value), dtype);
+        Val::new(Expr::Const(literal), dtype)
+    }
+
+    /// The value's dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// This value converted to `dtype` (lazyfuse's cast rules).
+    pub fn cast(&self, dtype: DType) -> Val {
+        if dtype == self.dtype {
+            return self.clone();
+        }
+        Val::new(Expr::cast(dtype, self.expr.clone()), dtype)
+    }
+
+    pub(crate) fn unary(&self, op: UnaryOp) -> Val {
+        let x = if op.is_float_only() && !self.dtype.is_float() {
+            self.cast(DType::F64)
+        } else {
+            self.clone()
+        };
+        let dtype = if op.is_predicate() || op == UnaryOp::LogicalNot {
+            DType::Bool
+        } else {
+            x.dtype
+        };
+        Val::new(Expr::Unary(op, Box::new(x.expr)), dtype)
+    }
+
+    pub(crate) fn binary(&self, op: BinaryOp, other: &Val) -> Val {
+        let common = promote(self.dtype, other.dtype);
+        let common = if op == BinaryOp::Div && !common.is_float() {
+            DType::F64
+        } else {
+            common
+        };
+        let (a, b) = (self.cast(common), other.cast(common));
+        let dtype = if op.is_comparison() || op.is_logical() {
+            DType::Bool
+        } else {
+            common
+        };
+        Val::new(Expr::Binary(op, Box::new(a.expr), Box::new(b.expr)), dtype)
+    }
+
+    unary_methods! {
+        /// `sqrt(x)`
+        sqrt => Sqrt,
+        /// `exp(x)`
+        exp => Exp,
+        /// `log(x)`
+        log => Log,
+        /// `sin(x)`
+        sin => Sin,
+        /// `cos(x)`
+        cos => Cos,
+        /// `tanh(x)`
+        tanh => Tanh,
+        /// `|x|`
+        abs => Abs,
+        /// `floor(x)`
+        floor => Floor,
+        /// `x * x`
+        square => Square,
+    }
+    /// Any element operation of one value.
+    pub fn apply(&self, op: UnaryOp) -> Val {
+        self.unary(op)
+    }
+    binary_methods! {
+        /// `x ** y`
+        pow => Pow,
+        /// The smaller (NaN if either is NaN).
+        min => Minimum,
+        /// The larger (NaN if either is NaN).
+        max => Maximum,
+        /// NumPy's `//`.
+        floor_div => FloorDiv,
+        /// `x < y`
+        lt => Lt,
+        /// `x <= y`
+        le => Le,
+        /// `x > y`
+        gt => Gt,
+        /// `x >= y`
+        ge => Ge,
+        /// `x == y`
+        eq => Eq,
+        /// `x != y`
+        ne => Ne,
+    }
+    /// Both true.
+    pub fn and(&self, y: impl Into<Val>) -> Val {
+        self.cast(DType::Bool)
+            .binary(BinaryOp::LogicalAnd, &y.into().cast(DType::Bool))
+    }
+    /// Either true.
+    pub fn or(&self, y: impl Into<Val>) -> Val {
+        self.cast(DType::Bool)
+            .binary(BinaryOp::LogicalOr, &y.into().cast(DType::Bool))
+    }
+    /// Not true.
+    pub fn not(&self) -> Val {
+        self.cast(DType::Bool).unary(UnaryOp::LogicalNot)
+    }
+    /// `cond ? self : other`.
+    pub fn select(cond: &Val, a: impl Into<Val>, b: impl Into<Val>) -> Val {
+        let (a, b) = (a.into(), b.into());
+        let common = promote(a.dtype, b.dtype);
+        let (a, b) = (a.cast(common), b.cast(common));
+        Val::new(
+            Expr::Select(
+                Box::new(cond.cast(DType::Bool).expr),
+                Box::new(a.expr),
+                Box::new(b.expr),
+            ),
+            common,
+        )
+    }
+}
+
+/// Rust numbers are weak constants: they take the other operand's dtype
+/// (an `f64` next to an integer makes the operation float).
+fn weak(value: f64, like: DType) -> Val {
+    let dtype = if like.is_float() || value.fract() == 0.0 {
+        like
+    } else {
+        DType::F64
+    };
+    Val::constant(value, dtype)
+}
+
+impl From<i64> for Val {
+    fn from(v: i64) -> Val {
+        Val::new(Expr::Const(Literal::of(v)), DType::I64)
+    }
+}
+impl From<i32> for Val {
+    fn from(v: i32) -> Val {
+        Val::new(Expr::Const(Literal::of(v)), DType::I32)
+    }
+}
+impl From<f64> for Val {
+    fn from(v: f64) -> Val {
+        Val::new(Expr::Const(Literal::of(v)), DType::F64)
+    }
+}
+impl From<f32> for Val {
+    fn from(v: f32) -> Val {
+        Val::new(Expr::Const(Literal::of(v)), DType::F32)
+    }
+}
+impl From<&Val> for Val {
+    fn from(v: &Val) -> Val {
+        v.clone()
+    }
+}
+
+macro_rules! operators {
+    ($($trait:ident $method:ident $op:ident),*) => {$(
+        impl $trait<Val> for Val {
+            type Output = Val;
+            fn $method(self, rhs: Val) -> Val { self.binary(BinaryOp::$op, &rhs) }
+        }
+        impl $trait<&Val> for Val {
+            type Output = Val;
+            fn $method(self, rhs: &Val) -> Val { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl $trait<Val> for &Val {
+            type Output = Val;
+            fn $method(self, rhs: Val) -> Val { self.binary(BinaryOp::$op, &rhs) }
+        }
+        impl $trait<&Val> for &Val {
+            type Output = Val;
+            fn $method(self, rhs: &Val) -> Val { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl $trait<f64> for Val {
+            type Output = Val;
+            fn $method(self, rhs: f64) -> Val { let c = weak(rhs, self.dtype); self.binary(BinaryOp::$op, &c) }
+        }
+        impl $trait<f64> for &Val {
+            type Output = Val;
+            fn $method(self, rhs: f64) -> Val { let c = weak(rhs, self.dtype); self.binary(BinaryOp::$op, &c) }
+        }
+        impl $trait<Val> for f64 {
+            type Output = Val;
+            fn $method(self, rhs: Val) -> Val { weak(self, rhs.dtype).binary(BinaryOp::$op, &rhs) }
+        }
+        impl $trait<&Val> for f64 {
+            type Output = Val;
+            fn $method(self, rhs: &Val) -> Val { weak(self, rhs.dtype).binary(BinaryOp::$op, rhs) }
+        }
+    )*};
+}
+operators!(Add add Add, Sub sub Sub, Mul mul Mul, Div div Div, Rem rem Rem);
+
+impl Neg for Val {
+    type Output = Val;
+    fn neg(self) -> Val {
+        self.unary(UnaryOp::Neg)
+    }
+}
+impl Neg for &Val {
+    type Output = Val;
+    fn neg(self) -> Val {
+        self.unary(UnaryOp::Neg)
+    }
+}

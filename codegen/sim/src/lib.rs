@@ -1,0 +1,140 @@
+//! The `sim` backend: a simulated device with memory of its own. Inputs are
+//! uploaded (counted in `Stats`) before kernels read them, results stay in
+//! device memory until read, so copies are exactly those a GPU would make.
+//! Kernels are the lowered device programs the CUDA printer prints, run by
+//! the SIMT interpreter (`device::simt`) with grid, block and warp semantics,
+//! which also checks every memory access.
+//!
+//! Owns: the simulated device's memory and its runtime. Must not know: the
+//! CUDA driver, fusion internals, `Array`.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use lazyfuse_core::{
+    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+};
+use lazyfuse_fusion::{Driver, Launch, Runtime};
+
+use lazyfuse_device::{self as device, LoweringCache};
+use lazyfuse_kernel::BuiltKernel;
+
+/// A buffer in simulated device memory.
+#[derive(Debug)]
+pub struct SimBuffer {
+    data: HostBuffer,
+}
+
+impl DeviceBuffer for SimBuffer {
+    fn bytes(&self) -> usize {
+        self.data.as_bytes().len()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The simulated-device engine: the driver over the simulated device.
+pub type SimEngine = Driver<SimRuntime>;
+
+/// The simulated device: its memory and its cache of lowered programs.
+#[derive(Debug, Default)]
+pub struct SimRuntime {
+    lowered: LoweringCache,
+}
+
+fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
+    device
+        .as_any()
+        .downcast_ref::<SimBuffer>()
+        .ok_or_else(|| Error::internal("sim backend", "a device buffer of another backend"))
+}
+
+fn on_device(data: HostBuffer) -> Arc<dyn DeviceBuffer> {
+    Arc::new(SimBuffer { data })
+}
+
+impl Runtime for SimRuntime {
+    type Buffer = Arc<dyn DeviceBuffer>;
+    const DEVICE: bool = true;
+
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn executor(&self) -> String {
+        "sim (simulated device memory; device programs run by the SIMT interpreter)".into()
+    }
+
+    fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
+        value.device.clone()
+    }
+
+    fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
+        Residency {
+            host: None,
+            device: Some(buffer),
+        }
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        Ok(on_device((**host).clone()))
+    }
+
+    fn download(&self, buffer: &Arc<dyn DeviceBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
+        Ok(Arc::new(sim_buffer(buffer)?.data.clone()))
+    }
+
+    fn launch(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        let inputs = inputs
+            .iter()
+            .map(|i| i.map(sim_buffer).transpose().map(|b| b.map(|b| &b.data)))
+            .collect::<Result<Vec<_>>>()?;
+        let program = self.lowered.get(launch, env)?;
+        let outputs = device::simulate(&program, launch, &inputs)?;
+        Ok(outputs.into_iter().map(on_device).collect())
+    }
+
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        _env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        let Some(kernel) = launch.kernel.as_any().downcast_ref::<BuiltKernel>() else {
+            // Raw CUDA source: the kernel says why it cannot run here.
+            return launch.kernel.run_host(launch, &[]).map(|_| Vec::new());
+        };
+        let hosts = arrays
+            .iter()
+            .map(|(b, _)| sim_buffer(b).map(|s| &s.data))
+            .collect::<Result<Vec<_>>>()?;
+        // The kernel writes new versions: copies made on the device.
+        let mut outputs: Vec<HostBuffer> = launch
+            .written
+            .iter()
+            .map(|&w| {
+                hosts
+                    .get(w)
+                    .map(|h| (*h).clone())
+                    .ok_or_else(|| Error::internal("sim backend", "a written argument is missing"))
+            })
+            .collect::<Result<_>>()?;
+        kernel.simulate(launch, &hosts, &mut outputs)?;
+        Ok(outputs.into_iter().map(on_device).collect())
+    }
+
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String {
+        device::explain_launch(index, launch)
+    }
+
+    fn user_kernel_executor(&self, _launch: &KernelLaunch) -> String {
+        "the SIMT interpreter on simulated device memory".into()
+    }
+}
