@@ -5,6 +5,9 @@
 //! - `read_into`: demanding a built expression into a preallocated buffer
 //!   (a fresh `a*b + c` each time, since a demanded value is memoised);
 //! - `build + read_into`: both, what a loop over small arrays pays;
+//! - `build + to_vec`: the same, the result in a new `Vec`;
+//! - `inputs + build + read_into`: with the three inputs copied into new
+//!   arrays each time (`from_slice`);
 //! - `hand`: the same loop written by hand (one thread: 1,000 elements run
 //!   on the calling thread in lazyfuse too).
 //!
@@ -52,6 +55,15 @@ fn demand(c: &mut Criterion) {
     });
     group.bench_function("build + read_into", |bench| {
         bench.iter(|| (&a * &b + &d).read_into(&mut out).expect("E1"))
+    });
+    group.bench_function("build + to_vec", |bench| {
+        bench.iter(|| black_box((&a * &b + &d).to_vec::<f32>().expect("E1")))
+    });
+    group.bench_function("inputs + build + read_into", |bench| {
+        bench.iter(|| {
+            let (a, b, d) = (cx.from_slice(&ha), cx.from_slice(&hb), cx.from_slice(&hd));
+            (&a * &b + &d).read_into(&mut out).expect("E1")
+        })
     });
     group.finish();
 }

@@ -62,17 +62,19 @@ pub struct ExprGraph {
 impl ExprGraph {
     /// Snapshots everything `roots` need; `outputs()` lists the roots' indices in order.
     pub fn from_roots(roots: &[Arc<Node>]) -> ExprGraph {
-        let mut graph = StableDiGraph::new();
-        let mut index: HashMap<usize, NodeIndex> = HashMap::default();
-        let mut stack: Vec<(Arc<Node>, bool)> =
-            roots.iter().rev().map(|r| (Arc::clone(r), false)).collect();
+        // Room for a small expression: most demands need no reallocation.
+        const TYPICAL: usize = 8;
+        let mut graph = StableDiGraph::with_capacity(TYPICAL, TYPICAL);
+        let mut index: HashMap<usize, NodeIndex> =
+            HashMap::with_capacity_and_hasher(TYPICAL, Default::default());
+        let mut stack: Vec<(Arc<Node>, bool)> = Vec::with_capacity(TYPICAL);
+        stack.extend(roots.iter().rev().map(|r| (Arc::clone(r), false)));
         while let Some((node, expanded)) = stack.pop() {
             let key = node.address();
             if index.contains_key(&key) {
                 continue;
             }
-            let residency = node.residency();
-            let materialized = !residency.is_empty();
+            let materialized = node.is_materialized();
             // A user kernel's output not launched yet is a leaf here: the
             // session runs the launch before planning what reads it.
             let kernel = matches!(node.op, Op::Kernel { .. });
@@ -98,7 +100,7 @@ impl ExprGraph {
                 dtype: node.dtype,
                 shape: node.shape.clone(),
                 inputs: inputs.clone(),
-                data: materialized.then_some(residency),
+                data: materialized.then(|| node.residency()),
                 origin: materialized.then(|| Arc::clone(&node)),
             });
             for (position, input) in inputs.iter().enumerate() {

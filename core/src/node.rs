@@ -16,6 +16,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use smallvec::SmallVec;
@@ -197,7 +198,13 @@ pub struct Node {
     pub(crate) dtype: DType,
     pub(crate) shape: Shape,
     pub(crate) inputs: SmallVec<[Arc<Node>; 2]>,
+    /// Whether a user kernel launch is among this node and its ancestors:
+    /// a demand without one skips looking for launches to run.
+    reads_kernel: bool,
     residency: RwLock<Residency>,
+    /// Whether `residency` holds a copy: read without taking the lock (a
+    /// demand asks it of every node it walks).
+    materialized: AtomicBool,
     computing: Mutex<()>,
 }
 
@@ -208,12 +215,15 @@ impl Node {
         shape: Shape,
         inputs: SmallVec<[Arc<Node>; 2]>,
     ) -> Arc<Node> {
+        let reads_kernel = matches!(op, Op::Kernel { .. }) || inputs.iter().any(|i| i.reads_kernel);
         Arc::new(Node {
             op,
             dtype,
             shape,
             inputs,
+            reads_kernel,
             residency: RwLock::new(Residency::default()),
+            materialized: AtomicBool::new(false),
             computing: Mutex::new(()),
         })
     }
@@ -254,6 +264,11 @@ impl Node {
         &self.inputs
     }
 
+    /// Whether a user kernel launch is among this node and its ancestors.
+    pub(crate) fn reads_kernel(&self) -> bool {
+        self.reads_kernel
+    }
+
     /// The error of an invalid node.
     pub(crate) fn error(&self) -> Option<&Arc<Error>> {
         match &self.op {
@@ -272,18 +287,11 @@ impl Node {
 
     /// True when a value is memoised.
     pub fn is_materialized(&self) -> bool {
-        !self
-            .residency
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
+        self.materialized.load(Ordering::Acquire)
     }
 
     pub(crate) fn set_residency(&self, residency: Residency) {
-        *self
-            .residency
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = residency;
+        self.update_residency(|r| *r = residency);
     }
 
     /// Records a device copy of this node's (already computed) value, so
@@ -293,12 +301,14 @@ impl Node {
     }
 
     pub(crate) fn update_residency(&self, update: impl FnOnce(&mut Residency)) {
-        update(
-            &mut self
-                .residency
-                .write()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
+        let mut residency = self
+            .residency
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        update(&mut residency);
+        // Under the lock, so the flag and the value change together.
+        self.materialized
+            .store(!residency.is_empty(), Ordering::Release);
     }
 
     /// Held while the node is being computed, so that two threads demanding it
@@ -318,7 +328,8 @@ impl Drop for Node {
     /// Unlinks the inputs iteratively: dropping the last handle of a
     /// 100,000-node chain must not recurse 100,000 deep.
     fn drop(&mut self) {
-        let mut pending: Vec<Arc<Node>> = self.inputs.drain(..).collect();
+        // Inline room for small expressions: dropping one allocates nothing.
+        let mut pending: SmallVec<[Arc<Node>; 8]> = self.inputs.drain(..).collect();
         while let Some(node) = pending.pop() {
             if let Some(mut last) = Arc::into_inner(node) {
                 pending.extend(last.inputs.drain(..));

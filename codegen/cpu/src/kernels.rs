@@ -41,26 +41,57 @@ impl CompiledKernel {
     }
 }
 
-/// The compile cache: one compiled form per structural kernel hash.
+/// The compile cache: one compiled form per structural kernel hash, a hit
+/// confirmed by comparing the kernels.
 #[derive(Debug, Default)]
 pub struct KernelCache {
-    kernels: Mutex<HashMap<u64, Arc<CompiledKernel>>>,
+    kernels: Mutex<Kernels>,
 }
+
+#[derive(Debug, Default)]
+struct Kernels {
+    by_hash: HashMap<u64, Arc<CompiledKernel>>,
+    /// The same entries by the address of a `FusedKernel` looked up before:
+    /// a cached program hands the same `Arc` to every demand, so a repeated
+    /// demand skips hashing and comparing the kernel. Sound because the
+    /// entry holds that `Arc`, so no other kernel can have the address.
+    by_address: HashMap<usize, (Arc<FusedKernel>, Arc<CompiledKernel>)>,
+}
+
+/// Entries kept by address before that map starts over: programs compiled
+/// anew bring new addresses for the same kernels, one per program, so it
+/// keeps as many as the program cache keeps programs.
+const ADDRESSES_KEPT: usize = lazyfuse_fusion::cache::CAPACITY;
 
 impl KernelCache {
     /// The compiled form of `kernel`, counting a compilation or a cache hit.
     pub fn get(&self, kernel: &Arc<FusedKernel>, env: EvalEnv<'_>) -> Result<Arc<CompiledKernel>> {
-        let hash = kernel.structural_hash();
+        let address = Arc::as_ptr(kernel) as usize;
         let mut map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = map.get(&hash) {
-            if found.kernel == *kernel {
+        if let Some((seen, found)) = map.by_address.get(&address) {
+            if Arc::ptr_eq(seen, kernel) {
                 env.stats.add(Counter::KernelCacheHits, 1);
                 return Ok(Arc::clone(found));
             }
         }
-        let compiled = Arc::new(CompiledKernel::new(kernel)?);
-        env.stats.add(Counter::KernelsCompiled, 1);
-        map.insert(hash, Arc::clone(&compiled));
+        let hash = kernel.structural_hash();
+        let compiled = match map.by_hash.get(&hash) {
+            Some(found) if found.kernel == *kernel => {
+                env.stats.add(Counter::KernelCacheHits, 1);
+                Arc::clone(found)
+            }
+            _ => {
+                let compiled = Arc::new(CompiledKernel::new(kernel)?);
+                env.stats.add(Counter::KernelsCompiled, 1);
+                map.by_hash.insert(hash, Arc::clone(&compiled));
+                compiled
+            }
+        };
+        if map.by_address.len() >= ADDRESSES_KEPT {
+            map.by_address.clear();
+        }
+        map.by_address
+            .insert(address, (Arc::clone(kernel), Arc::clone(&compiled)));
         Ok(compiled)
     }
 }
@@ -101,43 +132,34 @@ pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
 pub fn launch(
     cache: &KernelCache,
     settings: &CpuSettings,
+    pool: Option<&rayon::ThreadPool>,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     env: EvalEnv<'_>,
 ) -> Result<Vec<HostBuffer>> {
     let compiled = cache.get(&launch.kernel, env)?;
-    let pool = pool(env.options.threads);
     if launch.kernel.reduction.is_some() {
-        if let Some(out) = reduce::reduction(
-            &compiled.machine,
-            launch,
-            inputs,
-            pool.as_deref(),
-            settings.jit,
-        )? {
+        if let Some(out) = reduce::reduction(&compiled.machine, launch, inputs, pool, settings.jit)?
+        {
             return Ok(vec![out]);
         }
         return interp::run_generic(launch, inputs);
     }
-    run::elementwise(
-        &compiled.machine,
-        launch,
-        inputs,
-        pool.as_deref(),
-        settings,
-        None,
-    )?
-    .into_iter()
-    .map(|b| {
-        b.ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "an output was not written"))
-    })
-    .collect()
+    run::elementwise(&compiled.machine, launch, inputs, pool, settings, None)?
+        .into_iter()
+        .map(|b| {
+            b.ok_or_else(|| {
+                lazyfuse_core::Error::internal("cpu backend", "an output was not written")
+            })
+        })
+        .collect()
 }
 
 /// Runs an element-wise launch whose output `index` goes into the caller's `out`.
 pub fn launch_into(
     cache: &KernelCache,
     settings: &CpuSettings,
+    pool: Option<&rayon::ThreadPool>,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     index: usize,
@@ -145,12 +167,11 @@ pub fn launch_into(
     env: EvalEnv<'_>,
 ) -> Result<Vec<Option<HostBuffer>>> {
     let compiled = cache.get(&launch.kernel, env)?;
-    let pool = pool(env.options.threads);
     run::elementwise(
         &compiled.machine,
         launch,
         inputs,
-        pool.as_deref(),
+        pool,
         settings,
         Some((index, out)),
     )

@@ -22,7 +22,8 @@ pub mod stream;
 pub mod vmath;
 pub mod widen;
 
-use std::sync::Arc;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, OnceLock};
 
 use lazyfuse_core::{DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut};
 use lazyfuse_fusion::{Driver, Launch, Runtime};
@@ -39,6 +40,9 @@ pub type CpuEngine = Driver<CpuRuntime>;
 pub struct CpuRuntime {
     cache: KernelCache,
     settings: CpuSettings,
+    /// The worker pool for the context's thread count, found once. (A
+    /// panic cannot leave a pool half-changed: the pool is shared as is.)
+    pool: AssertUnwindSafe<OnceLock<(usize, Option<Arc<rayon::ThreadPool>>)>>,
 }
 
 impl CpuRuntime {
@@ -47,6 +51,17 @@ impl CpuRuntime {
         CpuRuntime {
             cache: KernelCache::default(),
             settings,
+            pool: AssertUnwindSafe(OnceLock::new()),
+        }
+    }
+
+    /// The worker pool for `threads` threads (`None`: the calling thread).
+    fn pool(&self, threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+        let (cached, pool) = self.pool.get_or_init(|| (threads, kernels::pool(threads)));
+        if *cached == threads {
+            pool.clone()
+        } else {
+            kernels::pool(threads)
         }
     }
 
@@ -94,9 +109,11 @@ impl Runtime for CpuRuntime {
         inputs: &[Option<&Arc<HostBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<HostBuffer>>> {
+        let pool = self.pool(env.options.threads);
         let outputs = kernels::launch(
             &self.cache,
             &self.settings,
+            pool.as_deref(),
             launch,
             &host_inputs(inputs),
             env,
@@ -112,9 +129,11 @@ impl Runtime for CpuRuntime {
         out: SliceMut<'a>,
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
+        let pool = self.pool(env.options.threads);
         kernels::launch_into(
             &self.cache,
             &self.settings,
+            pool.as_deref(),
             launch,
             &host_inputs(inputs),
             index,
