@@ -128,51 +128,60 @@ pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     Some(pool)
 }
 
-/// Runs one launch on host memory (through the cache).
-pub fn launch(
-    cache: &KernelCache,
-    settings: &CpuSettings,
-    pool: Option<&rayon::ThreadPool>,
-    launch: &Launch,
-    inputs: &[Option<&HostBuffer>],
-    env: EvalEnv<'_>,
-) -> Result<Vec<HostBuffer>> {
-    let compiled = cache.get(&launch.kernel, env)?;
-    if launch.kernel.reduction.is_some() {
-        if let Some(out) = reduce::reduction(&compiled.machine, launch, inputs, pool, settings.jit)?
-        {
-            return Ok(vec![out]);
-        }
-        return interp::run_generic(launch, inputs);
-    }
-    run::elementwise(&compiled.machine, launch, inputs, pool, settings, None)?
-        .into_iter()
-        .map(|b| {
-            b.ok_or_else(|| {
-                lazyfuse_core::Error::internal("cpu backend", "an output was not written")
-            })
-        })
-        .collect()
+/// What runs a launch: the compile cache, the settings and the workers.
+#[derive(Clone, Copy)]
+pub struct Executor<'a> {
+    /// Compiled kernels.
+    pub cache: &'a KernelCache,
+    /// The CPU backend's settings.
+    pub settings: &'a CpuSettings,
+    /// The workers (`None`: the calling thread).
+    pub pool: Option<&'a rayon::ThreadPool>,
 }
 
-/// Runs an element-wise launch whose output `index` goes into the caller's `out`.
-pub fn launch_into(
-    cache: &KernelCache,
-    settings: &CpuSettings,
-    pool: Option<&rayon::ThreadPool>,
-    launch: &Launch,
-    inputs: &[Option<&HostBuffer>],
-    index: usize,
-    out: SliceMut<'_>,
-    env: EvalEnv<'_>,
-) -> Result<Vec<Option<HostBuffer>>> {
-    let compiled = cache.get(&launch.kernel, env)?;
-    run::elementwise(
-        &compiled.machine,
-        launch,
-        inputs,
-        pool,
-        settings,
-        Some((index, out)),
-    )
+impl Executor<'_> {
+    /// Runs one launch on host memory (through the cache).
+    pub fn launch(
+        self,
+        launch: &Launch,
+        inputs: &[Option<&HostBuffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<HostBuffer>> {
+        let compiled = self.cache.get(&launch.kernel, env)?;
+        let (pool, settings) = (self.pool, self.settings);
+        if launch.kernel.reduction.is_some() {
+            let reduced = reduce::reduction(&compiled.machine, launch, inputs, pool, settings.jit)?;
+            return match reduced {
+                Some(out) => Ok(vec![out]),
+                None => interp::run_generic(launch, inputs),
+            };
+        }
+        run::elementwise(&compiled.machine, launch, inputs, pool, settings, None)?
+            .into_iter()
+            .map(|b| {
+                b.ok_or_else(|| {
+                    lazyfuse_core::Error::internal("cpu backend", "an output was not written")
+                })
+            })
+            .collect()
+    }
+
+    /// Runs an element-wise launch whose output `index` goes into the caller's `out`.
+    pub fn launch_into(
+        self,
+        launch: &Launch,
+        inputs: &[Option<&HostBuffer>],
+        (index, out): (usize, SliceMut<'_>),
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Option<HostBuffer>>> {
+        let compiled = self.cache.get(&launch.kernel, env)?;
+        run::elementwise(
+            &compiled.machine,
+            launch,
+            inputs,
+            self.pool,
+            self.settings,
+            Some((index, out)),
+        )
+    }
 }

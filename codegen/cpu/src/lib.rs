@@ -55,6 +55,14 @@ impl CpuRuntime {
         }
     }
 
+    fn executor<'a>(&'a self, pool: Option<&'a rayon::ThreadPool>) -> kernels::Executor<'a> {
+        kernels::Executor {
+            cache: &self.cache,
+            settings: &self.settings,
+            pool,
+        }
+    }
+
     /// The worker pool for `threads` threads (`None`: the calling thread).
     fn pool(&self, threads: usize) -> Option<Arc<rayon::ThreadPool>> {
         let (cached, pool) = self.pool.get_or_init(|| (threads, kernels::pool(threads)));
@@ -110,14 +118,9 @@ impl Runtime for CpuRuntime {
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<HostBuffer>>> {
         let pool = self.pool(env.options.threads);
-        let outputs = kernels::launch(
-            &self.cache,
-            &self.settings,
-            pool.as_deref(),
-            launch,
-            &host_inputs(inputs),
-            env,
-        )?;
+        let outputs = self
+            .executor(pool.as_deref())
+            .launch(launch, &host_inputs(inputs), env)?;
         Ok(outputs.into_iter().map(Arc::new).collect())
     }
 
@@ -130,14 +133,10 @@ impl Runtime for CpuRuntime {
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
         let pool = self.pool(env.options.threads);
-        kernels::launch_into(
-            &self.cache,
-            &self.settings,
-            pool.as_deref(),
+        self.executor(pool.as_deref()).launch_into(
             launch,
             &host_inputs(inputs),
-            index,
-            out,
+            (index, out),
             env,
         )?;
         Ok(None)
