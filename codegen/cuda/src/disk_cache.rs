@@ -2,7 +2,8 @@
 //! again for kernels an earlier one compiled.
 //!
 //! The cache is an optimisation only: every entry is validated (magic, key,
-//! length, checksum) before use, and anything doubtful is a miss.
+//! the source the key hashed, lengths, checksum) before use, and anything
+//! doubtful is a miss.
 
 use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
@@ -13,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use lazyfuse_core::{Error, Result};
 
-const MAGIC: &[u8] = b"lazyfuse-kernel-cache v1\n";
+const MAGIC: &[u8] = b"lazyfuse-kernel-cache v2\n";
 
 /// The kind of image a kernel was compiled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +39,9 @@ impl ImageKind {
 pub struct CacheKey {
     /// Hash of the generated program (source and compile options).
     pub program_hash: u64,
+    /// The source the hash was taken of: stored in the entry and compared
+    /// on load, so that two sources with one hash never share an image.
+    pub source: String,
     /// Target architecture, e.g. `"sm_80"` or `"compute_80"`.
     pub arch: String,
     /// NVRTC version (major, minor) that produced the image.
@@ -102,11 +106,21 @@ fn parse<'a>(file: &'a [u8], key: &CacheKey) -> std::result::Result<&'a [u8], In
     if line != canonical.as_bytes() {
         return Err(Invalid::OtherKey);
     }
-    let (header, payload) = rest.split_at_checked(16).ok_or(Invalid::Corrupt)?;
-    let length = read_u64(header).ok_or(Invalid::Corrupt)?;
-    let checksum = read_u64(&header[8..]).ok_or(Invalid::Corrupt)?;
-    if u64::try_from(payload.len()).ok() != Some(length) || fnv1a(payload) != checksum {
+    let (header, body) = rest.split_at_checked(24).ok_or(Invalid::Corrupt)?;
+    let source_length = read_u64(header).ok_or(Invalid::Corrupt)?;
+    let length = read_u64(&header[8..]).ok_or(Invalid::Corrupt)?;
+    let checksum = read_u64(&header[16..]).ok_or(Invalid::Corrupt)?;
+    let source_length = usize::try_from(source_length).map_err(|_| Invalid::Corrupt)?;
+    let expected = usize::try_from(length)
+        .ok()
+        .and_then(|l| l.checked_add(source_length));
+    if expected != Some(body.len()) || fnv1a(body) != checksum {
         return Err(Invalid::Corrupt);
+    }
+    let (source, payload) = body.split_at(source_length);
+    if source != key.source.as_bytes() {
+        // The same hash of another source: a miss, never its image.
+        return Err(Invalid::OtherKey);
     }
     Ok(payload)
 }
@@ -213,12 +227,14 @@ impl DiskCache {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
 
-        let mut contents = Vec::with_capacity(MAGIC.len() + 128 + image.len());
+        let mut contents = Vec::with_capacity(MAGIC.len() + 128 + key.source.len() + image.len());
         contents.extend_from_slice(MAGIC);
         contents.extend_from_slice(key.canonical().as_bytes());
+        let body = [key.source.as_bytes(), image].concat();
+        contents.extend_from_slice(&(key.source.len() as u64).to_le_bytes());
         contents.extend_from_slice(&(image.len() as u64).to_le_bytes());
-        contents.extend_from_slice(&fnv1a(image).to_le_bytes());
-        contents.extend_from_slice(image);
+        contents.extend_from_slice(&fnv1a(&body).to_le_bytes());
+        contents.extend_from_slice(&body);
 
         let written = OpenOptions::new()
             .write(true)
@@ -266,6 +282,7 @@ mod tests {
     fn key_with(edit: impl FnOnce(&mut CacheKey)) -> CacheKey {
         let mut key = CacheKey {
             program_hash: 0xdead_beef_1234_5678,
+            source: "extern \"C\" __global__ void k() {}".into(),
             arch: "sm_80".into(),
             nvrtc_version: (12, 8),
             kind: ImageKind::Cubin,
@@ -303,6 +320,8 @@ mod tests {
         ] {
             assert_eq!(cache.load(&other), None, "{other:?}");
         }
+        // The same hash of another source: a miss, not its image.
+        assert_eq!(cache.load(&key_with(|k| k.source.push(' '))), None);
         // Same file name after sanitising, different key: a miss, not a hit.
         let colliding = key_with(|k| k.arch = "sm-80".into());
         assert_eq!(colliding.file_name(), key().file_name());

@@ -351,6 +351,7 @@ impl CudaRuntime {
         };
         CacheKey {
             program_hash: stable_hash(source.as_bytes()),
+            source: source.to_string(),
             arch,
             nvrtc_version: self.nvrtc_version,
             kind,
