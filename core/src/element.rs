@@ -17,7 +17,6 @@ use half::{bf16, f16};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-pub use crate::scalar::{Literal, Scalar};
 
 /// A value wide enough to hold any element exactly: the hub of every cast.
 #[derive(Clone, Copy, Debug)]
@@ -476,11 +475,6 @@ impl HostBuffer {
         T::slice_of(self)
     }
 
-    /// A buffer of `len` copies of a literal.
-    pub fn filled(literal: Literal, len: usize) -> HostBuffer {
-        with_dtype!(literal.dtype(), T => T::into_buffer(vec![T::from_wide(literal.to_wide()); len]))
-    }
-
     /// Element `index` as a [`Wide`] value, or `None` past the end.
     pub fn get_wide(&self, index: usize) -> Option<Wide> {
         with_buffer!(self, v => v.get(index).map(|x| x.to_wide()))
@@ -491,17 +485,6 @@ impl HostBuffer {
     /// too large for the machine is an error, not an abort.
     pub fn try_zeros(dtype: DType, len: usize) -> Result<HostBuffer> {
         with_dtype!(dtype, T => try_vec(T::default(), len).map(T::into_buffer))
-    }
-
-    /// `len` copies of `literal`, or an [`Error::Device`] when the host
-    /// cannot provide the memory.
-    pub fn try_filled(literal: Literal, len: usize) -> Result<HostBuffer> {
-        let mut buffer = HostBuffer::try_zeros(literal.dtype(), len)?;
-        with_slice_mut!(buffer.as_slice_mut(), s => {
-            let value = Element::from_wide(literal.to_wide());
-            s.fill(value);
-        });
-        Ok(buffer)
     }
 
     /// Elements of `dtype` from their native-endian bytes (bool: each byte 0

@@ -8,11 +8,11 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::Arc;
 
-use crate::element::{HostBuffer, Literal};
+use crate::element::HostBuffer;
 use crate::error::Result;
-use crate::node::Node;
+use crate::scalar::Literal;
 
 /// A user kernel, as core sees it.
 pub trait UserKernel: Send + Sync + fmt::Debug + std::panic::RefUnwindSafe {
@@ -46,8 +46,6 @@ pub struct KernelLaunch {
     pub written: Vec<usize>,
     /// The shapes of the array arguments.
     pub shapes: Vec<Vec<usize>>,
-    outputs: OnceLock<Vec<Weak<Node>>>,
-    running: Mutex<()>,
 }
 
 impl fmt::Debug for KernelLaunch {
@@ -79,26 +77,6 @@ impl KernelLaunch {
             scalars,
             written,
             shapes,
-            outputs: OnceLock::new(),
-            running: Mutex::new(()),
         }
-    }
-
-    pub(crate) fn set_outputs(&self, outputs: Vec<Weak<Node>>) {
-        let _ = self.outputs.set(outputs);
-    }
-
-    /// The output nodes still alive, by output position.
-    pub(crate) fn outputs(&self) -> Vec<Option<Arc<Node>>> {
-        self.outputs
-            .get()
-            .map(|o| o.iter().map(Weak::upgrade).collect())
-            .unwrap_or_default()
-    }
-
-    pub(crate) fn lock_running(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.running
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

@@ -45,15 +45,16 @@ mod ufunc;
 
 pub use array::{Array, Operand};
 pub use dtype::{can_cast_safely, promote, DType, Kind};
-pub use element::{Element, HostBuffer, Literal, Scalar, SliceMut, Wide};
+pub use element::{Element, HostBuffer, SliceMut, Wide};
 pub use engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 pub use error::{Error, Result};
 pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};
-pub use node::{Combine, CustomCombine, DeviceBuffer, Node, Op, Residency};
+pub use node::{Combine, CustomCombine, DeviceBuffer, KernelCall, Node, Op, Residency};
 pub use ops::{BinaryOp, ReduceOp, UnaryOp, ALIASES};
 pub use reducer::Reducer;
 pub use reference::ReferenceEngine;
+pub use scalar::{Literal, Scalar};
 pub use session::Session;
 pub use shape::{AxisIndex, Shape};
 pub use trace::{Expr, ExprOperand};

@@ -17,14 +17,16 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
 use smallvec::SmallVec;
 
 use crate::dtype::DType;
-use crate::element::{HostBuffer, Literal};
+use crate::element::HostBuffer;
 use crate::error::Error;
+use crate::kernel::KernelLaunch;
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::scalar::Literal;
 use crate::shape::Shape;
 
 /// A permutation or set of axes.
@@ -83,11 +85,59 @@ pub enum Op {
     /// Output `output` of a user kernel launch; the node's inputs are all the
     /// launch's array arguments.
     Kernel {
-        /// The launch.
-        launch: Arc<crate::kernel::KernelLaunch>,
+        /// The launch, with the nodes of its outputs.
+        launch: Arc<KernelCall>,
         /// Which written array this node is.
         output: usize,
     },
+}
+
+/// A user kernel launch in the graph: the launch, and the nodes of its
+/// outputs (which all run when one is demanded, once).
+pub struct KernelCall {
+    launch: KernelLaunch,
+    outputs: OnceLock<Vec<Weak<Node>>>,
+    running: Mutex<()>,
+}
+
+impl KernelCall {
+    pub(crate) fn new(launch: KernelLaunch) -> KernelCall {
+        KernelCall {
+            launch,
+            outputs: OnceLock::new(),
+            running: Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn set_outputs(&self, outputs: Vec<Weak<Node>>) {
+        let _ = self.outputs.set(outputs);
+    }
+
+    /// The output nodes still alive, by output position.
+    pub(crate) fn outputs(&self) -> Vec<Option<Arc<Node>>> {
+        self.outputs
+            .get()
+            .map(|o| o.iter().map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn lock_running(&self) -> MutexGuard<'_, ()> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::ops::Deref for KernelCall {
+    type Target = KernelLaunch;
+
+    fn deref(&self) -> &KernelLaunch {
+        &self.launch
+    }
+}
+
+impl fmt::Debug for KernelCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.launch.fmt(f)
+    }
 }
 
 /// The combining operation of a reduction.

@@ -20,9 +20,9 @@
 //! loops; only parentheses, unary operators and calls nest, and nesting is
 //! limited to `MAX_DEPTH` so no input can exhaust the stack.
 
-use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::scalar::Scalar;
 use crate::trace::{Expr, ExprOperand};
 
 /// Deepest nesting of parentheses, calls and unary operators accepted.

@@ -8,9 +8,9 @@ use smallvec::SmallVec;
 
 use crate::array::build::{cast_node, reduce_node};
 use crate::array::Array;
-use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::node::{Combine, CustomCombine, Node, Op};
+use crate::scalar::Scalar;
 use crate::shape::{AxisIndex, Shape};
 use crate::trace::{record, Expr, Trace};
 

@@ -7,9 +7,9 @@ use std::hash::{Hash, Hasher};
 use half::{bf16, f16};
 
 use crate::dtype::{DType, Kind};
-use crate::element::{Element, Wide};
+use crate::element::{Element, HostBuffer, Wide};
 use crate::error::{Error, Result};
-use crate::with_dtype;
+use crate::{with_dtype, with_slice_mut};
 
 /// One value of a known dtype, e.g. a constant in an expression.
 ///
@@ -200,6 +200,26 @@ impl From<f16> for Scalar {
 impl From<bf16> for Scalar {
     fn from(value: bf16) -> Scalar {
         Scalar::Float(value.to_f64())
+    }
+}
+
+/// Buffers filled with a literal (here, beside [`Literal`], so that
+/// `element` does not depend on this module).
+impl HostBuffer {
+    /// A buffer of `len` copies of a literal.
+    pub fn filled(literal: Literal, len: usize) -> HostBuffer {
+        with_dtype!(literal.dtype(), T => T::into_buffer(vec![T::from_wide(literal.to_wide()); len]))
+    }
+
+    /// `len` copies of `literal`, or an [`Error::Device`] when the host
+    /// cannot provide the memory.
+    pub fn try_filled(literal: Literal, len: usize) -> Result<HostBuffer> {
+        let mut buffer = HostBuffer::try_zeros(literal.dtype(), len)?;
+        with_slice_mut!(buffer.as_slice_mut(), s => {
+            let value = Element::from_wide(literal.to_wide());
+            s.fill(value);
+        });
+        Ok(buffer)
     }
 }
 

@@ -5,17 +5,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use smallvec::SmallVec;
-
-use crate::array::Array;
 use crate::dtype::DType;
-use crate::element::{Element, HostBuffer, Literal, Scalar, SliceMut, Wide};
+use crate::element::{HostBuffer, SliceMut};
 use crate::engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
-use crate::kernel::KernelLaunch;
-use crate::node::{Node, Op, Residency};
-use crate::shape::{checked_len, format_shape, Shape};
+use crate::node::{KernelCall, Node, Op, Residency};
+use crate::shape::{checked_len, format_shape};
 
 /// A handle on an engine with its settings and statistics. Cheap to clone;
 /// clones share everything.
@@ -97,129 +93,6 @@ impl Session {
         }
     }
 
-    pub(crate) fn wrap(&self, node: Arc<Node>) -> Array {
-        Array::from_parts(node, self.clone())
-    }
-
-    fn invalid(&self, error: Error) -> Array {
-        self.wrap(Node::invalid(error))
-    }
-
-    /// A 1-D array holding a copy of `data`.
-    pub fn from_slice<T: Element>(&self, data: &[T]) -> Array {
-        let shape = Shape::from_slice(&[data.len()]);
-        self.wrap(Node::source(T::into_buffer(data.to_vec()), shape))
-    }
-
-    /// An array of `shape` (row-major) owning `data`; errors if the element
-    /// count differs from the shape's.
-    pub fn from_vec<T: Element>(&self, data: Vec<T>, shape: &[usize]) -> Result<Array> {
-        match checked_len(shape) {
-            Some(n) if n == data.len() => {
-                Ok(self.wrap(Node::source(T::into_buffer(data), Shape::from_slice(shape))))
-            }
-            _ => Err(Error::shape(
-                "from_vec",
-                format!(
-                    "{} elements cannot have shape {} (expected {} elements)",
-                    data.len(),
-                    format_shape(shape),
-                    checked_len(shape).map_or("too many".to_string(), |n| n.to_string())
-                ),
-            )),
-        }
-    }
-
-    /// An array taking ownership of a host buffer.
-    pub fn from_buffer(&self, buffer: HostBuffer, shape: &[usize]) -> Result<Array> {
-        if checked_len(shape) != Some(buffer.len()) {
-            return Err(Error::shape(
-                "from_buffer",
-                format!(
-                    "{} elements cannot have shape {}",
-                    buffer.len(),
-                    format_shape(shape)
-                ),
-            ));
-        }
-        Ok(self.wrap(Node::source(buffer, Shape::from_slice(shape))))
-    }
-
-    /// An array of `shape` filled with `value` cast to `dtype` (lazy: nothing
-    /// is allocated until a plan needs it). Integers out of an integer
-    /// dtype's range are an error, as in NumPy 2; floats are truncated.
-    pub fn full(&self, shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Array {
-        let value = value.into();
-        let literal = match value {
-            Scalar::Float(v) if dtype.is_integer() => Ok(Literal::cast_from(Wide::Float(v), dtype)),
-            _ => value.to_literal("full", dtype),
-        };
-        match literal {
-            Ok(literal) => self.generator(Op::Fill(literal), dtype, shape, "full"),
-            Err(e) => self.invalid(e),
-        }
-    }
-
-    /// Zeros of `shape` and `dtype`.
-    pub fn zeros(&self, shape: &[usize], dtype: DType) -> Array {
-        self.full(shape, 0, dtype)
-    }
-
-    /// Ones of `shape` and `dtype`.
-    pub fn ones(&self, shape: &[usize], dtype: DType) -> Array {
-        self.full(shape, 1, dtype)
-    }
-
-    /// `start, start + step, ...` below `stop` (above, for a negative step),
-    /// computed in f64 and cast to `dtype`; generated where it is used.
-    pub fn arange(&self, start: f64, stop: f64, step: f64, dtype: DType) -> Array {
-        let count = (stop - start) / step;
-        if step == 0.0 || !count.is_finite() && !count.is_nan() || start.is_nan() || stop.is_nan() {
-            return self.invalid(Error::invalid(
-                "arange",
-                format!(
-                    "cannot step from {start} to {stop} by {step} (expected a finite, non-zero step)"
-                ),
-            ));
-        }
-        let len = if count > 0.0 { count.ceil() } else { 0.0 };
-        if len > usize::MAX as f64 / 16.0 {
-            return self.invalid(Error::invalid(
-                "arange",
-                format!("{len} elements is too many"),
-            ));
-        }
-        self.generator(Op::Arange { start, step }, dtype, &[len as usize], "arange")
-    }
-
-    fn generator(&self, op: Op, dtype: DType, shape: &[usize], name: &str) -> Array {
-        if let Err(e) = check_size(name, shape, dtype) {
-            return self.invalid(e);
-        }
-        self.wrap(Node::new(
-            op,
-            dtype,
-            Shape::from_slice(shape),
-            SmallVec::new(),
-        ))
-    }
-
-    /// Computes several arrays in one plan (inputs they share are read or
-    /// uploaded once) and keeps their values.
-    pub fn eval(&self, arrays: &[&Array]) -> Result<()> {
-        let mut nodes = Vec::with_capacity(arrays.len());
-        for a in arrays {
-            if !a.session().same_as(self) {
-                return Err(Error::invalid(
-                    "eval",
-                    "an array belongs to another context (expected arrays of this context)",
-                ));
-            }
-            nodes.push(Arc::clone(a.node()));
-        }
-        self.demand(&nodes)
-    }
-
     /// Materialises every node of `nodes` that is not yet, in one evaluation.
     ///
     /// Concurrency: each demanded node's `computing` lock is held while it is
@@ -296,47 +169,6 @@ impl Session {
         }
         let host = self.host_value(node)?;
         out.copy_from(&host)
-    }
-
-    /// Launches a user kernel over `arrays` (its array arguments, in
-    /// parameter order): lazily, returning one new array per written
-    /// argument (`launch.written`), with that argument's dtype and shape.
-    pub fn launch_kernel(&self, launch: KernelLaunch, arrays: &[&Array]) -> Result<Vec<Array>> {
-        let name = launch.kernel.name().to_string();
-        for a in arrays {
-            if !a.session().same_as(self) {
-                return Err(Error::invalid(
-                    format!("kernel '{name}'"),
-                    "an array belongs to another context (expected arrays of this context)",
-                ));
-            }
-            a.check()?;
-        }
-        if let Some(&bad) = launch.written.iter().find(|&&w| w >= arrays.len()) {
-            return Err(Error::internal(
-                format!("kernel '{name}'"),
-                format!("written argument {bad} of {} arrays", arrays.len()),
-            ));
-        }
-        let launch = Arc::new(launch);
-        let inputs: SmallVec<[Arc<Node>; 2]> =
-            arrays.iter().map(|a| Arc::clone(a.node())).collect();
-        let nodes: Vec<Arc<Node>> = (0..launch.written.len())
-            .map(|output| {
-                let like = arrays[launch.written[output]];
-                Node::new(
-                    Op::Kernel {
-                        launch: Arc::clone(&launch),
-                        output,
-                    },
-                    like.dtype(),
-                    Shape::from_slice(like.shape()),
-                    inputs.clone(),
-                )
-            })
-            .collect();
-        launch.set_outputs(nodes.iter().map(Arc::downgrade).collect());
-        Ok(nodes.into_iter().map(|n| self.wrap(n)).collect())
     }
 
     /// Runs the user kernel launches that `roots` depend on and that have
@@ -442,9 +274,9 @@ pub(crate) fn check_size(op: &str, shape: &[usize], dtype: DType) -> Result<()> 
 
 /// The launches of user kernels reachable from `roots` through nodes not
 /// yet computed, each once (with one of its output nodes), inputs first.
-fn pending_launches(roots: &[Arc<Node>]) -> Vec<(Arc<KernelLaunch>, Arc<Node>)> {
+fn pending_launches(roots: &[Arc<Node>]) -> Vec<(Arc<KernelCall>, Arc<Node>)> {
     let mut seen: rustc_hash::FxHashSet<usize> = rustc_hash::FxHashSet::default();
-    let mut launches: Vec<(Arc<KernelLaunch>, Arc<Node>)> = Vec::new();
+    let mut launches: Vec<(Arc<KernelCall>, Arc<Node>)> = Vec::new();
     let mut stack: Vec<(Arc<Node>, bool)> = roots.iter().map(|r| (Arc::clone(r), false)).collect();
     while let Some((node, expanded)) = stack.pop() {
         if expanded {

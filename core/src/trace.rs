@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::array::{Array, Operand};
 use crate::dtype::DType;
-use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::{BinaryOp, UnaryOp};
+use crate::scalar::Scalar;
 use crate::session::Session;
 
 /// A symbolic scalar inside a traced closure (a small `Copy` handle into the

@@ -4,9 +4,9 @@
 //! operation and dtypes.
 
 use crate::dtype::{promote, DType, Kind};
-use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::scalar::Scalar;
 
 /// The type of one operand: an array's dtype (strong) or a Rust scalar (weak).
 #[derive(Clone, Copy, Debug)]

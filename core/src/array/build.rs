@@ -6,10 +6,10 @@ use std::sync::Arc;
 use smallvec::{smallvec, SmallVec};
 
 use super::{Array, Operand};
-use crate::element::Literal;
 use crate::error::{Error, Result};
 use crate::node::{Axes, Combine, Node, Op};
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::scalar::Literal;
 use crate::session::{check_size, Session};
 use crate::shape::{
     broadcast_shapes, broadcasts_to, checked_len, format_shape, normalize_axis, Shape,

@@ -8,17 +8,19 @@
 //! `read_into`, `eval`, `to_device`) run the engine.
 
 pub(crate) mod build;
+mod constructors;
 mod methods;
 mod operators;
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::element::{Element, Scalar};
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::format;
 use crate::graph::ExprGraph;
 use crate::node::Node;
+use crate::scalar::Scalar;
 use crate::session::Session;
 use crate::shape::format_shape;
 use crate::DType;

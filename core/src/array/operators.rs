@@ -3,8 +3,8 @@
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use super::{Array, Operand};
-use crate::element::Scalar;
 use crate::ops::BinaryOp;
+use crate::scalar::Scalar;
 
 macro_rules! array_operators {
     ($($trait:ident $method:ident $op:ident),*) => {$(
