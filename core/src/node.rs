@@ -236,6 +236,14 @@ impl Residency {
         }
     }
 
+    /// A value held in device memory only.
+    pub fn device(buffer: Arc<dyn DeviceBuffer>) -> Residency {
+        Residency {
+            host: None,
+            device: Some(buffer),
+        }
+    }
+
     /// True when neither copy exists.
     pub fn is_empty(&self) -> bool {
         self.host.is_none() && self.device.is_none()

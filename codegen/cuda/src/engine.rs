@@ -495,10 +495,7 @@ impl Runtime for CudaRuntime {
     }
 
     fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
-        Residency {
-            host: None,
-            device: Some(buffer),
-        }
+        Residency::device(buffer)
     }
 
     fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {

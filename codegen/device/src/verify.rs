@@ -92,7 +92,8 @@ fn fail(kernel: &str, message: impl Into<String>) -> Error {
     )
 }
 
-fn is_identifier(name: &str) -> bool {
+/// Whether `name` can name a C function, parameter or variable.
+pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()

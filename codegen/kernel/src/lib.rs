@@ -41,6 +41,7 @@ use lazyfuse_core::{
 use lazyfuse_device::cuda;
 use lazyfuse_device::ir::{ArgSource, DeviceKernel, GridRule, ParamKind};
 use lazyfuse_device::simt::{self, Binding, Geometry};
+use lazyfuse_device::verify::is_identifier;
 
 pub use lazyfuse_device::ir::Dim;
 pub use memory::{ArrayParam, Indices, Local, SharedArrayRef};
@@ -133,14 +134,6 @@ pub struct BuiltKernel {
     pub device: DeviceKernel,
     args: Vec<ArgSpec>,
     shared_bytes: usize,
-}
-
-fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 impl Kernel {
