@@ -1,0 +1,140 @@
+//! The driver alone, on a runtime that records what it is asked to do: the
+//! plan's steps reach the runtime in order, each input is uploaded once and
+//! kept with its array, results stay in the runtime's memory until read,
+//! and `explain()` reads the cached program.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+
+use lazyfuse_core::{
+    DType, DeviceBuffer, EvalEnv, HostBuffer, KernelLaunch, Options, Residency, Result, Session,
+};
+use lazyfuse_fusion::{Driver, Launch, Runtime};
+
+/// A device buffer of the recording runtime: its length only.
+#[derive(Debug)]
+struct Recorded(usize);
+
+impl DeviceBuffer for Recorded {
+    fn bytes(&self) -> usize {
+        self.0 * 4
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A device runtime that computes nothing and writes down every call.
+#[derive(Debug, Default)]
+struct Recorder {
+    calls: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+
+    fn note(&self, call: String) {
+        self.calls.lock().unwrap().push(call);
+    }
+}
+
+impl Runtime for Recorder {
+    type Buffer = Arc<dyn DeviceBuffer>;
+    const DEVICE: bool = true;
+
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+
+    fn executor(&self) -> String {
+        "a recording runtime".into()
+    }
+
+    fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
+        value.device.clone()
+    }
+
+    fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
+        Residency::device(buffer)
+    }
+
+    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        self.note(format!("upload {}", host.len()));
+        Ok(Arc::new(Recorded(host.len())))
+    }
+
+    fn download(&self, buffer: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<Arc<HostBuffer>> {
+        self.note("download".into());
+        Ok(Arc::new(HostBuffer::try_zeros(dtype, buffer.bytes() / 4)?))
+    }
+
+    fn launch(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        _env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        let read = inputs.iter().flatten().count();
+        self.note(format!("launch reading {read}"));
+        let outputs = launch.kernel.outputs.len();
+        Ok((0..outputs)
+            .map(|_| Arc::new(Recorded(launch.domain_len())) as Arc<dyn DeviceBuffer>)
+            .collect())
+    }
+
+    fn run_kernel(
+        &self,
+        _launch: &KernelLaunch,
+        _arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        _env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        Ok(Vec::new())
+    }
+
+    fn explain_launch(&self, index: usize, _launch: &Launch) -> String {
+        format!("k{index} on the recorder\n")
+    }
+
+    fn user_kernel_executor(&self, _launch: &KernelLaunch) -> String {
+        "nothing".into()
+    }
+}
+
+#[test]
+fn the_plan_reaches_the_runtime_and_inputs_are_uploaded_once() {
+    let driver = Arc::new(Driver::new(Recorder::default()));
+    let session = Session::new(driver.clone(), Options::default());
+    let a = session.from_slice(&[1.0f32, 2.0, 3.0]);
+    let b = session.from_slice(&[4.0f32, 5.0, 6.0]);
+    let explained = (&a * &b + 1.0f32).explain();
+    assert!(explained.contains("k0 on the recorder"), "{explained}");
+    assert!(explained.contains("upload"), "{explained}");
+    assert!(driver.runtime().take().is_empty(), "explain() runs nothing");
+
+    let y = &a * &b + 1.0f32;
+    session.eval(&[&y]).unwrap();
+    assert_eq!(
+        driver.runtime().take(),
+        ["upload 3", "upload 3", "launch reading 2"],
+        "one upload per input, then the one fused kernel"
+    );
+    // The inputs' device copies stay with the arrays; the result with y.
+    let z = &y - &a;
+    session.eval(&[&z]).unwrap();
+    assert_eq!(driver.runtime().take(), ["launch reading 2"]);
+    let s = session.stats();
+    assert_eq!(
+        (s.h2d_copies, s.kernel_launches, s.d2h_copies),
+        (2, 2, 0),
+        "{s:?}"
+    );
+    // Reading a result downloads it, once.
+    z.to_host().unwrap();
+    z.to_host().unwrap();
+    assert_eq!(driver.runtime().take(), ["download"]);
+}
