@@ -29,6 +29,7 @@
 
 mod context;
 mod inspect;
+pub mod kernel;
 
 pub use context::{Context, ContextBuilder};
 pub use inspect::cuda_source;
@@ -41,31 +42,6 @@ pub use lazyfuse_cpu::JitMode;
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {
     pub use lazyfuse_core::*;
-}
-
-/// Kernels written by users (Numba's `@cuda.jit`): [`kernel::Kernel::build`]
-/// and launches that are lazy graph nodes; [`kernel::RawKernel`] for CUDA C
-/// source.
-///
-/// ```
-/// use lazyfuse::kernel::Kernel;
-/// use lazyfuse::{Context, DType};
-///
-/// let increment_by_one = Kernel::build("increment_by_one", |k| {
-///     let a = k.array_mut("a", DType::F32, 1); // a parameter the kernel writes
-///     let pos = k.grid(1).remove(0); // cuda.grid(1)
-///     k.if_(pos.lt(a.len(0)), |k| {
-///         k.store(&a, &pos, a.at(&pos) + 1.0);
-///     });
-/// })?;
-/// let cx = Context::sim();
-/// let a = cx.from_slice(&[1.0f32, 2.0, 3.0]);
-/// let out = increment_by_one.launch(&cx, 1u32, 32u32, &[(&a).into()])?; // lazy
-/// assert_eq!((&out[0] * 2.0f32).to_vec::<f32>()?, [4.0, 6.0, 8.0]); // runs now
-/// # Ok::<(), lazyfuse::Error>(())
-/// ```
-pub mod kernel {
-    pub use lazyfuse_kernel::*;
 }
 
 /// The backends and device code generation: lowering to `DeviceProgram`,

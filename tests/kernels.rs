@@ -354,3 +354,140 @@ fn a_value_used_outside_the_block_that_made_it_is_an_error_at_build() {
         Ok(_) => panic!("a kernel using a value outside its block was accepted"),
     }
 }
+
+/// `x = 2 * a`, `y = a + 1`: a kernel with two outputs.
+fn twice_and_next() -> Kernel {
+    Kernel::build("twice_and_next", |k| {
+        let a = k.array("a", DType::F32, 1);
+        let x = k.array_mut("x", DType::F32, 1);
+        let y = k.array_mut("y", DType::F32, 1);
+        let i = k.grid(1).remove(0);
+        k.if_(i.lt(a.len(0)), |k| {
+            k.store(&x, &i, a.at(&i) * 2.0);
+            k.store(&y, &i, a.at(&i) + 1.0);
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_launch_runs_once_whichever_output_is_demanded_first() {
+    let kernel = twice_and_next();
+    for cx in common::backends() {
+        let n = 300;
+        let a = cx.arange(0.0, n as f64, 1.0, DType::F32); // generated: the plan materialises it first
+        let zeros = cx.zeros(&[n], DType::F32);
+        let out = kernel
+            .launch(
+                &cx,
+                2u32,
+                256u32,
+                &[(&a).into(), (&zeros).into(), (&zeros).into()],
+            )
+            .unwrap();
+        cx.reset_stats();
+        let y = out[1].to_vec::<f32>().unwrap();
+        let launches = cx.stats().kernel_launches;
+        let x = out[0].to_vec::<f32>().unwrap();
+        let name = cx.backend_name();
+        assert_eq!(
+            y,
+            (0..n).map(|i| i as f32 + 1.0).collect::<Vec<_>>(),
+            "{name}"
+        );
+        assert_eq!(
+            x,
+            (0..n).map(|i| i as f32 * 2.0).collect::<Vec<_>>(),
+            "{name}"
+        );
+        assert_eq!(
+            cx.stats().kernel_launches,
+            launches,
+            "{name}: the first demand kept the other output"
+        );
+    }
+}
+
+#[test]
+fn two_threads_demanding_two_outputs_of_one_launch_run_it_once() {
+    let kernel = twice_and_next();
+    for cx in [Context::cpu(), Context::sim()] {
+        for _ in 0..20 {
+            let n = 4096;
+            let a = cx.from_vec(vec![3.0f32; n], &[n]).unwrap();
+            let out = kernel
+                .launch(&cx, 16u32, 256u32, &[(&a).into(), (&a).into(), (&a).into()])
+                .unwrap();
+            cx.reset_stats();
+            let (x, y) = std::thread::scope(|s| {
+                let x = s.spawn(|| out[0].to_vec::<f32>().unwrap());
+                let y = s.spawn(|| out[1].sum().item::<f32>().unwrap());
+                (x.join().unwrap(), y.join().unwrap())
+            });
+            assert!(x.iter().all(|&v| v == 6.0));
+            assert_eq!(y, 4.0 * n as f32);
+            // The user kernel once, the sum once.
+            assert_eq!(cx.stats().kernel_launches, 2, "{}", cx.backend_name());
+        }
+    }
+}
+
+#[test]
+fn views_and_earlier_launches_feed_a_launch_in_one_plan() {
+    let doubled = tutorial::doubled().unwrap();
+    for cx in common::backends() {
+        let (rows, cols) = (5usize, 7usize);
+        let m = cx
+            .from_vec((0..rows * cols).map(|i| i as f64).collect(), &[rows, cols])
+            .unwrap();
+        let t = m.transpose(); // a transposed view: the kernel reads it in row-major order
+        let out = cx.zeros(&[cols, rows], DType::F64);
+        let once = doubled
+            .launch(
+                &cx,
+                (1u32, 1u32),
+                (8u32, 8u32),
+                &[(&t).into(), (&out).into()],
+            )
+            .unwrap();
+        let twice = doubled
+            .launch(
+                &cx,
+                (1u32, 1u32),
+                (8u32, 8u32),
+                &[(&once[0]).into(), (&out).into()],
+            )
+            .unwrap();
+        let plan = twice[0].explain();
+        let got = twice[0].to_vec::<f64>().unwrap();
+        let want: Vec<f64> = (0..cols)
+            .flat_map(|c| (0..rows).map(move |r| (r * cols + c) as f64 * 4.0))
+            .collect();
+        assert_eq!(got, want, "{}\n{plan}", cx.backend_name());
+        if cx.backend_name() == "sim" {
+            assert!(
+                plan.contains("launch user kernel u0") && plan.contains("launch user kernel u1"),
+                "{plan}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cached_program_runs_each_new_launch_with_its_own_arguments() {
+    let kernel = tutorial::increment_by_one().unwrap();
+    let cx = Context::cpu();
+    let run = |start: f32| {
+        let a = cx.from_vec(vec![start; 64], &[64]).unwrap();
+        let out = kernel.launch(&cx, 1u32, 64u32, &[(&a).into()]).unwrap();
+        (&out[0] * 2.0f32).to_vec::<f32>().unwrap()
+    };
+    assert_eq!(run(1.0), vec![4.0; 64]);
+    cx.reset_stats();
+    assert_eq!(
+        run(2.0),
+        vec![6.0; 64],
+        "the new launch's values, not the cached one's"
+    );
+    assert_eq!(cx.stats().kernels_compiled, 0, "{:?}", cx.stats());
+}

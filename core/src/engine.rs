@@ -9,7 +9,6 @@ use crate::dtype::DType;
 use crate::element::{HostBuffer, SliceMut};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
-use crate::kernel::KernelLaunch;
 use crate::node::{DeviceBuffer, Residency};
 
 /// Counters of what the engine did, summed since the last reset.
@@ -119,7 +118,8 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     fn name(&self) -> &'static str;
 
     /// Computes `graph.outputs()`, in order. Leaves carry their data; nothing
-    /// else is materialised yet.
+    /// else is materialised yet. User kernel launches (`Op::Kernel` nodes)
+    /// are part of the graph: each runs once, giving all its outputs.
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>>;
 
     /// Computes the only output of `graph` straight into `out` (same dtype
@@ -133,29 +133,6 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     ) -> Result<Option<SliceMut<'a>>> {
         let _ = (graph, env);
         Ok(Some(out))
-    }
-
-    /// Runs a user kernel launch over its array arguments (`arrays`, all
-    /// materialised, with their dtypes); returns the new values of the
-    /// arrays it writes. The default runs the kernel's host path on host
-    /// copies; device backends run it where the data lives.
-    fn run_kernel(
-        &self,
-        launch: &KernelLaunch,
-        arrays: &[(Residency, DType)],
-        env: EvalEnv<'_>,
-    ) -> Result<Vec<Residency>> {
-        let hosts = arrays
-            .iter()
-            .map(|(value, dtype)| self.to_host(value, *dtype, env))
-            .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&HostBuffer> = hosts.iter().map(|h| &**h).collect();
-        env.stats.add(Counter::KernelLaunches, 1);
-        let outputs = launch.kernel.run_host(launch, &refs)?;
-        Ok(outputs
-            .into_iter()
-            .map(|b| Residency::host(Arc::new(b)))
-            .collect())
     }
 
     /// A host copy of a value, downloading it if it lives only on the device.

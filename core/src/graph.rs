@@ -10,6 +10,10 @@
 //!   result) becomes a leaf carrying its [`Residency`]: the walk stops there.
 //! - Edges go from an input to its consumer; the edge weight is the operand
 //!   position, which also orders [`GraphNode::inputs`].
+//! - A user kernel launch not run yet is in the graph with all its outputs
+//!   still alive: those not demanded follow the demanded ones in
+//!   [`ExprGraph::outputs`] (see [`ExprGraph::kernel_outputs`]), so one run
+//!   of the launch gives every output its value.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -57,10 +61,15 @@ impl GraphNode {
 pub struct ExprGraph {
     graph: StableDiGraph<GraphNode, u8>,
     outputs: Vec<NodeIndex>,
+    /// The DAG nodes of the outputs after the roots: user kernel outputs
+    /// the demand computes without demanding them.
+    kernel_outputs: Vec<Arc<Node>>,
 }
 
 impl ExprGraph {
-    /// Snapshots everything `roots` need; `outputs()` lists the roots' indices in order.
+    /// Snapshots everything `roots` need; `outputs()` lists the roots'
+    /// indices in order, then the undemanded outputs of the user kernel
+    /// launches the graph runs.
     pub fn from_roots(roots: &[Arc<Node>]) -> ExprGraph {
         // Room for a small expression: most demands need no reallocation.
         const TYPICAL: usize = 8;
@@ -69,50 +78,84 @@ impl ExprGraph {
             HashMap::with_capacity_and_hasher(TYPICAL, Default::default());
         let mut stack: Vec<(Arc<Node>, bool)> = Vec::with_capacity(TYPICAL);
         stack.extend(roots.iter().rev().map(|r| (Arc::clone(r), false)));
-        while let Some((node, expanded)) = stack.pop() {
-            let key = node.address();
-            if index.contains_key(&key) {
-                continue;
-            }
-            let materialized = node.is_materialized();
-            // A user kernel's output not launched yet is a leaf here: the
-            // session runs the launch before planning what reads it.
-            let kernel = matches!(node.op, Op::Kernel { .. });
-            if !materialized && !kernel && !expanded {
-                stack.push((Arc::clone(&node), true));
-                for input in node.inputs.iter().rev() {
-                    if !index.contains_key(&input.address()) {
-                        stack.push((Arc::clone(input), false));
-                    }
+        // Every output node of the launches met so far, in the order met.
+        let mut launched: Vec<Arc<Node>> = Vec::new();
+        loop {
+            while let Some((node, expanded)) = stack.pop() {
+                let key = node.address();
+                if index.contains_key(&key) {
+                    continue;
                 }
-                continue;
+                let materialized = node.is_materialized();
+                if !materialized && !expanded {
+                    stack.push((Arc::clone(&node), true));
+                    for input in node.inputs.iter().rev() {
+                        if !index.contains_key(&input.address()) {
+                            stack.push((Arc::clone(input), false));
+                        }
+                    }
+                    continue;
+                }
+                let inputs: SmallVec<[NodeIndex; 2]> = if materialized {
+                    SmallVec::new()
+                } else {
+                    node.inputs
+                        .iter()
+                        .filter_map(|i| index.get(&i.address()).copied())
+                        .collect()
+                };
+                if let (Op::Kernel { launch, .. }, false) = (&node.op, materialized) {
+                    launched.extend(launch.outputs().into_iter().flatten());
+                }
+                let id = graph.add_node(GraphNode {
+                    op: node.op.clone(),
+                    dtype: node.dtype,
+                    shape: node.shape.clone(),
+                    inputs: inputs.clone(),
+                    data: materialized.then(|| node.residency()),
+                    origin: materialized.then(|| Arc::clone(&node)),
+                });
+                for (position, input) in inputs.iter().enumerate() {
+                    graph.add_edge(*input, id, position as u8);
+                }
+                index.insert(key, id);
             }
-            let inputs: SmallVec<[NodeIndex; 2]> = if materialized || kernel {
-                SmallVec::new()
-            } else {
-                node.inputs
-                    .iter()
-                    .filter_map(|i| index.get(&i.address()).copied())
-                    .collect()
-            };
-            let id = graph.add_node(GraphNode {
-                op: node.op.clone(),
-                dtype: node.dtype,
-                shape: node.shape.clone(),
-                inputs: inputs.clone(),
-                data: materialized.then(|| node.residency()),
-                origin: materialized.then(|| Arc::clone(&node)),
-            });
-            for (position, input) in inputs.iter().enumerate() {
-                graph.add_edge(*input, id, position as u8);
+            // A launch's outputs not reached yet join the graph (their inputs
+            // are the launch's, already in it).
+            match launched.iter().find(|n| !index.contains_key(&n.address())) {
+                Some(sibling) => stack.push((Arc::clone(sibling), false)),
+                None => break,
             }
-            index.insert(key, id);
         }
-        let outputs = roots
+        let mut outputs: Vec<NodeIndex> = roots
             .iter()
             .filter_map(|r| index.get(&r.address()).copied())
             .collect();
-        ExprGraph { graph, outputs }
+        let mut kernel_outputs = Vec::new();
+        for node in launched {
+            let demanded = roots.iter().any(|r| Arc::ptr_eq(r, &node));
+            let already = kernel_outputs.iter().any(|k| Arc::ptr_eq(k, &node));
+            let Some(&id) = index.get(&node.address()) else {
+                continue;
+            };
+            if !demanded && !already && graph[id].data.is_none() {
+                outputs.push(id);
+                kernel_outputs.push(node);
+            }
+        }
+        ExprGraph {
+            graph,
+            outputs,
+            kernel_outputs,
+        }
+    }
+
+    /// The DAG nodes of the outputs after the roots (`outputs()[roots..]`):
+    /// user kernel outputs that the demand computes because their launch
+    /// runs, though nothing demanded them. The session keeps their values,
+    /// so a launch runs once.
+    pub fn kernel_outputs(&self) -> &[Arc<Node>] {
+        &self.kernel_outputs
     }
 
     /// The demanded nodes, in the order they were demanded.

@@ -3,8 +3,10 @@
 //! generator implements it. A launch ([`KernelLaunch`]) reads all of its
 //! array arguments and writes new versions of some of them: each written
 //! argument becomes a new array (a node `Op::Kernel`), so handles to the
-//! old arrays keep their values. Launches run when one of their outputs is
-//! demanded, before the fused kernels that read them.
+//! old arrays keep their values. A launch is a step of the plan of the
+//! demand that first needs one of its outputs: it runs once, after the
+//! fused kernels that compute its arguments and before those that read
+//! its results.
 
 use std::any::Any;
 use std::fmt;

@@ -10,7 +10,7 @@ use crate::element::{HostBuffer, SliceMut};
 use crate::engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
-use crate::node::{KernelCall, Node, Op, Residency};
+use crate::node::{KernelCall, Node, Op};
 use crate::shape::{checked_len, format_shape};
 
 /// A handle on an engine with its settings and statistics. Cheap to clone;
@@ -99,16 +99,17 @@ impl Session {
     /// evaluated, taken in address order (so two demands cannot deadlock), and
     /// the memo is checked again under the lock: a node demanded by two
     /// threads at once is computed once. Ancestors' memos are read without
-    /// locks, so a demand never waits on anything but its own roots.
+    /// locks, so a demand never waits on anything but its own roots and the
+    /// user kernel launches it runs (whose locks are taken first, also in
+    /// address order: a launch runs once, whichever of its outputs is asked).
     pub(crate) fn demand(&self, nodes: &[Arc<Node>]) -> Result<()> {
         for node in nodes {
             if let Some(error) = node.error() {
                 return Err((**error).clone());
             }
         }
-        // User kernels the demand depends on run first; their outputs then
-        // enter the fused plan as materialised leaves.
-        self.run_kernels(nodes)?;
+        let launches = pending_launches(nodes);
+        let _running: Vec<_> = launches.iter().map(|l| l.lock_running()).collect();
         let mut roots: Vec<&Arc<Node>> = nodes.iter().collect();
         roots.sort_by_key(|n| n.address());
         roots.dedup_by_key(|n| n.address());
@@ -121,21 +122,26 @@ impl Session {
         if pending.is_empty() {
             return Ok(());
         }
-        let graph = ExprGraph::from_roots(&pending);
+        self.evaluate(&pending, &ExprGraph::from_roots(&pending))
+    }
+
+    /// Evaluates `graph` (made from `roots`) and keeps every output's value.
+    fn evaluate(&self, roots: &[Arc<Node>], graph: &ExprGraph) -> Result<()> {
         let env = self.env();
         env.stats.add(Counter::Evaluations, 1);
-        let values = guard_panics("evaluate", || self.inner.engine.evaluate(&graph, env))?;
-        if values.len() != pending.len() {
+        let values = guard_panics("evaluate", || self.inner.engine.evaluate(graph, env))?;
+        let expected = roots.len() + graph.kernel_outputs().len();
+        if values.len() != expected {
             return Err(Error::internal(
                 "evaluate",
                 format!(
-                    "the engine returned {} values for {} outputs",
+                    "the engine returned {} values for {expected} outputs",
                     values.len(),
-                    pending.len()
                 ),
             ));
         }
-        for (node, value) in pending.iter().zip(values) {
+        let nodes = roots.iter().chain(graph.kernel_outputs());
+        for (node, value) in nodes.zip(values) {
             node.set_residency(value);
         }
         Ok(())
@@ -149,75 +155,34 @@ impl Session {
             return Err((**error).clone());
         }
         if !node.is_materialized() {
-            self.run_kernels(std::slice::from_ref(node))?;
+            let roots = std::slice::from_ref(node);
+            let launches = pending_launches(roots);
+            let running: Vec<_> = launches.iter().map(|l| l.lock_running()).collect();
             let guard = node.lock_computing();
             if !node.is_materialized() {
-                let graph = ExprGraph::from_roots(std::slice::from_ref(node));
-                let env = self.env();
-                match guard_panics("read_into", || {
-                    self.inner.engine.evaluate_into(&graph, out, env)
-                })? {
-                    None => {
-                        env.stats.add(Counter::Evaluations, 1);
-                        return Ok(());
+                let graph = ExprGraph::from_roots(roots);
+                if !graph.kernel_outputs().is_empty() {
+                    // Other outputs of a launch must be kept: evaluate.
+                    self.evaluate(roots, &graph)?;
+                } else {
+                    let env = self.env();
+                    match guard_panics("read_into", || {
+                        self.inner.engine.evaluate_into(&graph, out, env)
+                    })? {
+                        None => {
+                            env.stats.add(Counter::Evaluations, 1);
+                            return Ok(());
+                        }
+                        // The engine declined: the demand below evaluates (and counts) once.
+                        Some(back) => out = back,
                     }
-                    // The engine declined: the demand below evaluates (and counts) once.
-                    Some(back) => out = back,
                 }
             }
             drop(guard);
+            drop(running);
         }
         let host = self.host_value(node)?;
         out.copy_from(&host)
-    }
-
-    /// Runs the user kernel launches that `roots` depend on and that have
-    /// not run, inputs first. A launch runs once even when several threads
-    /// demand its outputs.
-    fn run_kernels(&self, roots: &[Arc<Node>]) -> Result<()> {
-        if !roots.iter().any(|r| r.reads_kernel()) {
-            return Ok(());
-        }
-        for (launch, node) in pending_launches(roots) {
-            let _running = launch.lock_running();
-            let outputs = launch.outputs();
-            if outputs.iter().flatten().all(|n| n.is_materialized()) {
-                continue;
-            }
-            let inputs: Vec<Arc<Node>> = node.inputs.iter().cloned().collect();
-            self.demand(&inputs)?;
-            let env = self.env();
-            // Device backends get every argument on the device, uploaded once
-            // and kept with its array like any other upload.
-            for input in &inputs {
-                let residency = input.residency();
-                if residency.device.is_none() {
-                    if let Some(device) = self.inner.engine.to_device(&residency, env)? {
-                        input.attach_device(device);
-                    }
-                }
-            }
-            let arrays: Vec<(Residency, DType)> =
-                inputs.iter().map(|n| (n.residency(), n.dtype())).collect();
-            let op = format!("kernel '{}'", launch.kernel.name());
-            let values = guard_panics(&op, || self.inner.engine.run_kernel(&launch, &arrays, env))?;
-            if values.len() != launch.written.len() {
-                return Err(Error::internal(
-                    op,
-                    format!(
-                        "{} values for {} outputs",
-                        values.len(),
-                        launch.written.len()
-                    ),
-                ));
-            }
-            for (slot, value) in outputs.iter().zip(values) {
-                if let Some(node) = slot {
-                    node.set_residency(value);
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The host copy of a node's value, computing and downloading as needed.
@@ -272,29 +237,28 @@ pub(crate) fn check_size(op: &str, shape: &[usize], dtype: DType) -> Result<()> 
     }
 }
 
-/// The launches of user kernels reachable from `roots` through nodes not
-/// yet computed, each once (with one of its output nodes), inputs first.
-fn pending_launches(roots: &[Arc<Node>]) -> Vec<(Arc<KernelCall>, Arc<Node>)> {
-    let mut seen: rustc_hash::FxHashSet<usize> = rustc_hash::FxHashSet::default();
-    let mut launches: Vec<(Arc<KernelCall>, Arc<Node>)> = Vec::new();
-    let mut stack: Vec<(Arc<Node>, bool)> = roots.iter().map(|r| (Arc::clone(r), false)).collect();
-    while let Some((node, expanded)) = stack.pop() {
-        if expanded {
-            if let Op::Kernel { launch, .. } = node.op() {
-                let id = Arc::as_ptr(launch) as usize;
-                if !launches.iter().any(|(l, _)| Arc::as_ptr(l) as usize == id) {
-                    launches.push((Arc::clone(launch), Arc::clone(&node)));
-                }
-            }
-            continue;
-        }
-        if node.is_materialized() || !seen.insert(node.address()) {
-            continue;
-        }
-        stack.push((Arc::clone(&node), true));
-        for input in node.inputs.iter() {
-            stack.push((Arc::clone(input), false));
-        }
+/// The user kernel launches that `roots` need and that have not run, each
+/// once, in address order (the order their locks are taken in).
+fn pending_launches(roots: &[Arc<Node>]) -> Vec<Arc<KernelCall>> {
+    if !roots
+        .iter()
+        .any(|r| r.reads_kernel() && !r.is_materialized())
+    {
+        return Vec::new();
     }
+    let mut seen: rustc_hash::FxHashSet<usize> = rustc_hash::FxHashSet::default();
+    let mut launches: Vec<Arc<KernelCall>> = Vec::new();
+    let mut stack: Vec<&Arc<Node>> = roots.iter().collect();
+    while let Some(node) = stack.pop() {
+        if node.is_materialized() || !node.reads_kernel() || !seen.insert(node.address()) {
+            continue;
+        }
+        if let Op::Kernel { launch, .. } = node.op() {
+            launches.push(Arc::clone(launch));
+        }
+        stack.extend(node.inputs.iter());
+    }
+    launches.sort_by_key(|l| Arc::as_ptr(l) as usize);
+    launches.dedup_by_key(|l| Arc::as_ptr(l) as usize);
     launches
 }

@@ -4,13 +4,13 @@
 //! dtypes (the common case in loops) skips simplification, partitioning and
 //! emission. The key holds every node's operation (constants included: the
 //! passes fold and rewrite by value), dtype, shape and operands, and which
-//! nodes are leaves; the cached program keeps no leaf data, so it holds no
-//! array alive: engines read each leaf from the current graph through
+//! nodes are leaves, and for user kernel outputs which launch they come
+//! from; the cached program keeps no leaf data, so it holds no array alive: engines read each leaf from the current graph through
 //! [`Program::leaf`].
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use lazyfuse_core::{DType, ExprGraph, Result, Shape};
+use lazyfuse_core::{DType, ExprGraph, Op, Result, Shape};
 use petgraph::stable_graph::NodeIndex;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -24,9 +24,21 @@ use crate::simplify::{op_key, OpKey};
 /// constants keeps at most this many).
 pub const CAPACITY: usize = 512;
 
+/// What the program of a user kernel output depends on: which output of
+/// which launch of the graph it is (the first of the launch's nodes, in
+/// graph order), and how many outputs the launch writes. The launch itself
+/// (kernel, geometry, scalars) is read from each demand's graph.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct KernelKey {
+    output: u32,
+    launch: u32,
+    written: u32,
+}
+
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct NodeKey {
     op: Option<OpKey>,
+    kernel: Option<KernelKey>,
     dtype: DType,
     shape: Shape,
     inputs: SmallVec<[u32; 2]>,
@@ -43,14 +55,34 @@ struct GraphKey {
 /// The key of `graph`, or `None` when it cannot be cached: a user
 /// reduction is known by its address, which a later reducer may reuse.
 fn key(graph: &ExprGraph, options: &FusionOptions) -> Option<GraphKey> {
+    let mut launches: SmallVec<[(usize, u32); 2]> = SmallVec::new();
     let nodes: Vec<NodeKey> = graph
         .topological_order()
         .into_iter()
         .map(|i| {
             let node = graph.node(i);
             let leaf = node.data.is_some();
+            let kernel = match &node.op {
+                Op::Kernel { launch, output } if !leaf => {
+                    let id = Arc::as_ptr(launch) as usize;
+                    let first = match launches.iter().find(|(l, _)| *l == id) {
+                        Some(&(_, first)) => first,
+                        None => {
+                            launches.push((id, i.index() as u32));
+                            i.index() as u32
+                        }
+                    };
+                    Some(KernelKey {
+                        output: *output as u32,
+                        launch: first,
+                        written: launch.written.len() as u32,
+                    })
+                }
+                _ => None,
+            };
             NodeKey {
                 op: if leaf { None } else { op_key(&node.op) },
+                kernel,
                 dtype: node.dtype,
                 shape: node.shape.clone(),
                 inputs: node.inputs.iter().map(|n| n.index() as u32).collect(),

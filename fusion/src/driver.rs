@@ -15,7 +15,7 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch, Op,
+    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
     Options, Residency, Result, SliceMut,
 };
 
@@ -23,7 +23,7 @@ use crate::cache::ProgramCache;
 use crate::explain;
 use crate::partition::FusionOptions;
 use crate::plan::{self, Plan, Step};
-use crate::program::{BufferId, BufferKind, Launch, Program};
+use crate::program::{BufferId, BufferKind, Launch, Program, Work};
 
 /// What a backend provides for the driver to run a plan on it.
 pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
@@ -168,7 +168,7 @@ impl<R: Runtime> Driver<R> {
             planned = self.plan(program, graph);
             &mut planned.steps.iter().copied()
         } else {
-            &mut (0..program.launches.len()).map(Step::Launch)
+            &mut program.schedule.iter().map(|&work| plan::step(work))
         };
         for step in steps {
             match step {
@@ -205,10 +205,56 @@ impl<R: Runtime> Driver<R> {
                         buffers[id.index()] = Some(value);
                     }
                 }
+                Step::UserLaunch(u) => self.user_launch(program, graph, u, &mut buffers, env)?,
                 Step::Free(b) => buffers[b.index()] = None,
             }
         }
         Ok(buffers)
+    }
+
+    /// Runs user launch `index` of the program over its arguments' buffers
+    /// and stores the buffers it writes.
+    fn user_launch(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        index: usize,
+        buffers: &mut [Option<R::Buffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<()> {
+        let op = self.runtime.name();
+        let user = &program.user_launches[index];
+        let launch = user
+            .launch(program, graph)
+            .ok_or_else(|| Error::internal(op, "a user launch with no kernel node"))?;
+        let arrays = user
+            .args
+            .iter()
+            .map(|b| {
+                let buffer = buffers[b.index()]
+                    .clone()
+                    .ok_or_else(|| Error::internal(op, format!("{b} is not computed")))?;
+                Ok((buffer, program.buffers[b.index()].dtype))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = self.runtime.run_kernel(launch, &arrays, env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        if outputs.len() != user.outputs.len() {
+            return Err(Error::internal(
+                format!("kernel '{}'", launch.kernel.name()),
+                format!(
+                    "{} values for {} outputs",
+                    outputs.len(),
+                    user.outputs.len()
+                ),
+            ));
+        }
+        for (slot, value) in user.outputs.iter().zip(outputs) {
+            if let Some(b) = slot {
+                buffers[b.index()] = Some(value);
+            }
+        }
+        Ok(())
     }
 
     fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<R::Buffer> {
@@ -233,14 +279,16 @@ impl<R: Runtime> Driver<R> {
         self.upload(host, env)
     }
 
-    fn user_kernels(&self, graph: &ExprGraph) -> String {
+    /// What `explain()` says of the user launches: what runs each.
+    fn explain_user_launches(&self, program: &Program, graph: &ExprGraph) -> String {
         let mut text = String::new();
-        for index in graph.topological_order() {
-            if let Op::Kernel { launch, output: 0 } = &graph.node(index).op {
+        for (u, user) in program.user_launches.iter().enumerate() {
+            if let Some(launch) = user.launch(program, graph) {
                 text.push_str(&format!(
-                    "user kernel '{}' (%{}): run by {} before the fused kernels\n",
+                    "u{u}: kernel '{}' grid {:?} block {:?} runs on {}\n",
                     launch.kernel.name(),
-                    index.index(),
+                    launch.grid,
+                    launch.block,
                     self.runtime.user_kernel_executor(launch)
                 ));
             }
@@ -312,6 +360,9 @@ impl<R: Runtime> Engine for Driver<R> {
         let (Some(output), Some(last)) = (program.outputs.first(), program.launches.last()) else {
             return Ok(Some(out));
         };
+        if program.schedule.last() != Some(&Work::Fused(program.launches.len() - 1)) {
+            return Ok(Some(out));
+        }
         let index = last.outputs.iter().position(|b| *b == output.buffer);
         let (Some(index), None) = (index, &last.kernel.reduction) else {
             return Ok(Some(out));
@@ -327,24 +378,6 @@ impl<R: Runtime> Engine for Driver<R> {
             env.stats.add(Counter::KernelLaunches, 1);
         }
         Ok(declined)
-    }
-
-    fn run_kernel(
-        &self,
-        launch: &KernelLaunch,
-        arrays: &[(Residency, DType)],
-        env: EvalEnv<'_>,
-    ) -> Result<Vec<Residency>> {
-        let arrays = arrays
-            .iter()
-            .map(|(value, dtype)| Ok((self.in_runtime(value, env)?, *dtype)))
-            .collect::<Result<Vec<_>>>()?;
-        let outputs = self.runtime.run_kernel(launch, &arrays, env)?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        Ok(outputs
-            .into_iter()
-            .map(|b| self.runtime.residency(b))
-            .collect())
     }
 
     fn to_host(
@@ -398,7 +431,7 @@ impl<R: Runtime> Engine for Driver<R> {
         for (k, launch) in program.launches.iter().enumerate() {
             text.push_str(&self.runtime.explain_launch(k, launch));
         }
-        text.push_str(&self.user_kernels(graph));
+        text.push_str(&self.explain_user_launches(&program, graph));
         text
     }
 

@@ -5,15 +5,23 @@ use std::fmt::Write;
 use lazyfuse_core::shape::format_shape;
 
 use crate::plan::{Plan, Step};
-use crate::program::{BufferKind, Program};
+use std::sync::Arc;
+
+use lazyfuse_core::{KernelCall, Op};
+
+use crate::program::{BufferKind, Program, UserLaunch};
 
 /// Kernels with the nodes they compute, their inputs, outputs and the plan.
 pub fn program_listing(program: &Program, plan: &Plan) -> String {
     let mut text = format!(
-        "fusion: {} graph nodes after simplification ({} removed), {} kernels\n",
+        "fusion: {} graph nodes after simplification ({} removed), {} kernels{}\n",
         program.graph.nodes.len(),
         program.graph.removed,
-        program.launches.len()
+        program.launches.len(),
+        match program.user_launches.len() {
+            0 => String::new(),
+            n => format!(", {n} user kernel launches"),
+        }
     );
     for (i, b) in program.buffers.iter().enumerate() {
         let what = match b.kind {
@@ -54,6 +62,32 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
             let _ = writeln!(text, "    {line}");
         }
     }
+    for (u, user) in program.user_launches.iter().enumerate() {
+        let nodes: Vec<String> = program
+            .graph
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| match (&n.op, user_call(program, user)) {
+                (Op::Kernel { launch, .. }, Some(call)) => Arc::ptr_eq(launch, call),
+                _ => false,
+            })
+            .map(|(i, _)| format!("%{i}"))
+            .collect();
+        let args: Vec<String> = user.args.iter().map(|b| b.to_string()).collect();
+        let outputs: Vec<String> = user
+            .outputs
+            .iter()
+            .map(|b| b.map_or("(dropped)".to_string(), |b| b.to_string()))
+            .collect();
+        let _ = writeln!(
+            text,
+            "u{u}: user kernel computes [{}] reads [{}] writes [{}]",
+            nodes.join(" "),
+            args.join(", "),
+            outputs.join(", ")
+        );
+    }
     for note in &program.notes {
         let _ = writeln!(text, "note: {note}");
     }
@@ -70,6 +104,14 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
     let _ = writeln!(text, "plan ({} uploads, {bytes} bytes):", plan.uploads());
     text.push_str(&plan.to_string());
     text
+}
+
+/// The launch of `user` as the program's graph holds it.
+fn user_call<'p>(program: &'p Program, user: &UserLaunch) -> Option<&'p Arc<KernelCall>> {
+    match &program.graph.nodes.get(user.node)?.op {
+        Op::Kernel { launch, .. } => Some(launch),
+        _ => None,
+    }
 }
 
 /// Graphviz: one cluster per kernel around the graph nodes it computes.

@@ -1,5 +1,7 @@
-//! Kernel roots → launches: buffers, multi-output grouping, emission and
-//! execution order.
+//! Kernel roots → launches: buffers, multi-output grouping, emission, user
+//! kernel launches, and the execution order of both.
+
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -7,11 +9,13 @@ use lazyfuse_core::{Error, Op, Result};
 
 use crate::emit::{Buffers, Emitter};
 use crate::partition::{FusionOptions, Partition, Placement};
-use crate::program::{BufferDesc, BufferId, BufferKind, Launch, OutputBinding, Program};
+use crate::program::{
+    BufferDesc, BufferId, BufferKind, Launch, OutputBinding, Program, UserLaunch, Work,
+};
 use crate::simplify::Graph;
 
 /// Builds the program: one buffer per materialised node, one launch per
-/// group of roots, launches in dependency order.
+/// group of roots and per user kernel launch, all in dependency order.
 pub(crate) fn build_program(
     graph: Graph,
     partition: Partition,
@@ -47,33 +51,27 @@ pub(crate) fn build_program(
     } else {
         roots.iter().map(|&r| vec![r]).collect()
     };
+    let users = user_launches(&graph, &partition, &of_node)?;
     let mut launches = emit_all(&graph, &partition, &of_node, &groups, &reduce_of_tail)?;
-    let order = match execution_order(&launches, &buffers) {
+    let order = match execution_order(&launches, &users, buffers.len()) {
         Some(order) => order,
         None => {
             // Merging created a cycle between groups: fall back to one kernel per root.
             groups = roots.iter().map(|&r| vec![r]).collect();
             launches = emit_all(&graph, &partition, &of_node, &groups, &reduce_of_tail)?;
-            execution_order(&launches, &buffers)
+            execution_order(&launches, &users, buffers.len())
                 .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?
         }
     };
-    let mut slots: Vec<Option<Launch>> = launches.into_iter().map(Some).collect();
-    let launches: Vec<Launch> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    let (launches, user_launches, schedule) = in_order(launches, users, &order);
     let outputs = graph
         .outputs
         .iter()
         .map(|&o| {
-            let target = match partition.placement[o] {
-                Placement::Alias(t) => t,
-                _ => o,
-            };
-            of_node[target]
-                .map(|buffer| OutputBinding {
-                    buffer,
-                    shape: graph.nodes[o].shape.clone(),
-                })
-                .ok_or_else(|| Error::internal("fusion", format!("output %{o} has no buffer")))
+            Ok(OutputBinding {
+                buffer: buffer_of(&partition, &of_node, o)?,
+                shape: graph.nodes[o].shape.clone(),
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Program {
@@ -81,8 +79,87 @@ pub(crate) fn build_program(
         graph,
         buffers,
         launches,
+        user_launches,
+        schedule,
         outputs,
     })
+}
+
+/// The buffer holding a materialised node's value (its own, or the one it
+/// is an alias of).
+fn buffer_of(partition: &Partition, of_node: &[Option<BufferId>], node: usize) -> Result<BufferId> {
+    let target = match partition.placement[node] {
+        Placement::Alias(t) => t,
+        _ => node,
+    };
+    of_node[target].ok_or_else(|| Error::internal("fusion", format!("%{node} has no buffer")))
+}
+
+/// One [`UserLaunch`] per user kernel launch among the graph's nodes, in
+/// graph order.
+fn user_launches(
+    graph: &Graph,
+    partition: &Partition,
+    of_node: &[Option<BufferId>],
+) -> Result<Vec<UserLaunch>> {
+    let mut found: Vec<(usize, UserLaunch)> = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let Op::Kernel { launch, output } = &node.op else {
+            continue;
+        };
+        let id = Arc::as_ptr(launch) as usize;
+        let position = match found.iter().position(|(l, _)| *l == id) {
+            Some(position) => position,
+            None => {
+                let args = node
+                    .inputs
+                    .iter()
+                    .map(|&input| buffer_of(partition, of_node, input))
+                    .collect::<Result<Vec<_>>>()?;
+                let outputs = vec![None; launch.written.len()];
+                found.push((
+                    id,
+                    UserLaunch {
+                        node: i,
+                        args,
+                        outputs,
+                    },
+                ));
+                found.len() - 1
+            }
+        };
+        let slot = found[position].1.outputs.get_mut(*output).ok_or_else(|| {
+            Error::internal(
+                "fusion",
+                format!("%{i} is output {output} of a launch with fewer"),
+            )
+        })?;
+        *slot = Some(buffer_of(partition, of_node, i)?);
+    }
+    Ok(found.into_iter().map(|(_, user)| user).collect())
+}
+
+/// The launches of both kinds sorted by `order` (indices into fused
+/// launches, then user launches), and the schedule that interleaves them.
+fn in_order(
+    launches: Vec<Launch>,
+    users: Vec<UserLaunch>,
+    order: &[usize],
+) -> (Vec<Launch>, Vec<UserLaunch>, Vec<Work>) {
+    let fused_count = launches.len();
+    let mut fused: Vec<Option<Launch>> = launches.into_iter().map(Some).collect();
+    let mut user: Vec<Option<UserLaunch>> = users.into_iter().map(Some).collect();
+    let (mut launches, mut users, mut schedule) = (Vec::new(), Vec::new(), Vec::new());
+    for &w in order {
+        if w < fused_count {
+            schedule.push(Work::Fused(launches.len()));
+            launches.extend(fused[w].take());
+        } else {
+            schedule.push(Work::User(users.len()));
+            users.extend(user[w - fused_count].take());
+        }
+    }
+    (launches, users, schedule)
 }
 
 fn emit_all(
@@ -182,41 +259,58 @@ fn multi_output_groups(
     groups
 }
 
-/// A topological order of launches (each after the producers of its
-/// inputs), or `None` if they depend on each other in a cycle.
-fn execution_order(launches: &[Launch], buffers: &[BufferDesc]) -> Option<Vec<usize>> {
-    let mut producer: Vec<Option<usize>> = vec![None; buffers.len()];
-    for (l, launch) in launches.iter().enumerate() {
-        for out in &launch.outputs {
-            producer[out.index()] = Some(l);
+/// A topological order of the work (fused launches numbered first, then
+/// user launches), each after the producers of its inputs, or `None` if
+/// they depend on each other in a cycle.
+fn execution_order(
+    launches: &[Launch],
+    users: &[UserLaunch],
+    buffers: usize,
+) -> Option<Vec<usize>> {
+    let reads: Vec<Vec<BufferId>> = launches
+        .iter()
+        .map(|l| l.inputs.iter().filter_map(|i| i.buffer).collect())
+        .chain(users.iter().map(|u| u.args.clone()))
+        .collect();
+    let writes: Vec<Vec<BufferId>> = launches
+        .iter()
+        .map(|l| l.outputs.clone())
+        .chain(
+            users
+                .iter()
+                .map(|u| u.outputs.iter().flatten().copied().collect()),
+        )
+        .collect();
+    let works = reads.len();
+    let mut producer: Vec<Option<usize>> = vec![None; buffers];
+    for (w, outputs) in writes.iter().enumerate() {
+        for out in outputs {
+            producer[out.index()] = Some(w);
         }
     }
-    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); launches.len()];
-    let mut pending = vec![0usize; launches.len()];
-    for (l, launch) in launches.iter().enumerate() {
-        for input in launch.inputs.iter().filter_map(|b| b.buffer) {
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); works];
+    let mut pending = vec![0usize; works];
+    for (w, inputs) in reads.iter().enumerate() {
+        for input in inputs {
             if let Some(p) = producer[input.index()] {
-                if p == l {
+                if p == w {
                     return None;
                 }
-                deps[p].push(l);
-                pending[l] += 1;
+                deps[p].push(w);
+                pending[w] += 1;
             }
         }
     }
-    let mut ready: Vec<usize> = (0..launches.len())
-        .filter(|&l| pending[l] == 0)
-        .rev()
-        .collect();
-    let mut order = Vec::with_capacity(launches.len());
-    while let Some(l) = ready.pop() {
-        order.push(l);
-        for &d in deps[l].iter().rev() {
+    let mut ready: Vec<usize> = (0..works).filter(|&w| pending[w] == 0).rev().collect();
+    let mut order = Vec::with_capacity(works);
+    while let Some(w) = ready.pop() {
+        order.push(w);
+        for &d in deps[w].iter().rev() {
             pending[d] -= 1;
             if pending[d] == 0 {
                 ready.push(d);
             }
         }
     }
-    (order.len() == launches.len()).then_some(order)
+    (order.len() == works).then_some(order)
 }

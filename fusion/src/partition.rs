@@ -9,6 +9,8 @@
 //!   epilogue;
 //! - `reshape` of a buffer is a free alias; a reshape of anything else
 //!   materialises its input first (row-major order must exist in memory);
+//! - a user kernel launch's outputs are buffers it writes, and its array
+//!   arguments are buffers (it reads them whole, row-major);
 //! - transposes and broadcasts fold into index arithmetic; constants become
 //!   kernel arguments; `arange` becomes generated indices;
 //! - a value used several times is recomputed by each user unless that costs
@@ -85,9 +87,12 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// True when `node` is computed by a kernel of its own (a kernel root).
+    /// True when `node` is computed by a fused kernel of its own (a kernel
+    /// root): not a leaf, not written by a user kernel.
     pub fn is_root(&self, graph: &Graph, node: usize) -> bool {
-        self.placement[node] == Placement::Buffer && !graph.nodes[node].is_leaf()
+        self.placement[node] == Placement::Buffer
+            && !graph.nodes[node].is_leaf()
+            && !matches!(graph.nodes[node].op, Op::Kernel { .. })
     }
 }
 
@@ -118,11 +123,14 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
     let mut is_tail = vec![false; n];
     let mut notes = Vec::new();
 
-    // Reshapes read their input in row-major order: it must be a buffer.
+    // Reshapes and user kernels read their inputs in row-major order: they
+    // must be buffers.
     let mut forced = demanded.clone();
     for node in &graph.nodes {
-        if matches!(node.op, Op::Reshape) {
-            forced[node.inputs[0]] = true;
+        match node.op {
+            Op::Reshape => forced[node.inputs[0]] = true,
+            Op::Kernel { .. } => node.inputs.iter().for_each(|&i| forced[i] = true),
+            _ => {}
         }
     }
 
@@ -168,6 +176,10 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
             continue;
         }
         match &node.op {
+            Op::Kernel { .. } => {
+                placement[i] = Placement::Buffer;
+                continue;
+            }
             Op::Reshape => {
                 let input = node.inputs[0];
                 placement[i] = match placement[input] {

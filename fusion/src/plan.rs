@@ -1,7 +1,8 @@
 //! The planner: where every buffer lives, and the copies that moves them.
 //!
-//! For a backend with device memory: a leaf is uploaded before the first
-//! launch that reads it, unless it already has a device copy (uploaded by an
+//! Launches are fused kernels and user kernel launches, in the program's
+//! schedule. For a backend with device memory: a leaf is uploaded before
+//! the first launch that reads it, unless it already has a device copy (uploaded by an
 //! earlier demand or by `to_device`); kernel outputs are written on the
 //! device and stay there; an intermediate is freed right after its last
 //! reader; demanded results are not downloaded here — `to_vec`/`item`
@@ -10,7 +11,7 @@
 
 use std::fmt;
 
-use crate::program::{BufferId, BufferKind, Program};
+use crate::program::{BufferId, BufferKind, Program, Work};
 
 /// One step of a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub enum Step {
     Upload(BufferId),
     /// Run `Program::launches[i]`.
     Launch(usize),
+    /// Run `Program::user_launches[i]`.
+    UserLaunch(usize),
     /// Return an intermediate's device memory to the pool.
     Free(BufferId),
 }
@@ -45,9 +48,9 @@ impl Plan {
 pub fn plan(program: &Program, device: bool, has_device_copy: impl Fn(BufferId) -> bool) -> Plan {
     let mut steps = Vec::new();
     let mut last_use = vec![None; program.buffers.len()];
-    for (l, launch) in program.launches.iter().enumerate() {
-        for b in launch.inputs.iter().filter_map(|i| i.buffer) {
-            last_use[b.index()] = Some(l);
+    for (w, &work) in program.schedule.iter().enumerate() {
+        for b in program.reads(work) {
+            last_use[b.index()] = Some(w);
         }
     }
     let mut kept = vec![false; program.buffers.len()];
@@ -55,9 +58,9 @@ pub fn plan(program: &Program, device: bool, has_device_copy: impl Fn(BufferId) 
         kept[out.buffer.index()] = true;
     }
     let mut resident = vec![false; program.buffers.len()];
-    for (l, launch) in program.launches.iter().enumerate() {
+    for (w, &work) in program.schedule.iter().enumerate() {
         if device {
-            for b in launch.inputs.iter().filter_map(|i| i.buffer) {
+            for b in program.reads(work) {
                 let leaf = matches!(program.buffers[b.index()].kind, BufferKind::Leaf { .. });
                 if leaf && !resident[b.index()] && !has_device_copy(b) {
                     steps.push(Step::Upload(b));
@@ -65,14 +68,14 @@ pub fn plan(program: &Program, device: bool, has_device_copy: impl Fn(BufferId) 
                 resident[b.index()] = true;
             }
         }
-        steps.push(Step::Launch(l));
-        for out in &launch.outputs {
+        steps.push(step(work));
+        for out in program.writes(work) {
             resident[out.index()] = true;
         }
         if device {
-            for b in launch.inputs.iter().filter_map(|i| i.buffer) {
+            for b in program.reads(work) {
                 let temp = program.buffers[b.index()].kind == BufferKind::Temp;
-                if temp && !kept[b.index()] && last_use[b.index()] == Some(l) {
+                if temp && !kept[b.index()] && last_use[b.index()] == Some(w) {
                     steps.push(Step::Free(b));
                     last_use[b.index()] = None;
                 }
@@ -82,12 +85,21 @@ pub fn plan(program: &Program, device: bool, has_device_copy: impl Fn(BufferId) 
     Plan { steps }
 }
 
+/// The step that runs `work`.
+pub fn step(work: Work) -> Step {
+    match work {
+        Work::Fused(l) => Step::Launch(l),
+        Work::User(u) => Step::UserLaunch(u),
+    }
+}
+
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for step in &self.steps {
             match step {
                 Step::Upload(b) => writeln!(f, "  upload {b}")?,
                 Step::Launch(l) => writeln!(f, "  launch k{l}")?,
+                Step::UserLaunch(u) => writeln!(f, "  launch user kernel u{u}")?,
                 Step::Free(b) => writeln!(f, "  free {b}")?,
             }
         }

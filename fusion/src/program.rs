@@ -1,9 +1,11 @@
 //! `Program`: the kernels of one demand with their buffers and launch
-//! bindings, in execution order — what a backend executes.
+//! bindings, in execution order — what a backend executes. Fused kernels
+//! and user kernel launches are its two kinds of work.
 
 use std::sync::Arc;
 
-use lazyfuse_core::{DType, Literal, Shape};
+use lazyfuse_core::{DType, ExprGraph, KernelLaunch, Literal, Op, Shape};
+use petgraph::stable_graph::NodeIndex;
 use smallvec::SmallVec;
 
 use crate::ir::FusedKernel;
@@ -85,6 +87,31 @@ impl Launch {
     }
 }
 
+/// One user kernel launch (`Op::Kernel` nodes of one launch): it reads
+/// every array argument as a dense buffer and writes new buffers for the
+/// arguments it writes. The launch itself (kernel, geometry, scalars) is
+/// read from the demand's graph when it runs ([`UserLaunch::launch`]), so
+/// a cached program serves every launch of the same shapes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserLaunch {
+    /// One of the launch's output nodes in [`Program::graph`].
+    pub node: usize,
+    /// One buffer per array argument, in parameter order.
+    pub args: Vec<BufferId>,
+    /// One slot per written argument (in `KernelLaunch::written` order):
+    /// the buffer of its output node, `None` when no array holds it.
+    pub outputs: Vec<Option<BufferId>>,
+}
+
+/// One unit of work, in [`Program::schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// `Program::launches[i]`.
+    Fused(usize),
+    /// `Program::user_launches[i]`.
+    User(usize),
+}
+
 /// A demanded result: a buffer viewed with a shape (a reshape is an alias).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputBinding {
@@ -101,10 +128,54 @@ pub struct Program {
     pub graph: Graph,
     /// Every buffer read or written.
     pub buffers: Vec<BufferDesc>,
-    /// Kernel launches; a launch only reads leaves and earlier launches' outputs.
+    /// Fused kernel launches, in execution order.
     pub launches: Vec<Launch>,
+    /// User kernel launches, in execution order.
+    pub user_launches: Vec<UserLaunch>,
+    /// Every launch of both kinds in execution order: each reads only
+    /// leaves and the outputs of work before it.
+    pub schedule: Vec<Work>,
     /// One binding per demanded output, in demand order.
     pub outputs: Vec<OutputBinding>,
     /// Decisions worth explaining (splits, materialised shared values).
     pub notes: Vec<String>,
+}
+
+impl Program {
+    /// The buffers `work` reads.
+    pub fn reads(&self, work: Work) -> impl Iterator<Item = BufferId> + '_ {
+        let (fused, user) = match work {
+            Work::Fused(l) => (Some(&self.launches[l]), None),
+            Work::User(u) => (None, Some(&self.user_launches[u])),
+        };
+        let fused = fused
+            .into_iter()
+            .flat_map(|l| l.inputs.iter().filter_map(|i| i.buffer));
+        let user = user.into_iter().flat_map(|u| u.args.iter().copied());
+        fused.chain(user)
+    }
+
+    /// The buffers `work` writes.
+    pub fn writes(&self, work: Work) -> impl Iterator<Item = BufferId> + '_ {
+        let (fused, user) = match work {
+            Work::Fused(l) => (Some(&self.launches[l]), None),
+            Work::User(u) => (None, Some(&self.user_launches[u])),
+        };
+        let fused = fused.into_iter().flat_map(|l| l.outputs.iter().copied());
+        let user = user
+            .into_iter()
+            .flat_map(|u| u.outputs.iter().flatten().copied());
+        fused.chain(user)
+    }
+}
+
+impl UserLaunch {
+    /// The launch, read from `graph` (the demand being run).
+    pub fn launch<'g>(&self, program: &Program, graph: &'g ExprGraph) -> Option<&'g KernelLaunch> {
+        let source = program.graph.nodes.get(self.node)?.source;
+        match &graph.petgraph().node_weight(NodeIndex::new(source))?.op {
+            Op::Kernel { launch, .. } => Some(launch),
+            _ => None,
+        }
+    }
 }

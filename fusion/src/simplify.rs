@@ -57,9 +57,7 @@ impl SNode {
 
     /// True for materialised leaves (user data or memoised results).
     pub fn is_leaf(&self) -> bool {
-        // A user kernel's output is read like a leaf: the session launches
-        // the kernel before running the plan.
-        self.data.is_some() || matches!(self.op, Op::Kernel { .. })
+        self.data.is_some()
     }
 
     /// The constant of a `Fill` node.

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use lazyfuse_core::{
     DType, DeviceBuffer, EvalEnv, HostBuffer, KernelLaunch, Options, Residency, Result, Session,
+    UserKernel,
 };
 use lazyfuse_fusion::{Driver, Launch, Runtime};
 
@@ -89,11 +90,20 @@ impl Runtime for Recorder {
 
     fn run_kernel(
         &self,
-        _launch: &KernelLaunch,
-        _arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        launch: &KernelLaunch,
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
         _env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
-        Ok(Vec::new())
+        self.note(format!(
+            "user kernel '{}' reading {}",
+            launch.kernel.name(),
+            arrays.len()
+        ));
+        Ok(launch
+            .written
+            .iter()
+            .map(|&w| Arc::new(Recorded(arrays[w].0.bytes() / 4)) as Arc<dyn DeviceBuffer>)
+            .collect())
     }
 
     fn explain_launch(&self, index: usize, _launch: &Launch) -> String {
@@ -137,4 +147,69 @@ fn the_plan_reaches_the_runtime_and_inputs_are_uploaded_once() {
     z.to_host().unwrap();
     z.to_host().unwrap();
     assert_eq!(driver.runtime().take(), ["download"]);
+}
+
+/// A user kernel the recorder "runs": it has no body.
+#[derive(Debug)]
+struct Named(&'static str);
+
+impl UserKernel for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn run_host(&self, _launch: &KernelLaunch, _arrays: &[&HostBuffer]) -> Result<Vec<HostBuffer>> {
+        Ok(Vec::new())
+    }
+
+    fn host_executor(&self) -> &'static str {
+        "nothing"
+    }
+}
+
+#[test]
+fn a_user_kernel_launch_is_a_step_of_the_plan_between_fused_kernels() {
+    let driver = Arc::new(Driver::new(Recorder::default()));
+    let session = Session::new(driver.clone(), Options::default());
+    let a = session.from_slice(&[1.0f32, 2.0, 3.0]);
+    let b = session.from_slice(&[4.0f32, 5.0, 6.0]);
+    let before = &a * &b;
+    // Reads `before` and `b`, writes new versions of both.
+    let launch = KernelLaunch::new(
+        Arc::new(Named("twice")),
+        ([1, 1, 1], [32, 1, 1]),
+        Vec::new(),
+        vec![0, 1],
+        vec![vec![3], vec![3]],
+    );
+    let out = session.launch_kernel(launch, &[&before, &b]).unwrap();
+    let after = (&out[0] + &a).sum();
+    let explained = after.explain();
+    assert!(
+        explained.contains("launch k0\n  launch user kernel u0\n")
+            && explained.contains("u0: kernel 'twice'"),
+        "{explained}"
+    );
+    assert!(driver.runtime().take().is_empty(), "explain() runs nothing");
+
+    session.eval(&[&after]).unwrap();
+    assert_eq!(
+        driver.runtime().take(),
+        [
+            "upload 3",
+            "upload 3",
+            "launch reading 2",
+            "user kernel 'twice' reading 2",
+            "launch reading 2",
+        ],
+        "each input uploaded once; the kernel after its argument's fused kernel, before its reader"
+    );
+    // Its other output was kept: demanding it runs nothing.
+    session.eval(&[&out[1]]).unwrap();
+    assert!(driver.runtime().take().is_empty());
+    assert_eq!(session.stats().kernel_launches, 3);
 }

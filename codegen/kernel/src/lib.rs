@@ -2,10 +2,12 @@
 //!
 //! [`Kernel::build`] records the body a closure writes through a
 //! [`KernelScope`] as a `DeviceKernel` — the form the CUDA printer prints
-//! and the SIMT simulator runs. [`Kernel::launch`] is lazy like everything
-//! else: it returns the new versions of the arrays the kernel writes as
-//! `Array`s whose node is the launch, so inputs are uploaded once, results
-//! stay on the device, and element-wise work around the launch still fuses.
+//! and the SIMT simulator runs. [`Kernel::prepare_launch`] checks a launch's
+//! arguments (dtypes, shapes, scalars: this crate knows no `Array`) and
+//! describes it for the graph; the facade's `Kernel::launch` adds it, lazily:
+//! it returns the new versions of the arrays the kernel writes as arrays
+//! whose node is the launch, so inputs are uploaded once, results stay on
+//! the device, and element-wise work around the launch still fuses.
 //! The `cuda` backend compiles the kernel with NVRTC; `sim` runs it with
 //! real block and thread semantics on its simulated device memory; `cpu`
 //! and `reference` run it through the same simulator on host memory.
@@ -26,6 +28,7 @@
 //! assert!(increment_by_one.cuda_source().contains("increment_by_one"));
 //! ```
 
+mod launch;
 mod memory;
 mod raw;
 mod scope;
@@ -34,92 +37,23 @@ mod val;
 use std::any::Any;
 use std::sync::Arc;
 
-use lazyfuse_core::{
-    Array, DType, Error, HostBuffer, KernelLaunch, Literal, Result, Scalar, Session, UserKernel,
-};
+use lazyfuse_core::{Error, HostBuffer, KernelLaunch, Literal, Result, UserKernel};
+
+use launch::ArgSpec;
 
 use lazyfuse_device::cuda;
 use lazyfuse_device::ir::{ArgSource, DeviceKernel, GridRule, ParamKind};
 use lazyfuse_device::simt::{self, Binding, Geometry};
 use lazyfuse_device::verify::is_identifier;
 
+pub use launch::{
+    ArgValue, Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
+};
 pub use lazyfuse_device::ir::Dim;
 pub use memory::{ArrayParam, Indices, Local, SharedArrayRef};
 pub use raw::{RawKernel, RawKernelImpl, RawParam};
 pub use scope::KernelScope;
 pub use val::Val;
-
-/// Threads a block may have.
-pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
-/// Threads a block may have along x, y and z.
-pub const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
-/// Blocks a grid may have along x, y and z.
-pub const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
-/// Static shared memory a block may use.
-pub const MAX_SHARED_BYTES: usize = 48 * 1024;
-
-/// Launch geometry: blocks in a grid or threads in a block, along x, y, z
-/// (from `n`, `(x, y)` or `(x, y, z)`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dim3(pub [u32; 3]);
-
-impl From<u32> for Dim3 {
-    fn from(x: u32) -> Dim3 {
-        Dim3([x, 1, 1])
-    }
-}
-impl From<(u32, u32)> for Dim3 {
-    fn from((x, y): (u32, u32)) -> Dim3 {
-        Dim3([x, y, 1])
-    }
-}
-impl From<(u32, u32, u32)> for Dim3 {
-    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
-        Dim3([x, y, z])
-    }
-}
-
-/// An argument of a launch, in the kernel's parameter order.
-#[derive(Clone, Debug)]
-pub enum KernelArg<'a> {
-    /// For an array parameter.
-    Array(&'a Array),
-    /// For a scalar parameter (converted to its dtype, range-checked).
-    Scalar(Scalar),
-}
-
-impl<'a> From<&'a Array> for KernelArg<'a> {
-    fn from(a: &'a Array) -> KernelArg<'a> {
-        KernelArg::Array(a)
-    }
-}
-
-macro_rules! scalar_args {
-    ($($t:ty),*) => {$(
-        impl From<$t> for KernelArg<'_> {
-            fn from(v: $t) -> Self {
-                KernelArg::Scalar(Scalar::from(v))
-            }
-        }
-    )*};
-}
-scalar_args!(f64, f32, i64, i32, u32, u64, usize, bool);
-
-/// What a launch must be given, parameter by parameter.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ArgSpec {
-    Array {
-        name: String,
-        dtype: DType,
-        /// `None`: any dimensionality (raw kernels).
-        ndim: Option<usize>,
-        written: bool,
-    },
-    Scalar {
-        name: String,
-        dtype: DType,
-    },
-}
 
 /// A kernel built with [`Kernel::build`].
 #[derive(Clone, Debug)]
@@ -223,24 +157,21 @@ impl Kernel {
         self.inner.cuda_source()
     }
 
-    /// Launches the kernel over `grid` blocks of `block` threads (Numba's
-    /// `kernel[grid, block](args)`), lazily: returns one new array per
-    /// array parameter the kernel writes, in parameter order. Errors: the
-    /// arguments do not match the parameters, or the geometry or shared
-    /// memory exceed the hardware's limits.
-    pub fn launch(
+    /// Checks a launch over `grid` blocks of `block` threads with `args`
+    /// (Numba's `kernel[grid, block](args)`) and describes it for the
+    /// graph. Errors: the arguments do not match the parameters, or the
+    /// geometry or shared memory exceed the hardware's limits.
+    pub fn prepare_launch(
         &self,
-        session: &Session,
-        grid: impl Into<Dim3>,
-        block: impl Into<Dim3>,
-        args: &[KernelArg<'_>],
-    ) -> Result<Vec<Array>> {
+        grid: Dim3,
+        block: Dim3,
+        args: &[ArgValue<'_>],
+    ) -> Result<KernelLaunch> {
         let kernel: Arc<dyn UserKernel> = self.inner.clone();
-        launch_checked(
-            session,
+        launch::prepare(
             kernel,
             (&self.inner.args, self.inner.shared_bytes),
-            (grid.into(), block.into()),
+            (grid, block),
             args,
         )
     }
@@ -253,111 +184,6 @@ impl BuiltKernel {
         cuda::print_kernel(&mut text, &self.device);
         text
     }
-}
-
-/// Checks a launch against the parameters and the hardware limits, then
-/// adds it to the graph.
-pub(crate) fn launch_checked(
-    session: &Session,
-    kernel: Arc<dyn UserKernel>,
-    (specs, shared_bytes): (&[ArgSpec], usize),
-    (grid, block): (Dim3, Dim3),
-    args: &[KernelArg<'_>],
-) -> Result<Vec<Array>> {
-    let op = format!("kernel '{}'", kernel.name());
-    let invalid = |message: String| Error::InvalidArgument {
-        op: op.clone(),
-        message,
-    };
-    check_geometry(grid, block, shared_bytes).map_err(invalid)?;
-    if args.len() != specs.len() {
-        return Err(invalid(format!(
-            "takes {} arguments, got {}",
-            specs.len(),
-            args.len()
-        )));
-    }
-    let (mut arrays, mut scalars, mut written) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, (spec, arg)) in specs.iter().zip(args).enumerate() {
-        match (spec, arg) {
-            (
-                ArgSpec::Array {
-                    name,
-                    dtype,
-                    ndim,
-                    written: w,
-                },
-                KernelArg::Array(a),
-            ) => {
-                if a.dtype() != *dtype || ndim.is_some_and(|n| n != a.ndim()) {
-                    return Err(Error::DTypeMismatch {
-                        op: op.clone(),
-                        message: format!(
-                            "argument {i} ('{name}') is a {} array of shape {:?} (expected a {}{dtype} array)",
-                            a.dtype(),
-                            a.shape(),
-                            ndim.map_or(String::new(), |n| format!("{n}-d "))
-                        ),
-                    });
-                }
-                if *w {
-                    written.push(arrays.len());
-                }
-                arrays.push(*a);
-            }
-            (ArgSpec::Scalar { name, dtype }, KernelArg::Scalar(s)) => {
-                scalars.push(s.to_literal(&format!("{op} argument {i} ('{name}')"), *dtype)?);
-            }
-            (ArgSpec::Array { name, .. } | ArgSpec::Scalar { name, .. }, _) => {
-                let expected = if matches!(spec, ArgSpec::Array { .. }) {
-                    "an array"
-                } else {
-                    "a scalar"
-                };
-                return Err(invalid(format!(
-                    "argument {i} ('{name}') must be {expected}"
-                )));
-            }
-        }
-    }
-    if written.is_empty() {
-        return Err(invalid(
-            "writes no array: declare its outputs with array_mut (or written: true)".to_string(),
-        ));
-    }
-    let shapes = arrays.iter().map(|a| a.shape().to_vec()).collect();
-    let launch = KernelLaunch::new(kernel, (grid.0, block.0), scalars, written, shapes);
-    session.launch_kernel(launch, &arrays)
-}
-
-fn check_geometry(grid: Dim3, block: Dim3, shared_bytes: usize) -> std::result::Result<(), String> {
-    let threads: u64 = block.0.iter().map(|&d| u64::from(d)).product();
-    if grid.0.contains(&0) || block.0.contains(&0) {
-        return Err(format!(
-            "grid {:?} and block {:?} must have no zero dimension",
-            grid.0, block.0
-        ));
-    }
-    if threads > u64::from(MAX_THREADS_PER_BLOCK) {
-        return Err(format!(
-            "a block of {:?} has {threads} threads (at most {MAX_THREADS_PER_BLOCK})",
-            block.0
-        ));
-    }
-    for d in 0..3 {
-        if block.0[d] > MAX_BLOCK_DIM[d] || grid.0[d] > MAX_GRID_DIM[d] {
-            return Err(format!(
-                "grid {:?} or block {:?} exceeds the limits (grid at most {:?}, block at most {:?})",
-                grid.0, block.0, MAX_GRID_DIM, MAX_BLOCK_DIM
-            ));
-        }
-    }
-    if shared_bytes > MAX_SHARED_BYTES {
-        return Err(format!(
-            "uses {shared_bytes} bytes of shared memory per block (at most {MAX_SHARED_BYTES})"
-        ));
-    }
-    Ok(())
 }
 
 impl UserKernel for BuiltKernel {

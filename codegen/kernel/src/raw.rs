@@ -6,9 +6,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use lazyfuse_core::{Array, DType, Error, HostBuffer, KernelLaunch, Result, Session, UserKernel};
+use lazyfuse_core::{DType, Error, HostBuffer, KernelLaunch, Result, UserKernel};
 
-use super::{launch_checked, ArgSpec, Dim3, KernelArg};
+use crate::launch::{self, ArgSpec, ArgValue, Dim3};
 use lazyfuse_device::nvrtc::{self, Compiled, Target};
 
 /// One parameter of a raw kernel, in the order of the C signature.
@@ -62,14 +62,14 @@ impl RawKernel {
         nvrtc::compile(&self.inner.name, &self.inner.source, target)
     }
 
-    /// Launches the kernel lazily, as [`Kernel::launch`](super::Kernel::launch).
-    pub fn launch(
+    /// Checks a launch and describes it for the graph, as
+    /// [`Kernel::prepare_launch`](super::Kernel::prepare_launch).
+    pub fn prepare_launch(
         &self,
-        session: &Session,
-        grid: impl Into<Dim3>,
-        block: impl Into<Dim3>,
-        args: &[KernelArg<'_>],
-    ) -> Result<Vec<Array>> {
+        grid: Dim3,
+        block: Dim3,
+        args: &[ArgValue<'_>],
+    ) -> Result<KernelLaunch> {
         let specs: Vec<ArgSpec> = self
             .inner
             .params
@@ -89,13 +89,12 @@ impl RawKernel {
             })
             .collect();
         let kernel: Arc<dyn UserKernel> = self.inner.clone();
-        launch_checked(
-            session,
-            kernel,
-            (&specs, 0),
-            (grid.into(), block.into()),
-            args,
-        )
+        launch::prepare(kernel, (&specs, 0), (grid, block), args)
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
     }
 }
 

@@ -16,7 +16,7 @@ use crate::element::HostBuffer;
 use crate::engine::{Counter, Engine, EvalEnv, Options};
 use crate::error::{Error, Result};
 use crate::graph::{ExprGraph, GraphNode};
-use crate::node::{Op, Residency};
+use crate::node::{KernelCall, Op, Residency};
 
 /// The unfused, node-by-node evaluator (host memory only).
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,6 +56,7 @@ impl Engine for ReferenceEngine {
             // Outputs are kept until the end.
             pending_reads[output.index()] += 1;
         }
+        let mut launches = Launches::default();
         for &index in &order {
             let node = graph.node(index);
             let value = match &node.data {
@@ -63,7 +64,6 @@ impl Engine for ReferenceEngine {
                     Error::internal("reference evaluator", "a leaf has no host data")
                 })?,
                 None => {
-                    env.stats.add(Counter::KernelLaunches, 1);
                     let inputs = node
                         .inputs
                         .iter()
@@ -75,13 +75,18 @@ impl Engine for ReferenceEngine {
                                 "an operand was not computed before its consumer",
                             )
                         })?;
-                    let inputs: Vec<(&GraphNode, Arc<HostBuffer>)> = node
-                        .inputs
-                        .iter()
-                        .map(|i| graph.node(*i))
-                        .zip(inputs)
-                        .collect();
-                    compute(node, &inputs)?
+                    if let Op::Kernel { launch, output } = &node.op {
+                        launches.output(launch, *output, &inputs, env)?
+                    } else {
+                        env.stats.add(Counter::KernelLaunches, 1);
+                        let inputs: Vec<(&GraphNode, Arc<HostBuffer>)> = node
+                            .inputs
+                            .iter()
+                            .map(|i| graph.node(*i))
+                            .zip(inputs)
+                            .collect();
+                        compute(node, &inputs)?
+                    }
                 }
             };
             values[index.index()] = Some(value);
@@ -117,6 +122,44 @@ impl Engine for ReferenceEngine {
             "executor: reference evaluator (no fusion): {steps} steps, one per node, \
              each writing a full intermediate array in host memory\n"
         )
+    }
+}
+
+/// The results of the user kernel launches run so far: each launch runs
+/// once, whichever of its output nodes comes first.
+#[derive(Default)]
+struct Launches {
+    done: Vec<(Arc<KernelCall>, Vec<Arc<HostBuffer>>)>,
+}
+
+impl Launches {
+    /// Output `output` of `launch`, running it over `arrays` the first time.
+    fn output(
+        &mut self,
+        launch: &Arc<KernelCall>,
+        output: usize,
+        arrays: &[Arc<HostBuffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        let position = match self.done.iter().position(|(l, _)| Arc::ptr_eq(l, launch)) {
+            Some(p) => p,
+            None => {
+                env.stats.add(Counter::KernelLaunches, 1);
+                let refs: Vec<&HostBuffer> = arrays.iter().map(|a| &**a).collect();
+                let values = launch.kernel.run_host(launch, &refs)?;
+                self.done.push((
+                    Arc::clone(launch),
+                    values.into_iter().map(Arc::new).collect(),
+                ));
+                self.done.len() - 1
+            }
+        };
+        self.done[position].1.get(output).cloned().ok_or_else(|| {
+            Error::internal(
+                "reference evaluator",
+                format!("kernel '{}' gave no output {output}", launch.kernel.name()),
+            )
+        })
     }
 }
 
