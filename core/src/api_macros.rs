@@ -1,71 +1,13 @@
 //! Method lists shared by [`crate::Array`] and [`crate::Expr`], so that both
-//! offer exactly the same element-wise vocabulary.
+//! offer exactly the same element-wise vocabulary. The unary methods come
+//! from the table of unary operations (`unary_table!` in `ops.rs`).
 
 /// Expands to the element-wise methods of a type that has
 /// `apply_unary(&self, UnaryOp) -> Self` and
 /// `apply_binary(&self, BinaryOp, $operand) -> Self`.
 macro_rules! elementwise_methods {
     ($operand:ty) => {
-        elementwise_methods!(@unary
-            /// `-x` (wraps for integers; an error for bool).
-            neg => Neg,
-            /// `|x|` (NumPy's `absolute`).
-            abs => Abs,
-            /// -1, 0 or 1 by sign (NaN stays NaN).
-            sign => Sign,
-            /// `x * x` (bool gives int8, as NumPy).
-            square => Square,
-            /// Square root (integers compute in the smallest float holding them, as NumPy).
-            sqrt => Sqrt,
-            /// `e^x`.
-            exp => Exp,
-            /// `2^x`.
-            exp2 => Exp2,
-            /// `e^x - 1`, accurate near 0.
-            expm1 => Expm1,
-            /// Natural logarithm.
-            log => Log,
-            /// Base-2 logarithm.
-            log2 => Log2,
-            /// Base-10 logarithm.
-            log10 => Log10,
-            /// `ln(1 + x)`, accurate near 0.
-            log1p => Log1p,
-            /// Sine.
-            sin => Sin,
-            /// Cosine.
-            cos => Cos,
-            /// Tangent.
-            tan => Tan,
-            /// Inverse sine.
-            arcsin => Asin,
-            /// Inverse cosine.
-            arccos => Acos,
-            /// Inverse tangent.
-            arctan => Atan,
-            /// Hyperbolic sine.
-            sinh => Sinh,
-            /// Hyperbolic cosine.
-            cosh => Cosh,
-            /// Hyperbolic tangent.
-            tanh => Tanh,
-            /// Round toward -∞ (integers unchanged).
-            floor => Floor,
-            /// Round toward +∞ (integers unchanged).
-            ceil => Ceil,
-            /// Round toward 0 (integers unchanged).
-            trunc => Trunc,
-            /// Round half to even, as `np.round` (integers unchanged).
-            round => Round,
-            /// `!x` of the truth value (bool result).
-            logical_not => LogicalNot,
-            /// True where NaN.
-            isnan => IsNan,
-            /// True where ±∞.
-            isinf => IsInf,
-            /// True where neither NaN nor ±∞.
-            isfinite => IsFinite,
-        );
+        $crate::unary_table!(unary_methods []);
         elementwise_methods!(@binary $operand;
             /// `self + rhs` (bool: logical or).
             add => Add,
@@ -105,16 +47,21 @@ macro_rules! elementwise_methods {
             logical_xor => LogicalXor,
         );
     };
-    (@unary $($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
-        $(#[$doc])*
-        pub fn $name(&self) -> Self {
-            self.apply_unary($crate::ops::UnaryOp::$op)
-        }
-    )*};
     (@binary $operand:ty; $($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
         $(#[$doc])*
         pub fn $name(&self, rhs: impl Into<$operand>) -> Self {
             self.apply_binary($crate::ops::BinaryOp::$op, rhs.into())
+        }
+    )*};
+}
+
+/// One method per line of `unary_table!` (`core/src/ops.rs`), for a type
+/// that has `apply_unary(&self, UnaryOp) -> Self`.
+macro_rules! unary_methods {
+    ([] $($(#[$doc:meta])* $variant:ident => $numpy:literal, $method:ident, $class:ident, |$x:ident| $value:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $method(&self) -> Self {
+            self.apply_unary($crate::ops::UnaryOp::$variant)
         }
     )*};
 }

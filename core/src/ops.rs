@@ -79,95 +79,155 @@ fn canonical(name: &str) -> &str {
         .map_or(name, |(_, numpy)| numpy)
 }
 
-named_ops! {
-    /// Element-wise operations of one operand.
-    ///
-    /// After normalisation: `Neg`, `Abs`, `Sign`, `Square` take integers and
-    /// floats; the math functions and rounding take floats only; `LogicalNot`
-    /// takes bool; `IsNan`, `IsInf`, `IsFinite` take floats and give bool.
-    /// Every other operation gives its operand's dtype.
-    UnaryOp {
-        /// `-x` (wraps for integers).
-        Neg => "negative",
-        /// `|x|` (wraps at the minimum of signed integers, as NumPy).
-        Abs => "absolute",
-        /// -1, 0 or 1 (NaN for NaN).
-        Sign => "sign",
-        /// `x * x`.
-        Square => "square",
-        /// Square root.
-        Sqrt => "sqrt",
-        /// `e^x`.
-        Exp => "exp",
-        /// `2^x`.
-        Exp2 => "exp2",
-        /// `e^x - 1`, accurate near 0.
-        Expm1 => "expm1",
-        /// Natural logarithm.
-        Log => "log",
-        /// Base-2 logarithm.
-        Log2 => "log2",
-        /// Base-10 logarithm.
-        Log10 => "log10",
-        /// `ln(1 + x)`, accurate near 0.
-        Log1p => "log1p",
-        /// Sine.
-        Sin => "sin",
-        /// Cosine.
-        Cos => "cos",
-        /// Tangent.
-        Tan => "tan",
-        /// Inverse sine.
-        Asin => "arcsin",
-        /// Inverse cosine.
-        Acos => "arccos",
-        /// Inverse tangent.
-        Atan => "arctan",
-        /// Hyperbolic sine.
-        Sinh => "sinh",
-        /// Hyperbolic cosine.
-        Cosh => "cosh",
-        /// Hyperbolic tangent.
-        Tanh => "tanh",
-        /// Round toward -∞.
-        Floor => "floor",
-        /// Round toward +∞.
-        Ceil => "ceil",
-        /// Round toward 0.
-        Trunc => "trunc",
-        /// Round half to even (NumPy's `round`/`rint`).
-        Round => "round",
-        /// `!x` on bool.
-        LogicalNot => "logical_not",
-        /// `x != x`.
-        IsNan => "isnan",
-        /// `|x| == ∞`.
-        IsInf => "isinf",
-        /// Neither NaN nor infinite.
-        IsFinite => "isfinite",
-    }
+/// The one table of unary operations. Each line gives the operation's
+/// variant, its NumPy name, the `Array`/`Expr` method that applies it, its
+/// [`UnaryClass`], and its value on a float `x` (f32 and f64; f16 and bf16
+/// compute in f32 and round once). The doc comment serves the variant and
+/// the method. Everything core knows of a unary operation comes from here:
+/// the enum, names, classes, methods, and the float semantics
+/// (`semantics.rs`; integer semantics are written there by hand, for the
+/// few operations that take integers). Backends add one line per tier: the
+/// CUDA prelude's `lf_<name>`, and where they want speed a CPU loop arm.
+///
+/// `unary_table!(callback [args])` expands to `callback! { [args] lines }`
+/// (exported for the kernel builder's `Val` methods; not a public API).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! unary_table {
+    ($callback:ident [$($args:tt)*]) => {
+        $callback! { [$($args)*]
+            /// `-x` (wraps for integers; an error for bool).
+            Neg => "negative", neg, Arith, |x| -x;
+            /// `|x|` (NumPy's `absolute`; wraps at the minimum of signed integers).
+            Abs => "absolute", abs, Arith, |x| x.abs();
+            /// -1, 0 or 1 by sign (NaN stays NaN).
+            Sign => "sign", sign, Arith, |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else if x == 0.0 {
+                    0.0
+                } else {
+                    x
+                }
+            };
+            /// `x * x` (bool gives int8, as NumPy).
+            Square => "square", square, Arith, |x| x * x;
+            /// Square root (integers compute in the smallest float holding them, as NumPy).
+            Sqrt => "sqrt", sqrt, Float, |x| x.sqrt();
+            /// `e^x`.
+            Exp => "exp", exp, Float, |x| x.exp();
+            /// `2^x`.
+            Exp2 => "exp2", exp2, Float, |x| x.exp2();
+            /// `e^x - 1`, accurate near 0.
+            Expm1 => "expm1", expm1, Float, |x| x.exp_m1();
+            /// Natural logarithm.
+            Log => "log", log, Float, |x| x.ln();
+            /// Base-2 logarithm.
+            Log2 => "log2", log2, Float, |x| x.log2();
+            /// Base-10 logarithm.
+            Log10 => "log10", log10, Float, |x| x.log10();
+            /// `ln(1 + x)`, accurate near 0.
+            Log1p => "log1p", log1p, Float, |x| x.ln_1p();
+            /// Sine.
+            Sin => "sin", sin, Float, |x| x.sin();
+            /// Cosine.
+            Cos => "cos", cos, Float, |x| x.cos();
+            /// Tangent.
+            Tan => "tan", tan, Float, |x| x.tan();
+            /// Inverse sine.
+            Asin => "arcsin", arcsin, Float, |x| x.asin();
+            /// Inverse cosine.
+            Acos => "arccos", arccos, Float, |x| x.acos();
+            /// Inverse tangent.
+            Atan => "arctan", arctan, Float, |x| x.atan();
+            /// Hyperbolic sine.
+            Sinh => "sinh", sinh, Float, |x| x.sinh();
+            /// Hyperbolic cosine.
+            Cosh => "cosh", cosh, Float, |x| x.cosh();
+            /// Hyperbolic tangent.
+            Tanh => "tanh", tanh, Float, |x| x.tanh();
+            /// Round toward -∞ (integers unchanged).
+            Floor => "floor", floor, Rounding, |x| x.floor();
+            /// Round toward +∞ (integers unchanged).
+            Ceil => "ceil", ceil, Rounding, |x| x.ceil();
+            /// Round toward 0 (integers unchanged).
+            Trunc => "trunc", trunc, Rounding, |x| x.trunc();
+            /// Round half to even, as `np.round`/`np.rint` (integers unchanged).
+            Round => "round", round, Rounding, |x| x.round_ties_even();
+            /// `!x` of the truth value (bool result).
+            LogicalNot => "logical_not", logical_not, Logical, |x| x;
+            /// True where NaN.
+            IsNan => "isnan", isnan, Predicate, |x| x;
+            /// True where ±∞.
+            IsInf => "isinf", isinf, Predicate, |x| x;
+            /// True where neither NaN nor ±∞.
+            IsFinite => "isfinite", isfinite, Predicate, |x| x;
+        }
+    };
 }
+
+/// What a unary operation takes and gives, after normalisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryClass {
+    /// Integers and floats, keeping the dtype (`negative`, `absolute`, ...).
+    Arith,
+    /// Floats only (integers are cast to the smallest float holding them first).
+    Float,
+    /// Floats, keeping the dtype; the identity on integers.
+    Rounding,
+    /// Bool to bool.
+    Logical,
+    /// Floats to bool (`isnan`, `isinf`, `isfinite`; constant on integers).
+    Predicate,
+}
+
+/// Defines [`UnaryOp`] from [`unary_table!`].
+macro_rules! define_unary_op {
+    ([] $($(#[$doc:meta])* $variant:ident => $numpy:literal, $method:ident, $class:ident, |$x:ident| $value:expr;)*) => {
+        named_ops! {
+            /// Element-wise operations of one operand (the table:
+            /// `unary_table!` in `core/src/ops.rs`). What each takes and
+            /// gives is its [`UnaryClass`].
+            UnaryOp {
+                $($(#[$doc])* $variant => $numpy,)*
+            }
+        }
+
+        impl UnaryOp {
+            /// What the operation takes and gives.
+            pub const fn class(self) -> UnaryClass {
+                match self {
+                    $(UnaryOp::$variant => UnaryClass::$class,)*
+                }
+            }
+
+            /// The name of the `Array`/`Expr` method that applies it.
+            pub const fn method(self) -> &'static str {
+                match self {
+                    $(UnaryOp::$variant => stringify!($method),)*
+                }
+            }
+        }
+    };
+}
+crate::unary_table!(define_unary_op []);
 
 impl UnaryOp {
     /// True for operations defined on floats only (integers are cast to a float first).
     pub const fn is_float_only(self) -> bool {
-        !matches!(
-            self,
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Square | UnaryOp::LogicalNot
-        )
+        !matches!(self.class(), UnaryClass::Arith | UnaryClass::Logical)
     }
 
     /// True for the predicates that give bool (`isnan`, `isinf`, `isfinite`).
     pub const fn is_predicate(self) -> bool {
-        matches!(self, UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite)
+        matches!(self.class(), UnaryClass::Predicate)
     }
 
     /// True for the rounding operations, which are the identity on integers.
     pub const fn is_rounding(self) -> bool {
-        matches!(
-            self,
-            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round
-        )
+        matches!(self.class(), UnaryClass::Rounding)
     }
 }
 

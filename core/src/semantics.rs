@@ -201,52 +201,28 @@ macro_rules! int_ops {
 int_ops!(i8, i16, i32, i64, u8, u16, u32, u64);
 int_arithmetic!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// The float value column of `unary_table!` as one `match`.
+macro_rules! float_unary_values {
+    ([$op:ident, $input:ident, $t:ty] $($(#[$doc:meta])* $variant:ident => $numpy:literal, $method:ident, $class:ident, |$x:ident| $value:expr;)*) => {
+        match $op {
+            $(UnaryOp::$variant => {
+                let $x: $t = $input;
+                $value
+            })*
+        }
+    };
+}
+
 macro_rules! float_arithmetic {
     ($($t:ident in $module:ident),*) => {$(
         mod $module {
             use super::*;
 
+            /// The table's value of `op` (predicates and `logical_not`
+            /// never reach a float-valued result: their line is `x`).
             #[inline]
             pub(super) fn unary(op: UnaryOp, x: $t) -> $t {
-                match op {
-                    UnaryOp::Neg => -x,
-                    UnaryOp::Abs => x.abs(),
-                    UnaryOp::Sign => {
-                        if x > 0.0 {
-                            1.0
-                        } else if x < 0.0 {
-                            -1.0
-                        } else if x == 0.0 {
-                            0.0
-                        } else {
-                            x
-                        }
-                    }
-                    UnaryOp::Square => x * x,
-                    UnaryOp::Sqrt => x.sqrt(),
-                    UnaryOp::Exp => x.exp(),
-                    UnaryOp::Exp2 => x.exp2(),
-                    UnaryOp::Expm1 => x.exp_m1(),
-                    UnaryOp::Log => x.ln(),
-                    UnaryOp::Log2 => x.log2(),
-                    UnaryOp::Log10 => x.log10(),
-                    UnaryOp::Log1p => x.ln_1p(),
-                    UnaryOp::Sin => x.sin(),
-                    UnaryOp::Cos => x.cos(),
-                    UnaryOp::Tan => x.tan(),
-                    UnaryOp::Asin => x.asin(),
-                    UnaryOp::Acos => x.acos(),
-                    UnaryOp::Atan => x.atan(),
-                    UnaryOp::Sinh => x.sinh(),
-                    UnaryOp::Cosh => x.cosh(),
-                    UnaryOp::Tanh => x.tanh(),
-                    UnaryOp::Floor => x.floor(),
-                    UnaryOp::Ceil => x.ceil(),
-                    UnaryOp::Trunc => x.trunc(),
-                    UnaryOp::Round => x.round_ties_even(),
-                    // Predicates and logical_not never reach a float-valued result.
-                    UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => x,
-                }
+                crate::unary_table!(float_unary_values [op, x, $t])
             }
 
             #[inline]

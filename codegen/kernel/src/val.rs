@@ -9,11 +9,12 @@ use lazyfuse_core::{promote, BinaryOp, DType, Literal, UnaryOp};
 
 use lazyfuse_device::ir::Expr;
 
+/// One method per line of core's table of unary operations.
 macro_rules! unary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
+    ([] $($(#[$doc:meta])* $variant:ident => $numpy:literal, $method:ident, $class:ident, |$x:ident| $value:expr;)*) => {$(
         $(#[$doc])*
-        pub fn $name(&self) -> Val {
-            self.unary(UnaryOp::$op)
+        pub fn $method(&self) -> Val {
+            self.unary(UnaryOp::$variant)
         }
     )*};
 }
@@ -88,26 +89,7 @@ impl Val {
         Val::new(Expr::Binary(op, Box::new(a.expr), Box::new(b.expr)), dtype)
     }
 
-    unary_methods! {
-        /// `sqrt(x)`
-        sqrt => Sqrt,
-        /// `exp(x)`
-        exp => Exp,
-        /// `log(x)`
-        log => Log,
-        /// `sin(x)`
-        sin => Sin,
-        /// `cos(x)`
-        cos => Cos,
-        /// `tanh(x)`
-        tanh => Tanh,
-        /// `|x|`
-        abs => Abs,
-        /// `floor(x)`
-        floor => Floor,
-        /// `x * x`
-        square => Square,
-    }
+    lazyfuse_core::unary_table!(unary_methods []);
     /// Any element operation of one value.
     pub fn apply(&self, op: UnaryOp) -> Val {
         self.unary(op)
