@@ -90,9 +90,12 @@ fn parse_errors_name_the_column() {
         "{}",
         err("a b")
     );
-    assert!(err("2 + 3")
+    assert!(err("a + 1 // 0")
         .to_string()
-        .contains("uses none of its arguments"));
+        .contains("floor_divide(1, 0) has no value"));
+    assert!(err("a + (1.5 & 2)")
+        .to_string()
+        .contains("bitwise_and(1.5, 2) has no value"));
     assert!(Ufunc::parse("f", "a", &["a", "a"]).is_err());
     assert!(Ufunc::parse("f", "a", &["1a"]).is_err());
     let deep = format!("{}a{}", "(".repeat(10_000), ")".repeat(10_000));
@@ -106,5 +109,82 @@ fn long_strings_parse_without_recursion() -> Result<()> {
     let f = Ufunc::parse("sum", &text, &["a"])?;
     let a = cx.from_slice(&[1i64, 2]);
     assert_eq!(f.call(&[&a]).to_vec::<i64>()?, vec![20_000, 40_000]);
+    Ok(())
+}
+
+#[test]
+fn constant_sub_expressions_are_computed_as_python_computes_them() -> Result<()> {
+    let cx = lazyfuse::Context::cpu();
+    let a = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+    let call = |text: &str| -> Result<Vec<f32>> {
+        Ufunc::parse("f", text, &["a"])?.call(&[&a]).to_vec::<f32>()
+    };
+    // The folded constant is a weak scalar: cast to f32, then added (as NumPy).
+    let plus = |c: f64| [1.0f32, 2.0, 3.0].map(|x| x + c as f32).to_vec();
+    assert_eq!(call("a + sin(2.453)")?, plus(2.453f64.sin()));
+    assert_eq!(call("a + abs(-2.285)")?, plus(2.285));
+    assert_eq!(call("a + maximum(1.21, 2.561)")?, plus(2.561));
+    assert_eq!(call("a + where(2.7 > 1.9, 2.7, 1.9)")?, plus(2.7));
+    assert_eq!(
+        call("a + 7 // 2 + 2 ** -1 + (5 & 3) + (1 << 4)")?,
+        plus(3.0 + 0.5 + 1.0 + 16.0)
+    );
+    assert_eq!(call("a * (2 > 1)")?, vec![1.0, 2.0, 3.0]);
+    Ok(())
+}
+
+#[test]
+fn an_expression_of_no_argument_is_its_constant_broadcast_to_the_arguments() -> Result<()> {
+    let cx = lazyfuse::Context::cpu();
+    let a = cx.from_vec(vec![1.0f32, 2.0], &[2, 1])?;
+    let b = cx.from_vec(vec![1i16, 2, 3], &[3])?;
+    let f = Ufunc::parse("f", "1.42", &["a", "b"])?;
+    let y = f.call(&[&a, &b]);
+    // NumPy: the weak 1.42 among f32 and i16 arrays is f32, of their broadcast shape.
+    assert_eq!((y.dtype(), y.shape().to_vec()), (DType::F32, vec![2, 3]));
+    assert_eq!(y.to_vec::<f32>()?, vec![1.42f32; 6]);
+    assert_eq!(
+        Ufunc::parse("f", "sqrt(16) + 1", &["a"])?
+            .call(&[&a])
+            .to_vec::<f32>()?,
+        vec![5.0, 5.0]
+    );
+    Ok(())
+}
+
+#[test]
+fn bitwise_operators_and_shifts_are_numpys() -> Result<()> {
+    for cx in common::backends() {
+        let a = cx.from_slice(&[0i32, 5, -6, 12, i32::MIN]);
+        let f = |text: &str| -> Result<Vec<i32>> {
+            Ufunc::parse("f", text, &["a"])?.call(&[&a]).to_vec::<i32>()
+        };
+        let name = cx.backend_name();
+        assert_eq!(f("a & 6")?, vec![0, 4, 2, 4, 0], "{name}");
+        assert_eq!(f("a | 1")?, vec![1, 5, -5, 13, i32::MIN + 1], "{name}");
+        assert_eq!(f("a ^ 3")?, vec![3, 6, -7, 15, i32::MIN + 3], "{name}");
+        assert_eq!(f("~a")?, vec![-1, -6, 5, -13, i32::MAX], "{name}");
+        assert_eq!(f("a << 2")?, vec![0, 20, -24, 48, 0], "{name}");
+        assert_eq!(f("a >> 1")?, vec![0, 2, -3, 6, i32::MIN / 2], "{name}");
+        // Counts that are negative or at least the width: 0, or -1 for negative values.
+        assert_eq!(f("a >> 40")?, vec![0, 0, -1, 0, -1], "{name}");
+        assert_eq!(f("a << -1")?, vec![0; 5], "{name}");
+        // On bool, & | ^ ~ are logical; comparisons bind tighter (as numexpr users write).
+        let b = Ufunc::parse("g", "a > 0 & a < 10 | ~(a != 12)", &["a"])?.call(&[&a]);
+        assert_eq!(
+            b.to_vec::<bool>()?,
+            vec![false, true, false, true, false],
+            "{name}"
+        );
+        let err = Ufunc::parse("h", "x & 1", &["x"])?
+            .call(&[&cx.from_slice(&[1.5f64])])
+            .to_vec::<f64>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bitwise_and") && err.contains("floats"),
+            "{err}"
+        );
+    }
     Ok(())
 }

@@ -45,6 +45,24 @@ macro_rules! elementwise_methods {
             logical_or => LogicalOr,
             /// Exactly one true (bool result).
             logical_xor => LogicalXor,
+            /// `atan2(self, rhs)`: the angle of the point `(rhs, self)`.
+            arctan2 => Arctan2,
+            /// `sqrt(self² + rhs²)` without undue overflow.
+            hypot => Hypot,
+            /// `|self|` with the sign of `rhs`.
+            copysign => Copysign,
+            /// C's `fmod`: remainder with the sign of `self` (integer `fmod(a, 0)` gives 0).
+            fmod => Fmod,
+            /// `self & rhs` (integers and bool).
+            bitwise_and => BitwiseAnd,
+            /// `self | rhs` (integers and bool).
+            bitwise_or => BitwiseOr,
+            /// `self ^ rhs` (integers and bool).
+            bitwise_xor => BitwiseXor,
+            /// `self << rhs` (0 for counts that are negative or at least the bit width).
+            left_shift => LeftShift,
+            /// `self >> rhs`, arithmetic for signed types.
+            right_shift => RightShift,
         );
     };
     (@binary $operand:ty; $($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(

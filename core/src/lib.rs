@@ -51,7 +51,7 @@ pub use error::{Error, Result};
 pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};
 pub use node::{Combine, CustomCombine, DeviceBuffer, KernelCall, Node, Op, Residency};
-pub use ops::{BinaryOp, ReduceOp, UnaryOp, ALIASES};
+pub use ops::{BinaryOp, ReduceOp, UnaryClass, UnaryOp, ALIASES};
 pub use reducer::Reducer;
 pub use reference::ReferenceEngine;
 pub use scalar::{Literal, Scalar};

@@ -156,6 +156,16 @@ macro_rules! unary_table {
             Trunc => "trunc", trunc, Rounding, |x| x.trunc();
             /// Round half to even, as `np.round`/`np.rint` (integers unchanged).
             Round => "round", round, Rounding, |x| x.round_ties_even();
+            /// Cube root.
+            Cbrt => "cbrt", cbrt, Float, |x| x.cbrt();
+            /// `1 / x` (integers: `1 // x` toward 0, and 0 for 0, as NumPy).
+            Reciprocal => "reciprocal", reciprocal, Arith, |x| 1.0 / x;
+            /// Degrees to radians, `x * (π / 180)` in the operand's float type, as NumPy.
+            Deg2rad => "deg2rad", deg2rad, Float, |x| x * (PI / 180.0);
+            /// Radians to degrees, `x * (180 / π)` in the operand's float type, as NumPy.
+            Rad2deg => "rad2deg", rad2deg, Float, |x| x * (180.0 / PI);
+            /// Bitwise not of integers (`~x`; logical not of bool).
+            Invert => "invert", invert, Bitwise, |x| x;
             /// `!x` of the truth value (bool result).
             LogicalNot => "logical_not", logical_not, Logical, |x| x;
             /// True where NaN.
@@ -179,6 +189,8 @@ pub enum UnaryClass {
     Rounding,
     /// Bool to bool.
     Logical,
+    /// Integers and bool, keeping the dtype (floats are an error).
+    Bitwise,
     /// Floats to bool (`isnan`, `isinf`, `isfinite`; constant on integers).
     Predicate,
 }
@@ -217,7 +229,10 @@ crate::unary_table!(define_unary_op []);
 impl UnaryOp {
     /// True for operations defined on floats only (integers are cast to a float first).
     pub const fn is_float_only(self) -> bool {
-        !matches!(self.class(), UnaryClass::Arith | UnaryClass::Logical)
+        !matches!(
+            self.class(),
+            UnaryClass::Arith | UnaryClass::Logical | UnaryClass::Bitwise
+        )
     }
 
     /// True for the predicates that give bool (`isnan`, `isinf`, `isfinite`).
@@ -274,6 +289,25 @@ named_ops! {
         LogicalOr => "logical_or",
         /// `a != b` on bool.
         LogicalXor => "logical_xor",
+        /// The angle of the point `(b, a)`: `atan2(a, b)` (floats only after normalisation).
+        Arctan2 => "arctan2",
+        /// `sqrt(a² + b²)` without undue overflow (floats only after normalisation).
+        Hypot => "hypot",
+        /// `|a|` with the sign of `b` (floats only after normalisation).
+        Copysign => "copysign",
+        /// C's `fmod`: the remainder with the sign of the dividend; integer `fmod(a, 0)` gives 0.
+        Fmod => "fmod",
+        /// `a & b` (integers; bool is normalised to `logical_and`).
+        BitwiseAnd => "bitwise_and",
+        /// `a | b` (integers; bool is normalised to `logical_or`).
+        BitwiseOr => "bitwise_or",
+        /// `a ^ b` (integers; bool is normalised to `logical_xor`).
+        BitwiseXor => "bitwise_xor",
+        /// `a << b`; 0 when `b` is negative or at least the bit width (as NumPy).
+        LeftShift => "left_shift",
+        /// `a >> b` (arithmetic for signed types); when `b` is negative or at
+        /// least the bit width, -1 for negative `a` and 0 otherwise (as NumPy).
+        RightShift => "right_shift",
     }
 }
 
@@ -294,6 +328,27 @@ impl BinaryOp {
         )
     }
 
+    /// True for the operations defined on floats only (integers are cast to
+    /// the smallest float that holds them, as NumPy's `arctan2`).
+    pub const fn is_float_only(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign
+        )
+    }
+
+    /// True for the bitwise operations and shifts, defined on integers.
+    pub const fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::BitwiseAnd
+                | BinaryOp::BitwiseOr
+                | BinaryOp::BitwiseXor
+                | BinaryOp::LeftShift
+                | BinaryOp::RightShift
+        )
+    }
+
     /// The operator spelling used when printing expressions (`+`, `//`, ...),
     /// or `None` for operations printed as calls.
     pub const fn symbol(self) -> Option<&'static str> {
@@ -311,6 +366,11 @@ impl BinaryOp {
             BinaryOp::Le => "<=",
             BinaryOp::Gt => ">",
             BinaryOp::Ge => ">=",
+            BinaryOp::BitwiseAnd => "&",
+            BinaryOp::BitwiseOr => "|",
+            BinaryOp::BitwiseXor => "^",
+            BinaryOp::LeftShift => "<<",
+            BinaryOp::RightShift => ">>",
             _ => return None,
         })
     }
@@ -363,8 +423,8 @@ mod tests {
         assert_eq!(UnaryOp::lookup("sqrt"), Some(UnaryOp::Sqrt));
         assert_eq!(
             BinaryOp::lookup("fmod"),
-            None,
-            "C's fmod is not NumPy's remainder"
+            Some(BinaryOp::Fmod),
+            "C's fmod is its own operation, not NumPy's remainder"
         );
     }
 }

@@ -1,13 +1,15 @@
 //! Expression strings (numexpr style) for [`crate::Ufunc::parse`].
 //!
-//! Grammar, loosest binding first (as Python):
+//! Grammar, loosest binding first:
 //!
 //! ```text
 //! expr     := or
-//! or       := and ('|' and)*
+//! or       := xor ('|' xor)*
+//! xor      := and ('^' and)*
 //! and      := not ('&' not)*
 //! not      := '~' not | compare
-//! compare  := additive (('<' | '<=' | '>' | '>=' | '==' | '!=') additive)*
+//! compare  := shift (('<' | '<=' | '>' | '>=' | '==' | '!=') shift)*
+//! shift    := additive (('<<' | '>>') additive)*
 //! additive := term (('+' | '-') term)*
 //! term     := unary (('*' | '/' | '//' | '%') unary)*
 //! unary    := ('-' | '+') unary | power
@@ -15,14 +17,23 @@
 //! primary  := number | name | name '(' expr (',' expr)* ')' | '(' expr ')'
 //! ```
 //!
+//! `& | ^ ~` are NumPy's bitwise operations (on bool: logical ones), and
+//! bind looser than comparisons, as numexpr and pandas users write
+//! `a > 0 & b < 1` (Python would bind them tighter). Operations of
+//! constants are computed while parsing, as Python computes them on numbers
+//! (`sin(2.453)`, `maximum(1.21, 2.561)`, `where(2.7 > 1.9, 2.7, 1.9)`), and
+//! give a weak scalar; an expression that uses none of its arguments is that
+//! constant broadcast to the arguments' shape.
+//!
 //! The parser emits `Expr` operations while it reads, so it records the same
 //! trace as the equivalent Rust closure. Chains (`a + b + c + ...`) are
 //! loops; only parentheses, unary operators and calls nest, and nesting is
 //! limited to `MAX_DEPTH` so no input can exhaust the stack.
 
 use crate::error::{Error, Result};
-use crate::ops::{BinaryOp, UnaryOp};
+use crate::ops::{BinaryOp, UnaryClass, UnaryOp};
 use crate::scalar::Scalar;
+use crate::semantics::Arithmetic;
 use crate::trace::{Expr, ExprOperand};
 
 /// Deepest nesting of parentheses, calls and unary operators accepted.
@@ -52,9 +63,10 @@ enum Token {
     End,
 }
 
-const SYMBOLS: [&str; 19] = [
-    "**", "//", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "(", ")", ",", "&", "|",
-    "~",
+/// Two-character symbols first: the tokenizer takes the first that matches.
+const SYMBOLS: [&str; 22] = [
+    "**", "//", "<=", ">=", "==", "!=", "<<", ">>", "+", "-", "*", "/", "%", "<", ">", "(", ")",
+    ",", "&", "|", "^", "~",
 ];
 
 /// Parses `text` with `params` bound to `names`; errors name the column (1-based).
@@ -74,13 +86,7 @@ pub(crate) fn parse(text: &str, names: &[&str], params: &[Expr]) -> Result<Expr>
     }
     match value {
         Value::Expr(e) => Ok(e),
-        Value::Scalar(_) => Err(Error::invalid(
-            "parse",
-            format!(
-                "'{text}' uses none of its arguments (expected an expression of {})",
-                names.join(", ")
-            ),
-        )),
+        Value::Scalar(s) => Ok(Expr::full(s)),
     }
 }
 
@@ -225,10 +231,19 @@ impl Parser<'_> {
     }
 
     fn expr(&mut self) -> Result<Value> {
-        let mut left = self.and()?;
+        let mut left = self.xor()?;
         while self.eat("|") {
+            let right = self.xor()?;
+            left = self.binary(BinaryOp::BitwiseOr, left, right)?;
+        }
+        Ok(left)
+    }
+
+    fn xor(&mut self) -> Result<Value> {
+        let mut left = self.and()?;
+        while self.eat("^") {
             let right = self.and()?;
-            left = self.binary(BinaryOp::LogicalOr, left, right)?;
+            left = self.binary(BinaryOp::BitwiseXor, left, right)?;
         }
         Ok(left)
     }
@@ -237,7 +252,7 @@ impl Parser<'_> {
         let mut left = self.not()?;
         while self.eat("&") {
             let right = self.not()?;
-            left = self.binary(BinaryOp::LogicalAnd, left, right)?;
+            left = self.binary(BinaryOp::BitwiseAnd, left, right)?;
         }
         Ok(left)
     }
@@ -245,13 +260,13 @@ impl Parser<'_> {
     fn not(&mut self) -> Result<Value> {
         if self.eat("~") {
             let operand = self.nested(Self::not)?;
-            return self.unary(UnaryOp::LogicalNot, operand);
+            return self.unary(UnaryOp::Invert, operand);
         }
         self.compare()
     }
 
     fn compare(&mut self) -> Result<Value> {
-        let mut left = self.additive()?;
+        let mut left = self.shift()?;
         loop {
             let op = match self.peek() {
                 Token::Symbol("<") => BinaryOp::Lt,
@@ -260,6 +275,20 @@ impl Parser<'_> {
                 Token::Symbol(">=") => BinaryOp::Ge,
                 Token::Symbol("==") => BinaryOp::Eq,
                 Token::Symbol("!=") => BinaryOp::Ne,
+                _ => return Ok(left),
+            };
+            self.pos += 1;
+            let right = self.shift()?;
+            left = self.binary(op, left, right)?;
+        }
+    }
+
+    fn shift(&mut self) -> Result<Value> {
+        let mut left = self.additive()?;
+        loop {
+            let op = match self.peek() {
+                Token::Symbol("<<") => BinaryOp::LeftShift,
+                Token::Symbol(">>") => BinaryOp::RightShift,
                 _ => return Ok(left),
             };
             self.pos += 1;
@@ -400,14 +429,7 @@ impl Parser<'_> {
             arity(3)?;
             return match args[0] {
                 Value::Expr(c) => Ok(Value::Expr(Expr::select(c, args[1], args[2]))),
-                Value::Scalar(Scalar::Bool(b)) => Ok(if b { args[1] } else { args[2] }),
-                Value::Scalar(_) => Err(Error::invalid(
-                    "parse",
-                    format!(
-                        "where needs a condition at column {column} of '{}'",
-                        self.text
-                    ),
-                )),
+                Value::Scalar(c) => Ok(if truthy(c) { args[1] } else { args[2] }),
             };
         }
         Err(Error::invalid(
@@ -423,12 +445,9 @@ impl Parser<'_> {
     fn unary(&self, op: UnaryOp, value: Value) -> Result<Value> {
         match value {
             Value::Expr(e) => Ok(Value::Expr(e.apply_unary(op))),
-            Value::Scalar(s) => fold_unary(op, s).map(Value::Scalar).ok_or_else(|| {
-                self.error(&format!(
-                    "{} of a constant is not supported; use an argument",
-                    op.name()
-                ))
-            }),
+            Value::Scalar(s) => fold_unary(op, s)
+                .map(Value::Scalar)
+                .ok_or_else(|| self.error(&format!("{}({s}) has no value", op.name()))),
         }
     }
 
@@ -439,7 +458,7 @@ impl Parser<'_> {
             (Value::Scalar(a), Value::Scalar(b)) => {
                 fold_binary(op, a, b).map(Value::Scalar).ok_or_else(|| {
                     self.error(&format!(
-                        "{} of two constants is not supported; use an argument",
+                        "{}({a}, {b}) has no value (Python raises for it too)",
                         op.name()
                     ))
                 })
@@ -448,39 +467,130 @@ impl Parser<'_> {
     }
 }
 
-/// Constant folding of literals, with Python's rules for the common cases.
-fn fold_unary(op: UnaryOp, s: Scalar) -> Option<Scalar> {
-    match (op, s) {
-        (UnaryOp::Neg, Scalar::Int(v)) => Some(Scalar::Int(-v)),
-        (UnaryOp::Neg, Scalar::Float(v)) => Some(Scalar::Float(-v)),
-        (UnaryOp::LogicalNot, Scalar::Bool(b)) => Some(Scalar::Bool(!b)),
-        _ => None,
+/// Python's truth value of a number.
+fn truthy(s: Scalar) -> bool {
+    match s {
+        Scalar::Bool(b) => b,
+        Scalar::Int(v) => v != 0,
+        Scalar::Float(v) => v != 0.0,
     }
 }
 
-fn fold_binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
-    match (a, b) {
-        (Scalar::Int(x), Scalar::Int(y)) => match op {
-            BinaryOp::Add => x.checked_add(y).map(Scalar::Int),
-            BinaryOp::Sub => x.checked_sub(y).map(Scalar::Int),
-            BinaryOp::Mul => x.checked_mul(y).map(Scalar::Int),
-            BinaryOp::Div => Some(Scalar::Float(x as f64 / y as f64)),
-            BinaryOp::Pow => u32::try_from(y)
-                .ok()
-                .and_then(|e| x.checked_pow(e))
-                .map(Scalar::Int),
-            _ => None,
-        },
-        _ => {
-            let (x, y) = (a.to_wide().as_f64(), b.to_wide().as_f64());
-            match op {
-                BinaryOp::Add => Some(Scalar::Float(x + y)),
-                BinaryOp::Sub => Some(Scalar::Float(x - y)),
-                BinaryOp::Mul => Some(Scalar::Float(x * y)),
-                BinaryOp::Div => Some(Scalar::Float(x / y)),
-                BinaryOp::Pow => Some(Scalar::Float(x.powf(y))),
-                _ => None,
-            }
+/// The value as an f64 (ints rounded to nearest, as Python's `float()`).
+fn f64_of(s: Scalar) -> f64 {
+    s.to_wide().as_f64()
+}
+
+/// A bool as Python uses it in arithmetic: 0 or 1.
+fn as_int(s: Scalar) -> Option<i128> {
+    match s {
+        Scalar::Bool(b) => Some(i128::from(b)),
+        Scalar::Int(v) => Some(v),
+        Scalar::Float(_) => None,
+    }
+}
+
+/// An operation of one constant, as Python computes it on numbers: integers
+/// exactly, floats (and integers through float functions) in f64 with
+/// lazyfuse's semantics, predicates and `~` of bool giving bool.
+fn fold_unary(op: UnaryOp, s: Scalar) -> Option<Scalar> {
+    use UnaryOp::*;
+    if let Scalar::Bool(b) = s {
+        if matches!(op, LogicalNot | Invert) {
+            return Some(Scalar::Bool(!b));
         }
+    }
+    match (op.class(), as_int(s)) {
+        (UnaryClass::Logical, _) => Some(Scalar::Bool(!truthy(s))),
+        (UnaryClass::Predicate, _) => Some(Scalar::Bool(f64::predicate(op, f64_of(s)))),
+        (UnaryClass::Arith | UnaryClass::Bitwise | UnaryClass::Rounding, Some(v)) => match op {
+            Neg => v.checked_neg(),
+            Abs => v.checked_abs(),
+            Sign => Some(v.signum()),
+            Square => v.checked_mul(v),
+            Reciprocal => Some(if v == 0 { 0 } else { 1 / v }),
+            Invert => Some(!v),
+            _ => Some(v),
+        }
+        .map(Scalar::Int),
+        (UnaryClass::Bitwise, None) => None,
+        _ => Some(Scalar::Float(f64::unary(op, f64_of(s)))),
+    }
+}
+
+/// An operation of two constants, as Python computes it on numbers.
+fn fold_binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
+    use BinaryOp::*;
+    if op.is_comparison() {
+        let ordering = match (as_int(a), as_int(b)) {
+            (Some(x), Some(y)) => x.partial_cmp(&y),
+            _ => f64_of(a).partial_cmp(&f64_of(b)),
+        };
+        let holds = match op {
+            Eq => ordering == Some(std::cmp::Ordering::Equal),
+            Ne => ordering != Some(std::cmp::Ordering::Equal),
+            Lt => ordering == Some(std::cmp::Ordering::Less),
+            Le => matches!(
+                ordering,
+                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+            ),
+            Gt => ordering == Some(std::cmp::Ordering::Greater),
+            _ => matches!(
+                ordering,
+                Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+            ),
+        };
+        return Some(Scalar::Bool(holds));
+    }
+    if op.is_logical() {
+        return Some(Scalar::Bool(crate::semantics::logical(
+            op,
+            truthy(a),
+            truthy(b),
+        )));
+    }
+    if let (Scalar::Bool(x), Scalar::Bool(y), true) = (a, b, op.is_bitwise()) {
+        return Some(Scalar::Bool(crate::semantics::logical(op, x, y)));
+    }
+    match (as_int(a), as_int(b)) {
+        // Python: `/` and a negative power of integers give floats.
+        (Some(x), Some(y)) if !op.is_float_only() && op != Div && !(op == Pow && y < 0) => {
+            fold_int(op, x, y).map(Scalar::Int)
+        }
+        _ if op.is_bitwise() => None,
+        _ => Some(Scalar::Float(f64::binary(op, f64_of(a), f64_of(b)))),
+    }
+}
+
+/// An integer operation as Python computes it: exact, or no value where
+/// Python raises (division by zero, a negative shift, an overflow of i128).
+fn fold_int(op: BinaryOp, x: i128, y: i128) -> Option<i128> {
+    use BinaryOp::*;
+    match op {
+        Add => x.checked_add(y),
+        Sub => x.checked_sub(y),
+        Mul => x.checked_mul(y),
+        FloorDiv => (y != 0).then(|| x / y - i128::from(x % y != 0 && (x < 0) != (y < 0))),
+        Rem => (y != 0).then(|| {
+            x % y
+                + if x % y != 0 && (x % y < 0) != (y < 0) {
+                    y
+                } else {
+                    0
+                }
+        }),
+        Fmod => (y != 0).then(|| x % y),
+        Pow => u32::try_from(y).ok().and_then(|e| x.checked_pow(e)),
+        Minimum => Some(x.min(y)),
+        Maximum => Some(x.max(y)),
+        BitwiseAnd => Some(x & y),
+        BitwiseOr => Some(x | y),
+        BitwiseXor => Some(x ^ y),
+        LeftShift => u32::try_from(y)
+            .ok()
+            .filter(|&n| n < 127)
+            .and_then(|n| x.checked_mul(1i128 << n)),
+        RightShift => u32::try_from(y).ok().map(|n| x >> n.min(127)),
+        _ => None,
     }
 }

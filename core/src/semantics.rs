@@ -45,9 +45,9 @@ pub fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> bool {
 #[inline]
 pub fn logical(op: BinaryOp, a: bool, b: bool) -> bool {
     match op {
-        BinaryOp::LogicalAnd | BinaryOp::Minimum | BinaryOp::Mul => a && b,
-        BinaryOp::LogicalOr | BinaryOp::Maximum | BinaryOp::Add => a || b,
-        BinaryOp::LogicalXor | BinaryOp::Ne => a != b,
+        BinaryOp::LogicalAnd | BinaryOp::Minimum | BinaryOp::Mul | BinaryOp::BitwiseAnd => a && b,
+        BinaryOp::LogicalOr | BinaryOp::Maximum | BinaryOp::Add | BinaryOp::BitwiseOr => a || b,
+        BinaryOp::LogicalXor | BinaryOp::Ne | BinaryOp::BitwiseXor => a != b,
         BinaryOp::Eq => a == b,
         _ => compare(op, a, b),
     }
@@ -63,6 +63,8 @@ macro_rules! int_arithmetic {
                     UnaryOp::Abs => int_abs(x),
                     UnaryOp::Sign => int_sign(x),
                     UnaryOp::Square => x.wrapping_mul(x),
+                    UnaryOp::Reciprocal => if x == 0 { 0 } else { (1 as $t).wrapping_div(x) },
+                    UnaryOp::Invert => !x,
                     // Rounding is the identity; other float-only ops never reach integers.
                     _ => x,
                 }
@@ -81,6 +83,15 @@ macro_rules! int_arithmetic {
                     BinaryOp::Maximum => if a > b { a } else { b },
                     // True division of integers is computed in f64 (normalisation casts first).
                     BinaryOp::Div => int_floor_div(a, b),
+                    BinaryOp::Fmod => if b == 0 { 0 } else { a.wrapping_rem(b) },
+                    BinaryOp::BitwiseAnd => a & b,
+                    BinaryOp::BitwiseOr => a | b,
+                    BinaryOp::BitwiseXor => a ^ b,
+                    // A shift by a negative count is one by a huge count (as NumPy).
+                    BinaryOp::LeftShift if (b as u64) < u64::from(<$t>::BITS) => a << (b as u32),
+                    BinaryOp::LeftShift => 0,
+                    BinaryOp::RightShift if (b as u64) < u64::from(<$t>::BITS) => a >> (b as u32),
+                    BinaryOp::RightShift => if (a as i128) < 0 { !0 } else { 0 },
                     _ => a,
                 }
             }
@@ -217,6 +228,8 @@ macro_rules! float_arithmetic {
     ($($t:ident in $module:ident),*) => {$(
         mod $module {
             use super::*;
+            // For the table's values (`deg2rad`): π in this type, as NumPy's `NPY_PI`.
+            use core::$t::consts::PI;
 
             /// The table's value of `op` (predicates and `logical_not`
             /// never reach a float-valued result: their line is `x`).
@@ -235,6 +248,10 @@ macro_rules! float_arithmetic {
                     BinaryOp::FloorDiv => divmod(a, b).0,
                     BinaryOp::Rem => divmod(a, b).1,
                     BinaryOp::Pow => a.powf(b),
+                    BinaryOp::Arctan2 => a.atan2(b),
+                    BinaryOp::Hypot => a.hypot(b),
+                    BinaryOp::Copysign => a.copysign(b),
+                    BinaryOp::Fmod => a % b,
                     BinaryOp::Minimum => {
                         if a.is_nan() || a < b {
                             a
@@ -366,6 +383,23 @@ mod tests {
         assert!(f64::binary(BinaryOp::Rem, 7.0, 0.0).is_nan());
         assert_eq!(f64::binary(BinaryOp::FloorDiv, 1.0, 0.0), f64::INFINITY);
         assert!(f64::binary(BinaryOp::Rem, -0.0, 2.0).is_sign_positive());
+    }
+
+    #[test]
+    fn integer_reciprocal_fmod_and_shifts_are_defined_everywhere() {
+        // 1/0 is platform-dependent in NumPy (0 or the minimum); 0 here.
+        assert_eq!(i32::unary(UnaryOp::Reciprocal, 0), 0);
+        assert_eq!(i32::unary(UnaryOp::Reciprocal, -1), -1);
+        assert_eq!(u8::unary(UnaryOp::Reciprocal, 255), 0);
+        assert_eq!(i8::binary(BinaryOp::Fmod, -7, 2), -1);
+        assert_eq!(i8::binary(BinaryOp::Fmod, i8::MIN, -1), 0);
+        assert_eq!(i8::binary(BinaryOp::Fmod, 7, 0), 0);
+        assert_eq!(i8::binary(BinaryOp::LeftShift, 1, 7), i8::MIN);
+        assert_eq!(i8::binary(BinaryOp::LeftShift, 1, 8), 0);
+        assert_eq!(i8::binary(BinaryOp::RightShift, -128, 9), -1);
+        assert_eq!(i8::binary(BinaryOp::RightShift, -128, -1), -1);
+        assert_eq!(u64::binary(BinaryOp::RightShift, u64::MAX, 64), 0);
+        assert_eq!(i16::unary(UnaryOp::Invert, 0), -1);
     }
 
     #[test]

@@ -17,6 +17,8 @@ use crate::error::{Error, Result};
 use crate::ops::{BinaryOp, UnaryOp};
 use crate::scalar::Scalar;
 use crate::session::Session;
+use crate::shape::broadcast_shapes;
+use crate::typing::{result_type, OperandType};
 
 /// A symbolic scalar inside a traced closure (a small `Copy` handle into the
 /// trace being recorded). It supports the operators and math methods of
@@ -84,6 +86,8 @@ pub(crate) enum TraceOp {
     Binary(BinaryOp, TraceArg, TraceArg),
     Select(TraceArg, TraceArg, TraceArg),
     Cast(u32, DType),
+    /// A constant of the arguments' broadcast shape (a body that uses none of them).
+    Full(Scalar),
 }
 
 /// A recorded closure.
@@ -234,6 +238,13 @@ impl Expr {
         )
     }
 
+    /// The constant `value` broadcast to the arguments' shape, in the dtype
+    /// NumPy gives a weak scalar among them (an expression string such as
+    /// `"1.42"`, which uses none of its arguments).
+    pub(crate) fn full(value: Scalar) -> Expr {
+        push(TraceOp::Full(value), &[])
+    }
+
     /// An `Expr` belonging to no trace (a placeholder after a parse error).
     pub(crate) fn select_stray() -> Expr {
         STRAY
@@ -305,6 +316,7 @@ impl Trace {
                     _ => None,
                 },
                 TraceOp::Cast(x, dtype) => values.get(*x as usize).map(|v| v.astype(*dtype)),
+                TraceOp::Full(value) => Some(full_like_args(session, args, *value)),
             };
             match value {
                 Some(v) => values.push(v),
@@ -315,6 +327,21 @@ impl Trace {
             Some(v) => v.clone(),
             None => fail("the result index is out of range"),
         }
+    }
+}
+
+/// `value` broadcast to the shape of `args`, in their result type with
+/// `value` as a weak scalar.
+fn full_like_args(session: &Session, args: &[Array], value: Scalar) -> Array {
+    let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape()).collect();
+    let mut types: Vec<OperandType> = args
+        .iter()
+        .map(|a| OperandType::Strong(a.dtype()))
+        .collect();
+    types.push(OperandType::Weak(value));
+    match broadcast_shapes("ufunc", &shapes) {
+        Ok(shape) => session.full(&shape, value, result_type(&types)),
+        Err(e) => Array::built(session, Err(e)),
     }
 }
 

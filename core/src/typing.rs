@@ -17,6 +17,16 @@ pub enum OperandType {
     Weak(Scalar),
 }
 
+/// An operand's type as errors name it: `f32`, or `a float scalar`.
+fn describe(operand: OperandType) -> String {
+    match operand {
+        OperandType::Strong(dtype) => dtype.to_string(),
+        OperandType::Weak(Scalar::Bool(_)) => "a bool scalar".to_string(),
+        OperandType::Weak(Scalar::Int(_)) => "an int scalar".to_string(),
+        OperandType::Weak(Scalar::Float(_)) => "a float scalar".to_string(),
+    }
+}
+
 /// NEP 50 result type of several operands.
 pub fn result_type(operands: &[OperandType]) -> DType {
     let strong = operands
@@ -104,7 +114,16 @@ pub fn plan_unary(op: UnaryOp, dtype: DType) -> Result<UnaryPlan> {
                 }
             ),
         )),
-        Square if dtype.is_bool() => apply(DType::I8),
+        Square | Reciprocal if dtype.is_bool() => apply(DType::I8),
+        Invert if dtype.is_bool() => Ok(UnaryPlan::Apply {
+            operand: DType::Bool,
+            op: LogicalNot,
+            out: DType::Bool,
+        }),
+        Invert if dtype.is_float() => Err(Error::dtype(
+            op.name(),
+            format!("not supported for floats (got {dtype}; expected an integer or bool array)"),
+        )),
         _ if op.is_float_only() => apply(dtype.smallest_float()),
         _ => apply(dtype),
     }
@@ -156,7 +175,32 @@ pub fn plan_binary(op: BinaryOp, lhs: OperandType, rhs: OperandType) -> Result<B
              or use logical_xor)",
         )),
         (Div, Kind::Bool | Kind::Int | Kind::UInt) => plan(DType::F64, Div),
-        (FloorDiv | Rem | Pow, Kind::Bool) => plan(DType::I8, op),
+        (FloorDiv | Rem | Pow | Fmod | LeftShift | RightShift, Kind::Bool) => plan(DType::I8, op),
+        // NumPy's loop choice: a weak scalar takes the operands' common
+        // type, then each operand's smallest float, promoted (int8 with
+        // uint8 is f16, not int16's f32).
+        (_, _) if op.is_float_only() => {
+            let float = [lhs, rhs]
+                .map(|o| match o {
+                    OperandType::Strong(d) => d.smallest_float(),
+                    OperandType::Weak(_) => common.smallest_float(),
+                })
+                .into_iter()
+                .reduce(promote)
+                .unwrap_or(common);
+            plan(float, op)
+        }
+        (BitwiseAnd, Kind::Bool) => plan(DType::Bool, LogicalAnd),
+        (BitwiseOr, Kind::Bool) => plan(DType::Bool, LogicalOr),
+        (BitwiseXor, Kind::Bool) => plan(DType::Bool, LogicalXor),
+        (_, Kind::Float) if op.is_bitwise() => Err(Error::dtype(
+            op.name(),
+            format!(
+                "not supported for floats (got {}, {}; expected integer or bool operands)",
+                describe(lhs),
+                describe(rhs)
+            ),
+        )),
         _ => plan(common, op),
     }
 }

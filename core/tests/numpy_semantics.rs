@@ -1,208 +1,24 @@
-//! Replays the NumPy 2.x case table (tests/data/numpy_cases.json, made by
-//! gen_numpy_cases.py) through the Array API on the reference evaluator.
-//! Exactly-rounded operations must match bit for bit (NaN matches NaN, and
-//! the sign of zero counts); transcendental ones within a few ulp.
+//! The NumPy 2.x case table (`tests/data/numpy_cases.json`) on the
+//! reference evaluator (the facade's `tests/numpy_cases.rs` replays it on
+//! every backend).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 
-use lazyfuse_core::{
-    with_dtype, Array, BinaryOp, DType, Element, Operand, Options, ReferenceEngine, Scalar,
-    Session, UnaryOp, Wide,
-};
-use serde_json::Value;
+use lazyfuse_core::{Options, ReferenceEngine, Session};
 
-fn session() -> Session {
-    Session::new(Arc::new(ReferenceEngine::new()), Options::default())
-}
-
-fn wide(text: &str) -> Wide {
-    match text.parse::<i128>() {
-        Ok(v) => Wide::Int(v),
-        Err(_) => Wide::Float(text.parse::<f64>().expect("float in case table")),
-    }
-}
-
-fn array(cx: &Session, desc: &Value) -> Array {
-    let dtype: DType = desc["dtype"].as_str().unwrap().parse().unwrap();
-    let shape: Vec<usize> = desc["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as usize)
-        .collect();
-    let values: Vec<Wide> = desc["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| wide(v.as_str().unwrap()))
-        .collect();
-    let buffer =
-        with_dtype!(dtype, T => T::into_buffer(values.iter().map(|&w| T::from_wide(w)).collect()));
-    cx.from_buffer(buffer, &shape).unwrap()
-}
-
-fn operand(cx: &Session, desc: &Value) -> Operand {
-    match desc.get("scalar").and_then(Value::as_str) {
-        Some(kind) => {
-            let text = desc["value"].as_str().unwrap();
-            Operand::Scalar(match kind {
-                "bool" => Scalar::Bool(text == "1"),
-                "int" => Scalar::Int(text.parse().unwrap()),
-                _ => Scalar::Float(text.parse().unwrap()),
-            })
-        }
-        None => Operand::Array(array(cx, desc)),
-    }
-}
-
-fn read(a: &Array) -> lazyfuse_core::Result<Vec<Wide>> {
-    with_dtype!(a.dtype(), T => a.to_vec::<T>().map(|v| v.into_iter().map(Element::to_wide).collect()))
-}
-
-fn ulps(dtype: DType) -> f64 {
-    match dtype {
-        DType::F16 => 2.0f64.powi(-10),
-        DType::BF16 => 2.0f64.powi(-7),
-        DType::F32 => 2.0f64.powi(-23),
-        _ => 2.0f64.powi(-52),
-    }
-}
-
-fn same(got: Wide, want: Wide, exact: bool, dtype: DType) -> bool {
-    match (got, want) {
-        (Wide::Int(g), Wide::Int(w)) => g == w,
-        (g, w) => {
-            let (g, w) = (g.as_f64(), w.as_f64());
-            if g.is_nan() || w.is_nan() {
-                return g.is_nan() && w.is_nan();
-            }
-            if exact || g == w {
-                return g.to_bits() == w.to_bits() || (g == w && !exact);
-            }
-            let tolerance = 4.0 * ulps(dtype) * w.abs().max(f64::MIN_POSITIVE);
-            (g - w).abs() <= tolerance
-        }
-    }
-}
-
-fn build(cx: &Session, case: &Value) -> Array {
-    let op = case["op"].as_str().unwrap();
-    let args = case["args"].as_array().unwrap();
-    match case["kind"].as_str().unwrap() {
-        "binary" => {
-            let op = BinaryOp::from_name(op).unwrap_or_else(|| panic!("unknown op {op}"));
-            match (operand(cx, &args[0]), operand(cx, &args[1])) {
-                (Operand::Array(a), rhs) => a.apply_binary(op, rhs),
-                (lhs, Operand::Array(b)) => left_scalar(op, lhs, &b),
-                _ => unreachable!("the table has no scalar-scalar cases"),
-            }
-        }
-        "unary" => array(cx, &args[0])
-            .apply_unary(UnaryOp::from_name(op).unwrap_or_else(|| panic!("unknown op {op}"))),
-        "astype" => array(cx, &args[0]).astype(op.parse().unwrap()),
-        "where" => array(cx, &args[0]).where_(operand(cx, &args[1]), operand(cx, &args[2])),
-        "reduce" => {
-            let a = array(cx, &args[0]);
-            match (op, args[1]["axis"].as_i64()) {
-                ("sum", None) => a.sum(),
-                ("prod", None) => a.prod(),
-                ("min", None) => a.min(),
-                ("max", None) => a.max(),
-                ("mean", None) => a.mean(),
-                ("sum", Some(x)) => a.sum_axis(x),
-                ("prod", Some(x)) => a.prod_axis(x),
-                ("min", Some(x)) => a.min_axis(x),
-                ("max", Some(x)) => a.max_axis(x),
-                ("mean", Some(x)) => a.mean_axis(x),
-                other => panic!("unknown reduction {other:?}"),
-            }
-        }
-        other => panic!("unknown case kind {other}"),
-    }
-}
-
-/// `s op b`: through the public operators where they exist (i64 on the left), else the builder.
-fn left_scalar(op: BinaryOp, lhs: Operand, b: &Array) -> Array {
-    match (op, &lhs) {
-        (BinaryOp::Add, Operand::Scalar(Scalar::Int(v))) => *v as i64 + b,
-        (BinaryOp::Sub, Operand::Scalar(Scalar::Int(v))) => *v as i64 - b,
-        (BinaryOp::Mul, Operand::Scalar(Scalar::Int(v))) => *v as i64 * b,
-        (BinaryOp::Div, Operand::Scalar(Scalar::Int(v))) => *v as i64 / b,
-        (BinaryOp::Rem, Operand::Scalar(Scalar::Int(v))) => *v as i64 % b,
-        _ => b.apply_binary_reversed(op, lhs),
-    }
-}
+#[path = "data/numpy_replay.rs"]
+mod numpy_replay;
 
 #[test]
 fn numpy_case_table() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/numpy_cases.json"
-    ))
-    .unwrap();
-    let table: Value = serde_json::from_str(&text).unwrap();
-    let cases = table["cases"].as_array().unwrap();
-    let cx = session();
-    let mut failures = Vec::new();
-    for case in cases {
-        let result = build(&cx, case);
-        let out = &case["out"];
-        let label = format!(
-            "{} {} {}",
-            case["kind"].as_str().unwrap(),
-            case["op"].as_str().unwrap(),
-            serde_json::to_string(&case["args"]).unwrap()
-        );
-        if out.get("error").is_some() {
-            if result.check().is_ok() {
-                failures.push(format!(
-                    "{label}: NumPy raises {}, we built {:?}",
-                    out["error"], result
-                ));
-            }
-            continue;
-        }
-        let want_dtype: DType = out["dtype"].as_str().unwrap().parse().unwrap();
-        let want_shape: Vec<usize> = out["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as usize)
-            .collect();
-        let want: Vec<Wide> = out["values"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| wide(v.as_str().unwrap()))
-            .collect();
-        match read(&result) {
-            Err(e) => failures.push(format!("{label}: error {e}")),
-            Ok(got) => {
-                if result.dtype() != want_dtype || result.shape() != want_shape.as_slice() {
-                    failures.push(format!(
-                        "{label}: got {}{:?}, NumPy {}{:?}",
-                        result.dtype(),
-                        result.shape(),
-                        want_dtype,
-                        want_shape
-                    ));
-                } else if !got
-                    .iter()
-                    .zip(&want)
-                    .all(|(g, w)| same(*g, *w, case["exact"].as_bool().unwrap(), want_dtype))
-                {
-                    failures.push(format!("{label}: got {got:?}, NumPy {want:?}"));
-                }
-            }
-        }
-    }
+    let cx = Session::new(Arc::new(ReferenceEngine::new()), Options::default());
+    let (cases, failures) = numpy_replay::replay(&cx);
     assert!(
         failures.is_empty(),
-        "{} of {} cases differ from NumPy:\n{}",
+        "{} of {cases} cases differ from NumPy:\n{}",
         failures.len(),
-        cases.len(),
         failures.join("\n")
     );
 }

@@ -115,13 +115,25 @@ pub fn reduction(
 
 /// `min`/`max` of half-precision values, computed in `f32` (exact: every
 /// half value is an `f32`, and the result is one of them) and rounded back.
+/// Of equal values (±0) the first is kept, as NumPy's half `minimum` does.
 fn in_f32<H: Half + Element>(
     shape: &Layout<'_>,
     identity: Literal,
     op: ReduceOp,
     trailing: bool,
 ) -> Result<HostBuffer> {
-    let combine = move |a: f32, b: f32| <f32 as Arithmetic>::binary(op.combiner(), a, b);
+    // Half semantics: of two equal values (±0) keep the first, as NumPy.
+    let combine = move |a: f32, b: f32| {
+        let first = match op {
+            ReduceOp::Min => a.is_nan() || a <= b,
+            _ => a.is_nan() || a >= b,
+        };
+        if first {
+            a
+        } else {
+            b
+        }
+    };
     let id = f32::from_wide(identity.to_wide());
     let acc = if trailing {
         reduce_trailing::<f32, Widened<H>>(shape, id, op, combine)?

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use lazyfuse_core::{BinaryOp, DType, Literal, UnaryOp, Wide};
+use lazyfuse_core::{BinaryOp, DType, Literal, UnaryClass, UnaryOp, Wide};
 
 use super::ir::{AtomicTarget, DeviceKernel, DeviceProgram, Expr, ParamKind, Stmt};
 
@@ -54,7 +54,11 @@ pub fn prelude() -> String {
         ("__half", "__half2float", "__float2half_rn"),
         ("__nv_bfloat16", "__bfloat162float", "__float2bfloat16_rn"),
     ] {
-        for op in UnaryOp::ALL.iter().filter(|op| **op != UnaryOp::LogicalNot) {
+        // Operations of floats only: not `logical_not` (bool) or `invert` (integers).
+        for op in UnaryOp::ALL
+            .iter()
+            .filter(|op| !matches!(op.class(), UnaryClass::Logical | UnaryClass::Bitwise))
+        {
             let name = op.name();
             let _ = if op.is_predicate() {
                 writeln!(
@@ -68,7 +72,10 @@ pub fn prelude() -> String {
                 )
             };
         }
-        for op in BinaryOp::ALL.iter().filter(|op| !op.is_logical()) {
+        for op in BinaryOp::ALL
+            .iter()
+            .filter(|op| !op.is_logical() && !op.is_bitwise())
+        {
             let name = op.name();
             let (a, b) = (format!("{to_float}(a)"), format!("{to_float}(b)"));
             let _ = match op {

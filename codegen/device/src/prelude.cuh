@@ -34,6 +34,15 @@
     LF_D bool lf_isnan(T) { return false; }                             \
     LF_D bool lf_isinf(T) { return false; }                             \
     LF_D bool lf_isfinite(T) { return true; }                           \
+    LF_D T lf_reciprocal(T a) { return a == 0 ? (T)0 : (T)(1 / a); }    \
+    LF_D T lf_invert(T a) { return (T)~a; }                             \
+    LF_D T lf_bitwise_and(T a, T b) { return (T)(a & b); }              \
+    LF_D T lf_bitwise_or(T a, T b) { return (T)(a | b); }               \
+    LF_D T lf_bitwise_xor(T a, T b) { return (T)(a ^ b); }              \
+    /* A negative count is a huge one (NumPy): compared as unsigned. */ \
+    LF_D T lf_left_shift(T a, T b) {                                    \
+        return (unsigned long long)b < sizeof(T) * 8 ? (T)((U)a << b) : (T)0; \
+    }                                                                   \
     LF_D T lf_power_nonneg(T a, T b) {                                  \
         T r = 1;                                                        \
         while (b != 0) {                                                \
@@ -60,6 +69,10 @@
         return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;       \
     }                                                                   \
     LF_D T lf_true_divide(T a, T b) { return lf_floor_divide(a, b); }   \
+    LF_D T lf_fmod(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : (T)(a % b); } \
+    LF_D T lf_right_shift(T a, T b) {                                   \
+        return (unsigned long long)b < sizeof(T) * 8 ? (T)(a >> b) : (a < 0 ? (T)-1 : (T)0); \
+    }                                                                   \
     LF_D T lf_power(T a, T b) {                                         \
         if (b < 0) return a == 1 ? (T)1 : a == (T)-1 ? ((b & 1) ? a : (T)1) : (T)0; \
         return lf_power_nonneg(a, b);                                   \
@@ -72,6 +85,10 @@
     LF_D T lf_floor_divide(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
     LF_D T lf_remainder(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); } \
     LF_D T lf_true_divide(T a, T b) { return lf_floor_divide(a, b); }   \
+    LF_D T lf_fmod(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }     \
+    LF_D T lf_right_shift(T a, T b) {                                   \
+        return (unsigned long long)b < sizeof(T) * 8 ? (T)(a >> b) : (T)0; \
+    }                                                                   \
     LF_D T lf_power(T a, T b) { return lf_power_nonneg(a, b); }
 
 LF_SIGNED(signed char, unsigned char)
@@ -114,6 +131,14 @@ LF_UNSIGNED(unsigned long long)
     LF_D T lf_ceil(T a) { return ceil##S(a); }                          \
     LF_D T lf_trunc(T a) { return trunc##S(a); }                        \
     LF_D T lf_round(T a) { return rint##S(a); }                         \
+    LF_D T lf_cbrt(T a) { return cbrt##S(a); }                          \
+    LF_D T lf_reciprocal(T a) { return (T)1 / a; }                      \
+    LF_D T lf_deg2rad(T a) { return a * ((T)3.14159265358979323846 / (T)180); } \
+    LF_D T lf_rad2deg(T a) { return a * ((T)180 / (T)3.14159265358979323846); } \
+    LF_D T lf_arctan2(T a, T b) { return atan2##S(a, b); }              \
+    LF_D T lf_hypot(T a, T b) { return hypot##S(a, b); }                \
+    LF_D T lf_copysign(T a, T b) { return copysign##S(a, b); }          \
+    LF_D T lf_fmod(T a, T b) { return fmod##S(a, b); }                  \
     LF_D bool lf_isnan(T a) { return isnan(a); }                        \
     LF_D bool lf_isinf(T a) { return isinf(a); }                        \
     LF_D bool lf_isfinite(T a) { return isfinite(a); }                  \

@@ -1,6 +1,7 @@
-//! `+ - * / %` and unary `-` on arrays, with arrays or Rust scalars.
+//! `+ - * / %`, `& | ^ << >>`, unary `-` and `!` (NumPy's `~`) on arrays,
+//! with arrays or Rust scalars.
 
-use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
+use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
 
 use super::{Array, Operand};
 use crate::ops::BinaryOp;
@@ -41,7 +42,27 @@ macro_rules! array_operators {
     )*};
 }
 
-array_operators!(Add add Add, Sub sub Sub, Mul mul Mul, Div div Div, Rem rem Rem);
+array_operators!(
+    Add add Add, Sub sub Sub, Mul mul Mul, Div div Div, Rem rem Rem,
+    BitAnd bitand BitwiseAnd, BitOr bitor BitwiseOr, BitXor bitxor BitwiseXor,
+    Shl shl LeftShift, Shr shr RightShift
+);
+
+impl Not for &Array {
+    type Output = Array;
+    /// NumPy's `~`: bitwise not of integers, logical not of bool.
+    fn not(self) -> Array {
+        self.apply_unary(crate::ops::UnaryOp::Invert)
+    }
+}
+
+impl Not for Array {
+    type Output = Array;
+    /// NumPy's `~`: bitwise not of integers, logical not of bool.
+    fn not(self) -> Array {
+        self.apply_unary(crate::ops::UnaryOp::Invert)
+    }
+}
 
 impl Neg for &Array {
     type Output = Array;
