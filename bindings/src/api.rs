@@ -257,9 +257,28 @@ pub unsafe extern "C" fn lf_reduce(
             ("min", false) => a.min_axis(axis),
             ("max", false) => a.max_axis(axis),
             ("mean", false) => a.mean_axis(axis),
+            ("argmax", true) => a.argmax(),
+            ("argmin", true) => a.argmin(),
+            ("argmax", false) => a.argmax_axis(axis),
+            ("argmin", false) => a.argmin_axis(axis),
+            ("any", true) => a.any(),
+            ("all", true) => a.all(),
+            ("any", false) => a.any_axis(axis),
+            ("all", false) => a.all_axis(axis),
+            ("var", true) => a.var(0),
+            ("std", true) => a.std(0),
+            ("var", false) => a.var_axis(axis, 0),
+            ("std", false) => a.std_axis(axis, 0),
+            ("count_nonzero", true) => a.count_nonzero(),
+            ("nansum", true) => a.nansum(),
+            ("nanmean", true) => a.nanmean(),
+            ("nanmin", true) => a.nanmin(),
+            ("nanmax", true) => a.nanmax(),
             _ => {
                 return Err(Failure::invalid(format!(
-                    "unknown reduction '{op}' (expected sum, prod, min, max or mean)"
+                    "unknown reduction '{op}' (expected sum, prod, min, max, mean, argmax, \
+                     argmin, any, all, var, std, or over all axes count_nonzero, nansum, \
+                     nanmean, nanmin, nanmax)"
                 )))
             }
         };

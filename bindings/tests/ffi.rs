@@ -119,6 +119,27 @@ fn happy_path() {
         assert_eq!(lf_array_explain(total, &mut text), LF_OK);
         assert!(CStr::from_ptr(text).to_string_lossy().contains("graph"));
         lf_string_free(text);
+        // The NumPy reductions by name: argmax of [1, 2, 3] is 2.
+        let mut index = null_mut();
+        assert_eq!(
+            lf_reduce(c("argmax").as_ptr(), f.a, 0, true, &mut index),
+            LF_OK
+        );
+        let mut at = 0i64;
+        assert_eq!(lf_array_read(index, (&mut at as *mut i64).cast(), 8), LF_OK);
+        assert_eq!(at, 2);
+        lf_array_free(index);
+        // And the new element-wise operations by name.
+        let mut angle = null_mut();
+        assert_eq!(
+            lf_apply(c("arctan2").as_ptr(), args.as_ptr(), 2, &mut angle),
+            LF_OK
+        );
+        assert_eq!(lf_array_read(angle, out.as_mut_ptr().cast(), 12), LF_OK);
+        for (got, (y, x)) in out.iter().zip([(1f32, 4f32), (2.0, 5.0), (3.0, 6.0)]) {
+            assert!((got - y.atan2(x)).abs() <= 1e-6, "{got} vs atan2({y}, {x})");
+        }
+        lf_array_free(angle);
         assert_eq!(message(), "");
         for a in [sum, called, total, scaled] {
             lf_array_free(a);

@@ -195,6 +195,17 @@ impl DType {
         }
     }
 
+    /// The largest finite value of a float type (`None` for the others).
+    pub fn max_finite(self) -> Option<f64> {
+        Some(match self {
+            DType::F16 => half::f16::MAX.to_f64(),
+            DType::BF16 => half::bf16::MAX.to_f64(),
+            DType::F32 => f64::from(f32::MAX),
+            DType::F64 => f64::MAX,
+            _ => return None,
+        })
+    }
+
     /// Range of an integer type as `(min, max)`; `None` for floats and bool.
     pub const fn int_range(self) -> Option<(i128, i128)> {
         Some(match self {

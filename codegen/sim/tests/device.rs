@@ -109,6 +109,18 @@ fn zoo(cx: &Session) -> Vec<(String, Array)> {
     cases.push(("sum of transpose".into(), x.transpose().sum_axis(1)));
     let wide = data(cx, DType::F64, &[3, 4, 50], 9);
     cases.push(("middle axis".into(), wide.sum_axis(1)));
+    // Composite reductions and generated constructors (issue 18).
+    cases.push(("argmax axis".into(), x.argmax_axis(1)));
+    cases.push(("argmin".into(), x.argmin()));
+    cases.push(("var axis".into(), x.var_axis(0, 1)));
+    cases.push(("any axis".into(), x.gt(3.0f32).any_axis(1)));
+    cases.push(("nanmax".into(), x.nanmax()));
+    cases.push(("sum of two axes".into(), wide.sum_axes(&[0, 2], true)));
+    cases.push((
+        "linspace".into(),
+        cx.linspace(-1.0, 2.0, 70, DType::F32) * &x,
+    ));
+    cases.push(("eye".into(), cx.eye(12, DType::F64) + 1.0));
     let absmax = Reducer::new("absmax", |a, b| a.abs().maximum(b.abs()), 0.0f32);
     cases.push(("custom reducer".into(), absmax.reduce(&x)));
     cases.push(("custom reducer axis".into(), absmax.reduce_axis(&x, 1)));

@@ -281,6 +281,24 @@ impl Array {
         Array::built(&self.session, result)
     }
 
+    /// The axes `axes` names (negative count from the end), sorted; an
+    /// error names `name`, a repeated axis or one out of range.
+    pub(crate) fn several_axes(&self, name: &str, axes: &[isize]) -> Result<Axes> {
+        let ndim = self.ndim();
+        let mut resolved: Axes = axes
+            .iter()
+            .map(|&a| normalize_axis(name, a as i64, ndim))
+            .collect::<Result<_>>()?;
+        resolved.sort_unstable();
+        if resolved.windows(2).any(|w| w[0] == w[1]) {
+            return Err(Error::invalid(
+                name,
+                format!("duplicate value in axes {axes:?} (expected distinct axes)"),
+            ));
+        }
+        Ok(resolved)
+    }
+
     /// The axes a reduction covers: all of them, or one given axis.
     pub(crate) fn reduction_axes(&self, name: &str, axis: Option<impl AxisIndex>) -> Result<Axes> {
         let ndim = self.ndim();
@@ -300,10 +318,16 @@ impl Array {
         reduction: Reduction,
         axis: Option<impl AxisIndex>,
     ) -> Array {
+        self.reduce_over(reduction, self.reduction_axes(reduction.name(), axis))
+    }
+
+    /// The reduction over `axes` (sorted, distinct), or the error that
+    /// choosing them gave.
+    pub(crate) fn reduce_over(&self, reduction: Reduction, axes: Result<Axes>) -> Array {
         let result = (|| {
             let node = self.valid_node()?;
             let name = reduction.name();
-            let axes = self.reduction_axes(name, axis)?;
+            let axes = axes?;
             let plan = typing::plan_reduce(reduction, node.dtype());
             let count = reduced_count(node.shape(), &axes);
             let op = match reduction {

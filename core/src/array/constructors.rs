@@ -112,6 +112,43 @@ impl Session {
         self.generator(Op::Arange { start, step }, dtype, &[len as usize], "arange")
     }
 
+    /// `num` evenly spaced values from `start` to `stop` inclusive (NumPy's
+    /// `linspace` with its arithmetic: `i * step + start` in f64, the last
+    /// exactly `stop`, floored for integer dtypes), cast to `dtype`;
+    /// generated where it is used.
+    pub fn linspace(&self, start: f64, stop: f64, num: usize, dtype: DType) -> Array {
+        let index = self.arange(0.0, num as f64, 1.0, DType::F64);
+        let div = num.saturating_sub(1);
+        let delta = stop - start;
+        let values = if div == 0 {
+            index * delta + start
+        } else {
+            let step = delta / div as f64;
+            let scaled = if step == 0.0 {
+                &index / div as f64 * delta
+            } else {
+                &index * step
+            };
+            index.eq(div as f64).where_(stop, scaled + start)
+        };
+        // NumPy 2 rounds toward -∞ for integer dtypes.
+        let values = if dtype.is_integer() {
+            values.floor()
+        } else {
+            values
+        };
+        values.astype(dtype)
+    }
+
+    /// The `n × n` identity matrix of `dtype`; generated where it is used.
+    pub fn eye(&self, n: usize, dtype: DType) -> Array {
+        let index = self.arange(0.0, n as f64, 1.0, DType::I64);
+        index
+            .reshape(&[n, 1])
+            .eq(&index.reshape(&[1, n]))
+            .astype(dtype)
+    }
+
     fn generator(&self, op: Op, dtype: DType, shape: &[usize], name: &str) -> Array {
         if let Err(e) = check_size(name, shape, dtype) {
             return self.invalid(e);

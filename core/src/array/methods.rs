@@ -2,8 +2,10 @@
 
 use super::{Array, Operand};
 use crate::ops::ReduceOp;
+use crate::scalar::Scalar;
 use crate::shape::AxisIndex;
 use crate::typing::Reduction;
+use crate::typing::{result_type, OperandType};
 
 impl Array {
     elementwise_methods!(Operand);
@@ -16,6 +18,66 @@ impl Array {
             &Operand::Array(self.clone()),
             &x.into(),
             &y.into(),
+        )
+    }
+
+    /// `self` limited to `[lo, hi]`, as NumPy's `clip`: the maximum with
+    /// `lo`, then the minimum with `hi`, each keeping its first operand
+    /// when equal (`-0.0` stays `-0.0`); NaN in `self` stays, a NaN bound
+    /// gives NaN; `lo > hi` gives `hi`.
+    pub fn clip(&self, lo: impl Into<Operand>, hi: impl Into<Operand>) -> Array {
+        let (lo, hi) = (lo.into(), hi.into());
+        let kept = |x: &Array, keep: Array| {
+            if x.dtype().is_float() {
+                keep.logical_or(x.isnan())
+            } else {
+                keep
+            }
+        };
+        let raised = kept(self, self.ge(lo.clone())).where_(self, lo);
+        kept(&raised, raised.le(hi.clone())).where_(&raised, hi)
+    }
+
+    /// Where `self` and `other` are equal within `atol + rtol * |other|`
+    /// (NumPy's `isclose`: infinities are close only to themselves, NaN to
+    /// nothing); computed in the operands' float type.
+    pub fn isclose(&self, other: impl Into<Operand>, rtol: f64, atol: f64) -> Array {
+        match other.into() {
+            Operand::Array(b) => {
+                // As NumPy: the other side in a float type (`abs(MIN_INT)` wraps).
+                let float = result_type(&[
+                    OperandType::Strong(b.dtype()),
+                    OperandType::Weak(Scalar::Float(1.0)),
+                ]);
+                let y = b.astype(float);
+                let within = (self - &y).abs().le(y.abs() * rtol + atol);
+                within.logical_and(y.isfinite()).logical_or(self.eq(&y))
+            }
+            // A Python number stays weak (NumPy 2): the comparison runs in `self`'s type.
+            Operand::Scalar(s) => {
+                let y = s.to_wide().as_f64();
+                if !y.is_finite() {
+                    return self.eq(y);
+                }
+                (self - y)
+                    .abs()
+                    .le(y.abs() * rtol + atol)
+                    .logical_or(self.eq(y))
+            }
+        }
+    }
+
+    /// NaN replaced by 0, +∞ by the largest finite value of the dtype, -∞ by
+    /// the smallest (NumPy's `nan_to_num`); other dtypes unchanged.
+    pub fn nan_to_num(&self) -> Array {
+        let dtype = self.dtype();
+        let Some(max) = dtype.max_finite() else {
+            return self.clone();
+        };
+        self.isnan().where_(
+            0.0,
+            self.eq(f64::INFINITY)
+                .where_(max, self.eq(f64::NEG_INFINITY).where_(-max, self)),
         )
     }
 

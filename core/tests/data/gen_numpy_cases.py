@@ -52,7 +52,8 @@ UNARY = ["negative", "absolute", "sign", "square", "sqrt", "exp", "log", "sin", 
          "exp2", "log2", "log10", "expm1", "log1p", "arctan", "sinh", "cosh", "cbrt", "reciprocal",
          "deg2rad", "rad2deg", "invert"]
 INEXACT = {"exp", "log", "sin", "cos", "tan", "tanh", "power", "exp2", "log2", "log10", "expm1",
-           "log1p", "arctan", "sinh", "cosh", "mean", "arctan2", "hypot", "cbrt"}
+           "log1p", "arctan", "sinh", "cosh", "mean", "arctan2", "hypot", "cbrt", "var", "std",
+           "nanmean", "mean_axes"}
 
 
 def enc(x):
@@ -182,6 +183,93 @@ for op in REDUCTIONS:
     empty = arr([], "float64", (0, 3))
     add("reduce", op, [desc(empty), {"axis": 0}], lambda a=empty, op=op: getattr(np, op)(a, axis=0))
     add("reduce", op, [desc(empty), {"axis": 1}], lambda a=empty, op=op: getattr(np, op)(a, axis=1))
+
+# Arg-reductions: ties (the first wins), NaN (the first NaN wins), negative axes.
+for op in ["argmax", "argmin"]:
+    for d in DTYPES:
+        a = arr(SAMPLES[d], d, (2, 4))
+        for axis in [None, 0, 1, -1]:
+            add("reduce", op, [desc(a), {"axis": axis}],
+                lambda a=a, op=op, axis=axis: getattr(np, op)(a, axis=axis))
+    ties = arr([3.0, 1.0, 3.0, float("nan"), 1.0, float("nan")], "float64", (2, 3))
+    for axis in [None, 0, 1]:
+        add("reduce", op, [desc(ties), {"axis": axis}],
+            lambda a=ties, op=op, axis=axis: getattr(np, op)(a, axis=axis))
+
+# Truth reductions, including empty and 0-d inputs.
+for op in ["any", "all"]:
+    for d in DTYPES:
+        a = arr(SAMPLES[d], d, (2, 4))
+        for axis in [None, 0, -1]:
+            add("reduce", op, [desc(a), {"axis": axis}],
+                lambda a=a, op=op, axis=axis: getattr(np, op)(a, axis=axis))
+    empty = arr([], "float32", (0, 3))
+    for axis in [None, 0]:
+        add("reduce", op, [desc(empty), {"axis": axis}],
+            lambda a=empty, op=op, axis=axis: getattr(np, op)(a, axis=axis))
+    zero_d = arr(0.0, "float64")
+    add("reduce", op, [desc(zero_d), {"axis": None}], lambda a=zero_d, op=op: getattr(np, op)(a))
+for d in DTYPES:
+    a = arr(SAMPLES[d], d, (2, 4))
+    add("reduce", "count_nonzero", [desc(a), {"axis": None}], lambda a=a: np.count_nonzero(a))
+
+# Variance and standard deviation (finite data; f16 is left out: NumPy
+# computes it in f16 arithmetic, lazyfuse in f32, which is more accurate).
+for op in ["var", "std"]:
+    for d in ["float32", "float64", "int32", "uint8", "bool"]:
+        vals = [v for v in SAMPLES[d] if v == v and abs(v) != float("inf") and abs(v) < 1e20] * 2
+        a = arr(vals[:6], d, (2, 3))
+        for axis in [None, 0, 1, -1]:
+            for ddof in [0, 1]:
+                add("reduce", op, [desc(a), {"axis": axis, "ddof": ddof}],
+                    lambda a=a, op=op, axis=axis, ddof=ddof: getattr(np, op)(a, axis=axis, ddof=ddof))
+    one = arr([2.5], "float64")
+    add("reduce", op, [desc(one), {"axis": None, "ddof": 1}], lambda a=one, op=op: getattr(np, op)(a, ddof=1))
+
+# The NaN-ignoring reductions, with all-NaN inputs.
+for op in ["nansum", "nanmean", "nanmin", "nanmax"]:
+    for d in ["float32", "float64", "int32"] + ([] if op == "nanmean" else ["float16"]):
+        a = arr(SAMPLES[d], d, (2, 4))
+        add("reduce", op, [desc(a), {"axis": None}], lambda a=a, op=op: getattr(np, op)(a))
+    all_nan = arr([float("nan")] * 3, "float32")
+    add("reduce", op, [desc(all_nan), {"axis": None}], lambda a=all_nan, op=op: getattr(np, op)(a))
+
+# Several axes at once, with and without keepdims.
+for op in ["sum", "prod", "min", "max", "mean", "any", "all"]:
+    for d in ["float64", "int32", "bool"]:
+        a = arr(list(range(12)), d, (2, 3, 2)) if d != "bool" else arr([v % 3 == 0 for v in range(12)], d, (2, 3, 2))
+        for axes in [(0, 2), (-1, 0), (1,), ()]:
+            for keepdims in [False, True]:
+                add("reduce", op + "_axes", [desc(a), {"axes": list(axes), "keepdims": keepdims}],
+                    lambda a=a, op=op, axes=axes, keepdims=keepdims:
+                        getattr(np, op)(a, axis=axes, keepdims=keepdims))
+
+# Element-wise functions with parameters.
+for d in ["float32", "float64", "float16", "int32", "uint8"]:
+    a = arr(SAMPLES[d], d)
+    b = arr(SAMPLES_B[d], d)
+    for lo, hi in [(0, 2), (-1.5, 1e3), (2, 1)]:
+        add("clip", "clip", [desc(a), scalar_desc(lo), scalar_desc(hi)], lambda a=a, lo=lo, hi=hi: np.clip(a, lo, hi))
+    # NumPy's clip returns an array bound on a tie of signed zeros but keeps
+    # x with a scalar bound; lazyfuse always keeps x. No zero bounds here.
+    lows = arr([v if v != 0 else 1 for v in SAMPLES_B[d]], d)
+    add("clip", "clip", [desc(a), desc(lows), scalar_desc(5)], lambda a=a, b=lows: np.clip(a, b, 5))
+    for rtol, atol in [(1e-5, 1e-8), (0.5, 0.0)]:
+        add("isclose", "isclose", [desc(a), desc(b), {"rtol": repr(rtol), "atol": repr(atol)}],
+            lambda a=a, b=b, rtol=rtol, atol=atol: np.isclose(a, b, rtol=rtol, atol=atol))
+        add("isclose", "isclose", [desc(a), scalar_desc(1.5), {"rtol": repr(rtol), "atol": repr(atol)}],
+            lambda a=a, rtol=rtol, atol=atol: np.isclose(a, 1.5, rtol=rtol, atol=atol))
+    add("unary", "nan_to_num", [desc(a)], lambda a=a: np.nan_to_num(a))
+
+# Creation.
+for start, stop, num in [(0.0, 1.0, 5), (-2.5, 7.25, 13), (1.0, 1.0, 4), (3.0, -3.0, 7), (2.0, 5.0, 1),
+                         (0.0, 1.0, 0), (0.1, 0.7, 30)]:
+    for d in ["float64", "float32", "int32", "float16"]:
+        add("create", "linspace", [{"start": repr(start), "stop": repr(stop), "num": num, "dtype": d}],
+            lambda start=start, stop=stop, num=num, d=d: np.linspace(start, stop, num, dtype=d))
+for n in [0, 1, 4]:
+    for d in ["float32", "int8", "bool"]:
+        add("create", "eye", [{"n": n, "dtype": d}], lambda n=n, d=d: np.eye(n, dtype=d))
 
 with open("numpy_cases.json", "w") as f:
     json.dump({"numpy": np.__version__, "cases": cases}, f, indent=0)

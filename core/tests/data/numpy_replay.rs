@@ -104,13 +104,72 @@ fn build(cx: &Session, case: &Value) -> Array {
                 _ => unreachable!("the table has no scalar-scalar cases"),
             }
         }
+        "unary" if op == "nan_to_num" => array(cx, &args[0]).nan_to_num(),
         "unary" => array(cx, &args[0])
             .apply_unary(UnaryOp::from_name(op).unwrap_or_else(|| panic!("unknown op {op}"))),
+        "clip" => array(cx, &args[0]).clip(operand(cx, &args[1]), operand(cx, &args[2])),
+        "isclose" => {
+            let tolerance = |key: &str| args[2][key].as_str().unwrap().parse::<f64>().unwrap();
+            array(cx, &args[0]).isclose(operand(cx, &args[1]), tolerance("rtol"), tolerance("atol"))
+        }
         "astype" => array(cx, &args[0]).astype(op.parse().unwrap()),
+        "create" => {
+            let p = &args[0];
+            let dtype: DType = p["dtype"].as_str().unwrap().parse().unwrap();
+            let number = |key: &str| p[key].as_str().unwrap().parse::<f64>().unwrap();
+            match op {
+                "linspace" => cx.linspace(
+                    number("start"),
+                    number("stop"),
+                    p["num"].as_u64().unwrap() as usize,
+                    dtype,
+                ),
+                "eye" => cx.eye(p["n"].as_u64().unwrap() as usize, dtype),
+                other => panic!("unknown constructor {other}"),
+            }
+        }
         "where" => array(cx, &args[0]).where_(operand(cx, &args[1]), operand(cx, &args[2])),
+        "reduce" if op.ends_with("_axes") => {
+            let a = array(cx, &args[0]);
+            let axes: Vec<isize> = args[1]["axes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_i64().unwrap() as isize)
+                .collect();
+            let keepdims = args[1]["keepdims"].as_bool().unwrap();
+            match op {
+                "sum_axes" => a.sum_axes(&axes, keepdims),
+                "prod_axes" => a.prod_axes(&axes, keepdims),
+                "min_axes" => a.min_axes(&axes, keepdims),
+                "max_axes" => a.max_axes(&axes, keepdims),
+                "mean_axes" => a.mean_axes(&axes, keepdims),
+                "any_axes" => a.any_axes(&axes, keepdims),
+                "all_axes" => a.all_axes(&axes, keepdims),
+                other => panic!("unknown reduction {other}"),
+            }
+        }
         "reduce" => {
             let a = array(cx, &args[0]);
+            let ddof = args[1]["ddof"].as_u64().unwrap_or(0) as usize;
             match (op, args[1]["axis"].as_i64()) {
+                ("argmax", None) => a.argmax(),
+                ("argmin", None) => a.argmin(),
+                ("argmax", Some(x)) => a.argmax_axis(x),
+                ("argmin", Some(x)) => a.argmin_axis(x),
+                ("any", None) => a.any(),
+                ("all", None) => a.all(),
+                ("any", Some(x)) => a.any_axis(x),
+                ("all", Some(x)) => a.all_axis(x),
+                ("count_nonzero", None) => a.count_nonzero(),
+                ("var", None) => a.var(ddof),
+                ("std", None) => a.std(ddof),
+                ("var", Some(x)) => a.var_axis(x, ddof),
+                ("std", Some(x)) => a.std_axis(x, ddof),
+                ("nansum", None) => a.nansum(),
+                ("nanmean", None) => a.nanmean(),
+                ("nanmin", None) => a.nanmin(),
+                ("nanmax", None) => a.nanmax(),
                 ("sum", None) => a.sum(),
                 ("prod", None) => a.prod(),
                 ("min", None) => a.min(),

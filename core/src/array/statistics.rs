@@ -1,0 +1,315 @@
+//! The reductions NumPy programs use beyond `sum`/`prod`/`min`/`max`/`mean`,
+//! composed lazily from them and element-wise work (which fuses into the
+//! reductions like any other): several axes at once with `keepdims`,
+//! `any`/`all`/`count_nonzero`, `var`/`std` (two passes: the mean, then
+//! the sum of squared deviations — never `E[x²] - E[x]²`), the NaN-ignoring
+//! reductions, and `argmax`/`argmin` (the extreme, then the first index
+//! holding it).
+
+use super::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::node::Axes;
+use crate::ops::ReduceOp;
+use crate::shape::{format_shape, normalize_axis, AxisIndex};
+use crate::typing::Reduction;
+
+const SUM: Reduction = Reduction::Builtin(ReduceOp::Sum);
+
+impl Array {
+    /// Sum over several axes (negative count from the end); `keepdims`
+    /// keeps them with length 1, so the result broadcasts against `self`.
+    pub fn sum_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.over_axes(SUM, axes, keepdims)
+    }
+
+    /// Product over several axes, as [`Array::sum_axes`].
+    pub fn prod_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.over_axes(Reduction::Builtin(ReduceOp::Prod), axes, keepdims)
+    }
+
+    /// Minimum over several axes, as [`Array::sum_axes`].
+    pub fn min_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.over_axes(Reduction::Builtin(ReduceOp::Min), axes, keepdims)
+    }
+
+    /// Maximum over several axes, as [`Array::sum_axes`].
+    pub fn max_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.over_axes(Reduction::Builtin(ReduceOp::Max), axes, keepdims)
+    }
+
+    /// Mean over several axes, as [`Array::sum_axes`].
+    pub fn mean_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.over_axes(Reduction::Mean, axes, keepdims)
+    }
+
+    /// Whether any element over several axes is true (non-zero; NaN is
+    /// true), as [`Array::sum_axes`]; bool.
+    pub fn any_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.keep(self.several_axes("any", axes), keepdims, |axes| {
+            self.truth().reduce_over(SUM, Ok(axes)).gt(0i64)
+        })
+    }
+
+    /// Whether every element over several axes is true, as [`Array::sum_axes`]; bool.
+    pub fn all_axes(&self, axes: &[isize], keepdims: bool) -> Array {
+        self.keep(self.several_axes("all", axes), keepdims, |axes| {
+            self.truth()
+                .logical_not()
+                .reduce_over(SUM, Ok(axes))
+                .eq(0i64)
+        })
+    }
+
+    /// Whether any element is true (non-zero; NaN is true); false when empty.
+    pub fn any(&self) -> Array {
+        self.keep(Ok(self.every_axis()), false, |axes| {
+            self.truth().reduce_over(SUM, Ok(axes)).gt(0i64)
+        })
+    }
+
+    /// Whether every element is true; true when empty.
+    pub fn all(&self) -> Array {
+        self.keep(Ok(self.every_axis()), false, |axes| {
+            self.truth()
+                .logical_not()
+                .reduce_over(SUM, Ok(axes))
+                .eq(0i64)
+        })
+    }
+
+    /// [`Array::any`] along one axis.
+    pub fn any_axis(&self, axis: impl AxisIndex) -> Array {
+        self.keep(self.reduction_axes("any", Some(axis)), false, |axes| {
+            self.truth().reduce_over(SUM, Ok(axes)).gt(0i64)
+        })
+    }
+
+    /// [`Array::all`] along one axis.
+    pub fn all_axis(&self, axis: impl AxisIndex) -> Array {
+        self.keep(self.reduction_axes("all", Some(axis)), false, |axes| {
+            self.truth()
+                .logical_not()
+                .reduce_over(SUM, Ok(axes))
+                .eq(0i64)
+        })
+    }
+
+    /// How many elements are non-zero (NaN counts), as an i64 0-d array.
+    pub fn count_nonzero(&self) -> Array {
+        self.truth().reduce_over(SUM, Ok(self.every_axis()))
+    }
+
+    /// Variance of all elements with `ddof` delta degrees of freedom
+    /// (NumPy's `var`): the mean, then the mean of squared deviations from
+    /// it (two passes, each summed pairwise). Integers give f64; f16 and
+    /// bf16 compute in f32. `ddof` at least the count gives inf or NaN, as
+    /// NumPy.
+    pub fn var(&self, ddof: usize) -> Array {
+        self.variance(Ok(self.every_axis()), ddof)
+    }
+
+    /// Standard deviation: the square root of [`Array::var`].
+    pub fn std(&self, ddof: usize) -> Array {
+        self.variance(Ok(self.every_axis()), ddof).sqrt()
+    }
+
+    /// [`Array::var`] along one axis.
+    pub fn var_axis(&self, axis: impl AxisIndex, ddof: usize) -> Array {
+        self.variance(self.reduction_axes("var", Some(axis)), ddof)
+    }
+
+    /// [`Array::std`] along one axis.
+    pub fn std_axis(&self, axis: impl AxisIndex, ddof: usize) -> Array {
+        self.variance(self.reduction_axes("std", Some(axis)), ddof)
+            .sqrt()
+    }
+
+    /// Sum treating NaN as zero (integers: [`Array::sum`]).
+    pub fn nansum(&self) -> Array {
+        self.without_nan(0.0).sum()
+    }
+
+    /// Mean of the elements that are not NaN (NaN when all are; integers:
+    /// [`Array::mean`]).
+    pub fn nanmean(&self) -> Array {
+        if !self.dtype().is_float() {
+            return self.mean();
+        }
+        let x = self.astype(compute_float(self.dtype()));
+        let count = x.isnan().logical_not().sum().astype(x.dtype());
+        (x.without_nan(0.0).sum() / count).astype(self.dtype())
+    }
+
+    /// Minimum ignoring NaN (NaN when all are; an error when empty).
+    pub fn nanmin(&self) -> Array {
+        self.nan_extreme(f64::INFINITY, Array::min)
+    }
+
+    /// Maximum ignoring NaN (NaN when all are; an error when empty).
+    pub fn nanmax(&self) -> Array {
+        self.nan_extreme(f64::NEG_INFINITY, Array::max)
+    }
+
+    /// Index of the largest element of the flattened array (i64): the
+    /// first of equal ones, the first NaN if there is one (as NumPy); an
+    /// error when empty.
+    pub fn argmax(&self) -> Array {
+        self.arg_extreme("argmax", ReduceOp::Max, None)
+    }
+
+    /// Index of the smallest element, as [`Array::argmax`].
+    pub fn argmin(&self) -> Array {
+        self.arg_extreme("argmin", ReduceOp::Min, None)
+    }
+
+    /// Indices of the largest elements along one axis, as [`Array::argmax`].
+    pub fn argmax_axis(&self, axis: impl AxisIndex) -> Array {
+        self.arg_extreme("argmax", ReduceOp::Max, axis.to_axis().or(Some(i64::MAX)))
+    }
+
+    /// Indices of the smallest elements along one axis, as [`Array::argmax`].
+    pub fn argmin_axis(&self, axis: impl AxisIndex) -> Array {
+        self.arg_extreme("argmin", ReduceOp::Min, axis.to_axis().or(Some(i64::MAX)))
+    }
+
+    /// Every axis, in order.
+    fn every_axis(&self) -> Axes {
+        (0..self.ndim()).collect()
+    }
+
+    /// Truth values: bool as is, others `!= 0` (NaN is true).
+    fn truth(&self) -> Array {
+        if self.dtype() == DType::Bool {
+            self.clone()
+        } else {
+            self.ne(0i64)
+        }
+    }
+
+    /// `reduce(axes)`, reshaped to keep the reduced axes with length 1
+    /// when `keepdims`; an error of choosing the axes gives an invalid array.
+    fn keep(
+        &self,
+        axes: Result<Axes>,
+        keepdims: bool,
+        reduce: impl FnOnce(Axes) -> Array,
+    ) -> Array {
+        let axes = match axes {
+            Ok(axes) => axes,
+            Err(e) => return Array::built(self.session(), Err(e)),
+        };
+        let kept = self.kept_shape(&axes);
+        let result = reduce(axes);
+        if keepdims {
+            result.reshape(&kept)
+        } else {
+            result
+        }
+    }
+
+    /// The shape with `axes` of length 1.
+    fn kept_shape(&self, axes: &[usize]) -> Vec<usize> {
+        let shape = self.shape();
+        (0..shape.len())
+            .map(|i| if axes.contains(&i) { 1 } else { shape[i] })
+            .collect()
+    }
+
+    fn over_axes(&self, reduction: Reduction, axes: &[isize], keepdims: bool) -> Array {
+        let chosen = self.several_axes(reduction.name(), axes);
+        self.keep(chosen, keepdims, |axes| {
+            self.reduce_over(reduction, Ok(axes))
+        })
+    }
+
+    fn variance(&self, axes: Result<Axes>, ddof: usize) -> Array {
+        self.keep(axes, false, |axes| {
+            let x = self.astype(compute_float(self.dtype()));
+            let count = axes.iter().map(|&a| self.shape()[a]).product::<usize>();
+            let mean = x
+                .reduce_over(Reduction::Mean, Ok(axes.clone()))
+                .reshape(&self.kept_shape(&axes));
+            let deviation = &x - &mean;
+            let squares = (&deviation * &deviation).reduce_over(SUM, Ok(axes));
+            let divisor = count.saturating_sub(ddof) as f64;
+            let out = if self.dtype().is_float() {
+                self.dtype()
+            } else {
+                DType::F64
+            };
+            (squares / divisor).astype(out)
+        })
+    }
+
+    /// Floats with NaN replaced by `value`; others unchanged.
+    fn without_nan(&self, value: f64) -> Array {
+        if self.dtype().is_float() {
+            self.isnan().where_(value, self)
+        } else {
+            self.clone()
+        }
+    }
+
+    fn nan_extreme(&self, neutral: f64, extreme: fn(&Array) -> Array) -> Array {
+        if !self.dtype().is_float() {
+            return extreme(self);
+        }
+        let all_nan = self.isnan().all();
+        all_nan.where_(f64::NAN, &extreme(&self.without_nan(neutral)))
+    }
+
+    /// The index of the first element equal to the extreme along `axis`
+    /// (`None`: of the flattened array; a NaN counts as equal when the
+    /// extreme is NaN, which it is when there is one).
+    fn arg_extreme(&self, name: &str, op: ReduceOp, axis: Option<i64>) -> Array {
+        let result = (|| -> Result<Array> {
+            self.valid_node()?;
+            let (a, k) = match axis {
+                None => (self.reshape(&[self.len()]), 0),
+                Some(axis) => (self.clone(), normalize_axis(name, axis, self.ndim())?),
+            };
+            let n = a.shape()[k];
+            if n == 0 {
+                return Err(Error::invalid(
+                    name,
+                    format!(
+                        "attempt to get {name} of an empty sequence (shape {}; expected a \
+                         non-empty axis)",
+                        format_shape(self.shape())
+                    ),
+                ));
+            }
+            let one_axis: Axes = [k].into_iter().collect();
+            let extreme = a
+                .reduce_over(Reduction::Builtin(op), Ok(one_axis.clone()))
+                .reshape(&a.kept_shape(&one_axis));
+            let mut hits = a.eq(&extreme);
+            if a.dtype().is_float() {
+                hits = hits.logical_or(&a.isnan());
+            }
+            let along: Vec<usize> = (0..a.ndim()).map(|i| if i == k { n } else { 1 }).collect();
+            let index = self
+                .session()
+                .arange(0.0, n as f64, 1.0, DType::I64)
+                .reshape(&along);
+            Ok(hits
+                .where_(&index, n as i64)
+                .reduce_over(Reduction::Builtin(ReduceOp::Min), Ok(one_axis)))
+        })();
+        match result {
+            Ok(array) => array,
+            Err(e) => Array::built(self.session(), Err(e)),
+        }
+    }
+}
+
+/// The float type a statistic computes in: f64 for integers and bool, f32
+/// for f16 and bf16, the type itself otherwise.
+fn compute_float(dtype: DType) -> DType {
+    match dtype {
+        DType::F16 | DType::BF16 => DType::F32,
+        d if d.is_float() => d,
+        _ => DType::F64,
+    }
+}
