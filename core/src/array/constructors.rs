@@ -145,7 +145,7 @@ impl Session {
         let index = self.arange(0.0, n as f64, 1.0, DType::I64);
         index
             .reshape(&[n, 1])
-            .eq(&index.reshape(&[1, n]))
+            .eq(index.reshape(&[1, n]))
             .astype(dtype)
     }
 

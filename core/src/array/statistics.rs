@@ -256,7 +256,7 @@ impl Array {
             return extreme(self);
         }
         let all_nan = self.isnan().all();
-        all_nan.where_(f64::NAN, &extreme(&self.without_nan(neutral)))
+        all_nan.where_(f64::NAN, extreme(&self.without_nan(neutral)))
     }
 
     /// The index of the first element equal to the extreme along `axis`
@@ -286,7 +286,7 @@ impl Array {
                 .reshape(&a.kept_shape(&one_axis));
             let mut hits = a.eq(&extreme);
             if a.dtype().is_float() {
-                hits = hits.logical_or(&a.isnan());
+                hits = hits.logical_or(a.isnan());
             }
             let along: Vec<usize> = (0..a.ndim()).map(|i| if i == k { n } else { 1 }).collect();
             let index = self
