@@ -31,6 +31,7 @@ pub mod graph;
 pub mod kernel;
 pub mod node;
 pub mod ops;
+pub mod philox;
 pub mod reference;
 pub mod scalar;
 pub mod semantics;

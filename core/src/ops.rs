@@ -308,6 +308,11 @@ named_ops! {
         /// `a >> b` (arithmetic for signed types); when `b` is negative or at
         /// least the bit width, -1 for negative `a` and 0 otherwise (as NumPy).
         RightShift => "right_shift",
+        /// lazyfuse's counter-based generator: Philox4x32-10 of counter `a`
+        /// (words: its low and high halves, 0, 0) under key `b` (its low and
+        /// high halves); the first two output words as one u64 (u64 only after
+        /// normalisation). What `random_uniform` and `random_normal` compute.
+        Philox => "philox",
     }
 }
 
@@ -337,7 +342,8 @@ impl BinaryOp {
         )
     }
 
-    /// True for the bitwise operations and shifts, defined on integers.
+    /// True for the operations on the bits of integers: bitwise ones,
+    /// shifts, and the Philox generator.
     pub const fn is_bitwise(self) -> bool {
         matches!(
             self,
@@ -346,6 +352,7 @@ impl BinaryOp {
                 | BinaryOp::BitwiseXor
                 | BinaryOp::LeftShift
                 | BinaryOp::RightShift
+                | BinaryOp::Philox
         )
     }
 

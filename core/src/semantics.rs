@@ -92,6 +92,7 @@ macro_rules! int_arithmetic {
                     BinaryOp::LeftShift => 0,
                     BinaryOp::RightShift if (b as u64) < u64::from(<$t>::BITS) => a >> (b as u32),
                     BinaryOp::RightShift => if (a as i128) < 0 { !0 } else { 0 },
+                    BinaryOp::Philox => crate::philox::bits(a as u64, b as u64) as $t,
                     _ => a,
                 }
             }

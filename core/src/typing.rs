@@ -201,6 +201,7 @@ pub fn plan_binary(op: BinaryOp, lhs: OperandType, rhs: OperandType) -> Result<B
                 describe(rhs)
             ),
         )),
+        (Philox, _) => plan(DType::U64, Philox),
         _ => plan(common, op),
     }
 }

@@ -170,6 +170,20 @@ LF_UNSIGNED(unsigned long long)
 LF_FLOAT(float, f)
 LF_FLOAT(double, )
 
+// Philox4x32-10 (Random123), as lazyfuse_core::philox::bits: counter words
+// (low, high, 0, 0), key words (low, high), the first two output words.
+LF_D unsigned long long lf_philox(unsigned long long counter, unsigned long long key) {
+    unsigned int c0 = (unsigned int)counter, c1 = (unsigned int)(counter >> 32), c2 = 0, c3 = 0;
+    unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+        unsigned int hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
+    }
+    return (unsigned long long)c0 | ((unsigned long long)c1 << 32);
+}
+
 // bool: logical operations, and minimum/maximum/add/multiply as NumPy's.
 LF_COMPARE(bool)
 LF_D bool lf_logical_and(bool a, bool b) { return a && b; }

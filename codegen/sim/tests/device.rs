@@ -121,6 +121,18 @@ fn zoo(cx: &Session) -> Vec<(String, Array)> {
         cx.linspace(-1.0, 2.0, 70, DType::F32) * &x,
     ));
     cases.push(("eye".into(), cx.eye(12, DType::F64) + 1.0));
+    cases.push((
+        "random uniform".into(),
+        cx.random_uniform(&[9, 70], DType::F32, 5) * &x,
+    ));
+    cases.push((
+        "random uniform f16".into(),
+        cx.random_uniform(&[300], DType::F16, 5),
+    ));
+    cases.push((
+        "random normal".into(),
+        cx.random_normal(&[300], DType::F64, 5).sum(),
+    ));
     let absmax = Reducer::new("absmax", |a, b| a.abs().maximum(b.abs()), 0.0f32);
     cases.push(("custom reducer".into(), absmax.reduce(&x)));
     cases.push(("custom reducer axis".into(), absmax.reduce_axis(&x, 1)));

@@ -21,7 +21,7 @@ impl Session {
         Array::from_parts(node, self.clone())
     }
 
-    fn invalid(&self, error: Error) -> Array {
+    pub(super) fn invalid(&self, error: Error) -> Array {
         self.wrap(Node::invalid(error))
     }
 

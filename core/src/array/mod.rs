@@ -11,6 +11,7 @@ pub(crate) mod build;
 mod constructors;
 mod methods;
 mod operators;
+mod random;
 mod statistics;
 
 use std::fmt;

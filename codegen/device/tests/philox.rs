@@ -1,0 +1,68 @@
+//! The CUDA prelude's `lf_philox` against Random123's known answers and
+//! core's `philox::bits`, compiled by the host's C compiler (the prelude's
+//! integer code is plain C; no GPU runs it here). Skips, saying so, where
+//! there is no C compiler.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+
+use lazyfuse_core::philox;
+use lazyfuse_device::cuda::prelude;
+
+/// The text of `lf_philox` in the prelude.
+fn lf_philox() -> String {
+    let text = prelude();
+    let start = text
+        .find("LF_D unsigned long long lf_philox")
+        .expect("lf_philox in the prelude");
+    let end = start + text[start..].find("\n}\n").expect("the end of lf_philox") + 3;
+    text[start..end].to_string()
+}
+
+#[test]
+fn the_prelude_philox_computes_what_core_computes() {
+    let dir = env!("CARGO_TARGET_TMPDIR");
+    let counters: [(u64, u64); 5] = [
+        (0, 0),
+        (u64::MAX, u64::MAX),
+        (1, 42),
+        (123_456_789, 0x9E37_79B9_7F4A_7C15),
+        (1 << 63, 7),
+    ];
+    let calls: String = counters
+        .iter()
+        .map(|(c, k)| format!("    printf(\"%llu\\n\", lf_philox({c}ull, {k}ull));\n"))
+        .collect();
+    let source = format!(
+        "#include <stdio.h>\n#define LF_D static\n\
+         static unsigned int __umulhi(unsigned int a, unsigned int b) {{ \
+         return (unsigned int)(((unsigned long long)a * b) >> 32); }}\n{}\n\
+         int main(void) {{\n{calls}    return 0;\n}}\n",
+        lf_philox()
+    );
+    let c_file = format!("{dir}/philox.c");
+    let binary = format!("{dir}/philox");
+    std::fs::write(&c_file, source).unwrap();
+    let compiled = Command::new("cc")
+        .args([&c_file, "-O1", "-o", &binary])
+        .status();
+    match compiled {
+        Ok(status) if status.success() => {}
+        other => {
+            eprintln!(
+                "SKIPPED the_prelude_philox_computes_what_core_computes: no C compiler ({other:?})"
+            );
+            return;
+        }
+    }
+    let output = Command::new(&binary).output().unwrap();
+    let got: Vec<u64> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let want: Vec<u64> = counters.iter().map(|&(c, k)| philox::bits(c, k)).collect();
+    assert_eq!(got, want);
+    assert_eq!(got[0], 0xe169_c58d_6627_e8d5, "Random123's all-zero vector");
+}

@@ -1,0 +1,80 @@
+//! Random arrays from the counter-based generator (`crate::philox`): like
+//! `arange`, a random array is generated where it is used, fused into its
+//! consumers, never stored or copied unless demanded, and element `i` (in
+//! row-major order) is a function of `i` and the seed alone: the same bits
+//! on every backend and for any thread count.
+
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::ops::BinaryOp;
+use crate::scalar::Scalar;
+use crate::session::Session;
+
+use super::{Array, Operand};
+
+/// Counters of the second stream (`random_normal`'s angle) have this bit set.
+const SECOND_STREAM: u64 = 1 << 63;
+
+impl Session {
+    /// Uniform values in `[0, 1)` of `shape` and the float `dtype`: the top
+    /// bits of Philox4x32-10 (53 for f64, 24 for f32, 11 for f16, 8 for
+    /// bf16) of each element's row-major index under `seed`, scaled
+    /// exactly. Errors for a non-float dtype.
+    pub fn random_uniform(&self, shape: &[usize], dtype: DType, seed: u64) -> Array {
+        let Some(bits) = mantissa_bits(dtype) else {
+            return self.invalid(not_float("random_uniform", dtype));
+        };
+        self.uniform(shape, dtype, bits, seed, 0)
+    }
+
+    /// Standard normal values of `shape` and the float `dtype` (Box–Muller
+    /// in f64 from two uniform streams of the generator, then cast). The
+    /// same on every backend up to the last bits of `log` and `cos`.
+    /// Errors for a non-float dtype.
+    pub fn random_normal(&self, shape: &[usize], dtype: DType, seed: u64) -> Array {
+        if mantissa_bits(dtype).is_none() {
+            return self.invalid(not_float("random_normal", dtype));
+        }
+        // 1 - u is in (0, 1]: its logarithm is finite.
+        let radius = (1.0 - self.uniform(shape, DType::F64, 53, seed, 0)).log() * -2.0;
+        let angle =
+            self.uniform(shape, DType::F64, 53, seed, SECOND_STREAM) * std::f64::consts::TAU;
+        (radius.sqrt() * angle.cos()).astype(dtype)
+    }
+
+    /// `k * 2^-bits` for the top `bits` bits `k` of the generator's output
+    /// at counter `index | stream`, in `dtype` (exact: `k` has at most as
+    /// many bits as the dtype's significand).
+    fn uniform(&self, shape: &[usize], dtype: DType, bits: u32, seed: u64, stream: u64) -> Array {
+        let count: usize = shape.iter().product();
+        let mut counter = self
+            .arange(0.0, count as f64, 1.0, DType::U64)
+            .reshape(shape);
+        if stream != 0 {
+            counter = counter.bitwise_or(Scalar::Int(i128::from(stream)));
+        }
+        let random = counter.apply_binary(
+            BinaryOp::Philox,
+            Operand::Scalar(Scalar::Int(i128::from(seed))),
+        );
+        (random >> i64::from(64 - bits)).astype(dtype) * 0.5f64.powi(bits as i32)
+    }
+}
+
+/// Significand bits of a float dtype (the uniform values it holds exactly).
+fn mantissa_bits(dtype: DType) -> Option<u32> {
+    match dtype {
+        DType::F64 => Some(53),
+        DType::F32 => Some(24),
+        DType::F16 => Some(11),
+        DType::BF16 => Some(8),
+        _ => None,
+    }
+}
+
+fn not_float(op: &str, dtype: DType) -> Error {
+    Error::dtype(
+        op,
+        format!("got {dtype} (expected a float dtype: f16, bf16, f32 or f64)"),
+    )
+}

@@ -1,0 +1,135 @@
+//! Random arrays (`random_uniform`, `random_normal`): the same bits on every
+//! backend and for any thread count, a pure function of index and seed,
+//! generated inside the kernels that use them (never stored or copied).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use lazyfuse::{Context, DType};
+
+#[test]
+fn uniform_values_are_the_same_bits_everywhere() {
+    let want = Context::cpu()
+        .random_uniform(&[3, 700], DType::F32, 42)
+        .to_vec::<f32>()
+        .unwrap();
+    let want64 = Context::cpu()
+        .random_uniform(&[2100], DType::F64, 42)
+        .to_vec::<f64>()
+        .unwrap();
+    let mut contexts = common::backends();
+    contexts.push(
+        Context::builder()
+            .backend("cpu")
+            .threads(1)
+            .build()
+            .unwrap(),
+    );
+    for cx in contexts {
+        let name = cx.backend_name();
+        let got = cx
+            .random_uniform(&[3, 700], DType::F32, 42)
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(g, w)| g.to_bits() == w.to_bits()),
+            "{name}"
+        );
+        let got = cx
+            .random_uniform(&[2100], DType::F64, 42)
+            .to_vec::<f64>()
+            .unwrap();
+        assert!(
+            got.iter()
+                .zip(&want64)
+                .all(|(g, w)| g.to_bits() == w.to_bits()),
+            "{name}"
+        );
+    }
+    // Element i is a function of i and the seed: a longer array starts the same.
+    let short = Context::cpu()
+        .random_uniform(&[10], DType::F32, 42)
+        .to_vec::<f32>()
+        .unwrap();
+    assert_eq!(short, want[..10]);
+    // Another seed, other values.
+    let other = Context::cpu()
+        .random_uniform(&[10], DType::F32, 43)
+        .to_vec::<f32>()
+        .unwrap();
+    assert!(short.iter().zip(&other).all(|(a, b)| a != b));
+}
+
+#[test]
+fn uniform_and_normal_values_have_their_distributions() {
+    let cx = Context::cpu();
+    let n = 100_000;
+    for dtype in [DType::F64, DType::F32, DType::F16, DType::BF16] {
+        let u = cx.random_uniform(&[n], dtype, 7).astype(DType::F64);
+        let values = u.to_vec::<f64>().unwrap();
+        assert!(values.iter().all(|&v| (0.0..1.0).contains(&v)), "{dtype}");
+        let mean = u.mean().item::<f64>().unwrap();
+        assert!((mean - 0.5).abs() < 0.01, "{dtype}: mean {mean}");
+    }
+    let z = cx.random_normal(&[n], DType::F64, 7);
+    let (mean, std) = (
+        z.mean().item::<f64>().unwrap(),
+        z.std(0).item::<f64>().unwrap(),
+    );
+    assert!(
+        mean.abs() < 0.02 && (std - 1.0).abs() < 0.02,
+        "mean {mean}, std {std}"
+    );
+    let within_one = z.abs().lt(1.0).count_nonzero().item::<i64>().unwrap() as f64 / n as f64;
+    assert!((within_one - 0.6827).abs() < 0.01, "{within_one}");
+}
+
+#[test]
+fn normal_values_agree_across_backends() {
+    let want = Context::cpu()
+        .random_normal(&[500], DType::F64, 3)
+        .to_vec::<f64>()
+        .unwrap();
+    for cx in common::backends() {
+        let got = cx
+            .random_normal(&[500], DType::F64, 3)
+            .to_vec::<f64>()
+            .unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            // log and cos are within a few ulp of each other on each backend.
+            assert!(
+                (g - w).abs() <= 1e-13 * w.abs().max(1.0),
+                "{}: {g} vs {w}",
+                cx.backend_name()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_random_array_is_generated_where_it_is_used() {
+    let cx = Context::sim();
+    let total = cx.random_uniform(&[1 << 16], DType::F32, 1).sum();
+    cx.reset_stats();
+    let value = total.item::<f32>().unwrap();
+    let s = cx.stats();
+    // One kernel generates and sums; nothing is uploaded, one scalar comes back.
+    assert_eq!(
+        (s.kernel_launches, s.h2d_copies, s.d2h_copies),
+        (1, 0, 1),
+        "{s:?}"
+    );
+    assert!((value / (1 << 16) as f32 - 0.5).abs() < 0.01, "{value}");
+    let err = cx
+        .random_uniform(&[4], DType::I32, 1)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("random_uniform") && err.contains("expected a float dtype"),
+        "{err}"
+    );
+}
