@@ -188,3 +188,38 @@ fn bitwise_operators_and_shifts_are_numpys() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn clip_isclose_and_nan_to_num_are_functions_of_the_expression_language() -> Result<()> {
+    for cx in common::backends() {
+        let a = cx.from_slice(&[-1.0f32, 0.5, f32::NAN, f32::INFINITY, 3.0]);
+        let b = cx.from_slice(&[-1.0f32, 0.5000001, f32::NAN, f32::INFINITY, 2.0]);
+        let name = cx.backend_name();
+        let clipped = Ufunc::parse("f", "clip(a, 0, 2) + 1", &["a"])?.call(&[&a]);
+        let want = a.clip(0i64, 2i64) + 1.0f32;
+        let (got, want) = (clipped.to_vec::<f32>()?, want.to_vec::<f32>()?);
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(g, w)| g.to_bits() == w.to_bits()),
+            "{name}: {got:?}"
+        );
+        let close = Ufunc::parse("g", "isclose(a, b)", &["a", "b"])?.call(&[&a, &b]);
+        assert_eq!(
+            close.to_vec::<bool>()?,
+            vec![true, true, false, true, false],
+            "{name}"
+        );
+        let finite = Ufunc::parse("h", "nan_to_num(a)", &["a"])?.call(&[&a]);
+        assert_eq!(
+            finite.to_vec::<f32>()?,
+            vec![-1.0, 0.5, 0.0, f32::MAX, 3.0],
+            "{name}"
+        );
+    }
+    let err = Ufunc::parse("f", "clip(1, a, 2)", &["a"])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("clip needs an argument"), "{err}");
+    Ok(())
+}

@@ -105,8 +105,9 @@ fn arity(op: &str, nargs: usize, expected: usize) -> Result<(), Failure> {
 }
 
 /// Applies an element-wise operation by its NumPy name ("add", "sqrt",
-/// "where", ...; also "sub", "mul", "div", "pow", "neg", "abs", "eq", "lt"...)
-/// to `nargs` arrays with broadcasting. Lazy: errors of shapes and dtypes
+/// "arctan2", "where", "clip", "isclose" (rtol 1e-5, atol 1e-8),
+/// "nan_to_num", ...; also "sub", "mul", "div", "pow", "neg", "abs", "eq",
+/// "lt"...) to `nargs` arrays with broadcasting. Lazy: errors of shapes and dtypes
 /// are reported here. `*out` owns the result.
 ///
 /// # Safety
@@ -125,6 +126,15 @@ pub unsafe extern "C" fn lf_apply(
         let result = if op == "where" {
             arity(op, nargs, 3)?;
             args[0].where_(args[1], args[2])
+        } else if op == "clip" {
+            arity(op, nargs, 3)?;
+            args[0].clip(args[1], args[2])
+        } else if op == "isclose" {
+            arity(op, nargs, 2)?;
+            args[0].isclose(args[1], 1e-5, 1e-8)
+        } else if op == "nan_to_num" {
+            arity(op, nargs, 1)?;
+            args[0].nan_to_num()
         } else if let Some(u) = UnaryOp::lookup(op) {
             arity(op, nargs, 1)?;
             args[0].apply_unary(u)
@@ -133,7 +143,8 @@ pub unsafe extern "C" fn lf_apply(
             args[0].apply_binary(b, Operand::from(args[1]))
         } else {
             return Err(Failure::invalid(format!(
-                "unknown operation '{op}' (expected a NumPy ufunc name such as add, multiply, sqrt, where)"
+                "unknown operation '{op}' (expected a NumPy ufunc name such as add, multiply, sqrt, \
+                 arctan2, or where, clip, isclose, nan_to_num)"
             )));
         };
         result.check()?;

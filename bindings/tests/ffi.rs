@@ -140,6 +140,16 @@ fn happy_path() {
             assert!((got - y.atan2(x)).abs() <= 1e-6, "{got} vs atan2({y}, {x})");
         }
         lf_array_free(angle);
+        // Composites by name too: clip(b, a, a) is a.
+        let bounds = [f.b as *const lf_array, f.a, f.a];
+        let mut clipped = null_mut();
+        assert_eq!(
+            lf_apply(c("clip").as_ptr(), bounds.as_ptr(), 3, &mut clipped),
+            LF_OK
+        );
+        assert_eq!(lf_array_read(clipped, out.as_mut_ptr().cast(), 12), LF_OK);
+        assert_eq!(out, [1.0, 2.0, 3.0]);
+        lf_array_free(clipped);
         assert_eq!(message(), "");
         for a in [sum, called, total, scaled] {
             lf_array_free(a);

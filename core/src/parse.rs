@@ -425,6 +425,17 @@ impl Parser<'_> {
             arity(2)?;
             return self.binary(op, args[0], args[1]);
         }
+        match (name, args) {
+            ("clip", [x, lo, hi]) => return self.composite(name, *x, column, |x| x.clip(*lo, *hi)),
+            ("nan_to_num", [x]) => return self.composite(name, *x, column, |x| x.nan_to_num()),
+            ("isclose", [a, b]) => {
+                return self.composite(name, *a, column, |a| a.isclose(*b, 1e-5, 1e-8))
+            }
+            ("clip", _) => arity(3)?,
+            ("nan_to_num", _) => arity(1)?,
+            ("isclose", _) => arity(2)?,
+            _ => {}
+        }
         if name == "where" {
             arity(3)?;
             return match args[0] {
@@ -435,11 +446,32 @@ impl Parser<'_> {
         Err(Error::invalid(
             "parse",
             format!(
-                "unknown function '{name}' at column {column} of '{}' (expected e.g. sqrt, exp, log, sin, cos, \
-                 tanh, abs, minimum, maximum, where)",
+                "unknown function '{name}' at column {column} of '{}' (expected a NumPy ufunc such as sqrt, \
+                 exp, arctan2, minimum, or where, clip, isclose, nan_to_num)",
                 self.text
             ),
         ))
+    }
+
+    /// A composite function (`clip`, `isclose`, `nan_to_num`) of an
+    /// expression; of a constant first argument it is an error.
+    fn composite(
+        &self,
+        name: &str,
+        first: Value,
+        column: usize,
+        apply: impl FnOnce(Expr) -> Expr,
+    ) -> Result<Value> {
+        match first {
+            Value::Expr(e) => Ok(Value::Expr(apply(e))),
+            Value::Scalar(_) => Err(Error::invalid(
+                "parse",
+                format!(
+                    "{name} needs an argument, not a constant, first at column {column} of '{}'",
+                    self.text
+                ),
+            )),
+        }
     }
 
     fn unary(&self, op: UnaryOp, value: Value) -> Result<Value> {

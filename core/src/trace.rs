@@ -88,6 +88,12 @@ pub(crate) enum TraceOp {
     Cast(u32, DType),
     /// A constant of the arguments' broadcast shape (a body that uses none of them).
     Full(Scalar),
+    /// `clip(x, lo, hi)`, replayed through [`Array::clip`].
+    Clip(TraceArg, TraceArg, TraceArg),
+    /// `isclose(a, b, rtol, atol)`, replayed through [`Array::isclose`].
+    IsClose(TraceArg, TraceArg, f64, f64),
+    /// `nan_to_num(x)`, replayed through [`Array::nan_to_num`].
+    NanToNum(u32),
 }
 
 /// A recorded closure.
@@ -238,6 +244,24 @@ impl Expr {
         )
     }
 
+    /// `self` limited to `[lo, hi]` (NumPy's `clip`; see [`Array::clip`]).
+    pub fn clip(&self, lo: impl Into<ExprOperand>, hi: impl Into<ExprOperand>) -> Expr {
+        let (x, lo, hi) = (ExprOperand::Expr(*self), lo.into(), hi.into());
+        push(TraceOp::Clip(arg(x), arg(lo), arg(hi)), &[x, lo, hi])
+    }
+
+    /// Where `self` and `other` are equal within `atol + rtol * |other|`
+    /// (NumPy's `isclose`; see [`Array::isclose`]).
+    pub fn isclose(&self, other: impl Into<ExprOperand>, rtol: f64, atol: f64) -> Expr {
+        let (a, b) = (ExprOperand::Expr(*self), other.into());
+        push(TraceOp::IsClose(arg(a), arg(b), rtol, atol), &[a, b])
+    }
+
+    /// NaN to 0 and infinities to the dtype's extremes (NumPy's `nan_to_num`).
+    pub fn nan_to_num(&self) -> Expr {
+        push(TraceOp::NanToNum(self.value), &[ExprOperand::Expr(*self)])
+    }
+
     /// The constant `value` broadcast to the arguments' shape, in the dtype
     /// NumPy gives a weak scalar among them (an expression string such as
     /// `"1.42"`, which uses none of its arguments).
@@ -317,6 +341,15 @@ impl Trace {
                 },
                 TraceOp::Cast(x, dtype) => values.get(*x as usize).map(|v| v.astype(*dtype)),
                 TraceOp::Full(value) => Some(full_like_args(session, args, *value)),
+                TraceOp::Clip(x, lo, hi) => match (operand(x), operand(lo), operand(hi)) {
+                    (Some(Operand::Array(x)), Some(lo), Some(hi)) => Some(x.clip(lo, hi)),
+                    _ => None,
+                },
+                TraceOp::IsClose(a, b, rtol, atol) => match (operand(a), operand(b)) {
+                    (Some(Operand::Array(a)), Some(b)) => Some(a.isclose(b, *rtol, *atol)),
+                    _ => None,
+                },
+                TraceOp::NanToNum(x) => values.get(*x as usize).map(Array::nan_to_num),
             };
             match value {
                 Some(v) => values.push(v),
