@@ -409,3 +409,38 @@ fn user_reducers() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn like_constructors_take_shape_and_dtype_and_allocate_nothing_until_read() -> Result<()> {
+    for cx in common::backends() {
+        let a = cx.from_vec(vec![1i16, 2, 3, 4, 5, 6], &[2, 3])?;
+        let name = cx.backend_name();
+        for (made, want) in [
+            (cx.empty_like(&a), 0i16),
+            (cx.zeros_like(&a), 0),
+            (cx.ones_like(&a), 1),
+            (cx.full_like(&a, 7.9), 7),
+        ] {
+            assert_eq!(
+                (made.shape(), made.dtype()),
+                (&[2usize, 3][..], DType::I16),
+                "{name}"
+            );
+            assert_eq!(made.to_vec::<i16>()?, vec![want; 6], "{name}");
+        }
+        let e = cx.empty(&[4], DType::F32);
+        cx.reset_stats();
+        assert_eq!((&e + 1.0f32).to_vec::<f32>()?, vec![1.0; 4], "{name}");
+        assert_eq!(
+            cx.stats().h2d_copies,
+            0,
+            "{name}: generated where it is read"
+        );
+        let bad = cx.full(&[2], 1.5, DType::F32).astype(DType::Bool) - true;
+        assert!(
+            cx.zeros_like(&bad).check().is_err(),
+            "{name}: the error of `like` is kept"
+        );
+    }
+    Ok(())
+}

@@ -90,6 +90,43 @@ impl Session {
         self.full(shape, 1, dtype)
     }
 
+    /// A destination of `shape` and `dtype` whose contents are unspecified
+    /// (NumPy's `empty`, Numba's `device_array`): never undefined behaviour —
+    /// lazyfuse gives zeros, generated where they are read, so nothing is
+    /// allocated or copied until a plan needs it.
+    pub fn empty(&self, shape: &[usize], dtype: DType) -> Array {
+        self.zeros(shape, dtype)
+    }
+
+    /// [`Session::empty`] of `like`'s shape and dtype (Numba's `device_array_like`).
+    pub fn empty_like(&self, like: &Array) -> Array {
+        self.like(like, |cx, shape, dtype| cx.empty(shape, dtype))
+    }
+
+    /// Zeros of `like`'s shape and dtype.
+    pub fn zeros_like(&self, like: &Array) -> Array {
+        self.like(like, |cx, shape, dtype| cx.zeros(shape, dtype))
+    }
+
+    /// Ones of `like`'s shape and dtype.
+    pub fn ones_like(&self, like: &Array) -> Array {
+        self.like(like, |cx, shape, dtype| cx.ones(shape, dtype))
+    }
+
+    /// `value` (cast as [`Session::full`] casts) of `like`'s shape and dtype.
+    pub fn full_like(&self, like: &Array, value: impl Into<Scalar>) -> Array {
+        let value = value.into();
+        self.like(like, |cx, shape, dtype| cx.full(shape, value, dtype))
+    }
+
+    /// `make(shape, dtype)` of `like`, or `like`'s error.
+    fn like(&self, like: &Array, make: impl FnOnce(&Session, &[usize], DType) -> Array) -> Array {
+        match like.check() {
+            Ok(()) => make(self, like.shape(), like.dtype()),
+            Err(e) => self.invalid(e),
+        }
+    }
+
     /// `start, start + step, ...` below `stop` (above, for a negative step),
     /// computed in f64 and cast to `dtype`; generated where it is used.
     pub fn arange(&self, start: f64, stop: f64, step: f64, dtype: DType) -> Array {
