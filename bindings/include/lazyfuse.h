@@ -216,8 +216,9 @@ void lf_array_free(lf_array *a);
 
 /*
  Applies an element-wise operation by its NumPy name ("add", "sqrt",
- "where", ...; also "sub", "mul", "div", "pow", "neg", "abs", "eq", "lt"...)
- to `nargs` arrays with broadcasting. Lazy: errors of shapes and dtypes
+ "arctan2", "where", "clip", "isclose" (rtol 1e-5, atol 1e-8),
+ "nan_to_num", ...; also "sub", "mul", "div", "pow", "neg", "abs", "eq",
+ "lt"...) to `nargs` arrays with broadcasting. Lazy: errors of shapes and dtypes
  are reported here. `*out` owns the result.
 
  # Safety
