@@ -31,7 +31,7 @@ use lazyfuse_device::nvrtc::{Compiled, Target};
 
 pub use lazyfuse_kernel::{
     ArgValue, ArrayParam, BuiltKernel, Dim, Dim3, Indices, KernelScope, Local, RawKernelImpl,
-    RawParam, SharedArrayRef, Val, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES,
+    RawParam, ScanKernels, SharedArrayRef, Val, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES,
     MAX_THREADS_PER_BLOCK,
 };
 

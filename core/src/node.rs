@@ -80,6 +80,15 @@ pub enum Op {
         /// The reduced axes of the input.
         axes: Axes,
     },
+    /// The running sums or products along `axis` of an input already in
+    /// the accumulator dtype (`cumsum`, `cumprod`), in the chunked order of
+    /// [`crate::reference::scan`]; the node has the input's shape.
+    Scan {
+        /// `Sum` or `Prod`.
+        combine: ReduceOp,
+        /// The scanned axis.
+        axis: usize,
+    },
     /// An operation that could not be built; demanding it reports the error.
     Invalid(Arc<Error>),
     /// Output `output` of a user kernel launch; the node's inputs are all the
@@ -186,6 +195,7 @@ impl Op {
                 };
                 format!("{name} axes {axes:?}")
             }
+            Op::Scan { combine, axis } => format!("cum{} axis {axis}", combine.name()),
             Op::Invalid(_) => "invalid".into(),
             Op::Kernel { launch, output } => format!(
                 "kernel '{}' grid {:?} block {:?} output {output}",

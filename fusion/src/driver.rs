@@ -23,7 +23,7 @@ use crate::cache::ProgramCache;
 use crate::explain;
 use crate::partition::FusionOptions;
 use crate::plan::{self, Plan, Step};
-use crate::program::{BufferId, BufferKind, Launch, Program, Work};
+use crate::program::{BufferId, BufferKind, Launch, Program, ScanLaunch, Work};
 
 /// What a backend provides for the driver to run a plan on it.
 pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
@@ -90,6 +90,16 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         arrays: &[(Self::Buffer, DType)],
         env: EvalEnv<'_>,
     ) -> Result<Vec<Self::Buffer>>;
+
+    /// Runs a scan (`cumsum`, `cumprod`) of `input` as `scan` says, in the
+    /// order of `lazyfuse_core::reference::scan`; returns the output. Counts
+    /// the kernels it launches.
+    fn scan(
+        &self,
+        scan: &ScanLaunch,
+        input: &Self::Buffer,
+        env: EvalEnv<'_>,
+    ) -> Result<Self::Buffer>;
 
     /// What `explain()` says of one launch of the program (how it runs, the
     /// code it runs); empty for nothing.
@@ -206,6 +216,16 @@ impl<R: Runtime> Driver<R> {
                     }
                 }
                 Step::UserLaunch(u) => self.user_launch(program, graph, u, &mut buffers, env)?,
+                Step::Scan(s) => {
+                    let scan = &program.scans[s];
+                    let output = {
+                        let input = buffers[scan.input.index()].as_ref().ok_or_else(|| {
+                            Error::internal(op, format!("{} is not computed", scan.input))
+                        })?;
+                        self.runtime.scan(scan, input, env)?
+                    };
+                    buffers[scan.output.index()] = Some(output);
+                }
                 Step::Free(b) => buffers[b.index()] = None,
             }
         }

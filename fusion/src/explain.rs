@@ -88,6 +88,18 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
             outputs.join(", ")
         );
     }
+    for (i, scan) in program.scans.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "s{i}: cum{} of {} along axis {} (%{}) reads [{}] writes [{}]",
+            scan.op.name(),
+            format_shape(&scan.shape),
+            scan.axis,
+            scan.node,
+            scan.input,
+            scan.output
+        );
+    }
     for note in &program.notes {
         let _ = writeln!(text, "note: {note}");
     }

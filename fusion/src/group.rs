@@ -10,7 +10,7 @@ use lazyfuse_core::{Error, Op, Result};
 use crate::emit::{Buffers, Emitter};
 use crate::partition::{FusionOptions, Partition, Placement};
 use crate::program::{
-    BufferDesc, BufferId, BufferKind, Launch, OutputBinding, Program, UserLaunch, Work,
+    BufferDesc, BufferId, BufferKind, Launch, OutputBinding, Program, ScanLaunch, UserLaunch, Work,
 };
 use crate::simplify::Graph;
 
@@ -52,18 +52,19 @@ pub(crate) fn build_program(
         roots.iter().map(|&r| vec![r]).collect()
     };
     let users = user_launches(&graph, &partition, &of_node)?;
+    let scans = scan_launches(&graph, &partition, &of_node)?;
     let mut launches = emit_all(&graph, &partition, &of_node, &groups, &reduce_of_tail)?;
-    let order = match execution_order(&launches, &users, buffers.len()) {
+    let order = match execution_order(&launches, &users, &scans, buffers.len()) {
         Some(order) => order,
         None => {
             // Merging created a cycle between groups: fall back to one kernel per root.
             groups = roots.iter().map(|&r| vec![r]).collect();
             launches = emit_all(&graph, &partition, &of_node, &groups, &reduce_of_tail)?;
-            execution_order(&launches, &users, buffers.len())
+            execution_order(&launches, &users, &scans, buffers.len())
                 .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?
         }
     };
-    let (launches, user_launches, schedule) = in_order(launches, users, &order);
+    let (launches, user_launches, scans, schedule) = in_order(launches, users, scans, &order);
     let outputs = graph
         .outputs
         .iter()
@@ -80,6 +81,7 @@ pub(crate) fn build_program(
         buffers,
         launches,
         user_launches,
+        scans,
         schedule,
         outputs,
     })
@@ -139,27 +141,56 @@ fn user_launches(
     Ok(found.into_iter().map(|(_, user)| user).collect())
 }
 
-/// The launches of both kinds sorted by `order` (indices into fused
-/// launches, then user launches), and the schedule that interleaves them.
+/// One [`ScanLaunch`] per scan node, in graph order.
+fn scan_launches(
+    graph: &Graph,
+    partition: &Partition,
+    of_node: &[Option<BufferId>],
+) -> Result<Vec<ScanLaunch>> {
+    let mut scans = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        if let Op::Scan { combine, axis } = node.op {
+            scans.push(ScanLaunch {
+                op: combine,
+                axis,
+                shape: node.shape.clone(),
+                dtype: node.dtype,
+                input: buffer_of(partition, of_node, node.inputs[0])?,
+                output: buffer_of(partition, of_node, i)?,
+                node: i,
+            });
+        }
+    }
+    Ok(scans)
+}
+
+/// The work of every kind sorted by `order` (indices into fused launches,
+/// then user launches, then scans), and the schedule that interleaves them.
 fn in_order(
     launches: Vec<Launch>,
     users: Vec<UserLaunch>,
+    scans: Vec<ScanLaunch>,
     order: &[usize],
-) -> (Vec<Launch>, Vec<UserLaunch>, Vec<Work>) {
-    let fused_count = launches.len();
+) -> (Vec<Launch>, Vec<UserLaunch>, Vec<ScanLaunch>, Vec<Work>) {
+    let (fused_count, user_count) = (launches.len(), users.len());
     let mut fused: Vec<Option<Launch>> = launches.into_iter().map(Some).collect();
     let mut user: Vec<Option<UserLaunch>> = users.into_iter().map(Some).collect();
-    let (mut launches, mut users, mut schedule) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scan: Vec<Option<ScanLaunch>> = scans.into_iter().map(Some).collect();
+    let (mut launches, mut users, mut scans, mut schedule) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &w in order {
         if w < fused_count {
             schedule.push(Work::Fused(launches.len()));
             launches.extend(fused[w].take());
-        } else {
+        } else if w < fused_count + user_count {
             schedule.push(Work::User(users.len()));
             users.extend(user[w - fused_count].take());
+        } else {
+            schedule.push(Work::Scan(scans.len()));
+            scans.extend(scan[w - fused_count - user_count].take());
         }
     }
-    (launches, users, schedule)
+    (launches, users, scans, schedule)
 }
 
 fn emit_all(
@@ -260,17 +291,19 @@ fn multi_output_groups(
 }
 
 /// A topological order of the work (fused launches numbered first, then
-/// user launches), each after the producers of its inputs, or `None` if
-/// they depend on each other in a cycle.
+/// user launches, then scans), each after the producers of its inputs, or
+/// `None` if they depend on each other in a cycle.
 fn execution_order(
     launches: &[Launch],
     users: &[UserLaunch],
+    scans: &[ScanLaunch],
     buffers: usize,
 ) -> Option<Vec<usize>> {
     let reads: Vec<Vec<BufferId>> = launches
         .iter()
         .map(|l| l.inputs.iter().filter_map(|i| i.buffer).collect())
         .chain(users.iter().map(|u| u.args.clone()))
+        .chain(scans.iter().map(|s| vec![s.input]))
         .collect();
     let writes: Vec<Vec<BufferId>> = launches
         .iter()
@@ -280,6 +313,7 @@ fn execution_order(
                 .iter()
                 .map(|u| u.outputs.iter().flatten().copied().collect()),
         )
+        .chain(scans.iter().map(|s| vec![s.output]))
         .collect();
     let works = reads.len();
     let mut producer: Vec<Option<usize>> = vec![None; buffers];

@@ -36,7 +36,10 @@ pub use ir::{
 };
 pub use partition::{FusionOptions, Placement};
 pub use plan::{Plan, Step};
-pub use program::{BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program};
+pub use program::{
+    BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program, ScanLaunch,
+    UserLaunch, Work,
+};
 
 use lazyfuse_core::{ExprGraph, Result};
 

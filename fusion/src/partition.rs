@@ -10,7 +10,8 @@
 //! - `reshape` of a buffer is a free alias; a reshape of anything else
 //!   materialises its input first (row-major order must exist in memory);
 //! - a user kernel launch's outputs are buffers it writes, and its array
-//!   arguments are buffers (it reads them whole, row-major);
+//!   arguments are buffers (it reads them whole, row-major); so are a
+//!   scan's output and input;
 //! - transposes and broadcasts fold into index arithmetic; constants become
 //!   kernel arguments; `arange` becomes generated indices;
 //! - a value used several times is recomputed by each user unless that costs
@@ -92,7 +93,7 @@ impl Partition {
     pub fn is_root(&self, graph: &Graph, node: usize) -> bool {
         self.placement[node] == Placement::Buffer
             && !graph.nodes[node].is_leaf()
-            && !matches!(graph.nodes[node].op, Op::Kernel { .. })
+            && !matches!(graph.nodes[node].op, Op::Kernel { .. } | Op::Scan { .. })
     }
 }
 
@@ -129,7 +130,9 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
     for node in &graph.nodes {
         match node.op {
             Op::Reshape => forced[node.inputs[0]] = true,
-            Op::Kernel { .. } => node.inputs.iter().for_each(|&i| forced[i] = true),
+            Op::Kernel { .. } | Op::Scan { .. } => {
+                node.inputs.iter().for_each(|&i| forced[i] = true)
+            }
             _ => {}
         }
     }
@@ -176,7 +179,7 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
             continue;
         }
         match &node.op {
-            Op::Kernel { .. } => {
+            Op::Kernel { .. } | Op::Scan { .. } => {
                 placement[i] = Placement::Buffer;
                 continue;
             }

@@ -22,6 +22,8 @@ pub enum Step {
     Launch(usize),
     /// Run `Program::user_launches[i]`.
     UserLaunch(usize),
+    /// Run `Program::scans[i]`.
+    Scan(usize),
     /// Return an intermediate's device memory to the pool.
     Free(BufferId),
 }
@@ -90,6 +92,7 @@ pub fn step(work: Work) -> Step {
     match work {
         Work::Fused(l) => Step::Launch(l),
         Work::User(u) => Step::UserLaunch(u),
+        Work::Scan(s) => Step::Scan(s),
     }
 }
 
@@ -100,6 +103,7 @@ impl fmt::Display for Plan {
                 Step::Upload(b) => writeln!(f, "  upload {b}")?,
                 Step::Launch(l) => writeln!(f, "  launch k{l}")?,
                 Step::UserLaunch(u) => writeln!(f, "  launch user kernel u{u}")?,
+                Step::Scan(s) => writeln!(f, "  scan s{s}")?,
                 Step::Free(b) => writeln!(f, "  free {b}")?,
             }
         }

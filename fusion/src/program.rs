@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use lazyfuse_core::{DType, ExprGraph, KernelLaunch, Literal, Op, Shape};
+use lazyfuse_core::{DType, ExprGraph, KernelLaunch, Literal, Op, ReduceOp, Shape};
 use petgraph::stable_graph::NodeIndex;
 use smallvec::SmallVec;
 
@@ -103,6 +103,26 @@ pub struct UserLaunch {
     pub outputs: Vec<Option<BufferId>>,
 }
 
+/// One scan (`cumsum`, `cumprod`) of a dense buffer along an axis, in the
+/// order of `lazyfuse_core::reference::scan`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanLaunch {
+    /// `Sum` or `Prod`.
+    pub op: ReduceOp,
+    /// The scanned axis of `shape`.
+    pub axis: usize,
+    /// The shape of input and output.
+    pub shape: Shape,
+    /// The accumulator dtype of input and output.
+    pub dtype: DType,
+    /// The buffer read.
+    pub input: BufferId,
+    /// The buffer written.
+    pub output: BufferId,
+    /// The scan node in [`Program::graph`].
+    pub node: usize,
+}
+
 /// One unit of work, in [`Program::schedule`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
@@ -110,6 +130,8 @@ pub enum Work {
     Fused(usize),
     /// `Program::user_launches[i]`.
     User(usize),
+    /// `Program::scans[i]`.
+    Scan(usize),
 }
 
 /// A demanded result: a buffer viewed with a shape (a reshape is an alias).
@@ -132,6 +154,8 @@ pub struct Program {
     pub launches: Vec<Launch>,
     /// User kernel launches, in execution order.
     pub user_launches: Vec<UserLaunch>,
+    /// Scans, in execution order.
+    pub scans: Vec<ScanLaunch>,
     /// Every launch of both kinds in execution order: each reads only
     /// leaves and the outputs of work before it.
     pub schedule: Vec<Work>,
@@ -144,28 +168,30 @@ pub struct Program {
 impl Program {
     /// The buffers `work` reads.
     pub fn reads(&self, work: Work) -> impl Iterator<Item = BufferId> + '_ {
-        let (fused, user) = match work {
-            Work::Fused(l) => (Some(&self.launches[l]), None),
-            Work::User(u) => (None, Some(&self.user_launches[u])),
-        };
+        let (fused, user, scan) = self.parts(work);
         let fused = fused
             .into_iter()
             .flat_map(|l| l.inputs.iter().filter_map(|i| i.buffer));
         let user = user.into_iter().flat_map(|u| u.args.iter().copied());
-        fused.chain(user)
+        fused.chain(user).chain(scan.map(|s| s.input))
     }
 
     /// The buffers `work` writes.
     pub fn writes(&self, work: Work) -> impl Iterator<Item = BufferId> + '_ {
-        let (fused, user) = match work {
-            Work::Fused(l) => (Some(&self.launches[l]), None),
-            Work::User(u) => (None, Some(&self.user_launches[u])),
-        };
+        let (fused, user, scan) = self.parts(work);
         let fused = fused.into_iter().flat_map(|l| l.outputs.iter().copied());
         let user = user
             .into_iter()
             .flat_map(|u| u.outputs.iter().flatten().copied());
-        fused.chain(user)
+        fused.chain(user).chain(scan.map(|s| s.output))
+    }
+
+    fn parts(&self, work: Work) -> (Option<&Launch>, Option<&UserLaunch>, Option<&ScanLaunch>) {
+        match work {
+            Work::Fused(l) => (Some(&self.launches[l]), None, None),
+            Work::User(u) => (None, Some(&self.user_launches[u]), None),
+            Work::Scan(s) => (None, None, Some(&self.scans[s])),
+        }
     }
 }
 

@@ -94,6 +94,7 @@ pub(crate) enum OpKey {
     Slice(usize, usize, isize),
     Reduce(ReduceOp, SmallVec<[usize; 4]>),
     CustomReduce(usize, SmallVec<[usize; 4]>),
+    Scan(ReduceOp, usize),
 }
 
 pub(crate) fn op_key(op: &Op) -> Option<OpKey> {
@@ -116,6 +117,7 @@ pub(crate) fn op_key(op: &Op) -> Option<OpKey> {
             combine: Combine::Custom(c),
             axes,
         } => OpKey::CustomReduce(Arc::as_ptr(c) as usize, axes.clone()),
+        Op::Scan { combine, axis } => OpKey::Scan(*combine, *axis),
         Op::Source | Op::Param(_) | Op::Invalid(_) | Op::Kernel { .. } => return None,
     })
 }

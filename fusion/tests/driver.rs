@@ -12,7 +12,7 @@ use lazyfuse_core::{
     DType, DeviceBuffer, EvalEnv, HostBuffer, KernelLaunch, Options, Residency, Result, Session,
     UserKernel,
 };
-use lazyfuse_fusion::{Driver, Launch, Runtime};
+use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
 /// A device buffer of the recording runtime: its length only.
 #[derive(Debug)]
@@ -104,6 +104,16 @@ impl Runtime for Recorder {
             .iter()
             .map(|&w| Arc::new(Recorded(arrays[w].0.bytes() / 4)) as Arc<dyn DeviceBuffer>)
             .collect())
+    }
+
+    fn scan(
+        &self,
+        scan: &ScanLaunch,
+        input: &Arc<dyn DeviceBuffer>,
+        _env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        self.note(format!("scan axis {}", scan.axis));
+        Ok(Arc::new(Recorded(input.bytes() / 4)))
     }
 
     fn explain_launch(&self, index: usize, _launch: &Launch) -> String {

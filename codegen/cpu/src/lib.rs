@@ -25,8 +25,10 @@ pub mod widen;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
-use lazyfuse_core::{DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut};
-use lazyfuse_fusion::{Driver, Launch, Runtime};
+use lazyfuse_core::{
+    Counter, DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut,
+};
+use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
 use kernels::KernelCache;
 pub use settings::{CpuSettings, JitMode};
@@ -151,6 +153,17 @@ impl Runtime for CpuRuntime {
         let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
         let outputs = launch.kernel.run_host(launch, &hosts)?;
         Ok(outputs.into_iter().map(Arc::new).collect())
+    }
+
+    fn scan(
+        &self,
+        scan: &ScanLaunch,
+        input: &Arc<HostBuffer>,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        let out = lazyfuse_core::reference::scan(scan.op, input, &scan.shape, scan.axis)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        Ok(Arc::new(out))
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {

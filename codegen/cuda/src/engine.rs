@@ -21,11 +21,13 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+use lazyfuse_core::reference::Lines;
 use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, Residency,
     Result,
 };
-use lazyfuse_fusion::{Driver, FusedKernel, Launch, Runtime};
+use lazyfuse_fusion::{Driver, FusedKernel, Launch, Runtime, ScanLaunch};
+use lazyfuse_kernel::ScanKernels;
 
 use super::disk_cache::{CacheKey, DiskCache, ImageKind};
 use super::driver::{self, device_error, guarded};
@@ -552,6 +554,29 @@ impl Runtime for CudaRuntime {
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         self.run_user_kernel(launch, arrays, env)
+    }
+
+    fn scan(
+        &self,
+        scan: &ScanLaunch,
+        input: &Arc<dyn DeviceBuffer>,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let kernels = ScanKernels::build(scan.op, scan.dtype)?;
+        // Every element of these buffers is written before it is read.
+        let scratch = |len: usize| -> Result<Arc<dyn DeviceBuffer>> {
+            Ok(Arc::new(self.allocate(len * scan.dtype.size())?))
+        };
+        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+            env.stats.add(Counter::KernelLaunches, 1);
+            self.run_user_kernel(launch, arrays, env)
+        };
+        kernels.run(
+            Lines::of(&scan.shape, scan.axis),
+            Arc::clone(input),
+            scratch,
+            run,
+        )
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {

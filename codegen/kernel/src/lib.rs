@@ -31,6 +31,7 @@
 mod launch;
 mod memory;
 mod raw;
+mod scan;
 mod scope;
 mod val;
 
@@ -52,6 +53,7 @@ pub use launch::{
 pub use lazyfuse_device::ir::Dim;
 pub use memory::{ArrayParam, Indices, Local, SharedArrayRef};
 pub use raw::{RawKernel, RawKernelImpl, RawParam};
+pub use scan::ScanKernels;
 pub use scope::KernelScope;
 pub use val::Val;
 

@@ -12,12 +12,13 @@ use std::any::Any;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
 };
-use lazyfuse_fusion::{Driver, Launch, Runtime};
+use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
+use lazyfuse_core::reference::Lines;
 use lazyfuse_device::{self as device, LoweringCache};
-use lazyfuse_kernel::BuiltKernel;
+use lazyfuse_kernel::{BuiltKernel, ScanKernels};
 
 /// A buffer in simulated device memory.
 #[derive(Debug)]
@@ -125,6 +126,26 @@ impl Runtime for SimRuntime {
             .collect::<Result<_>>()?;
         kernel.simulate(launch, &hosts, &mut outputs)?;
         Ok(outputs.into_iter().map(on_device).collect())
+    }
+
+    fn scan(
+        &self,
+        scan: &ScanLaunch,
+        input: &Arc<dyn DeviceBuffer>,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let kernels = ScanKernels::build(scan.op, scan.dtype)?;
+        let zeros = |len: usize| Ok(on_device(HostBuffer::try_zeros(scan.dtype, len)?));
+        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+            env.stats.add(Counter::KernelLaunches, 1);
+            self.run_kernel(launch, arrays, env)
+        };
+        kernels.run(
+            Lines::of(&scan.shape, scan.axis),
+            Arc::clone(input),
+            zeros,
+            run,
+        )
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {

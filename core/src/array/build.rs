@@ -34,7 +34,7 @@ pub(crate) fn cast_node(node: &Arc<Node>, dtype: DType) -> Arc<Node> {
     )
 }
 
-fn new_node(
+pub(crate) fn new_node(
     op_name: &str,
     op: Op,
     dtype: DType,

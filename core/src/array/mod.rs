@@ -12,6 +12,7 @@ mod constructors;
 mod methods;
 mod operators;
 mod random;
+mod scans;
 mod statistics;
 
 use std::fmt;

@@ -7,8 +7,10 @@
 pub mod kernels;
 mod layout;
 mod reduce;
+mod scan;
 
 pub use reduce::evaluate_body;
+pub use scan::{scan, scan_identity, Lines, SCAN_CHUNK};
 
 use std::sync::Arc;
 
@@ -196,6 +198,10 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
         Op::Slice { axis, start, step } => {
             let (input, value) = single(inputs)?;
             layout::slice(value, &input.shape, &node.shape, *axis, *start, *step)?
+        }
+        Op::Scan { combine, axis } => {
+            let (_, value) = single(inputs)?;
+            scan(*combine, value, &node.shape, *axis)?
         }
         Op::Reduce { combine, axes } => {
             let (input, value) = single(inputs)?;

@@ -261,6 +261,20 @@ for d in ["float32", "float64", "float16", "int32", "uint8"]:
             lambda a=a, rtol=rtol, atol=atol: np.isclose(a, 1.5, rtol=rtol, atol=atol))
     add("unary", "nan_to_num", [desc(a)], lambda a=a: np.nan_to_num(a))
 
+# Scans (f16 is left out: NumPy accumulates it in f16, lazyfuse in f32).
+for op in ["cumsum", "cumprod"]:
+    for d in ["bool", "int8", "int32", "int64", "uint8", "float32", "float64"]:
+        vals = [v for v in SAMPLES[d] if v == v]
+        vals = (vals * 2)[:8]
+        a = arr(vals, d, (2, 4))
+        for axis in [0, 1, -1]:
+            add("reduce", op, [desc(a), {"axis": axis}],
+                lambda a=a, op=op, axis=axis: getattr(np, op)(a, axis=axis))
+    empty = arr([], "float64", (0, 3))
+    for axis in [0, 1]:
+        add("reduce", op, [desc(empty), {"axis": axis}],
+            lambda a=empty, op=op, axis=axis: getattr(np, op)(a, axis=axis))
+
 # Creation.
 for start, stop, num in [(0.0, 1.0, 5), (-2.5, 7.25, 13), (1.0, 1.0, 4), (3.0, -3.0, 7), (2.0, 5.0, 1),
                          (0.0, 1.0, 0), (0.1, 0.7, 30)]:

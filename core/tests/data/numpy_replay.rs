@@ -153,6 +153,8 @@ fn build(cx: &Session, case: &Value) -> Array {
             let a = array(cx, &args[0]);
             let ddof = args[1]["ddof"].as_u64().unwrap_or(0) as usize;
             match (op, args[1]["axis"].as_i64()) {
+                ("cumsum", Some(x)) => a.cumsum(x),
+                ("cumprod", Some(x)) => a.cumprod(x),
                 ("argmax", None) => a.argmax(),
                 ("argmin", None) => a.argmin(),
                 ("argmax", Some(x)) => a.argmax_axis(x),

@@ -1,0 +1,122 @@
+//! Scans (`cumsum`, `cumprod`): the same bits on every backend and for any
+//! thread count (one chunked order, `core::reference::scan`), fused with
+//! the element-wise work around them, and the device kernels that run them
+//! compiled by NVRTC.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use lazyfuse::codegen::device::nvrtc::{self, Target};
+use lazyfuse::core::ReduceOp;
+use lazyfuse::kernel::ScanKernels;
+use lazyfuse::{Context, DType};
+
+#[test]
+fn long_scans_are_the_same_bits_everywhere() {
+    // Three chunks of 4096 along the axis, two lines.
+    let n = 10_000;
+    let values: Vec<f32> = (0..2 * n)
+        .map(|i| ((i * 7919) % 1000) as f32 * 0.001 - 0.3)
+        .collect();
+    let ints: Vec<i32> = (0..2 * n as i32).map(|i| (i * 31) % 17 - 8).collect();
+    let want = Context::builder()
+        .backend("cpu")
+        .threads(1)
+        .build()
+        .unwrap();
+    let reference = |cx: &Context| {
+        let a = cx.from_vec(values.clone(), &[n, 2]).unwrap();
+        let b = cx.from_vec(ints.clone(), &[2, n]).unwrap();
+        (
+            a.cumsum(0).to_vec::<f32>().unwrap(),
+            b.cumsum(-1).to_vec::<i64>().unwrap(),
+            (&a * 0.001f32 + 1.0f32).cumprod(0).to_vec::<f32>().unwrap(),
+        )
+    };
+    let (sums, int_sums, products) = reference(&want);
+    // The integer sums are exact: check them against a plain running sum.
+    let mut run = 0i64;
+    for (j, got) in int_sums[n..].iter().enumerate() {
+        run += i64::from(ints[n + j]);
+        assert_eq!(*got, run);
+    }
+    for cx in common::backends() {
+        let (s, i, p) = reference(&cx);
+        let name = cx.backend_name();
+        assert!(
+            s.iter().zip(&sums).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}"
+        );
+        assert_eq!(i, int_sums, "{name}");
+        assert!(
+            p.iter()
+                .zip(&products)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_scan_fuses_with_the_work_around_it_and_is_a_step_of_the_plan() {
+    let cx = Context::sim();
+    let a = cx.from_slice(&[1.0f32, 2.0, 3.0, 4.0]);
+    let y = ((&a * 2.0f32).cumsum(0) + 1.0f32).sum();
+    let plan = y.explain();
+    assert!(
+        plan.contains("scan s0") && plan.contains("cumsum"),
+        "{plan}"
+    );
+    cx.reset_stats();
+    assert_eq!(y.item::<f32>().unwrap(), 2.0 + 6.0 + 12.0 + 20.0 + 4.0);
+    let s = cx.stats();
+    // One upload; the producer kernel, the scan's three device kernels
+    // (chunk totals, carries, running values), the consumer with the sum.
+    assert_eq!(
+        (s.h2d_copies, s.kernel_launches, s.d2h_copies),
+        (1, 5, 1),
+        "{s:?}"
+    );
+    let err = a.cumsum(1).check().unwrap_err().to_string();
+    assert!(
+        err.contains("cumsum") && err.contains("out of bounds"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_scan_kernels_compile_with_nvrtc() {
+    if nvrtc::load().is_err() {
+        assert_ne!(
+            std::env::var("LAZYFUSE_REQUIRE_NVRTC").as_deref(),
+            Ok("1"),
+            "NVRTC is required here"
+        );
+        eprintln!("SKIPPED the_scan_kernels_compile_with_nvrtc: no NVRTC");
+        return;
+    }
+    for op in [ReduceOp::Sum, ReduceOp::Prod] {
+        for dtype in [DType::I64, DType::U64, DType::F32, DType::F64] {
+            let kernels = ScanKernels::build(op, dtype).unwrap();
+            for kernel in kernels.kernels() {
+                for arch in ["sm_80", "sm_90"] {
+                    let compiled = nvrtc::compile(
+                        kernel.name(),
+                        &kernel.cuda_source(),
+                        &Target::Cubin(arch.into()),
+                    )
+                    .unwrap_or_else(|e| panic!("{e}"));
+                    let report = nvrtc::resources(&compiled.log);
+                    assert!(
+                        report
+                            .iter()
+                            .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
+                        "{} {arch}: {report:?}",
+                        kernel.name()
+                    );
+                }
+            }
+        }
+    }
+}
