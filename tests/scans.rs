@@ -29,7 +29,10 @@ fn long_scans_are_the_same_bits_everywhere() {
         let a = cx.from_vec(values.clone(), &[n, 2]).unwrap();
         let b = cx.from_vec(ints.clone(), &[2, n]).unwrap();
         (
-            a.cumsum(0).to_vec::<f32>().unwrap(),
+            // Along the first axis, and along the last (chunks in parallel on the CPU).
+            [a.cumsum(0), a.reshape(&[2, n]).cumsum(1)]
+                .map(|x| x.to_vec::<f32>().unwrap())
+                .concat(),
             b.cumsum(-1).to_vec::<i64>().unwrap(),
             (&a * 0.001f32 + 1.0f32).cumprod(0).to_vec::<f32>().unwrap(),
         )

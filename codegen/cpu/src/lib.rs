@@ -16,6 +16,7 @@ pub mod machine;
 pub mod pairwise;
 pub mod reduce;
 pub mod run;
+mod scan;
 pub mod settings;
 pub mod steps;
 pub mod stream;
@@ -161,7 +162,8 @@ impl Runtime for CpuRuntime {
         input: &Arc<HostBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>> {
-        let out = lazyfuse_core::reference::scan(scan.op, input, &scan.shape, scan.axis)?;
+        let pool = self.pool(env.options.threads);
+        let out = scan::scan(scan.op, input, &scan.shape, scan.axis, pool.as_deref())?;
         env.stats.add(Counter::KernelLaunches, 1);
         Ok(Arc::new(out))
     }
