@@ -16,7 +16,7 @@ use std::process::Command;
 use lazyfuse_core::reference::kernels;
 use lazyfuse_core::typing::{plan_binary, plan_unary, OperandType, UnaryPlan};
 use lazyfuse_core::{BinaryOp, DType, HostBuffer, Op, UnaryClass, UnaryOp, Wide};
-use lazyfuse_device::cuda::prelude;
+use lazyfuse_device::cuda::{c_type, prelude};
 
 /// The dtypes the host can run: all but f16 and bf16.
 const DTYPES: [DType; 11] = [
@@ -39,22 +39,6 @@ fn host_part() -> String {
     let start = text.find("#define LF_COMPARE").expect("LF_COMPARE");
     let end = text.find("// Float to integer").expect("the casts");
     text[start..end].to_string()
-}
-
-fn c_type(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "bool",
-        DType::I8 => "signed char",
-        DType::I16 => "short",
-        DType::I32 => "int",
-        DType::I64 => "long long",
-        DType::U8 => "unsigned char",
-        DType::U16 => "unsigned short",
-        DType::U32 => "unsigned int",
-        DType::U64 => "unsigned long long",
-        DType::F32 => "float",
-        _ => "double",
-    }
 }
 
 /// Edge cases of each dtype, as f64/i128 values.
