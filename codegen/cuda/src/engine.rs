@@ -562,20 +562,14 @@ impl Runtime for CudaRuntime {
         input: &Arc<dyn DeviceBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let kernels = ScanKernels::build(scan.op, scan.dtype)?;
-        // Every element of these buffers is written before it is read.
-        let scratch = |len: usize| -> Result<Arc<dyn DeviceBuffer>> {
-            Ok(Arc::new(self.allocate(len * scan.dtype.size())?))
-        };
-        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
-            env.stats.add(Counter::KernelLaunches, 1);
-            self.run_user_kernel(launch, arrays, env)
-        };
-        kernels.run(
+        ScanKernels::scan(
+            (scan.op, scan.dtype),
             Lines::of(&scan.shape, scan.axis),
             Arc::clone(input),
-            scratch,
-            run,
+            env,
+            // Every element of these buffers is written before it is read.
+            |len| Ok(Arc::new(self.allocate(len * scan.dtype.size())?) as Arc<dyn DeviceBuffer>),
+            |launch, arrays| self.run_user_kernel(launch, arrays, env),
         )
     }
 

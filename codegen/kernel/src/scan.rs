@@ -10,7 +10,7 @@
 //!    carry, writing every running value.
 
 use lazyfuse_core::reference::{scan_identity, Lines, SCAN_CHUNK};
-use lazyfuse_core::{DType, Error, KernelLaunch, ReduceOp, Result, Scalar};
+use lazyfuse_core::{Counter, DType, Error, EvalEnv, KernelLaunch, ReduceOp, Result, Scalar};
 
 use crate::launch::{ArgValue, Dim3};
 use crate::{Kernel, KernelScope, Val};
@@ -80,6 +80,23 @@ impl ScanKernels {
             carries,
             apply,
             dtype,
+        })
+    }
+
+    /// Builds the kernels of `op` on `dtype` and runs them over `input` as
+    /// [`ScanKernels::run`] does, counting each launch in `env`'s stats.
+    pub fn scan<B: Clone>(
+        (op, dtype): (ReduceOp, DType),
+        lines: Lines,
+        input: B,
+        env: EvalEnv<'_>,
+        zeros: impl Fn(usize) -> Result<B>,
+        mut run: impl FnMut(&KernelLaunch, &[(B, DType)]) -> Result<Vec<B>>,
+    ) -> Result<B> {
+        let kernels = ScanKernels::build(op, dtype)?;
+        kernels.run(lines, input, zeros, |launch, arrays| {
+            env.stats.add(Counter::KernelLaunches, 1);
+            run(launch, arrays)
         })
     }
 

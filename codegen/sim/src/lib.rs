@@ -12,7 +12,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
 };
 use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
@@ -134,17 +134,13 @@ impl Runtime for SimRuntime {
         input: &Arc<dyn DeviceBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let kernels = ScanKernels::build(scan.op, scan.dtype)?;
-        let zeros = |len: usize| Ok(on_device(HostBuffer::try_zeros(scan.dtype, len)?));
-        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
-            env.stats.add(Counter::KernelLaunches, 1);
-            self.run_kernel(launch, arrays, env)
-        };
-        kernels.run(
+        ScanKernels::scan(
+            (scan.op, scan.dtype),
             Lines::of(&scan.shape, scan.axis),
             Arc::clone(input),
-            zeros,
-            run,
+            env,
+            |len| Ok(on_device(HostBuffer::try_zeros(scan.dtype, len)?)),
+            |launch, arrays| self.run_kernel(launch, arrays, env),
         )
     }
 
