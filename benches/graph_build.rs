@@ -10,7 +10,6 @@ use lazyfuse::codegen::fusion::{compile, FusionOptions};
 use lazyfuse::core::ExprGraph;
 use lazyfuse::{Array, Context, Expr, Ufunc};
 use std::hint::black_box;
-use std::sync::Arc;
 
 fn chains(c: &mut Criterion) {
     let cx = Context::cpu();
@@ -55,7 +54,7 @@ fn expressions(c: &mut Criterion) {
 
 /// Snapshot + simplification + partitioning + emission of `roots`.
 fn plan(roots: &[&Array]) -> usize {
-    let roots: Vec<_> = roots.iter().map(|a| Arc::clone(a.node())).collect();
+    let roots: Vec<_> = roots.iter().map(|a| a.node()).collect();
     let graph = ExprGraph::from_roots(&roots);
     compile(&graph, &FusionOptions::default()).map_or(0, |p| p.launches.len())
 }

@@ -2,8 +2,6 @@
 //! C that the `cuda` backend compiles (and the `sim` backend executes) for
 //! some arrays, on any machine.
 
-use std::sync::Arc;
-
 use lazyfuse_core::{Array, ExprGraph, Options, Result};
 use lazyfuse_device::{bind, cuda, lower};
 use lazyfuse_fusion::{compile, FusionOptions};
@@ -21,7 +19,7 @@ pub fn cuda_source(arrays: &[&Array]) -> Result<String> {
     for a in arrays {
         a.check()?;
     }
-    let roots: Vec<_> = arrays.iter().map(|a| Arc::clone(a.node())).collect();
+    let roots: Vec<_> = arrays.iter().map(|a| a.node()).collect();
     let options = arrays
         .first()
         .map_or_else(Options::default, |a| a.session().options().clone());

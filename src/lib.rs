@@ -28,10 +28,12 @@
 //! wires them into a [`Context`] (`docs/architecture.md`).
 
 mod context;
+pub mod gufunc;
 mod inspect;
 pub mod kernel;
 
 pub use context::{Context, ContextBuilder};
+pub use gufunc::GUfunc;
 pub use inspect::cuda_source;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,

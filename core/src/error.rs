@@ -102,7 +102,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(op: impl Into<String>, message: impl Into<String>) -> Error {
+    /// An [`Error::InvalidArgument`] of `op`.
+    pub fn invalid(op: impl Into<String>, message: impl Into<String>) -> Error {
         Error::InvalidArgument {
             op: op.into(),
             message: message.into(),

@@ -5,6 +5,7 @@
 //! and every float-only operation sees a float. Which dtypes each operation
 //! accepts after normalisation is stated on the enum; `typing` enforces it.
 
+use crate::{DType, Literal, Wide};
 use std::fmt;
 
 macro_rules! named_ops {
@@ -407,6 +408,22 @@ impl ReduceOp {
             ReduceOp::Min => BinaryOp::Minimum,
             ReduceOp::Max => BinaryOp::Maximum,
         }
+    }
+
+    /// The neutral element in `dtype`: 0, 1, or the largest (smallest)
+    /// value for a minimum (maximum), `±inf` for floats.
+    pub fn identity(self, dtype: DType) -> Literal {
+        let wide = match (self, dtype.int_range()) {
+            (ReduceOp::Sum, _) => Wide::Int(0),
+            (ReduceOp::Prod, _) => Wide::Int(1),
+            (ReduceOp::Min, Some((_, max))) => Wide::Int(max),
+            (ReduceOp::Max, Some((min, _))) => Wide::Int(min),
+            (ReduceOp::Min, None) if dtype.is_bool() => Wide::Int(1),
+            (ReduceOp::Max, None) if dtype.is_bool() => Wide::Int(0),
+            (ReduceOp::Min, None) => Wide::Float(f64::INFINITY),
+            (ReduceOp::Max, None) => Wide::Float(f64::NEG_INFINITY),
+        };
+        Literal::cast_from(wide, dtype)
     }
 }
 

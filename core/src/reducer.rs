@@ -124,11 +124,11 @@ impl Reducer {
         }
         let combine = Combine::Custom(Arc::new(CustomCombine {
             name: self.inner.name.clone(),
-            body: Arc::clone(body.node()),
+            body: body.node(),
             identity,
         }));
         let axes = array.reduction_axes(&self.inner.name, axis)?;
-        let reduced = reduce_node(combine, &cast_node(node, acc), axes)?;
+        let reduced = reduce_node(combine, &cast_node(&node, acc), axes)?;
         Ok(cast_node(&reduced, dtype))
     }
 }

@@ -242,7 +242,7 @@ impl Ufunc {
             trace.replay(session, &cast).astype(signature.output)
         };
         result.check().map_err(|e| e.within(&self.context()))?;
-        Ok(Arc::clone(result.node()))
+        Ok(result.node())
     }
 
     /// The first signature every argument casts to safely.

@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use lazyfuse_core::shape::contiguous_strides;
-use lazyfuse_core::{BinaryOp, Combine, DType, Error, Literal, Node, Op, ReduceOp, Result, Wide};
+use lazyfuse_core::{BinaryOp, Combine, DType, Error, Literal, Node, Op, Result};
 use smallvec::SmallVec;
 
 use crate::ir::{
@@ -384,7 +384,7 @@ impl<'a> Emitter<'a> {
         let value = self.value(input, map, false)?;
         let acc = node.dtype;
         let (combine, identity) = match combine {
-            Combine::Builtin(op) => (CombineIr::Builtin(*op), builtin_identity(*op, acc)),
+            Combine::Builtin(op) => (CombineIr::Builtin(*op), op.identity(acc)),
             Combine::Custom(custom) => (
                 CombineIr::Custom {
                     name: custom.name.clone(),
@@ -522,19 +522,4 @@ fn finish(
         outputs,
         nodes,
     })
-}
-
-/// The neutral element of a built-in reduction in `dtype`.
-pub fn builtin_identity(op: ReduceOp, dtype: DType) -> Literal {
-    let wide = match (op, dtype.int_range()) {
-        (ReduceOp::Sum, _) => Wide::Int(0),
-        (ReduceOp::Prod, _) => Wide::Int(1),
-        (ReduceOp::Min, Some((_, max))) => Wide::Int(max),
-        (ReduceOp::Max, Some((min, _))) => Wide::Int(min),
-        (ReduceOp::Min, None) if dtype.is_bool() => Wide::Int(1),
-        (ReduceOp::Max, None) if dtype.is_bool() => Wide::Int(0),
-        (ReduceOp::Min, None) => Wide::Float(f64::INFINITY),
-        (ReduceOp::Max, None) => Wide::Float(f64::NEG_INFINITY),
-    };
-    Literal::cast_from(wide, dtype)
 }

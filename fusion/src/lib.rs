@@ -30,7 +30,6 @@ mod group;
 
 pub use cache::ProgramCache;
 pub use driver::{Driver, Runtime};
-pub use emit::builtin_identity;
 pub use ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
 };

@@ -12,7 +12,7 @@ fn session() -> Session {
 }
 
 fn program_with(arrays: &[&Array], options: &FusionOptions) -> Program {
-    let roots: Vec<_> = arrays.iter().map(|a| Arc::clone(a.node())).collect();
+    let roots: Vec<_> = arrays.iter().map(|a| a.node()).collect();
     compile(&ExprGraph::from_roots(&roots), options).unwrap()
 }
 

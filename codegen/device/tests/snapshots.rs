@@ -23,7 +23,7 @@ fn session() -> Session {
 
 /// The CUDA C of every kernel computing `array` (no prelude).
 fn printed(array: &Array) -> String {
-    let graph = ExprGraph::from_roots(&[Arc::clone(array.node())]);
+    let graph = ExprGraph::from_roots(&[array.node()]);
     let program = compile(&graph, &FusionOptions::default()).unwrap();
     program
         .launches

@@ -28,8 +28,10 @@
 //! assert!(increment_by_one.cuda_source().contains("increment_by_one"));
 //! ```
 
+mod gufunc;
 mod launch;
 mod memory;
+mod parallel;
 mod raw;
 mod scan;
 mod scope;
@@ -47,6 +49,7 @@ use lazyfuse_device::ir::{ArgSource, DeviceKernel, GridRule, ParamKind};
 use lazyfuse_device::simt::{self, Binding, Geometry};
 use lazyfuse_device::verify::is_identifier;
 
+pub use gufunc::{CoreDim, GUfunc, GUfuncCall, Layout};
 pub use launch::{
     ArgValue, Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
 };
@@ -86,6 +89,12 @@ impl Kernel {
         }
         let mut scope = KernelScope::new(name);
         body(&mut scope);
+        Kernel::finish(scope)
+    }
+
+    /// The kernel `scope` recorded, checked.
+    pub(crate) fn finish(mut scope: KernelScope) -> Result<Kernel> {
+        let op = format!("kernel '{}'", scope.name);
         if let Some(error) = scope.problems.first.take() {
             return Err(error);
         }
@@ -126,7 +135,7 @@ impl Kernel {
             .map(|s| s.len as usize * s.dtype.size())
             .sum();
         let device = DeviceKernel {
-            name: name.to_string(),
+            name: scope.name.clone(),
             params: std::mem::take(&mut scope.params),
             shared: std::mem::take(&mut scope.shared),
             vars: std::mem::take(&mut scope.vars),

@@ -13,6 +13,12 @@ pub trait Indices {
     fn into_indices(self) -> Vec<Val>;
 }
 
+/// No index: the element of a 0-d array (a gufunc's `()` core).
+impl Indices for () {
+    fn into_indices(self) -> Vec<Val> {
+        Vec::new()
+    }
+}
 impl Indices for Val {
     fn into_indices(self) -> Vec<Val> {
         vec![self]
@@ -58,6 +64,9 @@ pub struct ArrayParam {
     pub(crate) ndim: usize,
     pub(crate) written: bool,
     pub(crate) extents: Vec<Val>,
+    /// Where element 0 is in the buffer: 0, or the start of one loop
+    /// element's core of a gufunc argument.
+    pub(crate) base: Option<Val>,
 }
 
 impl ArrayParam {
@@ -95,7 +104,25 @@ impl ArrayParam {
                 position * self.len(d) + i
             };
         }
-        position
+        match &self.base {
+            Some(base) => base.clone() + position,
+            None => position,
+        }
+    }
+
+    /// The core of loop element `element` of a gufunc argument whose
+    /// buffer is `[loop elements, core dimensions…]`: the last dimensions.
+    pub(crate) fn core_of(&self, element: &Val) -> ArrayParam {
+        let extents = self.extents[1..].to_vec();
+        let core_len = extents
+            .iter()
+            .fold(Val::from(1i64), |len, extent| len * extent.clone());
+        ArrayParam {
+            ndim: self.ndim - 1,
+            extents,
+            base: Some(element.clone() * core_len),
+            ..self.clone()
+        }
     }
 }
 

@@ -38,7 +38,30 @@ pub struct KernelScope {
     pub(crate) vars: Vec<DType>,
     blocks: Vec<Vec<Stmt>>,
     pub(crate) problems: Problems,
+    /// How `par_range` spreads its iterations.
+    pub(crate) parallel: Parallel,
+    /// How many `par_range`/`par_reduce` bodies enclose the statement being
+    /// recorded.
+    pub(crate) par_depth: u32,
+    /// Whether the body called `par_range` or `par_reduce`.
+    pub(crate) used_par: bool,
+    /// The `par_depth` at which each local was declared.
+    local_depth: Vec<(Var, u32)>,
 }
+
+/// How a kernel runs the iterations of [`KernelScope::par_range`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parallel {
+    /// One after another in the calling thread (plain kernels, and gufunc
+    /// bodies traced one thread per loop element).
+    Sequential,
+    /// Spread over the threads of the block, which all run the rest of the
+    /// body together (a gufunc traced one block per loop element).
+    Block,
+}
+
+/// Threads per block of a gufunc that runs one block per loop element.
+pub(crate) const PAR_BLOCK: u32 = 256;
 
 impl KernelScope {
     pub(crate) fn new(name: &str) -> KernelScope {
@@ -51,10 +74,14 @@ impl KernelScope {
             vars: Vec::new(),
             blocks: vec![Vec::new()],
             problems: Problems::default(),
+            parallel: Parallel::Sequential,
+            par_depth: 0,
+            used_par: false,
+            local_depth: Vec::new(),
         }
     }
 
-    fn problem(&mut self, message: String) {
+    pub(crate) fn problem(&mut self, message: String) {
         if self.problems.first.is_none() {
             self.problems.first = Some(Error::InvalidArgument {
                 op: format!("kernel '{}'", self.name),
@@ -63,20 +90,35 @@ impl KernelScope {
         }
     }
 
-    fn push(&mut self, stmt: Stmt) {
+    pub(crate) fn push(&mut self, stmt: Stmt) {
         if let Some(block) = self.blocks.last_mut() {
             block.push(stmt);
         }
     }
 
-    fn nested(&mut self, body: impl FnOnce(&mut KernelScope)) -> Vec<Stmt> {
+    pub(crate) fn nested(&mut self, body: impl FnOnce(&mut KernelScope)) -> Vec<Stmt> {
+        self.nested_with(body).0
+    }
+
+    /// Records `body`'s statements as a block of their own.
+    pub(crate) fn nested_with<R>(
+        &mut self,
+        body: impl FnOnce(&mut KernelScope) -> R,
+    ) -> (Vec<Stmt>, R) {
         self.blocks.push(Vec::new());
-        body(self);
-        if self.blocks.len() > 1 {
+        let result = body(self);
+        let stmts = if self.blocks.len() > 1 {
             self.blocks.pop().unwrap_or_default()
         } else {
             Vec::new()
-        }
+        };
+        (stmts, result)
+    }
+
+    /// A new register of `dtype`.
+    pub(crate) fn new_var(&mut self, dtype: DType) -> Var {
+        self.vars.push(dtype);
+        Var((self.vars.len() - 1) as u32)
     }
 
     pub(crate) fn finish_body(&mut self) -> Vec<Stmt> {
@@ -116,6 +158,7 @@ impl KernelScope {
             ndim,
             written,
             extents,
+            base: None,
         };
         self.arrays.push(array.clone());
         array
@@ -144,7 +187,7 @@ impl KernelScope {
         Val::new(Expr::Param((self.params.len() - 1) as u32), dtype)
     }
 
-    fn special(special: Special) -> Val {
+    pub(crate) fn special(special: Special) -> Val {
         Val::new(Expr::cast(DType::I64, Expr::Special(special)), DType::I64)
     }
 
@@ -218,6 +261,7 @@ impl KernelScope {
         self.vars.push(init.dtype);
         let var = Var((self.vars.len() - 1) as u32);
         self.push(Stmt::Let(var, init.expr));
+        self.local_depth.push((var, self.par_depth));
         Local {
             var,
             dtype: self.vars[var.index()],
@@ -226,6 +270,18 @@ impl KernelScope {
 
     /// `local = value` (converted to the local's dtype).
     pub fn set(&mut self, local: &Local, value: impl Into<Val>) {
+        let declared = self
+            .local_depth
+            .iter()
+            .find(|(var, _)| *var == local.var)
+            .map_or(0, |&(_, depth)| depth);
+        if self.parallel == Parallel::Block && declared < self.par_depth {
+            self.problem(
+                "sets a local declared outside par_range inside its body: iterations run on \
+                 different threads and must be independent (use par_reduce for a reduction)"
+                    .to_string(),
+            );
+        }
         let value = value.into().cast(local.dtype);
         self.push(Stmt::Assign(local.var, value.expr));
     }
@@ -247,7 +303,7 @@ impl KernelScope {
             ));
         }
         let value = value.into().cast(array.dtype);
-        self.push(Stmt::Store {
+        self.store_once(Stmt::Store {
             param: array.param,
             index: array.linear(&index).expr,
             value: value.expr,
@@ -305,17 +361,29 @@ impl KernelScope {
         step: impl Into<Val>,
         body: impl FnOnce(&mut KernelScope, Val),
     ) {
+        let (stmt, ()) = self.counted_loop((start.into(), end.into(), step.into()), body);
+        self.push(stmt);
+    }
+
+    /// The `for` statement of [`for_range`](Self::for_range), not yet
+    /// pushed, and what its body returned.
+    pub(crate) fn counted_loop<R>(
+        &mut self,
+        (start, end, step): (Val, Val, Val),
+        body: impl FnOnce(&mut KernelScope, Val) -> R,
+    ) -> (Stmt, R) {
         self.vars.push(DType::I64);
         let var = Var((self.vars.len() - 1) as u32);
         let counter = Val::new(Expr::Var(var), DType::I64);
-        let body = self.nested(|k| body(k, counter));
-        self.push(Stmt::For {
+        let (body, result) = self.nested_with(|k| body(k, counter));
+        let stmt = Stmt::For {
             var,
-            start: start.into().cast(DType::I64).expr,
-            end: end.into().cast(DType::I64).expr,
-            step: step.into().cast(DType::I64).expr,
+            start: start.cast(DType::I64).expr,
+            end: end.cast(DType::I64).expr,
+            step: step.cast(DType::I64).expr,
             body,
-        });
+        };
+        (stmt, result)
     }
 
     /// `while (cond) { body }`; `cond` is evaluated before every iteration

@@ -143,7 +143,7 @@ fn zoo(cx: &Session) -> Vec<(String, Array)> {
 fn programs(arrays: &[(String, Array)]) -> BTreeMap<String, DeviceProgram> {
     let mut out = BTreeMap::new();
     for (what, array) in arrays {
-        let graph = ExprGraph::from_roots(&[Arc::clone(array.node())]);
+        let graph = ExprGraph::from_roots(&[array.node()]);
         let program = compile(&graph, &FusionOptions::default()).unwrap();
         for launch in &program.launches {
             for index in [bind::index_type(launch), DType::I64] {

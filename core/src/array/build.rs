@@ -47,7 +47,7 @@ pub(crate) fn new_node(
 
 impl Array {
     /// The node, or its error if the array is invalid.
-    pub(crate) fn valid_node(&self) -> Result<&Arc<Node>> {
+    pub(crate) fn valid_node(&self) -> Result<Arc<Node>> {
         self.check()?;
         Ok(self.node())
     }
@@ -62,7 +62,7 @@ impl Array {
 
     /// Applies a unary operation by value (what the named methods call).
     pub fn apply_unary(&self, op: UnaryOp) -> Array {
-        let result = self.valid_node().and_then(|node| {
+        let result = self.valid_node().and_then(|ref node| {
             match typing::plan_unary(op, node.dtype()).map_err(|e| e.within_shape(node.shape()))? {
                 UnaryPlan::Identity => Ok(Arc::clone(node)),
                 UnaryPlan::Apply { operand, op, out } => new_node(
@@ -126,13 +126,13 @@ impl Array {
     /// The array converted element-wise to `dtype` (casting rules in
     /// [`crate::element`]); the same array if it already has it.
     pub fn astype(&self, dtype: DType) -> Array {
-        let result = self.valid_node().map(|n| cast_node(n, dtype));
+        let result = self.valid_node().map(|n| cast_node(&n, dtype));
         Array::built(&self.session, result)
     }
 
     /// The same elements in row-major order with another shape (a view: no data moves).
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        let result = self.valid_node().and_then(|node| {
+        let result = self.valid_node().and_then(|ref node| {
             if checked_len(shape) != Some(self.len()) {
                 return Err(Error::ShapeMismatch {
                     op: "reshape".into(),
@@ -166,7 +166,7 @@ impl Array {
 
     /// Axes permuted: output axis `i` is input axis `axes[i]` (a view).
     pub fn permute(&self, axes: &[usize]) -> Array {
-        let result = self.valid_node().and_then(|node| {
+        let result = self.valid_node().and_then(|ref node| {
             let ndim = node.shape().len();
             let mut seen = vec![false; ndim];
             let valid = axes.len() == ndim
@@ -206,7 +206,7 @@ impl Array {
 
     /// The array broadcast to `shape` (a view; NumPy's `broadcast_to`).
     pub fn broadcast_to(&self, shape: &[usize]) -> Array {
-        let result = self.valid_node().and_then(|node| {
+        let result = self.valid_node().and_then(|ref node| {
             if !broadcasts_to(node.shape(), shape) {
                 return Err(Error::ShapeMismatch {
                     op: "broadcast_to".into(),
@@ -242,7 +242,7 @@ impl Array {
         stop: Option<isize>,
         step: isize,
     ) -> Array {
-        let result = self.valid_node().and_then(|node| {
+        let result = self.valid_node().and_then(|ref node| {
             let ndim = node.shape().len();
             let axis = axis
                 .to_axis()
@@ -345,7 +345,7 @@ impl Array {
                     ),
                 });
             }
-            let input = cast_node(node, plan.acc);
+            let input = cast_node(&node, plan.acc);
             let mut result = reduce_node(Combine::Builtin(op), &input, axes)?;
             if reduction == Reduction::Mean {
                 let divisor = Literal::cast_from(crate::Wide::Int(count as i128), plan.acc);
@@ -453,7 +453,7 @@ fn operand_shape(operand: &Operand) -> Shape {
 
 fn operand_node(op: &str, operand: &Operand, dtype: DType) -> Result<Arc<Node>> {
     match operand {
-        Operand::Array(a) => Ok(cast_node(a.valid_node()?, dtype)),
+        Operand::Array(a) => Ok(cast_node(&a.valid_node()?, dtype)),
         Operand::Scalar(s) => Ok(Node::new(
             Op::Fill(s.to_literal(op, dtype)?),
             dtype,

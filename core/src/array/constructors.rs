@@ -209,7 +209,7 @@ impl Session {
                     "an array belongs to another context (expected arrays of this context)",
                 ));
             }
-            nodes.push(Arc::clone(a.node()));
+            nodes.push(a.node());
         }
         self.demand(&nodes)
     }
@@ -235,8 +235,7 @@ impl Session {
             ));
         }
         let launch = Arc::new(KernelCall::new(launch));
-        let inputs: SmallVec<[Arc<Node>; 2]> =
-            arrays.iter().map(|a| Arc::clone(a.node())).collect();
+        let inputs: SmallVec<[Arc<Node>; 2]> = arrays.iter().map(|a| a.node()).collect();
         let nodes: Vec<Arc<Node>> = (0..launch.written.len())
             .map(|output| {
                 let like = arrays[launch.written[output]];

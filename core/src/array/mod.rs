@@ -16,7 +16,7 @@ mod scans;
 mod statistics;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -25,14 +25,31 @@ use crate::graph::ExprGraph;
 use crate::node::Node;
 use crate::scalar::Scalar;
 use crate::session::Session;
-use crate::shape::format_shape;
+use crate::shape::{format_shape, Shape};
 use crate::DType;
 
-/// A lazy n-dimensional array. Cheap to clone (a shared handle).
-#[derive(Clone)]
+/// A lazy n-dimensional array: a handle on a value. Cheap to clone (the
+/// clone is a new handle on the same value).
+///
+/// Values never change; a handle can be re-bound to a new value of the same
+/// shape and dtype ([`Array::assign`], a gufunc's or ufunc's `call_into`),
+/// as Numba's `out=` arrays are written. Expressions built from the handle
+/// before keep its old value, and so do its earlier clones.
 pub struct Array {
-    node: Arc<Node>,
+    node: RwLock<Arc<Node>>,
+    /// The shape of every value the handle holds (fixed when it is made).
+    shape: Shape,
     session: Session,
+}
+
+impl Clone for Array {
+    fn clone(&self) -> Array {
+        Array {
+            node: RwLock::new(self.node()),
+            shape: self.shape.clone(),
+            session: self.session.clone(),
+        }
+    }
 }
 
 /// An operand of an element-wise operation: an array or a (weak) Rust scalar.
@@ -91,12 +108,57 @@ operand_from_scalar!(
 
 impl Array {
     pub(crate) fn from_parts(node: Arc<Node>, session: Session) -> Array {
-        Array { node, session }
+        Array {
+            shape: Shape::from_slice(node.shape()),
+            node: RwLock::new(node),
+            session,
+        }
     }
 
-    /// The node this handle refers to (for passes and engines).
-    pub fn node(&self) -> &Arc<Node> {
-        &self.node
+    /// The node of the value this handle holds now (for passes and engines).
+    pub fn node(&self) -> Arc<Node> {
+        Arc::clone(&self.node.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Re-binds the handle to `value` (NumPy's `out[...] = value`, Numba's
+    /// `out=`): later reads of the handle see `value`; expressions built
+    /// from the handle before, and its earlier clones, keep the old value.
+    /// Errors: either array is invalid, belongs to another context, or
+    /// `value`'s shape or dtype differ from the handle's.
+    pub fn assign(&self, value: &Array) -> Result<()> {
+        self.check()?;
+        value.check()?;
+        if !value.session.same_as(&self.session) {
+            return Err(Error::invalid(
+                "assign",
+                "the value belongs to another context (expected an array of the destination's context)",
+            ));
+        }
+        if value.shape() != self.shape() {
+            return Err(Error::ShapeMismatch {
+                op: "assign".into(),
+                message: format!(
+                    "cannot assign a value of shape {} to an array of shape {} (expected equal shapes)",
+                    format_shape(value.shape()),
+                    format_shape(self.shape())
+                ),
+            });
+        }
+        if value.dtype() != self.dtype() {
+            return Err(Error::dtype(
+                "assign",
+                format!(
+                    "cannot assign a {} value to a {} array of shape {} (expected {}: astype first)",
+                    value.dtype(),
+                    self.dtype(),
+                    format_shape(self.shape()),
+                    self.dtype()
+                ),
+            ));
+        }
+        let new = value.node();
+        *self.node.write().unwrap_or_else(PoisonError::into_inner) = new;
+        Ok(())
     }
 
     /// The session (context) the array belongs to.
@@ -106,12 +168,12 @@ impl Array {
 
     /// The shape. For an invalid array: `[]` (check with [`Array::check`]).
     pub fn shape(&self) -> &[usize] {
-        self.node.shape()
+        &self.shape
     }
 
     /// The element type. For an invalid array: `F32` (check with [`Array::check`]).
     pub fn dtype(&self) -> DType {
-        self.node.dtype()
+        self.node().dtype()
     }
 
     /// Number of dimensions.
@@ -132,7 +194,7 @@ impl Array {
     /// Validates the expression without running it: the error of the first
     /// invalid operation it was built from, if any.
     pub fn check(&self) -> Result<()> {
-        match self.node.error() {
+        match self.node().error() {
             Some(e) => Err((**e).clone()),
             None => Ok(()),
         }
@@ -162,7 +224,7 @@ impl Array {
     /// Errors if `T` is not the array's dtype.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype::<T>("to_vec", "a Vec of")?;
-        let host = self.session.host_value(&self.node)?;
+        let host = self.session.host_value(&self.node())?;
         typed(&host, "to_vec").map(<[T]>::to_vec)
     }
 
@@ -185,7 +247,7 @@ impl Array {
                 ),
             });
         }
-        self.session.read_into(&self.node, T::wrap_mut(out))
+        self.session.read_into(&self.node(), T::wrap_mut(out))
     }
 
     /// The only element of a size-1 array (any number of dimensions).
@@ -201,7 +263,7 @@ impl Array {
                 ),
             });
         }
-        let host = self.session.host_value(&self.node)?;
+        let host = self.session.host_value(&self.node())?;
         typed::<T>(&host, "item")?
             .first()
             .copied()
@@ -212,13 +274,13 @@ impl Array {
     /// row-major elements, downloaded from the device if needed.
     pub fn to_host(&self) -> Result<Arc<crate::HostBuffer>> {
         self.check()?;
-        self.session.host_value(&self.node)
+        self.session.host_value(&self.node())
     }
 
     /// Computes the array and keeps the value (on the device, for device
     /// backends); later demands of it, or of expressions using it, reuse it.
     pub fn eval(&self) -> Result<()> {
-        self.session.demand(std::slice::from_ref(&self.node))
+        self.session.demand(&[self.node()])
     }
 
     /// Computes the array if needed and copies it to the device now (Numba's
@@ -226,14 +288,15 @@ impl Array {
     /// device memory (cpu) the array is only computed.
     pub fn to_device(&self) -> Result<Array> {
         self.eval()?;
-        let residency = self.node.residency();
+        let node = self.node();
+        let residency = node.residency();
         if residency.device.is_none() {
             if let Some(device) = self
                 .session
                 .engine()
                 .to_device(&residency, self.session.env())?
             {
-                self.node.update_residency(|r| r.device = Some(device));
+                node.update_residency(|r| r.device = Some(device));
             }
         }
         Ok(self.clone())
@@ -241,12 +304,12 @@ impl Array {
 
     /// True when a device copy of the value exists.
     pub fn is_on_device(&self) -> bool {
-        self.node.residency().device.is_some()
+        self.node().residency().device.is_some()
     }
 
     /// True when the value has been computed (or was given).
     pub fn is_materialized(&self) -> bool {
-        self.node.is_materialized()
+        self.node().is_materialized()
     }
 
     /// A readable account of the expression: its graph and how the backend
@@ -255,7 +318,7 @@ impl Array {
         if let Err(e) = self.check() {
             return format!("invalid expression: {e}\n");
         }
-        let graph = ExprGraph::from_roots(std::slice::from_ref(&self.node));
+        let graph = ExprGraph::from_roots(&[self.node()]);
         let mut text = format::graph_listing(&graph);
         text.push_str(&format!("backend: {}\n", self.session.backend_name()));
         text.push_str(
@@ -270,7 +333,7 @@ impl Array {
     /// The expression graph in Graphviz dot syntax, each fused kernel drawn
     /// as a cluster on fusing backends. Runs nothing.
     pub fn to_dot(&self) -> String {
-        let graph = ExprGraph::from_roots(std::slice::from_ref(&self.node));
+        let graph = ExprGraph::from_roots(&[self.node()]);
         self.session
             .engine()
             .dot(&graph, self.session.options())
@@ -301,14 +364,15 @@ fn typed<'a, T: Element>(host: &'a crate::HostBuffer, op: &str) -> Result<&'a [T
 
 impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.node.error() {
+        let node = self.node();
+        match node.error() {
             Some(e) => write!(f, "Array(invalid: {e})"),
             None => write!(
                 f,
                 "Array({} {}, {}{})",
                 self.dtype(),
                 format_shape(self.shape()),
-                self.node.op().name(),
+                node.op().name(),
                 if self.is_materialized() {
                     ", materialised"
                 } else {

@@ -35,7 +35,7 @@ impl Array {
             let axis = axis.to_axis().unwrap_or(i64::MAX);
             let axis = normalize_axis(name, axis, node.shape().len())?;
             let plan = plan_reduce(Reduction::Builtin(op), node.dtype());
-            let input = cast_node(node, plan.acc);
+            let input = cast_node(&node, plan.acc);
             let scanned = new_node(
                 name,
                 Op::Scan { combine: op, axis },
