@@ -73,7 +73,7 @@ LAZYFUSE_NO_AVX2=1 rerun cpu_backend differential api jit
 # Its JIT tier compiles kernels once they have run enough elements: run the
 # CPU suites with every kernel compiled, and with none.
 LAZYFUSE_JIT=always rerun cpu_backend differential api memory concurrency
-LAZYFUSE_JIT=never rerun cpu_backend differential api
+LAZYFUSE_JIT=never rerun cpu_backend differential api kernels gufuncs
 
 echo "== examples"
 for example in examples/*.rs examples/*/main.rs; do

@@ -402,3 +402,33 @@ fn the_printed_cuda_of_every_gufunc_kernel_compiles_with_nvrtc() {
     }
     assert!(compiled_kernels >= 12, "{compiled_kernels}");
 }
+
+#[test]
+fn the_cpu_backend_compiles_kernels_without_barriers_and_says_so() {
+    let cx = Context::builder()
+        .backend("cpu")
+        .jit(lazyfuse::JitMode::Auto)
+        .build()
+        .unwrap();
+    let a = cx.from_slice(&[1.0f32, 2.0, 3.0, 4.0]).reshape(&[2, 2]);
+    let doubled = library::doubled().unwrap().call(&[&a]).unwrap().remove(0);
+    let text = doubled.explain();
+    assert!(text.contains("compiled code (JIT)"), "{text}");
+    assert_eq!(doubled.to_vec::<f32>().unwrap(), [2.0, 4.0, 6.0, 8.0]);
+
+    // par_reduce needs a block in lockstep on a device; the CPU runs the
+    // body one loop element per thread, compiled.
+    let x = cx.from_slice(&[3.0f64, 4.0]);
+    let norm = library::norm().unwrap().call(&[&x]).unwrap().remove(0);
+    let text = norm.explain();
+    assert!(text.contains("one thread per loop element"), "{text}");
+    assert_eq!(norm.item::<f64>().unwrap(), 5.0);
+
+    // f16 has no compiled form: the simulator runs it, and says why.
+    let halves = a.astype(DType::F16);
+    let text = library::doubled().unwrap().call(&[&halves]).unwrap()[0].explain();
+    assert!(
+        text.contains("simulator") && text.contains("dtype"),
+        "{text}"
+    );
+}

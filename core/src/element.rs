@@ -465,6 +465,12 @@ impl HostBuffer {
         self.len() == 0
     }
 
+    /// The address of element 0, for code that writes the elements itself
+    /// (compiled kernels); valid until the buffer is moved or dropped.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        with_buffer!(self, v => v.as_mut_ptr().cast())
+    }
+
     /// The raw bytes, native endian (bool as one byte 0 or 1).
     pub fn as_bytes(&self) -> &[u8] {
         with_buffer!(self, v => bytemuck::cast_slice(v.as_slice()))

@@ -20,7 +20,9 @@ mod scan;
 pub mod settings;
 pub mod steps;
 pub mod stream;
+mod user;
 pub mod vmath;
+
 pub mod widen;
 
 use std::panic::AssertUnwindSafe;
@@ -149,10 +151,11 @@ impl Runtime for CpuRuntime {
         &self,
         launch: &KernelLaunch,
         arrays: &[(Arc<HostBuffer>, DType)],
-        _env: EvalEnv<'_>,
+        env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<HostBuffer>>> {
         let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
-        let outputs = launch.kernel.run_host(launch, &hosts)?;
+        let pool = self.pool(env.options.threads);
+        let outputs = user::run(launch, &hosts, self.settings.jit, pool.as_deref())?;
         Ok(outputs.into_iter().map(Arc::new).collect())
     }
 
@@ -184,7 +187,7 @@ impl Runtime for CpuRuntime {
     fn user_kernel_executor(&self, launch: &KernelLaunch) -> String {
         format!(
             "{} (the cpu backend has no device)",
-            launch.kernel.host_executor()
+            user::describe(launch, self.settings.jit)
         )
     }
 }

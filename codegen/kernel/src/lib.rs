@@ -38,7 +38,8 @@ mod scope;
 mod val;
 
 use std::any::Any;
-use std::sync::Arc;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::{Arc, OnceLock};
 
 use lazyfuse_core::{Error, HostBuffer, KernelLaunch, Literal, Result, UserKernel};
 
@@ -73,6 +74,21 @@ pub struct BuiltKernel {
     pub device: DeviceKernel,
     args: Vec<ArgSpec>,
     shared_bytes: usize,
+    host_code: OnceLock<std::result::Result<HostCode, &'static str>>,
+    /// The same computation with its threads independent (no barriers),
+    /// for hosts that run threads one after another: a gufunc whose body
+    /// spreads `par_range` over a block runs its loop elements this way
+    /// on the CPU. Launched with one thread per block.
+    host_variant: Option<Kernel>,
+}
+
+/// Code a backend compiled from a kernel, kept with it (freed with it).
+struct HostCode(Box<dyn Any + Send + Sync + UnwindSafe + RefUnwindSafe>);
+
+impl std::fmt::Debug for HostCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostCode")
+    }
 }
 
 impl Kernel {
@@ -149,6 +165,8 @@ impl Kernel {
                 device,
                 args,
                 shared_bytes,
+                host_code: OnceLock::new(),
+                host_variant: None,
             }),
         })
     }
@@ -156,6 +174,14 @@ impl Kernel {
     /// The kernel's name.
     pub fn name(&self) -> &str {
         &self.inner.device.name
+    }
+
+    /// This kernel, with `host` as its [`BuiltKernel::host_variant`].
+    pub(crate) fn with_host_variant(mut self, host: Kernel) -> Kernel {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.host_variant = Some(host);
+        }
+        self
     }
 
     /// The device program (what the printer prints and the simulator runs).
@@ -189,6 +215,32 @@ impl Kernel {
 }
 
 impl BuiltKernel {
+    /// The variant of this kernel for hosts that run threads one after
+    /// another, if it has one: same parameters, no barriers, to be launched
+    /// with one thread per block over the same grid.
+    pub fn host_variant(&self) -> Option<&BuiltKernel> {
+        self.host_variant.as_ref().map(|k| &*k.inner)
+    }
+
+    /// The host code of this kernel, compiled by `compile` on first use
+    /// and kept with the kernel; or why there is none. (One backend
+    /// compiles host code: every caller passes the same `compile`.)
+    pub fn host_code<T: Any + Send + Sync + UnwindSafe + RefUnwindSafe>(
+        &self,
+        compile: impl FnOnce(&DeviceKernel) -> std::result::Result<T, &'static str>,
+    ) -> std::result::Result<&T, &'static str> {
+        let code = self
+            .host_code
+            .get_or_init(|| compile(&self.device).map(|code| HostCode(Box::new(code))));
+        match code {
+            Ok(code) => {
+                let code: &dyn Any = &*code.0;
+                code.downcast_ref().ok_or("host code of another kind")
+            }
+            Err(why) => Err(why),
+        }
+    }
+
     fn cuda_source(&self) -> String {
         let mut text = cuda::prelude();
         text.push('\n');

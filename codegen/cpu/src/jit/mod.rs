@@ -16,6 +16,7 @@
 //! between tiering, always and never; the test suite runs all of them.
 
 mod casts;
+pub mod kernel;
 pub mod lower;
 mod ops;
 pub mod support;

@@ -88,7 +88,7 @@ pub fn supports(body: &Body, outputs: &[(usize, usize)]) -> Result<(), Unsupport
 /// and 64-bit ones truncated, i32/u32 to f64, and between bool and numbers.
 /// Not f64 to 64-bit integers (Cranelift lowers that vector conversion only
 /// with AVX-512), nor the double-rounding ones (64-bit integers to f32).
-fn cast_supported(from: DType, to: DType) -> bool {
+pub(super) fn cast_supported(from: DType, to: DType) -> bool {
     use DType::*;
     let numeric = |d: DType| Lanes::of(d).is_some();
     match (from, to) {
@@ -120,35 +120,8 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
             Inst::Load(_) | Inst::Arg(_) => dtype != DType::Bool,
             Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => false,
             Inst::Cast(_) => cast_supported(operand(0), dtype),
-            Inst::Unary(op, _) => match op {
-                UnaryOp::LogicalNot => dtype == DType::Bool,
-                UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => is_float(operand(0)),
-                UnaryOp::Neg | UnaryOp::Square => dtype != DType::Bool,
-                UnaryOp::Abs => dtype != DType::Bool && !is_unsigned(dtype),
-                UnaryOp::Sqrt
-                | UnaryOp::Floor
-                | UnaryOp::Ceil
-                | UnaryOp::Trunc
-                | UnaryOp::Round => is_float(dtype),
-                _ => false,
-            },
-            Inst::Binary(op, _, _) => match op {
-                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
-                    dtype != DType::Bool || *op != BinaryOp::Sub
-                }
-                BinaryOp::Div => is_float(dtype),
-                BinaryOp::Minimum | BinaryOp::Maximum => true,
-                BinaryOp::Eq
-                | BinaryOp::Ne
-                | BinaryOp::Lt
-                | BinaryOp::Le
-                | BinaryOp::Gt
-                | BinaryOp::Ge => true,
-                BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
-                    dtype == DType::Bool
-                }
-                _ => false,
-            },
+            Inst::Unary(op, _) => unary_supported(*op, operand(0), dtype),
+            Inst::Binary(op, _, _) => binary_supported(*op, dtype),
             Inst::Select(..) => true,
         };
         if !supported {
@@ -159,4 +132,34 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
         return Err("a bool output");
     }
     lanes.ok_or("no numeric value")
+}
+
+/// Whether `op` of an `operand` giving `dtype` is compiled.
+pub(super) fn unary_supported(op: UnaryOp, operand: DType, dtype: DType) -> bool {
+    match op {
+        UnaryOp::LogicalNot => dtype == DType::Bool,
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => is_float(operand),
+        UnaryOp::Neg | UnaryOp::Square => dtype != DType::Bool,
+        UnaryOp::Abs => dtype != DType::Bool && !is_unsigned(dtype),
+        UnaryOp::Sqrt | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round => {
+            is_float(dtype)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `op` giving `dtype` is compiled.
+pub(super) fn binary_supported(op: BinaryOp, dtype: DType) -> bool {
+    match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
+            dtype != DType::Bool || op != BinaryOp::Sub
+        }
+        BinaryOp::Div => is_float(dtype),
+        BinaryOp::Minimum | BinaryOp::Maximum => true,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            true
+        }
+        BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => dtype == DType::Bool,
+        _ => false,
+    }
 }

@@ -124,7 +124,8 @@ impl GUfunc {
             let trace = |parallel| trace(&kernel_name, &layout, &args, parallel, &body);
             let (kernel, used_par) = trace(Parallel::Sequential)?;
             let (kernel, parallel) = if used_par {
-                (trace(Parallel::Block)?.0, Parallel::Block)
+                let spread = trace(Parallel::Block)?.0;
+                (spread.with_host_variant(kernel), Parallel::Block)
             } else {
                 (kernel, Parallel::Sequential)
             };
