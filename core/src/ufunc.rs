@@ -210,6 +210,46 @@ impl Ufunc {
         Array::built(session, self.build(session, args))
     }
 
+    /// Numba's and NumPy's `out=`: applies the function and re-binds `out`
+    /// to the result ([`Array::assign`]), the arguments broadcast to `out`'s
+    /// shape and the result cast to its dtype where that is safe. Errors:
+    /// those of [`Ufunc::call`], a result that does not broadcast to `out`'s
+    /// shape, or a dtype that does not cast safely to `out`'s.
+    pub fn call_into(&self, args: &[&Array], out: &Array) -> Result<()> {
+        let result = self.call(args);
+        result.check()?;
+        let op = self.context();
+        let result = if result.shape() == out.shape() {
+            result
+        } else if crate::shape::broadcasts_to(result.shape(), out.shape()) {
+            result.broadcast_to(out.shape())
+        } else {
+            return Err(Error::ShapeMismatch {
+                op,
+                message: format!(
+                    "the result has shape {} which does not broadcast to the output's shape {}",
+                    crate::shape::format_shape(result.shape()),
+                    crate::shape::format_shape(out.shape())
+                ),
+            });
+        };
+        let result = if result.dtype() == out.dtype() {
+            result
+        } else if crate::can_cast_safely(result.dtype(), out.dtype()) {
+            result.astype(out.dtype())
+        } else {
+            return Err(Error::dtype(
+                op,
+                format!(
+                    "the result is {} and cannot be cast safely to the {} output",
+                    result.dtype(),
+                    out.dtype()
+                ),
+            ));
+        };
+        out.assign(&result)
+    }
+
     fn context(&self) -> String {
         format!("ufunc '{}'", self.inner.name)
     }

@@ -3,6 +3,7 @@
 
 use lazyfuse_core::DType;
 
+use super::scope::KernelScope;
 use super::val::Val;
 use lazyfuse_device::ir::{Expr, Var};
 
@@ -112,7 +113,8 @@ impl ArrayParam {
 
     /// The core of loop element `element` of a gufunc argument whose
     /// buffer is `[loop elements, core dimensions…]`: the last dimensions.
-    pub(crate) fn core_of(&self, element: &Val) -> ArrayParam {
+    /// (The start is computed once, into a register of `k`.)
+    pub(crate) fn core_of(&self, k: &mut KernelScope, element: &Val) -> ArrayParam {
         let extents = self.extents[1..].to_vec();
         let core_len = extents
             .iter()
@@ -120,7 +122,7 @@ impl ArrayParam {
         ArrayParam {
             ndim: self.ndim - 1,
             extents,
-            base: Some(element.clone() * core_len),
+            base: Some(k.let_(element.clone() * core_len)),
             ..self.clone()
         }
     }

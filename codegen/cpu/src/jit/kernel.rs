@@ -158,35 +158,17 @@ fn emit(mut b: FunctionBuilder<'_>, body: &Body, kernel: &DeviceKernel) -> Resul
         });
     }
     let out_of_bounds = b.create_block();
-    let done = b.create_block();
 
-    // for block in first..end { for thread in 0..threads { body } }
-    let block_var = b.declare_var(types::I64);
-    b.def_var(block_var, first);
-    let block_head = b.create_block();
-    let block_body = b.create_block();
-    b.ins().jump(block_head, &[]);
-    b.switch_to_block(block_head);
-    let block = b.use_var(block_var);
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, block, end);
-    b.ins().brif(more, block_body, &[], done, &[]);
-    b.switch_to_block(block_body);
-    let block_idx = split(&mut b, block, [dims[0], dims[1]]);
-    let xy = b.ins().imul(dims[3], dims[4]);
-    let threads = b.ins().imul(xy, dims[5]);
-    let thread_var = b.declare_var(types::I64);
+    // for block in first..end { for z, y, x in the block { body } }: the
+    // threads' coordinates are loop counters (no division per thread).
     let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(thread_var, zero);
-    let thread_head = b.create_block();
-    let thread_body = b.create_block();
-    let next_block = b.create_block();
-    b.ins().jump(thread_head, &[]);
-    b.switch_to_block(thread_head);
-    let thread = b.use_var(thread_var);
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, thread, threads);
-    b.ins().brif(more, thread_body, &[], next_block, &[]);
-    b.switch_to_block(thread_body);
-    let thread_idx = split(&mut b, thread, [dims[3], dims[4]]);
+    let blocks = open_loop(&mut b, first, end);
+    let block = b.use_var(blocks.0);
+    let block_idx = split(&mut b, block, [dims[0], dims[1]]);
+    let z = open_loop(&mut b, zero, dims[5]);
+    let y = open_loop(&mut b, zero, dims[4]);
+    let x = open_loop(&mut b, zero, dims[3]);
+    let thread_idx = [x.0, y.0, z.0].map(|v| b.use_var(v));
     let mut specials = [zero; 12];
     specials[0..3].copy_from_slice(&thread_idx);
     specials[3..6].copy_from_slice(&block_idx);
@@ -214,25 +196,45 @@ fn emit(mut b: FunctionBuilder<'_>, body: &Body, kernel: &DeviceKernel) -> Resul
         };
         lowering.stmts(&kernel.body)?;
     }
-    let thread = b.use_var(thread_var);
-    let next = b.ins().iadd_imm(thread, 1);
-    b.def_var(thread_var, next);
-    b.ins().jump(thread_head, &[]);
-    b.switch_to_block(next_block);
-    let block = b.use_var(block_var);
-    let next = b.ins().iadd_imm(block, 1);
-    b.def_var(block_var, next);
-    b.ins().jump(block_head, &[]);
+    for level in [x, y, z, blocks] {
+        close_loop(&mut b, level);
+    }
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().return_(&[zero]);
 
     b.switch_to_block(out_of_bounds);
     let one = b.ins().iconst(types::I64, 1);
     b.ins().return_(&[one]);
-    b.switch_to_block(done);
-    let zero = b.ins().iconst(types::I64, 0);
-    b.ins().return_(&[zero]);
     b.seal_all_blocks();
     b.finalize();
     Ok(())
+}
+
+/// A loop's counter, head and exit.
+type Loop = (Variable, Block, Block);
+
+/// Opens `for counter in start..end` (unsigned) and leaves the builder in
+/// its body.
+fn open_loop(b: &mut FunctionBuilder<'_>, start: Value, end: Value) -> Loop {
+    let counter = b.declare_var(types::I64);
+    b.def_var(counter, start);
+    let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
+    b.ins().jump(head, &[]);
+    b.switch_to_block(head);
+    let i = b.use_var(counter);
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, i, end);
+    b.ins().brif(more, body, &[], exit, &[]);
+    b.switch_to_block(body);
+    (counter, head, exit)
+}
+
+/// Closes a loop [`open_loop`] opened; leaves the builder after it.
+fn close_loop(b: &mut FunctionBuilder<'_>, (counter, head, exit): Loop) {
+    let i = b.use_var(counter);
+    let next = b.ins().iadd_imm(i, 1);
+    b.def_var(counter, next);
+    b.ins().jump(head, &[]);
+    b.switch_to_block(exit);
 }
 
 /// The x, y, z coordinates of linear position `i` in dimensions whose x

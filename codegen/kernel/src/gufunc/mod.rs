@@ -455,7 +455,7 @@ fn trace(
     };
     let elements = params[0].len(0);
     scope.for_range(first, elements, step, |k, element| {
-        let cores: Vec<ArrayParam> = params.iter().map(|p| p.core_of(&element)).collect();
+        let cores: Vec<ArrayParam> = params.iter().map(|p| p.core_of(k, &element)).collect();
         body(k, &cores);
     });
     let used_par = scope.used_par;
