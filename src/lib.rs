@@ -36,8 +36,8 @@ pub use context::{Context, ContextBuilder};
 pub use gufunc::GUfunc;
 pub use inspect::cuda_source;
 pub use lazyfuse_core::{
-    can_cast_safely, half, promote, Array, AxisIndex, DType, Element, Error, Expr, ExprOperand,
-    HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
+    can_cast_safely, half, promote, Array, AxisIndex, CleanupGuard, DType, Element, Error, Expr,
+    ExprOperand, HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
 };
 pub use lazyfuse_cpu::JitMode;
 

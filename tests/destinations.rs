@@ -59,3 +59,49 @@ fn wrong_outputs_are_errors_and_leave_the_output_alone() {
         .to_string()
         .contains("another context"));
 }
+
+#[test]
+fn a_steady_out_loop_allocates_no_device_memory_after_the_first_round() {
+    let add = Ufunc::new("add", |[x, y]: [Expr; 2]| x * 2.0 + y);
+    let cx = lazyfuse::Context::sim();
+    let n = 1000;
+    let x = cx.from_slice(&vec![1.0f32; n]);
+    let y = cx.from_slice(&vec![0.5f32; n]);
+    let out = cx.empty(&[n], DType::F32);
+    add.call_into(&[&x, &y], &out).unwrap();
+    out.eval().unwrap();
+    let first = cx.stats();
+    assert_eq!(first.device_allocations, 3, "two uploads and the output");
+    assert_eq!(first.device_bytes_allocated, 3 * 4 * n as u64);
+    for _ in 0..5 {
+        add.call_into(&[&x, &y], &out).unwrap();
+        out.eval().unwrap();
+    }
+    assert_eq!(
+        cx.stats().device_allocations,
+        3,
+        "each new value of out reuses the buffer its old value freed"
+    );
+    assert_eq!(out.to_vec::<f32>().unwrap(), vec![2.5f32; n]);
+
+    // While cleanup is deferred, freed buffers are queued, not reused.
+    {
+        let _guard = cx.defer_cleanup();
+        add.call_into(&[&x, &y], &out).unwrap();
+        out.eval().unwrap();
+        assert_eq!(cx.stats().device_allocations, 4);
+    }
+    add.call_into(&[&x, &y], &out).unwrap();
+    out.eval().unwrap();
+    assert_eq!(
+        cx.stats().device_allocations,
+        4,
+        "released at the guard's end, then reused"
+    );
+
+    // The cpu backend has no device memory.
+    let host = lazyfuse::Context::cpu();
+    let z = host.from_slice(&[1.0f32]);
+    (&z * 2.0f32).eval().unwrap();
+    assert_eq!(host.stats().device_allocations, 0);
+}

@@ -30,6 +30,12 @@ pub struct Stats {
     pub d2h_bytes: u64,
     /// Demands that ran the engine (a demand answered from memoised values does not count).
     pub evaluations: u64,
+    /// Allocations of device memory plans made (`sim`: every new device
+    /// buffer; `cuda`: allocations its pool could not serve from freed
+    /// blocks). Always 0 on backends without device memory.
+    pub device_allocations: u64,
+    /// Bytes of those allocations.
+    pub device_bytes_allocated: u64,
 }
 
 /// One counter of [`Stats`].
@@ -44,12 +50,14 @@ pub enum Counter {
     D2hCopies,
     D2hBytes,
     Evaluations,
+    DeviceAllocations,
+    DeviceBytesAllocated,
 }
 
 /// Thread-safe [`Stats`] accumulator owned by a context.
 #[derive(Debug, Default)]
 pub struct StatsCounter {
-    counters: [AtomicU64; 8],
+    counters: [AtomicU64; 10],
 }
 
 impl StatsCounter {
@@ -70,6 +78,8 @@ impl StatsCounter {
             d2h_copies: get(Counter::D2hCopies),
             d2h_bytes: get(Counter::D2hBytes),
             evaluations: get(Counter::Evaluations),
+            device_allocations: get(Counter::DeviceAllocations),
+            device_bytes_allocated: get(Counter::DeviceBytesAllocated),
         }
     }
 
@@ -167,6 +177,14 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     fn release_memory(&self) -> usize {
         0
     }
+
+    /// Starts deferring the release of freed device buffers (one more
+    /// `defer_cleanup` guard): they are queued, not reused, until
+    /// [`Engine::end_deferred_cleanup`] ends the last guard.
+    fn begin_deferred_cleanup(&self) {}
+
+    /// Ends one `defer_cleanup` guard; at the last, releases the queue.
+    fn end_deferred_cleanup(&self) {}
 
     /// The engine's part of `explain()`: how it would run `graph`.
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String;

@@ -56,7 +56,7 @@ pub use ops::{BinaryOp, ReduceOp, UnaryClass, UnaryOp, ALIASES};
 pub use reducer::Reducer;
 pub use reference::ReferenceEngine;
 pub use scalar::{Literal, Scalar};
-pub use session::Session;
+pub use session::{CleanupGuard, Session};
 pub use shape::{AxisIndex, Shape};
 pub use trace::{Expr, ExprOperand};
 pub use ufunc::{Signature, Ufunc};

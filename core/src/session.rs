@@ -26,6 +26,27 @@ struct SessionInner {
     stats: StatsCounter,
 }
 
+/// A `defer_cleanup` guard ([`Session::defer_cleanup`]): dropping the
+/// last one releases the device buffers freed meanwhile.
+#[must_use = "cleanup is deferred only while the guard lives"]
+pub struct CleanupGuard {
+    engine: Arc<dyn Engine>,
+}
+
+impl fmt::Debug for CleanupGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CleanupGuard")
+            .field("backend", &self.engine.name())
+            .finish()
+    }
+}
+
+impl Drop for CleanupGuard {
+    fn drop(&mut self) {
+        self.engine.end_deferred_cleanup();
+    }
+}
+
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
@@ -69,6 +90,17 @@ impl Session {
     /// The engine.
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.inner.engine
+    }
+
+    /// Numba's `cuda.defer_cleanup()`: while the returned guard (or any
+    /// other) lives, device buffers whose arrays are gone are queued rather
+    /// than reused or freed; they are released when the last guard drops.
+    /// (Backends without device memory have nothing to defer.)
+    pub fn defer_cleanup(&self) -> CleanupGuard {
+        self.inner.engine.begin_deferred_cleanup();
+        CleanupGuard {
+            engine: Arc::clone(&self.inner.engine),
+        }
     }
 
     /// What has been run and copied since creation or the last [`Session::reset_stats`].

@@ -112,6 +112,12 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     fn release_memory(&self) -> usize {
         0
     }
+
+    /// Queues freed buffers instead of reusing them (one more guard).
+    fn begin_deferred_cleanup(&self) {}
+
+    /// Ends one guard; at the last, releases the queued buffers.
+    fn end_deferred_cleanup(&self) {}
 }
 
 /// A [`Runtime`] driven as an [`Engine`]: owns the program cache and runs
@@ -435,6 +441,14 @@ impl<R: Runtime> Engine for Driver<R> {
 
     fn release_memory(&self) -> usize {
         self.runtime.release_memory()
+    }
+
+    fn begin_deferred_cleanup(&self) {
+        self.runtime.begin_deferred_cleanup();
+    }
+
+    fn end_deferred_cleanup(&self) {
+        self.runtime.end_deferred_cleanup();
     }
 
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String {

@@ -24,7 +24,7 @@ use cudarc::nvrtc::Ptx;
 use lazyfuse_core::reference::Lines;
 use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, Residency,
-    Result,
+    Result, StatsCounter,
 };
 use lazyfuse_fusion::{Driver, FusedKernel, Launch, Runtime, ScanLaunch};
 use lazyfuse_kernel::ScanKernels;
@@ -241,8 +241,14 @@ impl CudaRuntime {
         self.pool.stats()
     }
 
-    fn allocate(&self, bytes: usize) -> Result<CudaBuffer> {
+    /// A device buffer of `bytes` from the pool; an allocation the pool
+    /// could not serve from freed blocks is counted in `stats`.
+    fn allocate(&self, bytes: usize, stats: &StatsCounter) -> Result<CudaBuffer> {
         let pooled = self.pool.allocate(bytes)?;
+        if pooled.fresh {
+            stats.add(Counter::DeviceAllocations, 1);
+            stats.add(Counter::DeviceBytesAllocated, pooled.class as u64);
+        }
         Ok(CudaBuffer {
             slice: Some(pooled.block),
             class: pooled.class,
@@ -386,6 +392,7 @@ impl CudaRuntime {
         loaded: &LoadedProgram,
         launch: &Launch,
         inputs: &[Option<&CudaBuffer>],
+        stats: &StatsCounter,
     ) -> Result<Vec<CudaBuffer>> {
         let program = &loaded.program;
         let sizes = bind::Sizes::of(launch);
@@ -395,11 +402,11 @@ impl CudaRuntime {
             sizes.domain_len
         };
         let outputs = (0..launch.kernel.outputs.len())
-            .map(|j| self.allocate(out_len * launch.kernel.output_dtype(j).size()))
+            .map(|j| self.allocate(out_len * launch.kernel.output_dtype(j).size(), stats))
             .collect::<Result<Vec<_>>>()?;
         let partials = program
             .partials
-            .map(|d| self.allocate(sizes.partial_count * d.size()))
+            .map(|d| self.allocate(sizes.partial_count * d.size(), stats))
             .transpose()?;
         for (kernel, function) in program.kernels.iter().zip(&loaded.functions) {
             let missing =
@@ -500,9 +507,9 @@ impl Runtime for CudaRuntime {
         Residency::device(buffer)
     }
 
-    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
         let bytes = host.as_bytes();
-        let mut buffer = self.allocate(bytes.len())?;
+        let mut buffer = self.allocate(bytes.len(), env.stats)?;
         if !bytes.is_empty() {
             let slice = buffer
                 .slice
@@ -543,7 +550,7 @@ impl Runtime for CudaRuntime {
             .map(|i| i.map(cuda_buffer).transpose())
             .collect::<Result<Vec<_>>>()?;
         let loaded = self.program(launch, env)?;
-        let outputs = self.run(&loaded, launch, &inputs)?;
+        let outputs = self.run(&loaded, launch, &inputs, env.stats)?;
         Ok(outputs.into_iter().map(on_device).collect())
     }
 
@@ -568,7 +575,10 @@ impl Runtime for CudaRuntime {
             Arc::clone(input),
             env,
             // Every element of these buffers is written before it is read.
-            |len| Ok(Arc::new(self.allocate(len * scan.dtype.size())?) as Arc<dyn DeviceBuffer>),
+            |len| {
+                let buffer = self.allocate(len * scan.dtype.size(), env.stats)?;
+                Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
+            },
             |launch, arrays| self.run_user_kernel(launch, arrays, env),
         )
     }
@@ -587,5 +597,13 @@ impl Runtime for CudaRuntime {
         // Dropping a staging buffer waits for the copy that read it.
         drop(staged);
         self.pool.trim() + bytes
+    }
+
+    fn begin_deferred_cleanup(&self) {
+        self.pool.defer();
+    }
+
+    fn end_deferred_cleanup(&self) {
+        self.pool.resume();
     }
 }

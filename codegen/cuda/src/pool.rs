@@ -33,6 +33,8 @@ pub struct PooledBlock<B> {
     pub block: B,
     /// The size class the block belongs to.
     pub class: usize,
+    /// Whether the device allocator made it (not served from the cache).
+    pub fresh: bool,
 }
 
 /// Counters of a [`CachingPool`], as returned by [`CachingPool::stats`].
@@ -57,6 +59,10 @@ pub struct PoolStats {
 struct State<B> {
     bins: HashMap<usize, Vec<B>>,
     stats: PoolStats,
+    /// Live `defer_cleanup` guards.
+    deferring: usize,
+    /// Blocks released while deferring, with their classes.
+    deferred: Vec<(B, usize)>,
 }
 
 impl<B> State<B> {
@@ -84,6 +90,8 @@ impl<A: DeviceAllocator> CachingPool<A> {
             state: Mutex::new(State {
                 bins: HashMap::new(),
                 stats: PoolStats::default(),
+                deferring: 0,
+                deferred: Vec::new(),
             }),
         }
     }
@@ -125,7 +133,11 @@ impl<A: DeviceAllocator> CachingPool<A> {
                 stats.live_blocks += 1;
                 stats.live_bytes += class;
                 stats.reuses += 1;
-                return Ok(PooledBlock { block, class });
+                return Ok(PooledBlock {
+                    block,
+                    class,
+                    fresh: false,
+                });
             }
         }
         // The lock is not held across device calls: they can take milliseconds
@@ -147,21 +159,61 @@ impl<A: DeviceAllocator> CachingPool<A> {
         state.stats.live_blocks += 1;
         state.stats.live_bytes += class;
         state.stats.fresh_allocations += 1;
-        Ok(PooledBlock { block, class })
+        Ok(PooledBlock {
+            block,
+            class,
+            fresh: true,
+        })
     }
 
     /// Returns a block to the bin of its size class for reuse.
     pub fn release(&self, block: A::Block, class: usize) {
         let mut state = self.lock();
-        // Saturating: a block released twice or with a wrong class must not
-        // turn the counters into a panic in a destructor.
-        state.stats.live_blocks = state.stats.live_blocks.saturating_sub(1);
-        state.stats.live_bytes = state.stats.live_bytes.saturating_sub(class);
-        state.stats.cached_blocks += 1;
-        state.stats.cached_bytes += class;
-        state.bins.entry(class).or_default().push(block);
+        if state.deferring > 0 {
+            state.deferred.push((block, class));
+            return;
+        }
+        state.bin(block, class);
     }
 
+    /// Starts deferring releases (Numba's `defer_cleanup`): blocks released
+    /// from now on are queued, neither reused nor freed, until the last
+    /// [`CachingPool::defer`] is matched by a [`CachingPool::resume`].
+    pub fn defer(&self) {
+        self.lock().deferring += 1;
+    }
+
+    /// Ends one deferral; at the last, the queued blocks are released.
+    pub fn resume(&self) {
+        let mut state = self.lock();
+        state.deferring = state.deferring.saturating_sub(1);
+        if state.deferring == 0 {
+            for (block, class) in std::mem::take(&mut state.deferred) {
+                state.bin(block, class);
+            }
+        }
+    }
+
+    /// Blocks released while deferring, not yet back in the pool.
+    pub fn deferred_blocks(&self) -> usize {
+        self.lock().deferred.len()
+    }
+}
+
+impl<B> State<B> {
+    /// Keeps a released block for reuse.
+    fn bin(&mut self, block: B, class: usize) {
+        // Saturating: a block released twice or with a wrong class must not
+        // turn the counters into a panic in a destructor.
+        self.stats.live_blocks = self.stats.live_blocks.saturating_sub(1);
+        self.stats.live_bytes = self.stats.live_bytes.saturating_sub(class);
+        self.stats.cached_blocks += 1;
+        self.stats.cached_bytes += class;
+        self.bins.entry(class).or_default().push(block);
+    }
+}
+
+impl<A: DeviceAllocator> CachingPool<A> {
     /// Returns a [`PooledBlock`] to its bin; the same as [`CachingPool::release`].
     pub fn recycle(&self, pooled: PooledBlock<A::Block>) {
         self.release(pooled.block, pooled.class);
@@ -263,6 +315,27 @@ mod tests {
         assert_eq!(Pool::size_class(3 * MIB - 5), 3 * MIB);
         assert_eq!(Pool::size_class(3 * MIB), 3 * MIB);
         assert_eq!(Pool::size_class(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn deferred_releases_are_queued_until_the_last_guard_ends() {
+        let pool = Pool::new(FakeAllocator::new(1 << 30));
+        pool.defer();
+        pool.defer();
+        let a = pool.allocate(1000).unwrap();
+        pool.recycle(a);
+        assert_eq!(pool.deferred_blocks(), 1);
+        let b = pool.allocate(1000).unwrap();
+        assert!(b.fresh, "a queued block is not reused");
+        pool.resume();
+        assert_eq!(pool.deferred_blocks(), 1, "one guard still lives");
+        pool.resume();
+        assert_eq!(pool.deferred_blocks(), 0);
+        let c = pool.allocate(1000).unwrap();
+        assert!(!c.fresh, "released at the last guard, then reused");
+        assert_eq!(pool.allocator().allocations(), 2);
+        pool.recycle(b);
+        pool.recycle(c);
     }
 
     #[test]

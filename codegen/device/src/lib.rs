@@ -85,6 +85,19 @@ pub fn simulate(
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
 ) -> Result<Vec<HostBuffer>> {
+    simulate_in(program, launch, inputs, HostBuffer::try_zeros).map(|(outputs, _)| outputs)
+}
+
+/// [`simulate`], taking the output and scratch buffers from `allocate`
+/// (`(dtype, len)`; their contents are overwritten before they are read,
+/// as on a device). Returns the outputs and the scratch buffer of block
+/// partials, if the program used one (for the caller to free).
+pub fn simulate_in(
+    program: &DeviceProgram,
+    launch: &Launch,
+    inputs: &[Option<&HostBuffer>],
+    mut allocate: impl FnMut(DType, usize) -> Result<HostBuffer>,
+) -> Result<(Vec<HostBuffer>, Option<HostBuffer>)> {
     let sizes = bind::Sizes::of(launch);
     let out_len = if launch.kernel.reduction.is_some() {
         sizes.kept_len
@@ -92,11 +105,11 @@ pub fn simulate(
         sizes.domain_len
     };
     let mut outputs: Vec<HostBuffer> = (0..launch.kernel.outputs.len())
-        .map(|j| HostBuffer::try_zeros(launch.kernel.output_dtype(j), out_len))
+        .map(|j| allocate(launch.kernel.output_dtype(j), out_len))
         .collect::<Result<_>>()?;
     let mut partials = program
         .partials
-        .map(|dtype| HostBuffer::try_zeros(dtype, sizes.partial_count))
+        .map(|dtype| allocate(dtype, sizes.partial_count))
         .transpose()?;
     for kernel in &program.kernels {
         let blocks = bind::blocks(kernel, launch);
@@ -132,5 +145,5 @@ pub fn simulate(
             &mut bindings,
         )?;
     }
-    Ok(outputs)
+    Ok((outputs, partials))
 }

@@ -8,11 +8,10 @@
 //! Owns: the simulated device's memory and its runtime. Must not know: the
 //! CUDA driver, fusion internals, `Array`.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, StatsCounter,
 };
 use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
@@ -20,21 +19,9 @@ use lazyfuse_core::reference::Lines;
 use lazyfuse_device::{self as device, LoweringCache};
 use lazyfuse_kernel::{BuiltKernel, ScanKernels};
 
-/// A buffer in simulated device memory.
-#[derive(Debug)]
-pub struct SimBuffer {
-    data: HostBuffer,
-}
+mod memory;
 
-impl DeviceBuffer for SimBuffer {
-    fn bytes(&self) -> usize {
-        self.data.as_bytes().len()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+pub use memory::{SimBuffer, SimMemory};
 
 /// The simulated-device engine: the driver over the simulated device.
 pub type SimEngine = Driver<SimRuntime>;
@@ -43,6 +30,25 @@ pub type SimEngine = Driver<SimRuntime>;
 #[derive(Debug, Default)]
 pub struct SimRuntime {
     lowered: LoweringCache,
+    memory: Arc<SimMemory>,
+}
+
+impl SimRuntime {
+    /// The simulated device's memory.
+    pub fn memory(&self) -> &SimMemory {
+        &self.memory
+    }
+
+    fn on_device(&self, data: HostBuffer) -> Arc<dyn DeviceBuffer> {
+        Arc::new(SimBuffer::new(data, &self.memory))
+    }
+
+    /// A device copy of `source`.
+    fn copy(&self, source: &HostBuffer, stats: &StatsCounter) -> Result<HostBuffer> {
+        let mut copy = self.memory.allocate(source.dtype(), source.len(), stats)?;
+        copy.as_slice_mut().copy_from(source)?;
+        Ok(copy)
+    }
 }
 
 fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
@@ -50,10 +56,6 @@ fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
         .as_any()
         .downcast_ref::<SimBuffer>()
         .ok_or_else(|| Error::internal("sim backend", "a device buffer of another backend"))
-}
-
-fn on_device(data: HostBuffer) -> Arc<dyn DeviceBuffer> {
-    Arc::new(SimBuffer { data })
 }
 
 impl Runtime for SimRuntime {
@@ -76,8 +78,8 @@ impl Runtime for SimRuntime {
         Residency::device(buffer)
     }
 
-    fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
-        Ok(on_device((**host).clone()))
+    fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        Ok(self.on_device(self.copy(host, env.stats)?))
     }
 
     fn download(&self, buffer: &Arc<dyn DeviceBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
@@ -95,15 +97,19 @@ impl Runtime for SimRuntime {
             .map(|i| i.map(sim_buffer).transpose().map(|b| b.map(|b| &b.data)))
             .collect::<Result<Vec<_>>>()?;
         let program = self.lowered.get(launch, env)?;
-        let outputs = device::simulate(&program, launch, &inputs)?;
-        Ok(outputs.into_iter().map(on_device).collect())
+        let (outputs, partials) = device::simulate_in(&program, launch, &inputs, |dtype, len| {
+            self.memory.allocate(dtype, len, env.stats)
+        })?;
+        // The partials return to the memory with their buffer.
+        drop(partials.map(|p| self.on_device(p)));
+        Ok(outputs.into_iter().map(|o| self.on_device(o)).collect())
     }
 
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
         arrays: &[(Arc<dyn DeviceBuffer>, DType)],
-        _env: EvalEnv<'_>,
+        env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         let Some(kernel) = launch.kernel.as_any().downcast_ref::<BuiltKernel>() else {
             // Raw CUDA source: the kernel says why it cannot run here.
@@ -118,14 +124,14 @@ impl Runtime for SimRuntime {
             .written
             .iter()
             .map(|&w| {
-                hosts
-                    .get(w)
-                    .map(|h| (*h).clone())
-                    .ok_or_else(|| Error::internal("sim backend", "a written argument is missing"))
+                let source = hosts.get(w).ok_or_else(|| {
+                    Error::internal("sim backend", "a written argument is missing")
+                })?;
+                self.copy(source, env.stats)
             })
             .collect::<Result<_>>()?;
         kernel.simulate(launch, &hosts, &mut outputs)?;
-        Ok(outputs.into_iter().map(on_device).collect())
+        Ok(outputs.into_iter().map(|o| self.on_device(o)).collect())
     }
 
     fn scan(
@@ -139,7 +145,7 @@ impl Runtime for SimRuntime {
             Lines::of(&scan.shape, scan.axis),
             Arc::clone(input),
             env,
-            |len| Ok(on_device(HostBuffer::try_zeros(scan.dtype, len)?)),
+            |len| Ok(self.on_device(self.memory.allocate(scan.dtype, len, env.stats)?)),
             |launch, arrays| self.run_kernel(launch, arrays, env),
         )
     }
@@ -150,5 +156,17 @@ impl Runtime for SimRuntime {
 
     fn user_kernel_executor(&self, _launch: &KernelLaunch) -> String {
         "the SIMT interpreter on simulated device memory".into()
+    }
+
+    fn release_memory(&self) -> usize {
+        self.memory.release_cached()
+    }
+
+    fn begin_deferred_cleanup(&self) {
+        self.memory.defer();
+    }
+
+    fn end_deferred_cleanup(&self) {
+        self.memory.resume();
     }
 }

@@ -52,7 +52,7 @@ impl CudaRuntime {
             let source = inputs
                 .get(w)
                 .ok_or_else(|| Error::internal("cuda backend", "a written argument is missing"))?;
-            let mut copy = self.allocate(source.bytes)?;
+            let mut copy = self.allocate(source.bytes, env.stats)?;
             if source.bytes > 0 {
                 let from = source.slice()?.slice(0..source.bytes);
                 let target = copy

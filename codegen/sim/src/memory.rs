@@ -1,0 +1,144 @@
+//! The simulated device's memory: buffers, and a cache of freed ones.
+//!
+//! As a GPU memory pool does, buffers whose arrays are gone are kept (by
+//! dtype and length, up to [`CACHE_LIMIT`] bytes) and handed out again, so
+//! a steady loop of demands (or Numba's `out=` pattern: an output re-bound
+//! while nothing else holds its old value) makes no new allocations, which
+//! `Stats::device_allocations` shows. While a `defer_cleanup` guard lives,
+//! freed buffers are queued instead, and released when the last guard
+//! drops (Numba's deallocation queue).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use lazyfuse_core::{Counter, DType, DeviceBuffer, HostBuffer, Result, StatsCounter};
+
+/// The most bytes of freed buffers kept for reuse.
+pub const CACHE_LIMIT: usize = 256 << 20;
+
+/// The simulated device's memory (shared by its buffers, which return to
+/// it when dropped).
+#[derive(Debug, Default)]
+pub struct SimMemory {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    free: HashMap<(DType, usize), Vec<HostBuffer>>,
+    cached_bytes: usize,
+    /// Live `defer_cleanup` guards.
+    deferring: usize,
+    deferred: Vec<HostBuffer>,
+}
+
+impl SimMemory {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A buffer of `len` elements of `dtype`: a freed one if any (its
+    /// contents stale, as on a device), else a new allocation, counted.
+    pub fn allocate(&self, dtype: DType, len: usize, stats: &StatsCounter) -> Result<HostBuffer> {
+        {
+            let mut state = self.lock();
+            if let Some(buffer) = state.free.get_mut(&(dtype, len)).and_then(Vec::pop) {
+                state.cached_bytes -= buffer.as_bytes().len();
+                return Ok(buffer);
+            }
+        }
+        let buffer = HostBuffer::try_zeros(dtype, len)?;
+        stats.add(Counter::DeviceAllocations, 1);
+        stats.add(
+            Counter::DeviceBytesAllocated,
+            buffer.as_bytes().len() as u64,
+        );
+        Ok(buffer)
+    }
+
+    /// Takes back a buffer whose array is gone.
+    fn release(&self, buffer: HostBuffer) {
+        let mut state = self.lock();
+        if state.deferring > 0 {
+            state.deferred.push(buffer);
+            return;
+        }
+        state.cache(buffer);
+    }
+
+    /// Frees every cached buffer; returns the bytes released.
+    pub fn release_cached(&self) -> usize {
+        let mut state = self.lock();
+        state.free.clear();
+        std::mem::take(&mut state.cached_bytes)
+    }
+
+    /// Starts deferring cleanup (one more guard).
+    pub fn defer(&self) {
+        self.lock().deferring += 1;
+    }
+
+    /// Ends one guard; when it was the last, the queued buffers are freed
+    /// (into the cache).
+    pub fn resume(&self) {
+        let mut state = self.lock();
+        state.deferring = state.deferring.saturating_sub(1);
+        if state.deferring == 0 {
+            for buffer in std::mem::take(&mut state.deferred) {
+                state.cache(buffer);
+            }
+        }
+    }
+
+    /// Buffers freed while cleanup is deferred, not yet released.
+    pub fn deferred(&self) -> usize {
+        self.lock().deferred.len()
+    }
+}
+
+impl State {
+    fn cache(&mut self, buffer: HostBuffer) {
+        let bytes = buffer.as_bytes().len();
+        if self.cached_bytes + bytes <= CACHE_LIMIT {
+            self.cached_bytes += bytes;
+            self.free
+                .entry((buffer.dtype(), buffer.len()))
+                .or_default()
+                .push(buffer);
+        }
+    }
+}
+
+/// A buffer in simulated device memory.
+#[derive(Debug)]
+pub struct SimBuffer {
+    pub(crate) data: HostBuffer,
+    memory: Arc<SimMemory>,
+}
+
+impl SimBuffer {
+    /// `data` in `memory`.
+    pub(crate) fn new(data: HostBuffer, memory: &Arc<SimMemory>) -> SimBuffer {
+        SimBuffer {
+            data,
+            memory: Arc::clone(memory),
+        }
+    }
+}
+
+impl DeviceBuffer for SimBuffer {
+    fn bytes(&self) -> usize {
+        self.data.as_bytes().len()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Drop for SimBuffer {
+    fn drop(&mut self) {
+        let data = std::mem::replace(&mut self.data, HostBuffer::Bool(Vec::new()));
+        self.memory.release(data);
+    }
+}
