@@ -301,6 +301,7 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
         tutorial::block_sum(false).unwrap(),
         tutorial::histogram().unwrap(),
         tutorial::matmul_tiled().unwrap(),
+        reverse_in_fours(),
     ] {
         let source = kernel.cuda_source();
         let compiled = nvrtc::compile(kernel.name(), &source, &Target::Cubin("sm_80".into()))
@@ -490,4 +491,81 @@ fn a_cached_program_runs_each_new_launch_with_its_own_arguments() {
         "the new launch's values, not the cached one's"
     );
     assert_eq!(cx.stats().kernels_compiled, 0, "{:?}", cx.stats());
+}
+
+fn reverse_in_fours() -> Kernel {
+    Kernel::build("reverse_in_fours", |k| {
+        let a = k.array("a", DType::F32, 1);
+        let out = k.array_mut("out", DType::F32, 1);
+        let i = k.grid(1).remove(0);
+        k.if_((&i * 4.0 + 3.0).lt(a.len(0)), |k| {
+            let window = k.local_array(DType::F32, &[4]);
+            k.for_range(0i64, 4i64, 1i64, |k, j| {
+                k.store_local(&window, &j, a.at(&i * 4.0 + &j));
+            });
+            k.for_range(0i64, 4i64, 1i64, |k, j| {
+                k.store(&out, &i * 4.0 + &j, window.at(3.0 - &j));
+            });
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn local_arrays_are_per_thread_on_every_backend() {
+    let kernel = reverse_in_fours();
+    let source = kernel.cuda_source();
+    assert!(source.contains("    float local0[4];"), "{source}");
+    assert!(!source.contains("__shared__ float local0"), "{source}");
+    let host: Vec<f32> = (0..64).map(|v| v as f32).collect();
+    let want: Vec<f32> = host
+        .chunks(4)
+        .flat_map(|c| c.iter().rev().copied())
+        .collect();
+    for cx in common::backends() {
+        let a = cx.from_slice(&host);
+        let out = cx.zeros(&[64], DType::F32);
+        let got = kernel
+            .launch(&cx, 1u32, 32u32, &[(&a).into(), (&out).into()])
+            .unwrap()
+            .remove(0);
+        assert_eq!(got.to_vec::<f32>().unwrap(), want, "{}", cx.backend_name());
+    }
+    let cx = Context::builder()
+        .backend("cpu")
+        .jit(lazyfuse::JitMode::Auto)
+        .build()
+        .unwrap();
+    let a = cx.from_slice(&host);
+    let out = cx.zeros(&[64], DType::F32);
+    let got = kernel
+        .launch(&cx, 1u32, 32u32, &[(&a).into(), (&out).into()])
+        .unwrap()
+        .remove(0);
+    assert!(
+        got.explain().contains("compiled code (JIT)"),
+        "{}",
+        got.explain()
+    );
+}
+
+#[test]
+fn a_local_array_index_out_of_range_is_reported() {
+    let kernel = Kernel::build("overrun", |k| {
+        let out = k.array_mut("out", DType::I32, 1);
+        let t = k.local_array(DType::I32, &[2]);
+        let i = k.grid(1).remove(0);
+        k.store_local(&t, &i, 1i32);
+        k.store(&out, &i, t.at(&i));
+    })
+    .unwrap();
+    for cx in [Context::sim(), Context::cpu()] {
+        let out = cx.zeros(&[8], DType::I32);
+        let got = kernel.launch(&cx, 1u32, 8u32, &[(&out).into()]).unwrap();
+        let err = got[0].to_vec::<i32>().unwrap_err().to_string();
+        assert!(
+            err.contains("local0[2] outside its 2 elements") && err.contains("thread 2"),
+            "{err}"
+        );
+    }
 }

@@ -100,6 +100,7 @@ impl<'k> KernelBuilder<'k> {
             name: name.to_string(),
             dtype,
             len,
+            local: false,
         });
         (self.shared.len() - 1) as u32
     }

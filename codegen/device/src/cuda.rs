@@ -158,7 +158,8 @@ pub fn print_kernel(text: &mut String, kernel: &DeviceKernel) {
     for shared in &kernel.shared {
         let _ = writeln!(
             text,
-            "    __shared__ {} {}[{}];",
+            "    {}{} {}[{}];",
+            if shared.local { "" } else { "__shared__ " },
             c_type(shared.dtype),
             shared.name,
             shared.len

@@ -374,7 +374,9 @@ pub enum ArgSource {
     UserScalar(usize),
 }
 
-/// A per-block shared-memory array.
+/// A per-block shared-memory array, or a per-thread local array (Numba's
+/// `cuda.local.array`), read and written with the same expressions and
+/// statements.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedArray {
     /// The name printed in CUDA C.
@@ -383,6 +385,9 @@ pub struct SharedArray {
     pub dtype: DType,
     /// Number of elements.
     pub len: u32,
+    /// One copy per thread (printed without `__shared__`; not shared
+    /// memory, never raced on, no atomics).
+    pub local: bool,
 }
 
 /// How many blocks a kernel is launched with.

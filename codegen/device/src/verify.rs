@@ -74,6 +74,7 @@ pub fn verify_kernel(kernel: &DeviceKernel) -> Result<()> {
     let shared_bytes: usize = kernel
         .shared
         .iter()
+        .filter(|s| !s.local)
         .map(|s| s.len as usize * s.dtype.size())
         .sum();
     if shared_bytes > MAX_SHARED_BYTES {
@@ -247,7 +248,14 @@ impl<'k> Scopes<'k> {
                     }
                     match *target {
                         AtomicTarget::Global(p) => self.writable(p)?,
-                        AtomicTarget::Shared(a) => self.shared(a)?,
+                        AtomicTarget::Shared(a) => {
+                            self.shared(a)?;
+                            if self.kernel.shared[a as usize].local {
+                                return Err(self.fail(format!(
+                                    "an atomic update of local array {a} (atomics need shared or global memory)"
+                                )));
+                            }
+                        }
                     }
                     if let Some(v) = old {
                         self.use_var(*v)?;
@@ -393,6 +401,7 @@ mod tests {
                 name: "tile".into(),
                 dtype: DType::F32,
                 len: 64,
+                local: false,
             }],
             vars: vec![DType::F32, DType::I64],
             body,

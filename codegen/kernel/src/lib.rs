@@ -55,7 +55,7 @@ pub use launch::{
     ArgValue, Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
 };
 pub use lazyfuse_device::ir::Dim;
-pub use memory::{ArrayParam, Indices, Local, SharedArrayRef};
+pub use memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 pub use raw::{RawKernel, RawKernelImpl, RawParam};
 pub use scan::ScanKernels;
 pub use scope::KernelScope;
@@ -148,6 +148,7 @@ impl Kernel {
         let shared_bytes = scope
             .shared
             .iter()
+            .filter(|s| !s.local)
             .map(|s| s.len as usize * s.dtype.size())
             .sum();
         let device = DeviceKernel {

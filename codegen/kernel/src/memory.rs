@@ -162,6 +162,18 @@ impl SharedArrayRef {
     }
 }
 
+/// A per-thread array ([`KernelScope::local_array`]).
+#[derive(Clone, Debug)]
+pub struct LocalArrayRef(pub(crate) SharedArrayRef);
+
+impl LocalArrayRef {
+    /// Element `index` (one index per dimension, row-major) of this
+    /// thread's array.
+    pub fn at(&self, index: impl Indices) -> Val {
+        self.0.at(index)
+    }
+}
+
 /// A mutable local variable of one thread.
 #[derive(Clone, Debug)]
 pub struct Local {

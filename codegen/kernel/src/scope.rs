@@ -6,7 +6,7 @@
 
 use lazyfuse_core::{DType, Error, Literal};
 
-use super::memory::{ArrayParam, Indices, Local, SharedArrayRef};
+use super::memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 use super::val::Val;
 use lazyfuse_device::ir::{
     ArgSource, AtomicOp, AtomicTarget, Dim, Expr, Param, ParamKind, SharedArray, Special, Stmt, Var,
@@ -247,12 +247,48 @@ impl KernelScope {
             name: format!("shared{array}"),
             dtype,
             len: u32::try_from(len).unwrap_or(u32::MAX),
+            local: false,
         });
         SharedArrayRef {
             array,
             dtype,
             shape: shape.to_vec(),
         }
+    }
+
+    /// A per-thread array of `shape` (Numba's `cuda.local.array`): each
+    /// thread has its own, uninitialised until written. Read it with
+    /// [`LocalArrayRef::at`], write it with [`KernelScope::store_local`].
+    pub fn local_array(&mut self, dtype: DType, shape: &[usize]) -> LocalArrayRef {
+        let len: usize = shape.iter().product();
+        let array = self.shared.len() as u32;
+        self.shared.push(SharedArray {
+            name: format!("local{array}"),
+            dtype,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+            local: true,
+        });
+        LocalArrayRef(SharedArrayRef {
+            array,
+            dtype,
+            shape: shape.to_vec(),
+        })
+    }
+
+    /// `local[index] = value` (converted to the array's dtype).
+    pub fn store_local(
+        &mut self,
+        local: &LocalArrayRef,
+        index: impl Indices,
+        value: impl Into<Val>,
+    ) {
+        let array = &local.0;
+        let value = value.into().cast(array.dtype);
+        self.push(Stmt::StoreShared {
+            array: array.array,
+            index: array.linear(&index.into_indices()).expr,
+            value: value.expr,
+        });
     }
 
     /// A mutable local variable starting at `init`.

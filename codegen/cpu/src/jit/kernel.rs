@@ -17,7 +17,9 @@
 use std::sync::Mutex;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlags, Value};
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, InstBuilder, MemFlags, StackSlot, StackSlotData, StackSlotKind, Value,
+};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
@@ -30,6 +32,9 @@ use super::ops::Lowering;
 use super::support::{
     binary_supported, cast_supported, scalar_type, unary_supported, Lanes, Unsupported,
 };
+
+/// The most bytes of local arrays a compiled kernel keeps on its stack.
+const MAX_LOCAL_BYTES: usize = 64 * 1024;
 
 /// `(args, lens, geometry, first block, end block) -> status`.
 type LaunchFn = unsafe extern "C" fn(*const u64, *const u64, *const u64, u64, u64) -> u64;
@@ -158,6 +163,19 @@ fn emit(mut b: FunctionBuilder<'_>, body: &Body, kernel: &DeviceKernel) -> Resul
         });
     }
     let out_of_bounds = b.create_block();
+    // Threads run one after another: one stack copy of each local array
+    // serves them all (its contents are undefined until written, as in CUDA).
+    let locals = (kernel.shared.iter())
+        .map(|s| {
+            let bytes = (s.len as usize * s.dtype.size()).max(1) as u32;
+            let slot = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                bytes,
+                4,
+            ));
+            (slot, s.len, s.dtype)
+        })
+        .collect();
 
     // for block in first..end { for z, y, x in the block { body } }: the
     // threads' coordinates are loop counters (no division per thread).
@@ -193,6 +211,7 @@ fn emit(mut b: FunctionBuilder<'_>, body: &Body, kernel: &DeviceKernel) -> Resul
             slots,
             specials,
             out_of_bounds,
+            locals,
         };
         lowering.stmts(&kernel.body)?;
     }
@@ -262,6 +281,8 @@ struct KernelLowering<'a, 'b, 'f> {
     /// threadIdx, blockIdx, blockDim, gridDim (x, y, z each), as `u32`.
     specials: [Value; 12],
     out_of_bounds: Block,
+    /// Each local array's stack slot, length and dtype.
+    locals: Vec<(StackSlot, u32, DType)>,
 }
 
 impl KernelLowering<'_, '_, '_> {
@@ -344,8 +365,16 @@ impl KernelLowering<'_, '_, '_> {
                 self.ops.b.ins().jump(head, &[]);
                 self.ops.b.switch_to_block(exit);
             }
-            Stmt::StoreShared { .. }
-            | Stmt::LoadVector { .. }
+            Stmt::StoreShared {
+                array,
+                index,
+                value,
+            } => {
+                let address = self.local_element(*array, index)?;
+                let (v, _) = self.expr(value)?;
+                self.ops.b.ins().store(MemFlags::trusted(), v, address, 0);
+            }
+            Stmt::LoadVector { .. }
             | Stmt::StoreVector { .. }
             | Stmt::Atomic { .. }
             | Stmt::Barrier
@@ -380,6 +409,32 @@ impl KernelLowering<'_, '_, '_> {
             .brif(inside, next, &[], self.out_of_bounds, &[]);
         self.ops.b.switch_to_block(next);
         Ok((self.ops.address(base, i, dtype), dtype))
+    }
+
+    /// The address of element `index` of local array `array`, after
+    /// checking the index.
+    fn local_element(&mut self, array: u32, index: &Expr) -> Result<Value, Unsupported> {
+        let (slot, len, dtype) = *self
+            .locals
+            .get(array as usize)
+            .ok_or("no such local array")?;
+        let (i, index_dtype) = self.expr(index)?;
+        if index_dtype != DType::I64 {
+            return Err("an index that is not i64");
+        }
+        let inside = self
+            .ops
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThan, i, i64::from(len));
+        let next = self.block();
+        self.ops
+            .b
+            .ins()
+            .brif(inside, next, &[], self.out_of_bounds, &[]);
+        self.ops.b.switch_to_block(next);
+        let base = self.ops.b.ins().stack_addr(types::I64, slot, 0);
+        Ok(self.ops.address(base, i, dtype))
     }
 
     fn expr(&mut self, expr: &Expr) -> Result<(Value, DType), Unsupported> {
@@ -458,9 +513,16 @@ impl KernelLowering<'_, '_, '_> {
                     return Err("a cast the JIT does not compile");
                 }
             }
-            Expr::LoadShared { .. } | Expr::Index(..) => {
-                return Err("an expression of generated kernels")
+            Expr::LoadShared { array, index } => {
+                let address = self.local_element(*array, index)?;
+                let dtype = self.locals[*array as usize].2;
+                let ty = scalar_type_of(dtype)?;
+                (
+                    self.ops.b.ins().load(ty, MemFlags::trusted(), address, 0),
+                    dtype,
+                )
             }
+            Expr::Index(..) => return Err("an expression of generated kernels"),
         })
     }
 
@@ -501,8 +563,14 @@ fn scalar_type_of(dtype: DType) -> Result<cranelift_codegen::ir::Type, Unsupport
 
 /// Refuses kernels that need the simulator before any code is emitted.
 fn check_kernel(kernel: &DeviceKernel) -> Result<(), Unsupported> {
-    if !kernel.shared.is_empty() {
+    if kernel.shared.iter().any(|s| !s.local) {
         return Err("shared memory");
+    }
+    let local_bytes: usize = (kernel.shared.iter())
+        .map(|s| s.len as usize * s.dtype.size())
+        .sum();
+    if local_bytes > MAX_LOCAL_BYTES || kernel.shared.iter().any(|s| s.dtype == DType::Bool) {
+        return Err("local arrays too large, or of bools");
     }
     for dtype in &kernel.vars {
         scalar_type_of(*dtype)?;

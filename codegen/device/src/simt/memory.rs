@@ -22,12 +22,18 @@ pub(super) struct SharedMemory {
 }
 
 impl SharedMemory {
-    pub(super) fn new(kernel: &DeviceKernel) -> SharedMemory {
+    /// The block's shared arrays, and its threads' local arrays (`lanes`
+    /// copies of each, thread `t`'s at `t * len`).
+    pub(super) fn new(kernel: &DeviceKernel, lanes: usize) -> SharedMemory {
+        let copies = |local: bool| if local { lanes } else { 1 };
         SharedMemory {
             arrays: kernel
                 .shared
                 .iter()
-                .map(|s| with_dtype!(s.dtype, T => T::into_buffer(vec![T::default(); s.len as usize])))
+                .map(|s| {
+                    let len = s.len as usize * copies(s.local);
+                    with_dtype!(s.dtype, T => T::into_buffer(vec![T::default(); len]))
+                })
                 .collect(),
             writers: kernel
                 .shared
@@ -161,10 +167,15 @@ impl BlockState<'_, '_, '_> {
         mask: &[bool],
     ) -> Result<HostBuffer> {
         let a = array as usize;
-        let (source, name) = match (self.shared.arrays.get(a), self.kernel.shared.get(a)) {
-            (Some(source), Some(decl)) => (source, &decl.name),
+        let (source, decl) = match (self.shared.arrays.get(a), self.kernel.shared.get(a)) {
+            (Some(source), Some(decl)) => (source, decl),
             _ => return Err(Error::internal("sim launch", "no such shared array")),
         };
+        let name = &decl.name;
+        if decl.local {
+            let index = self.local_index(index, mask, decl.len, name, "reads")?;
+            return self.gather(source, &index, mask, name);
+        }
         let values = self.gather(source, index, mask, name)?;
         for t in (0..self.lanes).filter(|&t| mask[t]) {
             let i = at(index, t) as usize;
@@ -187,10 +198,18 @@ impl BlockState<'_, '_, '_> {
         mask: &[bool],
     ) -> Result<()> {
         let a = array as usize;
-        let name = match self.kernel.shared.get(a) {
-            Some(decl) => decl.name.clone(),
+        let (name, local) = match self.kernel.shared.get(a) {
+            Some(decl) => (decl.name.clone(), decl.local.then_some(decl.len)),
             None => return Err(Error::internal("sim launch", "no such shared array")),
         };
+        if let Some(len) = local {
+            let index = self.local_index(index, mask, len, &name, "writes")?;
+            let mut target =
+                std::mem::replace(&mut self.shared.arrays[a], HostBuffer::Bool(Vec::new()));
+            let stored = self.scatter(&mut target, &index, value, mask, &name);
+            self.shared.arrays[a] = target;
+            return stored;
+        }
         let mut target =
             std::mem::replace(&mut self.shared.arrays[a], HostBuffer::Bool(Vec::new()));
         let stored = self.scatter(&mut target, index, value, mask, &name);
@@ -207,6 +226,30 @@ impl BlockState<'_, '_, '_> {
             self.shared.writers[a][i] = (t as u32, self.shared.epoch);
         }
         Ok(())
+    }
+
+    /// Each active thread's index into its own copy of a local array of
+    /// `len` elements, checked against `len`.
+    fn local_index(
+        &self,
+        index: &[i64],
+        mask: &[bool],
+        len: u32,
+        name: &str,
+        access: &str,
+    ) -> Result<Vec<i64>> {
+        let mut translated = vec![0; self.lanes];
+        for t in (0..self.lanes).filter(|&t| mask[t]) {
+            let i = at(index, t);
+            if !(0..i64::from(len)).contains(&i) {
+                return Err(self.fault(
+                    t,
+                    format!("{access} {name}[{i}] outside its {len} elements"),
+                ));
+            }
+            translated[t] = t as i64 * i64::from(len) + i;
+        }
+        Ok(translated)
     }
 
     /// Applies an atomic operation for every active thread, in thread order;

@@ -85,7 +85,7 @@ pub fn run(kernel: &DeviceKernel, geometry: Geometry, bindings: &mut [Binding<'_
             kernel,
             bindings: &mut *bindings,
             regs: vec![None; kernel.vars.len()],
-            shared: SharedMemory::new(kernel),
+            shared: SharedMemory::new(kernel, lanes),
             block,
             geometry,
             lanes,
