@@ -432,3 +432,23 @@ fn the_cpu_backend_compiles_kernels_without_barriers_and_says_so() {
         "{text}"
     );
 }
+
+#[test]
+fn the_simulator_reports_two_par_range_iterations_writing_one_element() {
+    let last = GUfunc::build("last", "(n)->()", &["void(f32[:], f32)"], |k, args| {
+        let (x, out) = (&args[0], &args[1]);
+        // Wrong: every iteration writes the one output element.
+        k.par_range(0i64, x.len(0), |k, i| k.store(out, (), x.at(&i)));
+    })
+    .unwrap();
+    let cx = Context::sim();
+    let x = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+    let err = last.call(&[&x]).unwrap()[0]
+        .to_vec::<f32>()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("out0[0]") && err.contains("par_range") && err.contains("thread 0"),
+        "{err}"
+    );
+}

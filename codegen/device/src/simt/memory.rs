@@ -6,7 +6,9 @@ use lazyfuse_core::reference::kernels;
 use lazyfuse_core::{with_buffer, with_dtype, BinaryOp, DType, Element, Error, HostBuffer, Result};
 
 use super::{at, Binding, BlockState};
-use crate::ir::{AtomicOp, AtomicTarget, DeviceKernel};
+use std::collections::HashMap;
+
+use crate::ir::{AtomicOp, AtomicTarget, DeviceKernel, GridRule};
 
 /// No thread wrote the element since the last barrier.
 const NOBODY: u32 = u32::MAX;
@@ -19,7 +21,14 @@ pub(super) struct SharedMemory {
     arrays: Vec<HostBuffer>,
     writers: Vec<Vec<(u32, u32)>>,
     epoch: u32,
+    /// User kernels: the thread that wrote each global element since the
+    /// last barrier (at most [`GLOBAL_WRITES_TRACKED`] of them).
+    global_writers: HashMap<(u32, i64), u32>,
 }
+
+/// Global writes per barrier interval the simulator remembers to report
+/// two threads of a block writing one element (beyond, it stops looking).
+const GLOBAL_WRITES_TRACKED: usize = 1 << 20;
 
 impl SharedMemory {
     /// The block's shared arrays, and its threads' local arrays (`lanes`
@@ -41,12 +50,14 @@ impl SharedMemory {
                 .map(|s| vec![(NOBODY, 0); s.len as usize])
                 .collect(),
             epoch: 0,
+            global_writers: HashMap::new(),
         }
     }
 
     /// A barrier: writes before it are visible to every thread after it.
     pub(super) fn barrier(&mut self) {
         self.epoch += 1;
+        self.global_writers.clear();
     }
 
     /// Who else wrote `array[i]` since the last barrier, if anyone.
@@ -156,7 +167,41 @@ impl BlockState<'_, '_, '_> {
         let (name, mut target) = self.take_output(param)?;
         let stored = self.scatter(&mut target, index, value, mask, &name);
         self.put_output(param, target);
-        stored
+        stored?;
+        if self.kernel.grid == GridRule::User {
+            self.check_global_writes(param, index, mask, &name)?;
+        }
+        Ok(())
+    }
+
+    /// Reports two threads of a block writing one element of a global
+    /// buffer with no barrier between (a race; in a gufunc, two `par_range`
+    /// iterations writing one element).
+    fn check_global_writes(
+        &mut self,
+        param: u32,
+        index: &[i64],
+        mask: &[bool],
+        name: &str,
+    ) -> Result<()> {
+        for t in (0..self.lanes).filter(|&t| mask[t]) {
+            let i = at(index, t);
+            let writers = &mut self.shared.global_writers;
+            match writers.get(&(param, i)) {
+                Some(&writer) if writer != t as u32 => {
+                    return Err(self.fault(t, format!(
+                        "writes {name}[{i}], which thread {writer} of its block also wrote since the last \
+                         __syncthreads() (a race; in a gufunc, two par_range iterations writing one element)"
+                    )));
+                }
+                Some(_) => {}
+                None if writers.len() < GLOBAL_WRITES_TRACKED => {
+                    writers.insert((param, i), t as u32);
+                }
+                None => {}
+            }
+        }
+        Ok(())
     }
 
     /// `array[index[t]]` for every active thread `t`, checking for races.
