@@ -37,7 +37,8 @@ pub use gufunc::GUfunc;
 pub use inspect::cuda_source;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, CleanupGuard, DType, Element, Error, Expr,
-    ExprOperand, HostBuffer, Operand, Reducer, Result, Scalar, Session, Signature, Stats, Ufunc,
+    ExprOperand, HostBuffer, Operand, Pending, Reducer, Result, Scalar, Session, Signature, Stats,
+    Stream, Ufunc,
 };
 pub use lazyfuse_cpu::JitMode;
 

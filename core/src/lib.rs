@@ -37,6 +37,7 @@ pub mod scalar;
 pub mod semantics;
 pub mod session;
 pub mod shape;
+pub mod stream;
 pub mod trace;
 pub mod typing;
 
@@ -58,6 +59,7 @@ pub use reference::ReferenceEngine;
 pub use scalar::{Literal, Scalar};
 pub use session::{CleanupGuard, Session};
 pub use shape::{AxisIndex, Shape};
+pub use stream::{Pending, Stream};
 pub use trace::{Expr, ExprOperand};
 pub use ufunc::{Signature, Ufunc};
 
