@@ -8,7 +8,7 @@ use std::sync::Arc;
 use lazyfuse_core::{Engine, Error, Options, ReferenceEngine, Result, Session};
 use lazyfuse_cpu::{CpuEngine, CpuRuntime, CpuSettings, JitMode};
 use lazyfuse_cuda::{CudaEngine, CudaRuntime};
-use lazyfuse_sim::SimEngine;
+use lazyfuse_sim::{SimEngine, SimRuntime, SimTiming};
 
 /// Environment variable that overrides the backend [`Context::new`] picks.
 pub const BACKEND_VAR: &str = "LAZYFUSE_BACKEND";
@@ -71,7 +71,7 @@ impl Context {
     /// backend compiles, run by a SIMT interpreter that checks every memory
     /// access (Numba's CUDA simulator, for lazyfuse).
     pub fn sim() -> Context {
-        Context::with_engine(sim_engine(), Options::default())
+        Context::with_engine(sim_engine(None), Options::default())
     }
 
     /// CUDA device `device`; an error (not a panic) naming the reason when
@@ -109,8 +109,10 @@ fn cpu_engine(settings: CpuSettings) -> Arc<dyn Engine> {
     Arc::new(CpuEngine::new(CpuRuntime::new(settings)))
 }
 
-fn sim_engine() -> Arc<dyn Engine> {
-    Arc::new(SimEngine::default())
+fn sim_engine(timing: Option<SimTiming>) -> Arc<dyn Engine> {
+    Arc::new(SimEngine::new(
+        timing.map_or_else(SimRuntime::default, SimRuntime::with_timing),
+    ))
 }
 
 fn cuda_engine(device: usize) -> Result<Arc<dyn Engine>> {
@@ -124,6 +126,7 @@ pub struct ContextBuilder {
     device: usize,
     options: Options,
     cpu: CpuSettings,
+    sim: Option<SimTiming>,
 }
 
 impl Default for ContextBuilder {
@@ -133,6 +136,7 @@ impl Default for ContextBuilder {
             device: 0,
             options: Options::default(),
             cpu: CpuSettings::default(),
+            sim: None,
         }
     }
 }
@@ -184,12 +188,21 @@ impl ContextBuilder {
         self
     }
 
+    /// Makes the `sim` backend keep a timeline ([`Session::timeline`]) of
+    /// its copy engines and compute engine, timed by `timing` (copy
+    /// bandwidths, kernel throughput; `SimTiming::default()` is a PCIe 4
+    /// GPU). Results do not depend on it.
+    pub fn sim_timing(mut self, timing: SimTiming) -> Self {
+        self.sim = Some(timing);
+        self
+    }
+
     /// The context, or why the backend cannot be used.
     pub fn build(self) -> Result<Context> {
         let engine = match self.backend.as_str() {
             "auto" | "" => cuda_engine(self.device).unwrap_or_else(|_| cpu_engine(self.cpu)),
             "cpu" => cpu_engine(self.cpu),
-            "sim" => sim_engine(),
+            "sim" => sim_engine(self.sim),
             "reference" => Arc::new(ReferenceEngine::new()),
             "cuda" => cuda_engine(self.device)?,
             other => {

@@ -36,9 +36,9 @@ pub use context::{Context, ContextBuilder};
 pub use gufunc::GUfunc;
 pub use inspect::cuda_source;
 pub use lazyfuse_core::{
-    can_cast_safely, half, promote, Array, AxisIndex, CleanupGuard, DType, Element, Error, Expr,
-    ExprOperand, HostBuffer, Operand, Pending, Reducer, Result, Scalar, Session, Signature, Stats,
-    Stream, Ufunc,
+    can_cast_safely, half, promote, Array, AxisIndex, CleanupGuard, DType, DeviceEngine, Element,
+    Error, Expr, ExprOperand, HostBuffer, Operand, Pending, Reducer, Result, Scalar, Session,
+    Signature, Stats, Stream, TimelineEvent, Ufunc,
 };
 pub use lazyfuse_cpu::JitMode;
 

@@ -119,6 +119,8 @@ pub struct EvalEnv<'a> {
     pub stats: &'a StatsCounter,
     /// The context's settings.
     pub options: &'a Options,
+    /// The stream the demand runs on (0: none; see [`crate::Stream`]).
+    pub stream: u64,
 }
 
 /// An executor of expression graphs: the reference evaluator, the CPU
@@ -185,6 +187,11 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
 
     /// Ends one `defer_cleanup` guard; at the last, releases the queue.
     fn end_deferred_cleanup(&self) {}
+
+    /// The device's timeline, on engines that simulate one (`sim`).
+    fn timeline(&self) -> Option<Vec<crate::TimelineEvent>> {
+        None
+    }
 
     /// The engine's part of `explain()`: how it would run `graph`.
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String;

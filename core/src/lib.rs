@@ -38,6 +38,7 @@ pub mod semantics;
 pub mod session;
 pub mod shape;
 pub mod stream;
+pub mod timeline;
 pub mod trace;
 pub mod typing;
 
@@ -60,6 +61,7 @@ pub use scalar::{Literal, Scalar};
 pub use session::{CleanupGuard, Session};
 pub use shape::{AxisIndex, Shape};
 pub use stream::{Pending, Stream};
+pub use timeline::{DeviceEngine, TimelineEvent};
 pub use trace::{Expr, ExprOperand};
 pub use ufunc::{Signature, Ufunc};
 

@@ -108,6 +108,13 @@ impl Session {
         self.inner.stats.snapshot()
     }
 
+    /// What the device's engines did and when, on a backend that simulates
+    /// them (`sim` built with `sim_timing`; see [`crate::timeline`]); `None`
+    /// elsewhere.
+    pub fn timeline(&self) -> Option<Vec<crate::TimelineEvent>> {
+        self.inner.engine.timeline()
+    }
+
     /// Sets all statistics to zero.
     pub fn reset_stats(&self) {
         self.inner.stats.reset();
@@ -122,6 +129,7 @@ impl Session {
         EvalEnv {
             stats: &self.inner.stats,
             options: &self.inner.options,
+            stream: crate::stream::current_stream(),
         }
     }
 

@@ -11,7 +11,9 @@
 //! onto CUDA streams of its own (its copies and kernels stay on the
 //! context's stream).
 
+use std::cell::Cell;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -22,6 +24,20 @@ use crate::session::Session;
 
 type Job = Box<dyn FnOnce() + Send>;
 
+/// Stream identities: 0 is no stream.
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The stream whose worker this thread is (0: none).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The stream the calling thread works for: a stream's worker runs every
+/// demand of that stream, so engines learn the stream from the thread.
+pub(crate) fn current_stream() -> u64 {
+    CURRENT.with(Cell::get)
+}
+
 /// An ordered queue of asynchronous work on one context. Cheap to clone
 /// (clones share the queue); `Send + Sync`.
 #[derive(Clone)]
@@ -30,6 +46,7 @@ pub struct Stream {
 }
 
 struct StreamInner {
+    id: u64,
     session: Session,
     /// The worker's queue (the worker starts with the first work and ends
     /// when the last handle is dropped, after the work queued before).
@@ -83,6 +100,7 @@ impl Stream {
     pub(crate) fn new(session: &Session) -> Stream {
         Stream {
             inner: Arc::new(StreamInner {
+                id: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
                 session: session.clone(),
                 jobs: Mutex::new(None),
                 failed: Arc::default(),
@@ -91,11 +109,12 @@ impl Stream {
     }
 
     /// The worker's queue, starting the worker if needed.
-    fn start_worker() -> Result<Sender<Job>> {
+    fn start_worker(id: u64) -> Result<Sender<Job>> {
         let (jobs, queue) = mpsc::channel::<Job>();
         std::thread::Builder::new()
-            .name("lazyfuse-stream".to_string())
+            .name(format!("lazyfuse-stream-{id}"))
             .spawn(move || {
+                CURRENT.with(|c| c.set(id));
                 for job in queue {
                     job();
                 }
@@ -122,7 +141,7 @@ impl Stream {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if jobs.is_none() {
-            *jobs = Some(Stream::start_worker()?);
+            *jobs = Some(Stream::start_worker(self.inner.id)?);
         }
         jobs.as_ref()
             .ok_or_else(worker_lost)?
@@ -142,6 +161,11 @@ impl Stream {
             }
         }
         Ok(())
+    }
+
+    /// The stream's identity in timelines ([`crate::TimelineEvent::stream`]).
+    pub fn id(&self) -> u64 {
+        self.inner.id
     }
 
     /// Queues the demand of `arrays` (as [`Array::eval`]: their values are
@@ -195,11 +219,31 @@ impl Array {
     }
 
     /// Reads the array into `out` after the work queued on `stream` before
-    /// (Numba's `copy_to_host(ary, stream=s)`). It returns when `out` holds
-    /// the value: a borrowed buffer cannot be written later.
+    /// (Numba's `copy_to_host(ary, stream=s)`): the value is computed and
+    /// downloaded on the stream. It returns when `out` holds the value (a
+    /// borrowed buffer cannot be written later).
     pub fn read_into_on<T: Element>(&self, out: &mut [T], stream: &Stream) -> Result<()> {
-        stream.synchronize()?;
-        self.read_into(out)
+        stream.check_arrays("read_into_on", &[self])?;
+        if out.len() != self.len() || T::DTYPE != self.dtype() {
+            // The checks and their messages are read_into's.
+            return self.read_into(out);
+        }
+        let (array, host) = (self.clone(), Arc::new(Mutex::new(None)));
+        let into = Arc::clone(&host);
+        stream
+            .enqueue(move || {
+                let value = array.to_host()?;
+                *into.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+                Ok(())
+            })?
+            .wait()?;
+        let value = host.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let value = value.ok_or_else(worker_lost)?;
+        let elements = value.as_slice::<T>().ok_or_else(|| {
+            Error::internal("read_into_on", "the engine produced data of another dtype")
+        })?;
+        out.copy_from_slice(elements);
+        Ok(())
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
-    Options, Residency, Result, SliceMut,
+    Options, Residency, Result, SliceMut, TimelineEvent,
 };
 
 use crate::cache::ProgramCache;
@@ -53,7 +53,12 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
 
     /// Copies a buffer back to host memory as elements of `dtype` (the
     /// driver counts it).
-    fn download(&self, buffer: &Self::Buffer, dtype: DType) -> Result<Arc<HostBuffer>>;
+    fn download(
+        &self,
+        buffer: &Self::Buffer,
+        dtype: DType,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>>;
 
     /// Runs one fused launch over its inputs' buffers (`None` for generated
     /// inputs); returns its outputs, one per kernel output. Counts
@@ -118,6 +123,11 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
 
     /// Ends one guard; at the last, releases the queued buffers.
     fn end_deferred_cleanup(&self) {}
+
+    /// The device's timeline, for a runtime that simulates one.
+    fn timeline(&self) -> Option<Vec<TimelineEvent>> {
+        None
+    }
 }
 
 /// A [`Runtime`] driven as an [`Engine`]: owns the program cache and runs
@@ -420,7 +430,7 @@ impl<R: Runtime> Engine for Driver<R> {
             .runtime
             .resident(value)
             .ok_or_else(|| Error::internal(op, format!("a {dtype} value with no copy")))?;
-        let host = self.runtime.download(&buffer, dtype)?;
+        let host = self.runtime.download(&buffer, dtype, env)?;
         env.stats.add(Counter::D2hCopies, 1);
         env.stats
             .add(Counter::D2hBytes, host.as_bytes().len() as u64);
@@ -449,6 +459,10 @@ impl<R: Runtime> Engine for Driver<R> {
 
     fn end_deferred_cleanup(&self) {
         self.runtime.end_deferred_cleanup();
+    }
+
+    fn timeline(&self) -> Option<Vec<TimelineEvent>> {
+        self.runtime.timeline()
     }
 
     fn describe(&self, graph: &ExprGraph, options: &Options) -> String {

@@ -69,7 +69,12 @@ impl Runtime for Recorder {
         Ok(Arc::new(Recorded(host.len())))
     }
 
-    fn download(&self, buffer: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<Arc<HostBuffer>> {
+    fn download(
+        &self,
+        buffer: &Arc<dyn DeviceBuffer>,
+        dtype: DType,
+        _env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
         self.note("download".into());
         Ok(Arc::new(HostBuffer::try_zeros(dtype, buffer.bytes() / 4)?))
     }

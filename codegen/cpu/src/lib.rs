@@ -112,7 +112,12 @@ impl Runtime for CpuRuntime {
         Ok(Arc::clone(host))
     }
 
-    fn download(&self, buffer: &Arc<HostBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
+    fn download(
+        &self,
+        buffer: &Arc<HostBuffer>,
+        _dtype: DType,
+        _env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
         Ok(Arc::clone(buffer))
     }
 

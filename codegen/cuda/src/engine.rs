@@ -526,7 +526,12 @@ impl Runtime for CudaRuntime {
         Ok(on_device(buffer))
     }
 
-    fn download(&self, device: &Arc<dyn DeviceBuffer>, dtype: DType) -> Result<Arc<HostBuffer>> {
+    fn download(
+        &self,
+        device: &Arc<dyn DeviceBuffer>,
+        dtype: DType,
+        _env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
         let buffer = cuda_buffer(device)?;
         let mut bytes = vec![0u8; buffer.bytes];
         if !bytes.is_empty() {

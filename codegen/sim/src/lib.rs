@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, StatsCounter,
+    DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+    StatsCounter, TimelineEvent,
 };
 use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
@@ -20,8 +21,10 @@ use lazyfuse_device::{self as device, LoweringCache};
 use lazyfuse_kernel::{BuiltKernel, ScanKernels};
 
 mod memory;
+mod timeline;
 
 pub use memory::{SimBuffer, SimMemory};
+pub use timeline::{SimTiming, Timeline};
 
 /// The simulated-device engine: the driver over the simulated device.
 pub type SimEngine = Driver<SimRuntime>;
@@ -31,9 +34,45 @@ pub type SimEngine = Driver<SimRuntime>;
 pub struct SimRuntime {
     lowered: LoweringCache,
     memory: Arc<SimMemory>,
+    /// `None`: no timeline is kept (the default: a long-running program
+    /// would keep growing it).
+    timing: Option<SimTiming>,
+    timeline: Timeline,
 }
 
 impl SimRuntime {
+    /// A simulated device that keeps a timeline, timed by `timing` (the
+    /// most recent 65,536 intervals are kept).
+    pub fn with_timing(timing: SimTiming) -> SimRuntime {
+        SimRuntime {
+            timing: Some(timing),
+            ..SimRuntime::default()
+        }
+    }
+
+    /// Records a copy of `bytes` on `engine`.
+    fn copy_event(&self, engine: DeviceEngine, bytes: usize, env: EvalEnv<'_>) {
+        let Some(timing) = self.timing else { return };
+        let (rate, what) = match engine {
+            DeviceEngine::HostToDevice => (timing.host_to_device, "upload"),
+            _ => (timing.device_to_host, "download"),
+        };
+        self.timeline
+            .record(engine, env.stream, bytes as f64 / rate, || {
+                format!("{what} {bytes} bytes")
+            });
+    }
+
+    /// Records a kernel over `elements` elements or threads.
+    fn kernel_event(&self, name: &str, elements: usize, env: EvalEnv<'_>) {
+        let Some(timing) = self.timing else { return };
+        let seconds = timing.launch_overhead + elements as f64 / timing.elements_per_second;
+        self.timeline
+            .record(DeviceEngine::Compute, env.stream, seconds, || {
+                format!("kernel {name} ({elements} elements)")
+            });
+    }
+
     /// The simulated device's memory.
     pub fn memory(&self) -> &SimMemory {
         &self.memory
@@ -79,10 +118,17 @@ impl Runtime for SimRuntime {
     }
 
     fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        self.copy_event(DeviceEngine::HostToDevice, host.as_bytes().len(), env);
         Ok(self.on_device(self.copy(host, env.stats)?))
     }
 
-    fn download(&self, buffer: &Arc<dyn DeviceBuffer>, _dtype: DType) -> Result<Arc<HostBuffer>> {
+    fn download(
+        &self,
+        buffer: &Arc<dyn DeviceBuffer>,
+        _dtype: DType,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), env);
         Ok(Arc::new(sim_buffer(buffer)?.data.clone()))
     }
 
@@ -97,6 +143,8 @@ impl Runtime for SimRuntime {
             .map(|i| i.map(sim_buffer).transpose().map(|b| b.map(|b| &b.data)))
             .collect::<Result<Vec<_>>>()?;
         let program = self.lowered.get(launch, env)?;
+        let elements = launch.domain.iter().product();
+        self.kernel_event(&program.name, elements, env);
         let (outputs, partials) = device::simulate_in(&program, launch, &inputs, |dtype, len| {
             self.memory.allocate(dtype, len, env.stats)
         })?;
@@ -131,6 +179,13 @@ impl Runtime for SimRuntime {
             })
             .collect::<Result<_>>()?;
         kernel.simulate(launch, &hosts, &mut outputs)?;
+        let threads = launch
+            .grid
+            .iter()
+            .chain(&launch.block)
+            .map(|&d| d as usize)
+            .product();
+        self.kernel_event(kernel.device.name.as_str(), threads, env);
         Ok(outputs.into_iter().map(|o| self.on_device(o)).collect())
     }
 
@@ -164,6 +219,10 @@ impl Runtime for SimRuntime {
 
     fn begin_deferred_cleanup(&self) {
         self.memory.defer();
+    }
+
+    fn timeline(&self) -> Option<Vec<TimelineEvent>> {
+        self.timing.map(|_| self.timeline.events())
     }
 
     fn end_deferred_cleanup(&self) {

@@ -12,7 +12,7 @@
 //! block's x, y, z (six `u64`s); it runs blocks `first..end` (linear, x
 //! fastest) and returns 0, or 1 at the first load or store outside its
 //! buffer (then the simulator runs the launch again, to report it).
-//! Operations are those [`super::ops`] lowers, with the same semantics.
+//! Operations are those the JIT's `ops` module lowers, with the same semantics.
 
 use std::sync::Mutex;
 
