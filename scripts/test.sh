@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole lazyfuse test suite: every crate's unit, integration and doc
-# tests, then every example, then the C and Python examples of the C API.
+# tests, then every example, then the C and Python examples of the C API,
+# then the Python package's pytest suite.
 # Usage: bash scripts/test.sh   (from anywhere in the repository)
 # It installs what it needs: NVRTC and the CUDA headers (PyPI wheels, into
-# target/cuda-wheels) and NumPy (into target/py-venv, for the Python example).
+# target/cuda-wheels), and NumPy, maturin and pytest (into target/py-venv, for
+# the Python example and package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -132,6 +134,24 @@ if [ -n "$python" ]; then
   extra_passed=$((extra_passed + 1))
 else
   echo "SKIPPED: the Python example (no python3 with NumPy, and it could not be installed)"
+  extra_skipped=$((extra_skipped + 1))
+fi
+
+echo "== Python package (bindings/python: built with maturin into target/py-venv, then pytest)"
+venv=target/py-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv" || true
+fi
+if [ -x "$venv/bin/python" ] &&
+  "$venv/bin/pip" install --quiet --disable-pip-version-check numpy maturin pytest; then
+  # The package's Rust build goes to target/python (release, as pip builds it).
+  PATH="$PWD/$venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target/python" \
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation ./bindings/python
+  "$venv/bin/python" -m pytest -q bindings/python/tests 2>&1 | tee target/pytest.log
+  python_passed=$(grep -Eo '[0-9]+ passed' target/pytest.log | grep -Eo '[0-9]+' || echo 0)
+  extra_passed=$((extra_passed + python_passed))
+else
+  echo "SKIPPED: the Python package (no python3 venv with pip, or its packages could not be installed)"
   extra_skipped=$((extra_skipped + 1))
 fi
 

@@ -63,6 +63,39 @@ impl Reducer {
         }
     }
 
+    /// A reducer whose combine function is an expression string of two
+    /// arguments named `args` (the language of [`crate::Ufunc::parse`]),
+    /// as language bindings build them: `Reducer::parse("sum", "a + b",
+    /// ["a", "b"], 0)`. Errors name the column.
+    pub fn parse(
+        name: &str,
+        expr: &str,
+        args: [&str; 2],
+        identity: impl Into<Scalar>,
+    ) -> Result<Reducer> {
+        let context = format!("reducer '{name}'");
+        let mut failure = None;
+        let trace = crate::trace::record_dyn(&context, 2, |params| {
+            match crate::parse::parse(expr, &args, params) {
+                Ok(e) => e,
+                Err(e) => {
+                    failure = Some(e);
+                    params[0]
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(e.within(&context));
+        }
+        Ok(Reducer {
+            inner: Arc::new(ReducerInner {
+                name: name.to_string(),
+                trace: Ok(trace?),
+                identity: identity.into(),
+            }),
+        })
+    }
+
     /// The name given at creation.
     pub fn name(&self) -> &str {
         &self.inner.name

@@ -1,0 +1,230 @@
+//! `lazyfuse.Array` on the Rust side: building (operators, functions,
+//! reductions, views) and demands. The Python side adds the dunder
+//! methods and NumPy's protocols over these.
+
+use lazyfuse::core::{BinaryOp, UnaryOp};
+use lazyfuse::{Array, Operand, Scalar};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+use crate::convert;
+use crate::errors::to_py;
+
+/// A lazy array.
+#[pyclass(name = "Array", module = "lazyfuse", frozen, subclass)]
+pub(crate) struct PyArr {
+    pub(crate) inner: Array,
+}
+
+impl PyArr {
+    pub(crate) fn new(inner: Array) -> PyArr {
+        PyArr { inner }
+    }
+
+    /// `array`, or its error if it is invalid (operations raise at once in
+    /// Python, as NumPy's do).
+    pub(crate) fn checked(array: Array) -> PyResult<PyArr> {
+        array.check().map_err(to_py)?;
+        Ok(PyArr::new(array))
+    }
+
+    /// A Python operand: an array, a Python scalar (weak, as NumPy 2's),
+    /// or anything NumPy turns into an array (copied into this context).
+    fn operand(&self, other: &Bound<'_, PyAny>) -> PyResult<Operand> {
+        if let Ok(a) = other.downcast::<PyArr>() {
+            return Ok(Operand::Array(a.get().inner.clone()));
+        }
+        // NumPy scalars (np.float64 is a Python float too) are strong: they
+        // become 0-d arrays below. Python's own scalars are weak.
+        let numpy_typed = other.hasattr("dtype")?;
+        if other.is_instance_of::<PyBool>() && !numpy_typed {
+            return Ok(Operand::Scalar(Scalar::from(other.extract::<bool>()?)));
+        }
+        if other.is_instance_of::<PyInt>() && !numpy_typed {
+            let value = other.extract::<i64>().map_err(|_| {
+                PyValueError::new_err(format!("the Python int {other} does not fit in int64"))
+            })?;
+            return Ok(Operand::Scalar(Scalar::from(value)));
+        }
+        if other.is_instance_of::<PyFloat>() && !numpy_typed {
+            return Ok(Operand::Scalar(Scalar::from(other.extract::<f64>()?)));
+        }
+        let numpy = other.py().import("numpy")?;
+        let array = numpy.call_method1("asarray", (other,))?;
+        Ok(Operand::Array(convert::from_numpy(
+            self.inner.session(),
+            &array,
+        )?))
+    }
+}
+
+fn axes_of(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
+    match axis {
+        None => Ok(None),
+        Some(a) if a.is_none() => Ok(None),
+        Some(a) => match a.extract::<isize>() {
+            Ok(one) => Ok(Some(vec![one])),
+            Err(_) => Ok(Some(a.extract::<Vec<isize>>().map_err(|_| {
+                PyTypeError::new_err("axis must be None, an int or a tuple of ints")
+            })?)),
+        },
+    }
+}
+
+#[pymethods]
+impl PyArr {
+    /// The shape, as a tuple.
+    #[getter]
+    fn shape(&self) -> Vec<usize> {
+        self.inner.shape().to_vec()
+    }
+
+    /// The NumPy name of the dtype (`"float32"`).
+    #[getter]
+    fn dtype_name(&self) -> &'static str {
+        self.inner.dtype().name()
+    }
+
+    /// A binary operation by NumPy name (`"add"`, `"less"`, …); `reflected`
+    /// puts `other` first.
+    fn binary(&self, op: &str, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<PyArr> {
+        let op = BinaryOp::lookup(op)
+            .ok_or_else(|| PyValueError::new_err(format!("no binary operation '{op}'")))?;
+        let operand = self.operand(other)?;
+        PyArr::checked(if reflected {
+            self.inner.apply_binary_reversed(op, operand)
+        } else {
+            self.inner.apply_binary(op, operand)
+        })
+    }
+
+    /// A unary operation by NumPy name (`"sqrt"`, `"negative"`, …).
+    fn unary(&self, op: &str) -> PyResult<PyArr> {
+        let op = UnaryOp::lookup(op)
+            .ok_or_else(|| PyValueError::new_err(format!("no unary operation '{op}'")))?;
+        PyArr::checked(self.inner.apply_unary(op))
+    }
+
+    /// `where(self, a, b)`.
+    fn where_(&self, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        let (a, b) = (self.operand(a)?, self.operand(b)?);
+        PyArr::checked(self.inner.where_(a, b))
+    }
+
+    /// A reduction by name over `axis` (None, an int or a tuple).
+    #[pyo3(signature = (name, axis = None, keepdims = false, ddof = 0))]
+    fn reduce(
+        &self,
+        name: &str,
+        axis: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+        ddof: usize,
+    ) -> PyResult<PyArr> {
+        let a = &self.inner;
+        let axes = axes_of(axis)?;
+        let all: Vec<isize> = (0..a.ndim() as isize).collect();
+        let over = axes.clone().unwrap_or(all);
+        let one = |axes: &Option<Vec<isize>>| match axes.as_deref() {
+            Some([axis]) => Ok(Some(*axis)),
+            None => Ok(None),
+            Some(_) => Err(PyValueError::new_err(format!(
+                "{name} takes one axis or None"
+            ))),
+        };
+        PyArr::checked(match name {
+            "sum" => a.sum_axes(&over, keepdims),
+            "prod" => a.prod_axes(&over, keepdims),
+            "min" => a.min_axes(&over, keepdims),
+            "max" => a.max_axes(&over, keepdims),
+            "mean" => a.mean_axes(&over, keepdims),
+            "any" => a.any_axes(&over, keepdims),
+            "all" => a.all_axes(&over, keepdims),
+            "argmax" => one(&axes)?.map_or_else(|| a.argmax(), |x| a.argmax_axis(x)),
+            "argmin" => one(&axes)?.map_or_else(|| a.argmin(), |x| a.argmin_axis(x)),
+            "var" => one(&axes)?.map_or_else(|| a.var(ddof), |x| a.var_axis(x, ddof)),
+            "std" => one(&axes)?.map_or_else(|| a.std(ddof), |x| a.std_axis(x, ddof)),
+            "cumsum" => a.cumsum(one(&axes)?.unwrap_or(-1)),
+            "cumprod" => a.cumprod(one(&axes)?.unwrap_or(-1)),
+            other => return Err(PyValueError::new_err(format!("no reduction '{other}'"))),
+        })
+    }
+
+    /// The elements as `dtype` (a NumPy dtype name).
+    fn astype(&self, dtype: &str) -> PyResult<PyArr> {
+        PyArr::checked(self.inner.astype(crate::parse_dtype(dtype)?))
+    }
+
+    /// The same elements in another shape (a view).
+    fn reshape(&self, shape: Vec<usize>) -> PyResult<PyArr> {
+        PyArr::checked(self.inner.reshape(&shape))
+    }
+
+    /// Axes permuted (`None`: reversed).
+    #[pyo3(signature = (axes = None))]
+    fn transpose(&self, axes: Option<Vec<usize>>) -> PyResult<PyArr> {
+        PyArr::checked(match axes {
+            None => self.inner.transpose(),
+            Some(axes) => self.inner.permute(&axes),
+        })
+    }
+
+    /// NumPy's `broadcast_to`.
+    fn broadcast_to(&self, shape: Vec<usize>) -> PyResult<PyArr> {
+        PyArr::checked(self.inner.broadcast_to(&shape))
+    }
+
+    /// `a[start:stop:step]` along `axis` (a view).
+    #[pyo3(signature = (axis, start, stop, step))]
+    fn slice_axis(
+        &self,
+        axis: isize,
+        start: Option<isize>,
+        stop: Option<isize>,
+        step: isize,
+    ) -> PyResult<PyArr> {
+        PyArr::checked(self.inner.slice_axis(axis, start, stop, step))
+    }
+
+    /// Re-binds this array to `value` (`out=`).
+    fn assign(&self, value: PyRef<'_, PyArr>) -> PyResult<()> {
+        self.inner.assign(&value.inner).map_err(to_py)
+    }
+
+    /// Computes the array and returns a NumPy copy.
+    fn numpy(&self, py: Python<'_>) -> PyResult<PyObject> {
+        convert::to_numpy(py, &self.inner)
+    }
+
+    /// The only element as a Python scalar.
+    fn item(&self, py: Python<'_>) -> PyResult<PyObject> {
+        convert::item(py, &self.inner)
+    }
+
+    /// Computes the array and keeps its value.
+    fn eval(&self) -> PyResult<()> {
+        self.inner.eval().map_err(to_py)
+    }
+
+    /// Computes it and copies it to the device now (Numba's `to_device`).
+    fn to_device(&self) -> PyResult<PyArr> {
+        self.inner.to_device().map(PyArr::new).map_err(to_py)
+    }
+
+    /// How lazyfuse would run it.
+    fn explain(&self) -> String {
+        self.inner.explain()
+    }
+
+    /// Whether the value has been computed.
+    #[getter]
+    fn is_materialized(&self) -> bool {
+        self.inner.is_materialized()
+    }
+
+    /// The context's backend name.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.inner.session().backend_name()
+    }
+}

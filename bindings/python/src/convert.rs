@@ -1,0 +1,109 @@
+//! Arrays from and to NumPy: elements are copied (row-major) in either
+//! direction; every NumPy dtype lazyfuse has converts, `bfloat16` (which
+//! NumPy lacks) comes back as `float32`.
+
+use half::{bf16, f16};
+use lazyfuse::{Array, DType, Session};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+
+/// Copies a NumPy array into a new array of `cx`.
+pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Array> {
+    macro_rules! try_dtypes {
+        ($($t:ty),*) => {$(
+            if let Ok(view) = array.extract::<PyReadonlyArrayDyn<'_, $t>>() {
+                let shape = view.shape().to_vec();
+                let data: Vec<$t> = view.as_array().iter().copied().collect();
+                return cx.from_vec(data, &shape).map_err(to_py);
+            }
+        )*};
+    }
+    try_dtypes!(f32, f64, i32, i64, bool, f16, i8, i16, u8, u16, u32, u64);
+    let dtype = array
+        .getattr("dtype")
+        .map(|d| d.to_string())
+        .unwrap_or_else(|_| "unknown".to_string());
+    Err(PyTypeError::new_err(format!(
+        "asarray: cannot hold a NumPy array of dtype {dtype} (expected a bool, integer or float dtype; complex and object arrays are not supported)"
+    )))
+}
+
+/// The array's value as a new NumPy array (computing it).
+pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
+    let shape = array.shape().to_vec();
+    macro_rules! convert {
+        ($t:ty) => {{
+            let data = array.to_vec::<$t>().map_err(to_py)?;
+            let flat = PyArray1::from_vec(py, data);
+            Ok(flat.reshape(shape)?.into_any().unbind())
+        }};
+    }
+    match array.dtype() {
+        DType::F16 => convert!(f16),
+        DType::F32 => convert!(f32),
+        DType::F64 => convert!(f64),
+        DType::I8 => convert!(i8),
+        DType::I16 => convert!(i16),
+        DType::I32 => convert!(i32),
+        DType::I64 => convert!(i64),
+        DType::U8 => convert!(u8),
+        DType::U16 => convert!(u16),
+        DType::U32 => convert!(u32),
+        DType::U64 => convert!(u64),
+        DType::Bool => convert!(bool),
+        DType::BF16 => {
+            let data: Vec<f32> = array
+                .to_vec::<bf16>()
+                .map_err(to_py)?
+                .into_iter()
+                .map(f32::from)
+                .collect();
+            let flat = PyArray1::from_vec(py, data);
+            Ok(flat.reshape(shape)?.into_any().unbind())
+        }
+    }
+}
+
+/// The only element as a Python scalar.
+pub(crate) fn item(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
+    macro_rules! scalar {
+        ($t:ty) => {
+            array
+                .item::<$t>()
+                .map_err(to_py)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind()
+        };
+    }
+    Ok(match array.dtype() {
+        DType::F16 => f32::from(array.item::<f16>().map_err(to_py)?)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::BF16 => f32::from(array.item::<bf16>().map_err(to_py)?)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::F32 => scalar!(f32),
+        DType::F64 => scalar!(f64),
+        DType::I8 => scalar!(i8),
+        DType::I16 => scalar!(i16),
+        DType::I32 => scalar!(i32),
+        DType::I64 => scalar!(i64),
+        DType::U8 => scalar!(u8),
+        DType::U16 => scalar!(u16),
+        DType::U32 => scalar!(u32),
+        DType::U64 => scalar!(u64),
+        DType::Bool => array
+            .item::<bool>()
+            .map_err(to_py)?
+            .into_pyobject(py)?
+            .to_owned()
+            .into_any()
+            .unbind(),
+    })
+}

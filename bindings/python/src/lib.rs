@@ -1,0 +1,199 @@
+//! `lazyfuse._native`: the Rust side of the Python package. Contexts,
+//! lazy arrays, ufuncs and reducers from expression strings, and the
+//! conversions from and to NumPy. The Python side (`python/lazyfuse/`)
+//! builds NumPy's and Numba's vocabulary on it.
+
+mod array;
+mod convert;
+mod errors;
+
+use lazyfuse::{Context, DType, Reducer, Ufunc};
+use pyo3::prelude::*;
+
+use array::PyArr;
+use errors::to_py;
+
+/// A lazyfuse context: one backend (`"cpu"`, `"sim"`, `"cuda"`,
+/// `"reference"`, or `"auto"`).
+#[pyclass(name = "Context", module = "lazyfuse", frozen)]
+struct PyContext {
+    inner: Context,
+}
+
+#[pymethods]
+impl PyContext {
+    #[new]
+    #[pyo3(signature = (backend = "auto"))]
+    fn new(backend: &str) -> PyResult<PyContext> {
+        let inner = match backend {
+            "default" => Context::new(),
+            name => Context::builder().backend(name).build().map_err(to_py)?,
+        };
+        Ok(PyContext { inner })
+    }
+
+    /// The backend's name.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.inner.backend_name()
+    }
+
+    /// An array holding a copy of a NumPy array's elements.
+    fn asarray(&self, array: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        convert::from_numpy(&self.inner, array).map(PyArr::new)
+    }
+
+    /// `shape` filled with `value` as `dtype` (a NumPy dtype name).
+    fn full(&self, shape: Vec<usize>, value: f64, dtype: &str) -> PyResult<PyArr> {
+        let dtype = parse_dtype(dtype)?;
+        PyArr::checked(self.inner.full(&shape, value, dtype))
+    }
+
+    /// NumPy's `arange(start, stop, step)` as `dtype`.
+    fn arange(&self, start: f64, stop: f64, step: f64, dtype: &str) -> PyResult<PyArr> {
+        let dtype = parse_dtype(dtype)?;
+        PyArr::checked(self.inner.arange(start, stop, step, dtype))
+    }
+
+    /// The counters of what ran (`kernel_launches`, `h2d_bytes`, …).
+    fn stats(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let s = self.inner.stats();
+        let dict = pyo3::types::PyDict::new(py);
+        for (name, value) in [
+            ("kernels_compiled", s.kernels_compiled),
+            ("kernel_cache_hits", s.kernel_cache_hits),
+            ("kernel_launches", s.kernel_launches),
+            ("h2d_copies", s.h2d_copies),
+            ("h2d_bytes", s.h2d_bytes),
+            ("d2h_copies", s.d2h_copies),
+            ("d2h_bytes", s.d2h_bytes),
+            ("evaluations", s.evaluations),
+            ("device_allocations", s.device_allocations),
+            ("device_bytes_allocated", s.device_bytes_allocated),
+        ] {
+            dict.set_item(name, value)?;
+        }
+        Ok(dict.into_any().unbind())
+    }
+
+    /// Starts deferring the release of freed device buffers; returns the
+    /// guard whose `close()` ends it (Numba's `cuda.defer_cleanup()`).
+    fn defer_cleanup(&self) -> PyCleanup {
+        PyCleanup {
+            guard: std::sync::Mutex::new(Some(self.inner.defer_cleanup())),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("lazyfuse.Context('{}')", self.inner.backend_name())
+    }
+}
+
+/// A `defer_cleanup` guard.
+#[pyclass(name = "CleanupGuard", module = "lazyfuse", frozen)]
+struct PyCleanup {
+    guard: std::sync::Mutex<Option<lazyfuse::CleanupGuard>>,
+}
+
+#[pymethods]
+impl PyCleanup {
+    /// Ends the deferral (the last guard releases the queued buffers).
+    fn close(&self) {
+        if let Ok(mut guard) = self.guard.lock() {
+            guard.take();
+        }
+    }
+}
+
+/// A ufunc from an expression string (the Python side traces functions
+/// into one), optionally with Numba signatures.
+#[pyclass(name = "Ufunc", module = "lazyfuse", frozen)]
+struct PyUfunc {
+    inner: Ufunc,
+}
+
+#[pymethods]
+impl PyUfunc {
+    #[new]
+    #[pyo3(signature = (name, expr, args, signatures = Vec::new()))]
+    fn new(name: &str, expr: &str, args: Vec<String>, signatures: Vec<String>) -> PyResult<Self> {
+        let names: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut inner = Ufunc::parse(name, expr, &names).map_err(to_py)?;
+        if !signatures.is_empty() {
+            let sigs: Vec<&str> = signatures.iter().map(String::as_str).collect();
+            inner = inner.with_signatures(&sigs).map_err(to_py)?;
+        }
+        Ok(PyUfunc { inner })
+    }
+
+    /// Applies the function to `args` (lazy).
+    fn call(&self, args: Vec<PyRef<'_, PyArr>>) -> PyResult<PyArr> {
+        let arrays: Vec<&lazyfuse::Array> = args.iter().map(|a| &a.inner).collect();
+        PyArr::checked(self.inner.call(&arrays))
+    }
+
+    /// Applies the function and re-binds `out` to the result (`out=`).
+    fn call_into(&self, args: Vec<PyRef<'_, PyArr>>, out: PyRef<'_, PyArr>) -> PyResult<()> {
+        let arrays: Vec<&lazyfuse::Array> = args.iter().map(|a| &a.inner).collect();
+        self.inner.call_into(&arrays, &out.inner).map_err(to_py)
+    }
+
+    /// How many arguments it takes.
+    #[getter]
+    fn arity(&self) -> usize {
+        self.inner.arity()
+    }
+}
+
+/// A reduction from a combine expression of two arguments and an identity
+/// (Numba's `cuda.reduce`).
+#[pyclass(name = "Reducer", module = "lazyfuse", frozen)]
+struct PyReducer {
+    inner: Reducer,
+}
+
+#[pymethods]
+impl PyReducer {
+    #[new]
+    fn new(name: &str, expr: &str, a: &str, b: &str, identity: f64) -> PyResult<Self> {
+        let inner = Reducer::parse(name, expr, [a, b], identity).map_err(to_py)?;
+        Ok(PyReducer { inner })
+    }
+
+    /// Reduces all elements (or along `axis`) lazily.
+    #[pyo3(signature = (array, axis = None))]
+    fn reduce(&self, array: PyRef<'_, PyArr>, axis: Option<isize>) -> PyResult<PyArr> {
+        PyArr::checked(match axis {
+            None => self.inner.reduce(&array.inner),
+            Some(axis) => self.inner.reduce_axis(&array.inner, axis),
+        })
+    }
+}
+
+/// A dtype from a NumPy or short name (`"float32"`, `"f32"`).
+fn parse_dtype(name: &str) -> PyResult<DType> {
+    name.parse::<DType>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "lazyfuse has no dtype '{name}' (expected float16, bfloat16, float32, float64, int8 … uint64 or bool)"
+        ))
+    })
+}
+
+/// The CUDA C lazyfuse would run for `arrays`.
+#[pyfunction]
+fn cuda_source(arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<String> {
+    let refs: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
+    lazyfuse::cuda_source(&refs).map_err(to_py)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyContext>()?;
+    m.add_class::<PyArr>()?;
+    m.add_class::<PyUfunc>()?;
+    m.add_class::<PyReducer>()?;
+    m.add_class::<PyCleanup>()?;
+    m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
+    errors::register(m)?;
+    Ok(())
+}

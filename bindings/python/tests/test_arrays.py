@@ -1,0 +1,121 @@
+"""lazyfuse arrays from Python: lazy, NumPy's semantics, NumPy's protocols."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+
+BACKENDS = ["cpu", "sim", "reference"]
+
+
+@pytest.fixture(params=BACKENDS)
+def cx(request):
+    with lf.use(request.param) as context:
+        yield context
+
+
+def test_nothing_runs_until_a_value_is_demanded(cx):
+    x = lf.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    y = (x * 2 + 1).sum(axis=1)
+    assert cx.stats()["kernel_launches"] == 0
+    np.testing.assert_array_equal(np.asarray(y), [9.0, 27.0])
+    assert cx.stats()["kernel_launches"] >= 1
+
+
+def test_operators_and_functions_follow_numpy(cx):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    x, y = lf.asarray(a), lf.asarray(b)
+    for got, want in [
+        (x + y, a + b), (x - 1.5, a - 1.5), (2 * x, 2 * a), (x / y, a / b),
+        (x ** 2, a ** 2), (-x, -a), (abs(x), np.abs(a)), (x < y, a < b),
+        (np.sqrt(abs(x)), np.sqrt(np.abs(a))), (np.exp(x), np.exp(a)),
+        (np.maximum(x, y), np.maximum(a, b)), (lf.where(x > 0, x, y), np.where(a > 0, a, b)),
+        (x.T, a.T), (x[1:, ::2], a[1:, ::2]), (x[-1], a[-1]), (x.reshape(4, 3), a.reshape(4, 3)),
+    ]:
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
+def test_python_scalars_are_weak_as_in_numpy_2(cx):
+    x = lf.asarray(np.ones(3, dtype=np.float32))
+    assert (x * 2.5).dtype == np.float32
+    assert (lf.asarray(np.ones(3, dtype=np.int8)) + 1).dtype == np.int8
+    assert (x + np.float64(1)).dtype == np.float64
+
+
+def test_reductions_with_axes_and_keepdims(cx):
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    x = lf.asarray(a)
+    np.testing.assert_allclose(x.sum(axis=(0, 2)).numpy(), a.sum(axis=(0, 2)))
+    np.testing.assert_allclose(x.mean(axis=1, keepdims=True).numpy(), a.mean(axis=1, keepdims=True))
+    assert x.max().item() == 23.0
+    assert x.argmax(axis=2).numpy().tolist() == a.argmax(axis=2).tolist()
+    np.testing.assert_allclose(x.var(ddof=1).item(), a.var(ddof=1))
+    np.testing.assert_allclose(x.cumsum(axis=1).numpy(), a.cumsum(axis=1))
+    np.testing.assert_allclose(np.sum(x, axis=0).numpy(), a.sum(axis=0))
+    assert np.std(x).item() == pytest.approx(a.std())
+
+
+def test_demands_and_scalars(cx):
+    x = lf.asarray(np.array([[1.5]]))
+    assert float(x) == 1.5 and x.item() == 1.5 and int(lf.asarray(np.int32(7))) == 7
+    out = np.empty((1, 1))
+    x.copy_to_host(out)
+    assert out[0, 0] == 1.5
+    assert isinstance(x.explain(), str) and "graph" in x.explain()
+
+
+def test_constructors(cx):
+    assert lf.zeros((2, 3), np.int32).numpy().tolist() == [[0, 0, 0]] * 2
+    assert lf.full(3, 2.5).numpy().tolist() == [2.5] * 3
+    np.testing.assert_array_equal(lf.arange(5).numpy(), np.arange(5))
+    like = lf.ones_like(lf.asarray(np.zeros((2, 2), np.float32)))
+    assert like.dtype == np.float32 and like.numpy().sum() == 4
+
+
+def test_ufunc_out_rebinds_a_lazyfuse_array(cx):
+    x = lf.asarray(np.arange(3, dtype=np.float64))
+    out = lf.zeros(3)
+    before = out + 0
+    np.multiply(x, 3.0, out=out)
+    assert out.numpy().tolist() == [0.0, 3.0, 6.0]
+    assert before.numpy().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_other_numpy_functions_run_on_computed_values(cx):
+    x = lf.asarray(np.array([3.0, 1.0, 2.0]))
+    assert np.sort(x).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_foreign_types_get_not_implemented():
+    class Other:
+        def __radd__(self, other):
+            return "other"
+
+    assert lf.asarray(np.ones(2)) + Other() == "other"
+
+
+def test_errors_are_numpy_style_exceptions():
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        lf.asarray(np.ones(3)) + lf.asarray(np.ones(4))
+    with pytest.raises(ValueError, match="axis 5 is out of bounds"):
+        lf.asarray(np.ones(3)).sum(axis=5)
+    with pytest.raises(TypeError, match="complex"):
+        lf.asarray(np.ones(3, dtype=np.complex64))
+    with pytest.raises(IndexError):
+        lf.asarray(np.ones(3))[3]
+    with pytest.raises(RuntimeError, match="cuda"):
+        lf.Context("cuda") if not lf.cuda.is_available() else (_ for _ in ()).throw(RuntimeError("cuda"))
+
+
+def test_contexts_and_cuda_source():
+    with lf.use("sim"):
+        x = lf.asarray(np.ones(4, dtype=np.float32))
+        y = (x + 1).sum()
+        assert y.item() == 8.0
+        assert lf.stats()["h2d_copies"] == 1
+        assert "__global__" in lf.cuda_source(x * 2)
+    assert lf.Context("reference").backend == "reference"

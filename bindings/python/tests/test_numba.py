@@ -1,0 +1,85 @@
+"""The tutorials' Numba programs with `from lazyfuse import ...`."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+from lazyfuse import CompileError, cuda, float32, float64, vectorize
+
+
+@vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"], target="cuda")
+def discriminant(a, b, c):
+    return math.sqrt(b ** 2 - 4 * a * c)
+
+
+def test_vectorize_with_signatures_and_out():
+    n = 1000
+    a, b, c = (np.random.default_rng(i).random(n).astype(np.float32) for i in range(3))
+    b = b + 2.0
+    want = np.sqrt(b ** 2 - 4 * a * c)
+    got = discriminant(a, b, c)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    d_out = cuda.device_array_like(a)
+    discriminant(a, b, c, out=d_out)
+    np.testing.assert_allclose(d_out.copy_to_host(), want, rtol=1e-6)
+    host_out = np.empty(n, dtype=np.float32)
+    discriminant(a, b, c, out=host_out)
+    np.testing.assert_allclose(host_out, want, rtol=1e-6)
+    # f64 inputs take the f64 loop.
+    assert discriminant(a.astype(np.float64), b.astype(np.float64), c.astype(np.float64)).dtype == np.float64
+
+
+def test_vectorize_type_objects_and_no_signature():
+    @vectorize([float64(float64, float64)])
+    def clamp_add(x, y):
+        return lf.where(x + y > 1.0, 1.0, x + y)
+
+    assert clamp_add(np.array([0.2, 0.9]), np.array([0.3, 0.4])).numpy().tolist() == [0.5, 1.0]
+
+    @vectorize
+    def poly(x):
+        return 3 * x ** 2 + max(x, 0.5) - abs(x)
+
+    x = np.array([-1.0, 0.25, 2.0])
+    np.testing.assert_allclose(poly(x).numpy(), 3 * x ** 2 + np.maximum(x, 0.5) - np.abs(x))
+    assert float32(float32).startswith("float32(")
+
+
+def test_tracing_refuses_python_control_flow_on_values():
+    with pytest.raises(CompileError, match="where"):
+        @vectorize
+        def branchy(x):
+            return x if x > 0 else -x
+
+
+def test_cuda_reduce_and_device_arrays():
+    @cuda.reduce
+    def sum_reduce(a, b):
+        return a + b
+
+    @cuda.reduce
+    def max_reduce(a, b):
+        return max(a, b)
+
+    a = np.arange(1, 1001, dtype=np.float64)
+    assert sum_reduce(a) == a.sum()
+    assert max_reduce(a, init=-np.inf) == 1000.0
+    d = cuda.to_device(a)
+    assert sum_reduce(d) == a.sum()
+    with cuda.defer_cleanup():
+        e = cuda.device_array((4,), np.float32)
+        assert e.copy_to_host().tolist() == [0.0] * 4
+
+
+def test_targets_run_anywhere():
+    for target in ("cpu", "parallel", "sim"):
+        @vectorize(["float64(float64)"], target=target)
+        def twice(x):
+            return 2 * x
+
+        assert twice(np.array([1.0, 2.0])).numpy().tolist() == [2.0, 4.0]
+    with pytest.raises(ValueError, match="unknown target"):
+        vectorize(target="tpu")
