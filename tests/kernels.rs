@@ -522,26 +522,28 @@ fn local_arrays_are_per_thread_on_every_backend() {
         .chunks(4)
         .flat_map(|c| c.iter().rev().copied())
         .collect();
-    for cx in common::backends() {
+    let run = |cx: &Context| {
         let a = cx.from_slice(&host);
         let out = cx.zeros(&[64], DType::F32);
-        let got = kernel
-            .launch(&cx, 1u32, 32u32, &[(&a).into(), (&out).into()])
+        kernel
+            .launch(cx, 1u32, 32u32, &[(&a).into(), (&out).into()])
             .unwrap()
-            .remove(0);
-        assert_eq!(got.to_vec::<f32>().unwrap(), want, "{}", cx.backend_name());
+            .remove(0)
+    };
+    for cx in common::backends() {
+        assert_eq!(
+            run(&cx).to_vec::<f32>().unwrap(),
+            want,
+            "{}",
+            cx.backend_name()
+        );
     }
     let cx = Context::builder()
         .backend("cpu")
         .jit(lazyfuse::JitMode::Auto)
         .build()
         .unwrap();
-    let a = cx.from_slice(&host);
-    let out = cx.zeros(&[64], DType::F32);
-    let got = kernel
-        .launch(&cx, 1u32, 32u32, &[(&a).into(), (&out).into()])
-        .unwrap()
-        .remove(0);
+    let got = run(&cx);
     assert!(
         got.explain().contains("compiled code (JIT)"),
         "{}",

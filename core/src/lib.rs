@@ -22,6 +22,7 @@
 mod api_macros;
 
 pub mod array;
+pub mod deferral;
 pub mod dtype;
 pub mod element;
 pub mod engine;
@@ -45,6 +46,7 @@ pub mod typing;
 mod parse;
 mod reducer;
 mod ufunc;
+mod worker;
 
 pub use array::{Array, Operand};
 pub use dtype::{can_cast_safely, promote, DType, Kind};

@@ -129,7 +129,7 @@ impl Session {
         EvalEnv {
             stats: &self.inner.stats,
             options: &self.inner.options,
-            stream: crate::stream::current_stream(),
+            stream: crate::worker::current_stream(),
         }
     }
 

@@ -11,7 +11,6 @@
 //! onto CUDA streams of its own (its copies and kernels stay on the
 //! context's stream).
 
-use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -26,17 +25,6 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// Stream identities: 0 is no stream.
 static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The stream whose worker this thread is (0: none).
-    static CURRENT: Cell<u64> = const { Cell::new(0) };
-}
-
-/// The stream the calling thread works for: a stream's worker runs every
-/// demand of that stream, so engines learn the stream from the thread.
-pub(crate) fn current_stream() -> u64 {
-    CURRENT.with(Cell::get)
-}
 
 /// An ordered queue of asynchronous work on one context. Cheap to clone
 /// (clones share the queue); `Send + Sync`.
@@ -114,7 +102,7 @@ impl Stream {
         std::thread::Builder::new()
             .name(format!("lazyfuse-stream-{id}"))
             .spawn(move || {
-                CURRENT.with(|c| c.set(id));
+                crate::worker::work_for(id);
                 for job in queue {
                     job();
                 }

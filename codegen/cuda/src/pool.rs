@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use lazyfuse_core::deferral::Deferral;
 use lazyfuse_core::{Error, Result};
 
 /// Smallest size class: tiny requests share one bin instead of fragmenting.
@@ -59,10 +60,8 @@ pub struct PoolStats {
 struct State<B> {
     bins: HashMap<usize, Vec<B>>,
     stats: PoolStats,
-    /// Live `defer_cleanup` guards.
-    deferring: usize,
-    /// Blocks released while deferring, with their classes.
-    deferred: Vec<(B, usize)>,
+    /// Blocks released while cleanup is deferred, with their classes.
+    deferral: Deferral<(B, usize)>,
 }
 
 impl<B> State<B> {
@@ -90,8 +89,7 @@ impl<A: DeviceAllocator> CachingPool<A> {
             state: Mutex::new(State {
                 bins: HashMap::new(),
                 stats: PoolStats::default(),
-                deferring: 0,
-                deferred: Vec::new(),
+                deferral: Deferral::default(),
             }),
         }
     }
@@ -169,34 +167,29 @@ impl<A: DeviceAllocator> CachingPool<A> {
     /// Returns a block to the bin of its size class for reuse.
     pub fn release(&self, block: A::Block, class: usize) {
         let mut state = self.lock();
-        if state.deferring > 0 {
-            state.deferred.push((block, class));
-            return;
+        if let Some((block, class)) = state.deferral.hold((block, class)) {
+            state.bin(block, class);
         }
-        state.bin(block, class);
     }
 
     /// Starts deferring releases (Numba's `defer_cleanup`): blocks released
     /// from now on are queued, neither reused nor freed, until the last
     /// [`CachingPool::defer`] is matched by a [`CachingPool::resume`].
     pub fn defer(&self) {
-        self.lock().deferring += 1;
+        self.lock().deferral.defer();
     }
 
     /// Ends one deferral; at the last, the queued blocks are released.
     pub fn resume(&self) {
         let mut state = self.lock();
-        state.deferring = state.deferring.saturating_sub(1);
-        if state.deferring == 0 {
-            for (block, class) in std::mem::take(&mut state.deferred) {
-                state.bin(block, class);
-            }
+        for (block, class) in state.deferral.resume() {
+            state.bin(block, class);
         }
     }
 
     /// Blocks released while deferring, not yet back in the pool.
     pub fn deferred_blocks(&self) -> usize {
-        self.lock().deferred.len()
+        self.lock().deferral.queued()
     }
 }
 

@@ -3,7 +3,6 @@
 
 use lazyfuse_core::DType;
 
-use super::scope::KernelScope;
 use super::val::Val;
 use lazyfuse_device::ir::{Expr, Var};
 
@@ -111,18 +110,21 @@ impl ArrayParam {
         }
     }
 
-    /// The core of loop element `element` of a gufunc argument whose
-    /// buffer is `[loop elements, core dimensions…]`: the last dimensions.
-    /// (The start is computed once, into a register of `k`.)
-    pub(crate) fn core_of(&self, k: &mut KernelScope, element: &Val) -> ArrayParam {
-        let extents = self.extents[1..].to_vec();
-        let core_len = extents
+    /// Elements in one core of a gufunc argument whose buffer is
+    /// `[loop elements, core dimensions…]`.
+    pub(crate) fn core_len(&self) -> Val {
+        self.extents[1..]
             .iter()
-            .fold(Val::from(1i64), |len, extent| len * extent.clone());
+            .fold(Val::from(1i64), |len, extent| len * extent.clone())
+    }
+
+    /// The core starting at element `base` of such an argument: its last
+    /// dimensions.
+    pub(crate) fn core_at(&self, base: Val) -> ArrayParam {
         ArrayParam {
             ndim: self.ndim - 1,
-            extents,
-            base: Some(k.let_(element.clone() * core_len)),
+            extents: self.extents[1..].to_vec(),
+            base: Some(base),
             ..self.clone()
         }
     }

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use lazyfuse_core::deferral::Deferral;
 use lazyfuse_core::{Counter, DType, DeviceBuffer, HostBuffer, Result, StatsCounter};
 
 /// The most bytes of freed buffers kept for reuse.
@@ -27,9 +28,7 @@ pub struct SimMemory {
 struct State {
     free: HashMap<(DType, usize), Vec<HostBuffer>>,
     cached_bytes: usize,
-    /// Live `defer_cleanup` guards.
-    deferring: usize,
-    deferred: Vec<HostBuffer>,
+    deferral: Deferral<HostBuffer>,
 }
 
 impl SimMemory {
@@ -59,11 +58,9 @@ impl SimMemory {
     /// Takes back a buffer whose array is gone.
     fn release(&self, buffer: HostBuffer) {
         let mut state = self.lock();
-        if state.deferring > 0 {
-            state.deferred.push(buffer);
-            return;
+        if let Some(buffer) = state.deferral.hold(buffer) {
+            state.cache(buffer);
         }
-        state.cache(buffer);
     }
 
     /// Frees every cached buffer; returns the bytes released.
@@ -75,24 +72,21 @@ impl SimMemory {
 
     /// Starts deferring cleanup (one more guard).
     pub fn defer(&self) {
-        self.lock().deferring += 1;
+        self.lock().deferral.defer();
     }
 
     /// Ends one guard; when it was the last, the queued buffers are freed
     /// (into the cache).
     pub fn resume(&self) {
         let mut state = self.lock();
-        state.deferring = state.deferring.saturating_sub(1);
-        if state.deferring == 0 {
-            for buffer in std::mem::take(&mut state.deferred) {
-                state.cache(buffer);
-            }
+        for buffer in state.deferral.resume() {
+            state.cache(buffer);
         }
     }
 
     /// Buffers freed while cleanup is deferred, not yet released.
     pub fn deferred(&self) -> usize {
-        self.lock().deferred.len()
+        self.lock().deferral.queued()
     }
 }
 

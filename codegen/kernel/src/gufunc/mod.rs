@@ -455,7 +455,13 @@ fn trace(
     };
     let elements = params[0].len(0);
     scope.for_range(first, elements, step, |k, element| {
-        let cores: Vec<ArrayParam> = params.iter().map(|p| p.core_of(k, &element)).collect();
+        let cores: Vec<ArrayParam> = (params.iter())
+            .map(|p| {
+                // Each core's start is computed once, into a register.
+                let base = k.let_(element.clone() * p.core_len());
+                p.core_at(base)
+            })
+            .collect();
         body(k, &cores);
     });
     let used_par = scope.used_par;
