@@ -164,7 +164,7 @@ impl SharedArrayRef {
     }
 }
 
-/// A per-thread array ([`KernelScope::local_array`]).
+/// A per-thread array ([`crate::KernelScope::local_array`]).
 #[derive(Clone, Debug)]
 pub struct LocalArrayRef(pub(crate) SharedArrayRef);
 
