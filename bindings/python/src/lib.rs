@@ -6,6 +6,7 @@
 mod array;
 mod convert;
 mod errors;
+mod kernel;
 
 use lazyfuse::{Context, DType, Reducer, Ufunc};
 use pyo3::prelude::*;
@@ -194,6 +195,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyReducer>()?;
     m.add_class::<PyCleanup>()?;
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
+    m.add_class::<kernel::PyKernel>()?;
+    m.add_class::<kernel::PyGUfunc>()?;
+    m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::build_gufunc, m)?)?;
     errors::register(m)?;
     Ok(())
 }

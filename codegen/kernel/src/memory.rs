@@ -94,6 +94,11 @@ impl ArrayParam {
         self.dtype
     }
 
+    /// Its number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.ndim
+    }
+
     pub(crate) fn linear(&self, index: &[Val]) -> Val {
         let mut position = Val::from(0i64);
         for (d, i) in index.iter().enumerate() {

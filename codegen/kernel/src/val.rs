@@ -94,6 +94,11 @@ impl Val {
     pub fn apply(&self, op: UnaryOp) -> Val {
         self.unary(op)
     }
+    /// Any element operation of two values (promoted as NumPy does;
+    /// comparisons and logical operations give bools).
+    pub fn apply_binary(&self, op: BinaryOp, y: impl Into<Val>) -> Val {
+        self.binary(op, &y.into())
+    }
     binary_methods! {
         /// `x ** y`
         pow => Pow,

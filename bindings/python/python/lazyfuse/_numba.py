@@ -92,3 +92,84 @@ def vectorize(signatures=None, target="cpu", **options):
     if target not in _TARGETS:
         raise ValueError(f"vectorize: unknown target {target!r} (expected one of {', '.join(_TARGETS)})")
     return lambda function: Vectorized(function, signatures, target)
+
+
+class _ArrayType:
+    """An array type as Numba writes it: ``float32[:, :]``."""
+
+    __slots__ = ("dtype", "ndim")
+
+    def __init__(self, dtype, ndim):
+        self.dtype, self.ndim = dtype, ndim
+
+    def __repr__(self):
+        return f"{self.dtype}[{', '.join([':'] * self.ndim)}]"
+
+
+def _array_type(self, key):
+    dims = key if isinstance(key, tuple) else (key,)
+    if not all(isinstance(d, slice) for d in dims):
+        raise TypeError(f"{self.name}[...] takes slices, as float32[:, :]")
+    return _ArrayType(self.name, len(dims))
+
+
+_Type.__getitem__ = _array_type
+
+
+def _signature_text(signature):
+    """A Numba signature as lazyfuse's gufunc parser reads it."""
+    import re
+    if isinstance(signature, (tuple, list)):
+        signature = f"void({', '.join(repr(t) for t in signature)})"
+    return re.sub(r"\bintp\b", "int64", str(signature))
+
+
+class GUVectorized:
+    """A generalized ufunc made by ``@guvectorize``."""
+
+    def __init__(self, function, signatures, layout, target):
+        from . import _jit
+        self.__name__ = function.__name__
+        params = list(__import__("inspect").signature(function).parameters)
+        translator = _jit.Translator(function, params, gufunc=True)
+        body = translator.kernel()
+        self._target, self._context = target, None
+        self._g = _native.build_gufunc(
+            function.__name__, layout, [_signature_text(s) for s in signatures], params, body
+        )
+        self._nin, self._nout = self._g.arity
+
+    def __call__(self, *args):
+        from . import Array, asarray
+        if self._context is None:
+            self._context = _context_for(self._target)
+        if len(args) not in (self._nin, self._nin + self._nout):
+            raise TypeError(
+                f"{self.__name__} takes {self._nin} inputs (and optionally its {self._nout} outputs), got {len(args)} arguments"
+            )
+        ins = [a if isinstance(a, Array) else asarray(a, context=self._context) for a in args[:self._nin]]
+        outs = args[self._nin:]
+        if not outs:
+            results = [Array(r) for r in self._g.call([a._a for a in ins])]
+            return results[0] if self._nout == 1 else tuple(results)
+        if all(isinstance(o, Array) for o in outs):
+            self._g.call_into([a._a for a in ins], [o._a for o in outs])
+        else:
+            results = self._g.call([a._a for a in ins])
+            for out, result in zip(outs, results):
+                if isinstance(out, Array):
+                    out._a.assign(result)
+                else:
+                    np.copyto(out, result.numpy())
+        return outs[0] if self._nout == 1 else tuple(outs)
+
+
+def guvectorize(signatures, layout, target="cpu", **options):
+    """Numba's ``@guvectorize``: the function's body, written over the core
+    dimensions of its arguments (``for`` loops, indexing, ``arr.shape[d]``,
+    ``prange``), becomes a generalized ufunc for ``layout``
+    (``"(m,n)->(m,n)"``); call it with the inputs (outputs are returned) or
+    with the inputs and the outputs (written, as Numba does)."""
+    if target not in _TARGETS:
+        raise ValueError(f"guvectorize: unknown target {target!r} (expected one of {', '.join(_TARGETS)})")
+    return lambda function: GUVectorized(function, signatures, layout, target)

@@ -80,3 +80,93 @@ class Reduce:
 def reduce(function):
     """Numba's ``@cuda.reduce``."""
     return Reduce(function)
+
+
+class Dispatcher:
+    """A kernel made by ``@cuda.jit``: launch it as ``kernel[blocks, threads](args)``.
+    The source is translated (``lazyfuse._jit``) at the first launch with
+    each combination of argument types. NumPy arguments are copied to the
+    device and the ones the kernel writes copied back before the launch
+    returns; lazyfuse arrays stay lazy (a written one is re-bound to the
+    new value)."""
+
+    def __init__(self, function):
+        self.__name__ = function.__name__
+        self._function = function
+        self._kernels = {}
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or len(config) < 2:
+            raise TypeError("launch a kernel as kernel[blocks, threads](args)")
+        return lambda *args: self._launch(config[0], config[1], args)
+
+    def _launch(self, grid, block, args):
+        import inspect
+        from . import Array, asarray, _jit
+        params = list(inspect.signature(self._function).parameters)
+        if len(args) != len(params):
+            raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
+        lazy, key = [], []
+        for a in args:
+            if isinstance(a, (Array, np.ndarray)):
+                a = a if isinstance(a, Array) else asarray(a)
+                lazy.append(a)
+                key.append((str(a.dtype), a.ndim))
+            elif isinstance(a, (bool, int, float, np.generic)):
+                lazy.append(a.item() if isinstance(a, np.generic) else a)
+                key.append("float64" if isinstance(lazy[-1], float) else "int64")
+            else:
+                raise TypeError(f"kernel '{self.__name__}': cannot pass a {type(a).__name__}")
+        key = tuple(key)
+        if key not in self._kernels:
+            arrays = [p for p, k in zip(params, key) if isinstance(k, tuple)]
+            translator = _jit.Translator(self._function, arrays)
+            body = translator.kernel()
+            spec = [(p, k[0], k[1], p in translator.written) if isinstance(k, tuple) else (p, k, -1, False)
+                    for p, k in zip(params, key)]
+            written = [p for p, k in zip(params, key) if isinstance(k, tuple) and p in translator.written]
+            self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written)
+        kernel, written = self._kernels[key]
+        dims = lambda d: list(d) if isinstance(d, (tuple, list)) else [int(d)]
+        results = kernel.launch(dims(grid), dims(block), [a._a if isinstance(a, Array) else a for a in lazy])
+        for name, result in zip(written, results):
+            original = args[params.index(name)]
+            if isinstance(original, Array):
+                original._a.assign(result)
+            else:
+                np.copyto(original, result.numpy())
+
+
+def jit(function=None, device=False, **options):
+    """Numba's ``@cuda.jit`` (and ``@cuda.jit(device=True)`` for device
+    functions, inlined where called)."""
+    from . import _jit
+
+    def wrap(f):
+        return _jit.DeviceFunction(f) if device else Dispatcher(f)
+
+    if function is None or isinstance(function, (str, list, tuple)):
+        return wrap
+    return wrap(function)
+
+
+def syncthreads():
+    """``cuda.syncthreads()`` (only meaningful inside a ``@cuda.jit`` kernel)."""
+    raise RuntimeError("cuda.syncthreads() is only translated inside a @cuda.jit kernel")
+
+
+class _Namespace:
+    def __init__(self, **entries):
+        self.__dict__.update(entries)
+
+
+def _only_in_kernels(*args, **kwargs):
+    raise RuntimeError("this cuda function is only translated inside a @cuda.jit kernel")
+
+
+grid = gridsize = _only_in_kernels
+shared = _Namespace(array=_only_in_kernels)
+local = _Namespace(array=_only_in_kernels)
+atomic = _Namespace(add=_only_in_kernels, max=_only_in_kernels, min=_only_in_kernels,
+                    compare_and_swap=_only_in_kernels, exch=_only_in_kernels)
+threadIdx = blockIdx = blockDim = gridDim = _Namespace(x=0, y=0, z=0)

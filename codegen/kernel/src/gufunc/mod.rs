@@ -104,7 +104,13 @@ impl GUfunc {
         }
         let mut loops: Vec<Loop> = Vec::with_capacity(signatures.len());
         for signature in signatures {
-            let args = layout::parse_signature(&op, signature)?;
+            let mut args = layout::parse_signature(&op, signature)?;
+            // Numba writes a `()` core as a one-element array (`intp[:]`).
+            for (arg, core) in args.iter_mut().zip(layout.args()) {
+                if core.is_empty() && arg.1 == 1 {
+                    arg.1 = 0;
+                }
+            }
             check_ranks(&op, &layout, signature, &args)?;
             let dtypes: Vec<DType> = args.iter().map(|&(dtype, _)| dtype).collect();
             if loops.iter().any(|l| l.dtypes == dtypes) {

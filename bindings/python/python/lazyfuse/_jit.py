@@ -1,0 +1,361 @@
+"""Kernels written in Python (Numba's ``@cuda.jit``, and ``@guvectorize``
+bodies): the function's source is read with ``ast`` and the subset the
+tutorials use is translated into a tree of tuples that the native side
+replays on lazyfuse's kernel builder (``_native.build_kernel``).
+
+The subset: ``cuda.grid``, ``cuda.gridsize``, ``cuda.threadIdx/blockIdx/
+blockDim/gridDim.x/.y/.z``; ``if``/``elif``/``else``, ``for … in range(…)``
+(and ``prange`` in gufuncs), ``while``; assignments and augmented
+assignments to locals and array elements; arithmetic, comparisons,
+``and``/``or``/``not``, ``a if c else b``; ``math.*``, ``abs``, ``min``/``max``
+of two values; ``arr.shape[d]``, ``arr.size``, ``len(arr)``;
+``cuda.shared.array``, ``cuda.local.array``, ``cuda.syncthreads()``,
+``cuda.atomic.add/max/min/compare_and_swap``; calls of
+``@cuda.jit(device=True)`` functions whose body is one ``return``. A local
+keeps the dtype of its first value and must be first assigned outside any
+``if``/loop body it is used after. Anything else raises ``CompileError``
+naming the line and the construct.
+"""
+
+import ast
+import inspect
+import textwrap
+
+from ._native import CompileError
+from ._trace import _MATH
+
+_BINOPS = {
+    ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
+    ast.FloorDiv: "floor_divide", ast.Mod: "remainder", ast.Pow: "power",
+    ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
+    ast.LShift: "left_shift", ast.RShift: "right_shift",
+}
+_COMPARE = {
+    ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal",
+    ast.Eq: "equal", ast.NotEq: "not_equal",
+}
+_SPECIAL = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+_ATOMICS = {"add": "add", "max": "max", "min": "min", "exch": "exchange",
+            "compare_and_swap": "cas", "cas": "cas"}
+_NUMPY_DTYPES = {
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool_", "float_", "int_",
+}
+
+
+class DeviceFunction:
+    """A ``@cuda.jit(device=True)`` function: inlined where it is called."""
+
+    def __init__(self, function):
+        self.function = function
+        tree = _parse(function)
+        body = [s for s in tree.body if not _is_docstring(s)]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            raise CompileError(
+                f"device function '{function.__name__}' (line {tree.lineno}): only a body of one "
+                "`return <expression>` can be inlined"
+            )
+        self.params = [a.arg for a in tree.args.args]
+        self.expression = body[0].value
+
+    def __call__(self, *args):
+        return self.function(*args)
+
+
+def _parse(function):
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError) as e:
+        raise CompileError(f"cannot read the source of {function!r}: {e}") from None
+    tree = ast.parse(source)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise CompileError(f"{function!r} is not a plain function")
+    return node
+
+
+def _is_docstring(stmt):
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
+        stmt.value.value, str
+    )
+
+
+def _dtype_name(node, env):
+    """A dtype written in the source: ``numba.float32``, ``np.float64``, ``float32``, ``'f4'``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        import numpy as np
+        return np.dtype(node.value).name
+    if isinstance(node, ast.Attribute) and node.attr in _NUMPY_DTYPES:
+        import numpy as np
+        return np.dtype(getattr(np, node.attr)).name
+    if isinstance(node, ast.Name):
+        value = env.get(node.id)
+        name = getattr(value, "name", None) or getattr(value, "__name__", None)
+        if name:
+            import numpy as np
+            return np.dtype(name).name
+    raise CompileError(f"line {node.lineno}: cannot read a dtype from {ast.unparse(node)!r}")
+
+
+class Translator:
+    """Translates one function; ``arrays`` names its array arguments."""
+
+    def __init__(self, function, arrays, gufunc=False):
+        self.function = function
+        self.tree = _parse(function)
+        self.params = [a.arg for a in self.tree.args.args]
+        self.arrays = set(arrays)
+        self.env = dict(function.__globals__)
+        if function.__closure__:
+            names = function.__code__.co_freevars
+            self.env.update({n: c.cell_contents for n, c in zip(names, function.__closure__)})
+        self.gufunc = gufunc
+        self.written = set()
+        self.inline = {}  # name -> expression tuple, for device functions' parameters
+
+    def fail(self, node, what):
+        line = getattr(node, "lineno", self.tree.lineno)
+        raise CompileError(
+            f"{self.function.__name__}, line {line}: {what} is not in the subset lazyfuse translates "
+            f"({ast.unparse(node) if isinstance(node, ast.AST) else node})"
+        )
+
+    # --- statements ------------------------------------------------------
+    def body(self, stmts):
+        out = []
+        for s in stmts:
+            if _is_docstring(s) or isinstance(s, ast.Pass):
+                continue
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                self.fail(s, "assigning to several targets")
+            done = self.assign(s.targets[0], self.expr(s.value), s)
+            return list(done[1]) if done[0] == "multi" else [done]
+        if isinstance(s, ast.AugAssign):
+            op = _BINOPS.get(type(s.op))
+            if op is None:
+                self.fail(s, "this augmented assignment")
+            current = self.expr(s.target)
+            return [self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)]
+        if isinstance(s, ast.If):
+            return [("if", self.expr(s.test), self.body(s.body), self.body(s.orelse))]
+        if isinstance(s, ast.While):
+            if s.orelse:
+                self.fail(s, "while … else")
+            return [("while", self.expr(s.test), self.body(s.body))]
+        if isinstance(s, ast.For):
+            return [self.for_loop(s)]
+        if isinstance(s, ast.Return):
+            if s.value is not None:
+                self.fail(s, "a kernel returning a value")
+            return [("return",)]
+        if isinstance(s, ast.Expr):
+            return [("expr", self.expr(s.value))]
+        self.fail(s, type(s).__name__)
+
+    def assign(self, target, value, node):
+        if isinstance(target, ast.Name):
+            if target.id in self.arrays:
+                self.fail(node, f"re-binding the array argument '{target.id}'")
+            if isinstance(value, tuple) and value[0] in ("shared_array", "local_array"):
+                return ("declare_array", target.id, value)
+            return ("assign", target.id, value)
+        if isinstance(target, ast.Subscript):
+            array, indices = self.subscript(target)
+            if array in self.arrays:
+                self.written.add(array)
+            return ("store", array, indices, value)
+        if isinstance(target, ast.Tuple):
+            # x, y = cuda.grid(2)
+            if (isinstance(value, tuple) and value[0] in ("grid", "gridsize")
+                    and value[1] == len(target.elts)
+                    and all(isinstance(t, ast.Name) for t in target.elts)):
+                return ("multi", [("assign", t.id, ("grid_part", value[0], value[1], i))
+                                  for i, t in enumerate(target.elts)])
+            self.fail(node, "tuple unpacking other than x, y = cuda.grid(2)")
+        self.fail(node, "this assignment target")
+
+    def for_loop(self, s):
+        if s.orelse:
+            self.fail(s, "for … else")
+        if not isinstance(s.target, ast.Name):
+            self.fail(s, "a loop over something other than one name")
+        call = s.iter
+        name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else (
+            call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+        )
+        if name not in ("range", "prange") or call.keywords:
+            self.fail(s, "a loop other than `for i in range(…)`")
+        args = [self.expr(a) for a in call.args]
+        if len(args) == 1:
+            start, stop, step = ("const", 0), args[0], ("const", 1)
+        elif len(args) == 2:
+            (start, stop), step = args, ("const", 1)
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            self.fail(s, "range with this many arguments")
+        kind = "prange" if name == "prange" and self.gufunc else "for"
+        if kind == "prange" and len(args) == 3:
+            self.fail(s, "prange with a step")
+        return (kind, s.target.id, start, stop, step, self.body(s.body))
+
+    # --- expressions -----------------------------------------------------
+    def subscript(self, node):
+        if not isinstance(node.value, ast.Name):
+            self.fail(node, "indexing something other than a named array")
+        index = node.slice
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        for item in items:
+            if isinstance(item, ast.Slice):
+                self.fail(node, "slicing inside a kernel")
+        return node.value.id, [self.expr(i) for i in items]
+
+    def expr(self, e):
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, bool):
+                return ("const", int(e.value), "bool")
+            if isinstance(e.value, (int, float)):
+                return ("const", e.value)
+            self.fail(e, "this constant")
+        if isinstance(e, ast.Name):
+            if e.id in self.inline:
+                return self.inline[e.id]
+            if e.id in self.arrays:
+                return ("array", e.id)
+            if e.id in ("True", "False"):
+                return ("const", int(e.id == "True"), "bool")
+            return ("var", e.id)
+        if isinstance(e, ast.BinOp):
+            op = _BINOPS.get(type(e.op))
+            if op is None:
+                self.fail(e, "this operator")
+            return ("bin", op, self.expr(e.left), self.expr(e.right))
+        if isinstance(e, ast.UnaryOp):
+            if isinstance(e.op, ast.USub):
+                return ("unary", "negative", self.expr(e.operand))
+            if isinstance(e.op, ast.UAdd):
+                return self.expr(e.operand)
+            if isinstance(e.op, ast.Not):
+                return ("unary", "logical_not", self.expr(e.operand))
+            if isinstance(e.op, ast.Invert):
+                return ("unary", "invert", self.expr(e.operand))
+        if isinstance(e, ast.Compare):
+            parts, left = [], self.expr(e.left)
+            for op, right in zip(e.ops, e.comparators):
+                name = _COMPARE.get(type(op))
+                if name is None:
+                    self.fail(e, "this comparison")
+                right = self.expr(right)
+                parts.append(("bin", name, left, right))
+                left = right
+            result = parts[0]
+            for p in parts[1:]:
+                result = ("bin", "logical_and", result, p)
+            return result
+        if isinstance(e, ast.BoolOp):
+            name = "logical_and" if isinstance(e.op, ast.And) else "logical_or"
+            values = [self.expr(v) for v in e.values]
+            result = values[0]
+            for v in values[1:]:
+                result = ("bin", name, result, v)
+            return result
+        if isinstance(e, ast.IfExp):
+            return ("select", self.expr(e.test), self.expr(e.body), self.expr(e.orelse))
+        if isinstance(e, ast.Subscript):
+            # arr.shape[d]
+            if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and isinstance(
+                e.value.value, ast.Name
+            ):
+                dim = e.slice
+                if not (isinstance(dim, ast.Constant) and isinstance(dim.value, int)):
+                    self.fail(e, "a shape index that is not a constant")
+                return ("shape", e.value.value.id, dim.value)
+            array, indices = self.subscript(e)
+            return ("load", array, indices)
+        if isinstance(e, ast.Attribute):
+            return self.attribute(e)
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        self.fail(e, type(e).__name__)
+
+    def attribute(self, e):
+        chain = ast.unparse(e).split(".")
+        if len(chain) == 3 and chain[1] in _SPECIAL and chain[2] in ("x", "y", "z"):
+            return ("special", chain[1], chain[2])
+        if len(chain) == 2 and chain[1] == "size" and chain[0] in self.arrays:
+            return ("size", chain[0])
+        if len(chain) == 2 and chain[0] == "math" and chain[1] in ("pi", "e", "inf"):
+            import math
+            return ("const", getattr(math, chain[1]))
+        self.fail(e, "this attribute")
+
+    def call(self, e):
+        if e.keywords and not (isinstance(e.func, ast.Attribute) and e.func.attr == "array"):
+            self.fail(e, "keyword arguments")
+        func = e.func
+        path = ast.unparse(func)
+        tail = path.split(".")
+        args = e.args
+        if tail[-1] in ("grid", "gridsize") and len(tail) >= 2:
+            n = args[0].value if args and isinstance(args[0], ast.Constant) else None
+            if n not in (1, 2, 3):
+                self.fail(e, f"{path} of other than a constant 1, 2 or 3")
+            return (tail[-1], n)
+        if tail[-1] == "syncthreads":
+            return ("sync",)
+        if len(tail) >= 2 and tail[-2] in ("shared", "local") and tail[-1] == "array":
+            kw = {k.arg: k.value for k in e.keywords}
+            shape = kw.get("shape", args[0] if args else None)
+            dtype = kw.get("dtype", args[1] if len(args) > 1 else None)
+            if shape is None or dtype is None:
+                self.fail(e, f"{path} without a shape and a dtype")
+            dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
+            sizes = []
+            for d in dims:
+                value = d.value if isinstance(d, ast.Constant) else self.env.get(getattr(d, "id", None))
+                if not isinstance(value, int):
+                    self.fail(e, "an array shape that is not made of constants")
+                sizes.append(value)
+            return (f"{tail[-2]}_array", _dtype_name(dtype, self.env), sizes)
+        if len(tail) >= 2 and tail[-2] == "atomic" and tail[-1] in _ATOMICS:
+            if len(args) not in (3, 4) or not isinstance(args[0], ast.Name):
+                self.fail(e, f"{path} with these arguments")
+            array = args[0].id
+            index = args[1]
+            items = index.elts if isinstance(index, ast.Tuple) else [index]
+            if array in self.arrays:
+                self.written.add(array)
+            return ("atomic", _ATOMICS[tail[-1]], array, [self.expr(i) for i in items],
+                    [self.expr(a) for a in args[2:]])
+        if len(tail) == 2 and tail[0] == "math" and tail[1] in _MATH:
+            return ("call", _MATH[tail[1]], [self.expr(a) for a in args])
+        if path == "abs" and len(args) == 1:
+            return ("unary", "abs", self.expr(args[0]))
+        if path in ("min", "max") and len(args) == 2:
+            return ("bin", "minimum" if path == "min" else "maximum", self.expr(args[0]), self.expr(args[1]))
+        if path == "len" and len(args) == 1 and isinstance(args[0], ast.Name):
+            return ("shape", args[0].id, 0)
+        if path in ("float", "int") and len(args) == 1:
+            return ("cast", "float64" if path == "float" else "int64", self.expr(args[0]))
+        target = self.env.get(path) if isinstance(func, ast.Name) else None
+        if isinstance(target, DeviceFunction):
+            if len(args) != len(target.params):
+                self.fail(e, f"a call of '{path}' with {len(args)} arguments")
+            saved = self.inline
+            values = {p: self.expr(a) for p, a in zip(target.params, args)}
+            sub = Translator.__new__(Translator)
+            sub.__dict__.update(self.__dict__)
+            sub.function, sub.inline = target.function, values
+            sub.env = dict(target.function.__globals__)
+            result = sub.expr(target.expression)
+            self.inline = saved
+            return result
+        self.fail(e, f"a call of '{path}'")
+
+    def kernel(self):
+        return self.body(self.tree.body)

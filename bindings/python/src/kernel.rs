@@ -1,0 +1,536 @@
+//! Kernels and gufunc bodies written in Python: the tree of tuples the
+//! Python side's translator (`_jit.py`) makes from a function's source,
+//! replayed on lazyfuse's kernel builder.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use lazyfuse::core::{BinaryOp, UnaryOp};
+use lazyfuse::kernel::{
+    ArrayParam, Dim, Kernel, KernelArg, KernelScope, LocalArrayRef, SharedArrayRef, Val,
+};
+use lazyfuse::{DType, GUfunc};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::array::PyArr;
+use crate::errors::{to_py, CompileError};
+
+/// What a name means in the body being replayed.
+#[derive(Clone)]
+enum Binding {
+    Array(ArrayParam),
+    Value(Val),
+    Local(lazyfuse::kernel::Local),
+    Shared(SharedArrayRef),
+    LocalArray(LocalArrayRef),
+}
+
+/// The names visible at the statement being replayed, innermost block last.
+struct Replay {
+    scopes: Vec<HashMap<String, Binding>>,
+    error: Option<PyErr>,
+}
+
+type Node<'py> = Bound<'py, PyAny>;
+
+fn fail(message: String) -> PyErr {
+    CompileError::new_err(message)
+}
+
+fn split_tag<'py>(node: &Node<'py>) -> PyResult<(String, Bound<'py, PyTuple>)> {
+    let tuple = node.downcast::<PyTuple>()?.clone();
+    let tag: String = tuple.get_item(0)?.extract()?;
+    Ok((tag, tuple))
+}
+
+fn dtype(name: &str) -> PyResult<DType> {
+    name.parse::<DType>()
+        .map_err(|_| fail(format!("lazyfuse has no dtype '{name}'")))
+}
+
+impl Replay {
+    fn new(bindings: HashMap<String, Binding>) -> RefCell<Replay> {
+        RefCell::new(Replay {
+            scopes: vec![bindings],
+            error: None,
+        })
+    }
+
+    fn lookup(&self, name: &str) -> PyResult<Binding> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).cloned())
+            .ok_or_else(|| {
+                fail(format!(
+                    "'{name}' is not defined here (a local first assigned inside an if or loop body \
+                     is not visible after it: assign it before)"
+                ))
+            })
+    }
+
+    fn bind(&mut self, name: &str, binding: Binding) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), binding);
+        }
+    }
+}
+
+/// Replays `stmts` into `k`; the first error is kept in `state`.
+fn block(state: &RefCell<Replay>, k: &mut KernelScope, stmts: &Node<'_>) {
+    state.borrow_mut().scopes.push(HashMap::new());
+    let result = (|| -> PyResult<()> {
+        let list = stmts.downcast::<PyList>()?;
+        for stmt in list.iter() {
+            statement(state, k, &stmt)?;
+        }
+        Ok(())
+    })();
+    let mut s = state.borrow_mut();
+    s.scopes.pop();
+    if let Err(e) = result {
+        s.error.get_or_insert(e);
+    }
+}
+
+fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResult<()> {
+    let (tag, t) = split_tag(node)?;
+    match tag.as_str() {
+        "assign" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let value = expr(state, k, &t.get_item(2)?)?;
+            let existing = state.borrow().lookup(&name).ok();
+            match existing {
+                Some(Binding::Local(local)) => k.set(&local, value),
+                Some(Binding::Value(_)) | None => {
+                    let local = k.local(value);
+                    state.borrow_mut().bind(&name, Binding::Local(local));
+                }
+                Some(_) => return Err(fail(format!("'{name}' cannot be assigned"))),
+            }
+        }
+        "declare_array" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let (kind, decl) = split_tag(&t.get_item(2)?)?;
+            let dt = dtype(&decl.get_item(1)?.extract::<String>()?)?;
+            let shape: Vec<usize> = decl.get_item(2)?.extract()?;
+            let binding = if kind == "shared_array" {
+                Binding::Shared(k.shared_array(dt, &shape))
+            } else {
+                Binding::LocalArray(k.local_array(dt, &shape))
+            };
+            state.borrow_mut().bind(&name, binding);
+        }
+        "store" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let target = state.borrow().lookup(&name)?;
+            let index = indices(state, k, &t.get_item(2)?, &target)?;
+            let value = expr(state, k, &t.get_item(3)?)?;
+            match target {
+                Binding::Array(a) => k.store(&a, index.as_slice(), value),
+                Binding::Shared(s) => k.store_shared(&s, index.as_slice(), value),
+                Binding::LocalArray(l) => k.store_local(&l, index.as_slice(), value),
+                _ => return Err(fail(format!("'{name}' is not an array"))),
+            }
+        }
+        "if" => {
+            let cond = expr(state, k, &t.get_item(1)?)?;
+            let (then, otherwise) = (t.get_item(2)?, t.get_item(3)?);
+            k.if_else(
+                cond,
+                |k| block(state, k, &then),
+                |k| block(state, k, &otherwise),
+            );
+        }
+        "while" => {
+            let cond = expr(state, k, &t.get_item(1)?)?;
+            let body = t.get_item(2)?;
+            k.while_(cond, |k| block(state, k, &body));
+        }
+        "for" | "prange" => {
+            let var: String = t.get_item(1)?.extract()?;
+            let start = expr(state, k, &t.get_item(2)?)?;
+            let stop = expr(state, k, &t.get_item(3)?)?;
+            let step = expr(state, k, &t.get_item(4)?)?;
+            let body = t.get_item(5)?;
+            let run = |k: &mut KernelScope, i: Val| {
+                state
+                    .borrow_mut()
+                    .scopes
+                    .push(HashMap::from([(var.clone(), Binding::Value(i))]));
+                block(state, k, &body);
+                state.borrow_mut().scopes.pop();
+            };
+            if tag == "for" {
+                k.for_range(start, stop, step, run);
+            } else {
+                k.par_range(start, stop, run);
+            }
+        }
+        "expr" => {
+            expr(state, k, &t.get_item(1)?)?;
+        }
+        "return" => {}
+        other => return Err(fail(format!("no statement '{other}'"))),
+    }
+    Ok(())
+}
+
+/// The indices of an access to `target`; a 0-d array takes `[0]`, as
+/// Numba passes a gufunc's `()` core as a one-element array.
+fn indices(
+    state: &RefCell<Replay>,
+    k: &mut KernelScope,
+    list: &Node<'_>,
+    target: &Binding,
+) -> PyResult<Vec<Val>> {
+    let items = list.downcast::<PyList>()?;
+    let values = items
+        .iter()
+        .map(|i| expr(state, k, &i))
+        .collect::<PyResult<Vec<Val>>>()?;
+    if let Binding::Array(a) = target {
+        if a.ndim() == 0 && values.len() == 1 {
+            return Ok(Vec::new());
+        }
+    }
+    Ok(values)
+}
+
+fn operands(state: &RefCell<Replay>, k: &mut KernelScope, list: &Node<'_>) -> PyResult<Vec<Val>> {
+    list.downcast::<PyList>()?
+        .iter()
+        .map(|i| expr(state, k, &i))
+        .collect()
+}
+
+fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResult<Val> {
+    let (tag, t) = split_tag(node)?;
+    Ok(match tag.as_str() {
+        "const" => {
+            let value = t.get_item(1)?;
+            if t.len() > 2 {
+                Val::constant(value.extract::<f64>()?, DType::Bool)
+            } else if let Ok(i) = value.extract::<i64>() {
+                Val::from(i)
+            } else {
+                Val::from(value.extract::<f64>()?)
+            }
+        }
+        "var" => {
+            let name: String = t.get_item(1)?.extract()?;
+            match state.borrow().lookup(&name)? {
+                Binding::Value(v) => v,
+                Binding::Local(l) => l.get(),
+                _ => return Err(fail(format!("the array '{name}' is used as a value"))),
+            }
+        }
+        "array" => {
+            let name: String = t.get_item(1)?.extract()?;
+            return Err(fail(format!("the array '{name}' is used as a value")));
+        }
+        "bin" => {
+            let op: String = t.get_item(1)?.extract()?;
+            let a = expr(state, k, &t.get_item(2)?)?;
+            let b = expr(state, k, &t.get_item(3)?)?;
+            match op.as_str() {
+                "logical_and" => a.and(b),
+                "logical_or" => a.or(b),
+                _ => a.apply_binary(
+                    BinaryOp::lookup(&op).ok_or_else(|| fail(format!("no operation '{op}'")))?,
+                    b,
+                ),
+            }
+        }
+        "unary" => {
+            let op: String = t.get_item(1)?.extract()?;
+            let a = expr(state, k, &t.get_item(2)?)?;
+            match op.as_str() {
+                "logical_not" => a.not(),
+                _ => a.apply(
+                    UnaryOp::lookup(&op).ok_or_else(|| fail(format!("no operation '{op}'")))?,
+                ),
+            }
+        }
+        "call" => {
+            let op: String = t.get_item(1)?.extract()?;
+            let args = operands(state, k, &t.get_item(2)?)?;
+            match (args.as_slice(), UnaryOp::lookup(&op), BinaryOp::lookup(&op)) {
+                ([a], Some(u), _) => a.apply(u),
+                ([a, b], _, Some(bin)) => a.apply_binary(bin, b),
+                _ => {
+                    return Err(fail(format!(
+                        "math function '{op}' with {} arguments",
+                        args.len()
+                    )))
+                }
+            }
+        }
+        "select" => {
+            let c = expr(state, k, &t.get_item(1)?)?;
+            let a = expr(state, k, &t.get_item(2)?)?;
+            let b = expr(state, k, &t.get_item(3)?)?;
+            Val::select(&c, a, b)
+        }
+        "cast" => {
+            let dt = dtype(&t.get_item(1)?.extract::<String>()?)?;
+            expr(state, k, &t.get_item(2)?)?.cast(dt)
+        }
+        "load" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let target = state.borrow().lookup(&name)?;
+            let index = indices(state, k, &t.get_item(2)?, &target)?;
+            match target {
+                Binding::Array(a) => a.at(index.as_slice()),
+                Binding::Shared(s) => s.at(index.as_slice()),
+                Binding::LocalArray(l) => l.at(index.as_slice()),
+                _ => return Err(fail(format!("'{name}' is not an array"))),
+            }
+        }
+        "shape" | "size" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let Binding::Array(a) = state.borrow().lookup(&name)? else {
+                return Err(fail(format!("'{name}' is not an array argument")));
+            };
+            if tag == "shape" {
+                a.len(t.get_item(2)?.extract()?)
+            } else {
+                (0..a.ndim()).fold(Val::from(1i64), |n, d| n * a.len(d))
+            }
+        }
+        "special" => {
+            let which: String = t.get_item(1)?.extract()?;
+            let dim = match t.get_item(2)?.extract::<String>()?.as_str() {
+                "x" => Dim::X,
+                "y" => Dim::Y,
+                _ => Dim::Z,
+            };
+            match which.as_str() {
+                "threadIdx" => k.thread_idx(dim),
+                "blockIdx" => k.block_idx(dim),
+                "blockDim" => k.block_dim(dim),
+                _ => k.grid_dim(dim),
+            }
+        }
+        "grid" | "gridsize" => {
+            let n: usize = t.get_item(1)?.extract()?;
+            if n != 1 {
+                return Err(fail(format!(
+                    "cuda.{tag}({n}) as one value (unpack it: x, y = cuda.{tag}({n}))"
+                )));
+            }
+            if tag == "grid" {
+                k.grid(1)
+            } else {
+                k.gridsize(1)
+            }
+            .remove(0)
+        }
+        "grid_part" => {
+            let kind: String = t.get_item(1)?.extract()?;
+            let n: usize = t.get_item(2)?.extract()?;
+            let i: usize = t.get_item(3)?.extract()?;
+            let mut parts = if kind == "grid" {
+                k.grid(n)
+            } else {
+                k.gridsize(n)
+            };
+            parts.swap_remove(i.min(n - 1))
+        }
+        "sync" => {
+            k.syncthreads();
+            Val::from(0i64)
+        }
+        "atomic" => {
+            let op: String = t.get_item(1)?.extract()?;
+            let name: String = t.get_item(2)?.extract()?;
+            let target = state.borrow().lookup(&name)?;
+            let index = indices(state, k, &t.get_item(3)?, &target)?;
+            let values = operands(state, k, &t.get_item(4)?)?;
+            match (target, op.as_str(), values.as_slice()) {
+                (Binding::Array(a), "add", [v]) => k.atomic_add(&a, index.as_slice(), v),
+                (Binding::Array(a), "max", [v]) => k.atomic_max(&a, index.as_slice(), v),
+                (Binding::Array(a), "min", [v]) => k.atomic_min(&a, index.as_slice(), v),
+                (Binding::Array(a), "exchange", [v]) => k.atomic_exchange(&a, index.as_slice(), v),
+                (Binding::Array(a), "cas", [old, v]) => k.atomic_cas(&a, index.as_slice(), old, v),
+                (Binding::Shared(s), "add", [v]) => k.atomic_add_shared(&s, index.as_slice(), v),
+                _ => {
+                    return Err(fail(format!(
+                        "cuda.atomic.{op} on '{name}' with these arguments"
+                    )))
+                }
+            }
+        }
+        other => return Err(fail(format!("no expression '{other}'"))),
+    })
+}
+
+/// A kernel built from Python source, for one set of argument types.
+#[pyclass(name = "Kernel", module = "lazyfuse", frozen)]
+pub(crate) struct PyKernel {
+    inner: Kernel,
+}
+
+/// Builds the kernel `name` over `params` (`(name, dtype, ndim, written)`,
+/// `ndim` < 0 for a scalar) from the translated `body`.
+#[pyfunction]
+pub(crate) fn build_kernel(
+    name: &str,
+    params: Vec<(String, String, i64, bool)>,
+    body: &Bound<'_, PyAny>,
+) -> PyResult<PyKernel> {
+    let mut failure = None;
+    let kernel = Kernel::build(name, |k| {
+        let mut bindings = HashMap::new();
+        for (pname, dt, ndim, written) in &params {
+            let dt = match dtype(dt) {
+                Ok(d) => d,
+                Err(e) => {
+                    failure = Some(e);
+                    return;
+                }
+            };
+            let binding = match (*ndim, *written) {
+                (n, _) if n < 0 => Binding::Value(k.scalar(pname, dt)),
+                (n, true) => Binding::Array(k.array_mut(pname, dt, n as usize)),
+                (n, false) => Binding::Array(k.array(pname, dt, n as usize)),
+            };
+            bindings.insert(pname.clone(), binding);
+        }
+        let state = Replay::new(bindings);
+        block(&state, k, body);
+        failure = state.into_inner().error;
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok(PyKernel {
+        inner: kernel.map_err(to_py)?,
+    })
+}
+
+#[pymethods]
+impl PyKernel {
+    /// Launches over `grid` blocks of `block` threads (each 1 to 3 ints);
+    /// `args` are arrays or Python numbers, in parameter order. Returns the
+    /// new values of the written arrays (lazy).
+    fn launch(
+        &self,
+        grid: Vec<u32>,
+        block: Vec<u32>,
+        args: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<PyArr>> {
+        let dims = |d: &[u32]| -> PyResult<[u32; 3]> {
+            match d {
+                [x] => Ok([*x, 1, 1]),
+                [x, y] => Ok([*x, *y, 1]),
+                [x, y, z] => Ok([*x, *y, *z]),
+                _ => Err(pyo3::exceptions::PyValueError::new_err(
+                    "a grid or block is 1 to 3 ints",
+                )),
+            }
+        };
+        let (grid, block) = (dims(&grid)?, dims(&block)?);
+        let arrays: Vec<Option<PyRef<'_, PyArr>>> = args
+            .iter()
+            .map(|a| a.downcast::<PyArr>().ok().map(|a| a.borrow()))
+            .collect();
+        let mut values = Vec::with_capacity(args.len());
+        for (arg, array) in args.iter().zip(&arrays) {
+            values.push(match array {
+                Some(a) => KernelArg::Array(&a.inner),
+                None => match arg.extract::<i64>() {
+                    Ok(i) if !arg.is_instance_of::<pyo3::types::PyFloat>() => KernelArg::from(i),
+                    _ => KernelArg::from(arg.extract::<f64>()?),
+                },
+            });
+        }
+        let Some(session) = arrays
+            .iter()
+            .flatten()
+            .next()
+            .map(|a| a.inner.session().clone())
+        else {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "a kernel launch needs at least one array argument",
+            ));
+        };
+        let written = self
+            .inner
+            .launch(
+                &session,
+                (grid[0], grid[1], grid[2]),
+                (block[0], block[1], block[2]),
+                &values,
+            )
+            .map_err(to_py)?;
+        Ok(written.into_iter().map(PyArr::new).collect())
+    }
+}
+
+/// A gufunc whose body comes from Python source.
+#[pyclass(name = "GUfunc", module = "lazyfuse", frozen)]
+pub(crate) struct PyGUfunc {
+    inner: GUfunc,
+}
+
+/// Builds a gufunc over `layout` and `signatures` whose body (translated,
+/// over the argument names `params`) is `body`.
+#[pyfunction]
+pub(crate) fn build_gufunc(
+    name: &str,
+    layout: &str,
+    signatures: Vec<String>,
+    params: Vec<String>,
+    body: &Bound<'_, PyAny>,
+) -> PyResult<PyGUfunc> {
+    let failure: RefCell<Option<PyErr>> = RefCell::new(None);
+    let sigs: Vec<&str> = signatures.iter().map(String::as_str).collect();
+    let built = GUfunc::build(name, layout, &sigs, |k, args| {
+        let bindings = params
+            .iter()
+            .cloned()
+            .zip(args.iter().cloned().map(Binding::Array))
+            .collect();
+        let state = Replay::new(bindings);
+        block(&state, k, body);
+        if let Some(e) = state.into_inner().error {
+            failure.borrow_mut().get_or_insert(e);
+        }
+    });
+    if let Some(e) = failure.into_inner() {
+        return Err(e);
+    }
+    Ok(PyGUfunc {
+        inner: built.map_err(to_py)?,
+    })
+}
+
+#[pymethods]
+impl PyGUfunc {
+    /// Applies the gufunc (lazy): one array per output.
+    fn call(&self, inputs: Vec<PyRef<'_, PyArr>>) -> PyResult<Vec<PyArr>> {
+        let refs: Vec<&lazyfuse::Array> = inputs.iter().map(|a| &a.inner).collect();
+        let outs = self.inner.call(&refs).map_err(to_py)?;
+        Ok(outs.into_iter().map(PyArr::new).collect())
+    }
+
+    /// Applies it and re-binds `outputs` (Numba's output arguments).
+    fn call_into(
+        &self,
+        inputs: Vec<PyRef<'_, PyArr>>,
+        outputs: Vec<PyRef<'_, PyArr>>,
+    ) -> PyResult<()> {
+        let refs: Vec<&lazyfuse::Array> = inputs.iter().map(|a| &a.inner).collect();
+        let outs: Vec<&lazyfuse::Array> = outputs.iter().map(|a| &a.inner).collect();
+        self.inner.call_into(&refs, &outs).map_err(to_py)
+    }
+
+    /// Inputs and outputs the layout names.
+    #[getter]
+    fn arity(&self) -> (usize, usize) {
+        let layout = self.inner.layout();
+        (layout.inputs.len(), layout.outputs.len())
+    }
+}

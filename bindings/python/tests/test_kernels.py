@@ -1,0 +1,158 @@
+"""The tutorials' @cuda.jit kernels and @guvectorize functions, written in
+Python and translated to lazyfuse's kernel builder."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+from lazyfuse import CompileError, cuda, float32, float64, guvectorize
+
+
+@cuda.jit
+def increment_by_one(an_array):
+    pos = cuda.grid(1)
+    if pos < an_array.size:
+        an_array[pos] += 1
+
+
+@cuda.jit(device=True)
+def twice(x):
+    return 2 * x
+
+
+@cuda.jit
+def doubled(arr, out):
+    x, y = cuda.grid(2)
+    if x < arr.shape[0] and y < arr.shape[1]:
+        out[x, y] = twice(arr[x, y])
+
+
+@cuda.jit
+def block_sum(values, sums):
+    tile = cuda.shared.array(64, np.float32)
+    i = cuda.threadIdx.x
+    tile[i] = values[cuda.blockIdx.x * 64 + i]
+    cuda.syncthreads()
+    stride = 32
+    while stride > 0:
+        if i < stride:
+            tile[i] += tile[i + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if i == 0:
+        sums[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def histogram(values, bins):
+    i = cuda.grid(1)
+    if i < values.shape[0]:
+        cuda.atomic.add(bins, values[i] % 8, 1)
+
+
+BACKENDS = ["cpu", "sim"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numpy_arguments_are_copied_back(backend):
+    with lf.use(backend):
+        a = np.arange(100, dtype=np.float32)
+        increment_by_one[4, 32](a)
+        assert a.tolist() == [float(v + 1) for v in range(100)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_device_arrays_stay_lazy_and_are_rebound(backend):
+    with lf.use(backend):
+        d = cuda.to_device(np.zeros(10, dtype=np.int64))
+        increment_by_one[1, 32](d)
+        increment_by_one[1, 32](d)
+        assert d.copy_to_host().tolist() == [2] * 10
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_d_grid_and_device_functions(backend):
+    with lf.use(backend):
+        arr = np.arange(12, dtype=np.float64).reshape(3, 4)
+        out = np.zeros_like(arr)
+        doubled[(1, 1), (4, 4)](arr, out)
+        assert out.tolist() == (arr * 2).tolist()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shared_memory_barriers_and_atomics(backend):
+    with lf.use(backend):
+        values = np.arange(256, dtype=np.float32)
+        sums = np.zeros(4, dtype=np.float32)
+        block_sum[4, 64](values, sums)
+        assert sums.tolist() == values.reshape(4, 64).sum(axis=1).tolist()
+        data = np.arange(100, dtype=np.int32)
+        bins = np.zeros(8, dtype=np.int32)
+        histogram[4, 32](data, bins)
+        assert bins.tolist() == np.bincount(data % 8, minlength=8).tolist()
+
+
+@guvectorize([(float32[:, :], float32[:, :])], "(m,n)->(m,n)", target="cuda")
+def doubled_gufunc(arr, out):
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            out[i, j] = arr[i, j] * 2
+
+
+@guvectorize(["void(float64[:], intp[:], float64[:])"], "(n),()->(n)")
+def move_mean(a, window_arr, out):
+    window_width = window_arr[0]
+    asum = 0.0
+    count = 0
+    for i in range(window_width):
+        asum += a[i]
+        count += 1
+        out[i] = asum / count
+    for i in range(window_width, len(a)):
+        asum += a[i] - a[i - window_width]
+        out[i] = asum / count
+
+
+@guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+def norm(x, res):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] * x[i]
+    res[0] = math.sqrt(total)
+
+
+def test_guvectorize_tutorials():
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = cuda.device_array_like(arr)
+    doubled_gufunc(arr, out)
+    assert out.copy_to_host().tolist() == (arr * 2).tolist()
+    assert np.asarray(doubled_gufunc(arr)).tolist() == (arr * 2).tolist()
+
+    a = np.arange(20, dtype=np.float64).reshape(2, 10)
+    got = np.asarray(move_mean(a, np.array([3])))
+    want = np.array([[np.mean(row[max(0, i - 2):i + 1]) for i in range(10)] for row in a])
+    np.testing.assert_allclose(got, want)
+
+    x = np.random.default_rng(0).standard_normal((5, 7))
+    np.testing.assert_allclose(np.asarray(norm(x)), np.linalg.norm(x, axis=1))
+
+
+def test_outside_the_subset_is_a_compile_error_naming_the_line():
+    @cuda.jit
+    def uses_a_list(a):
+        items = [1, 2]
+        a[0] = items[0]
+
+    with pytest.raises(CompileError, match=r"uses_a_list, line \d+: List"):
+        uses_a_list[1, 1](np.zeros(1))
+
+    @cuda.jit
+    def late_local(a):
+        if a[0] > 0:
+            t = 1.0
+        a[0] = t
+
+    with pytest.raises(CompileError, match="'t' is not defined here"):
+        late_local[1, 1](np.ones(1))
