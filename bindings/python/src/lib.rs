@@ -85,8 +85,71 @@ impl PyContext {
         }
     }
 
+    /// A new stream (Numba's `cuda.stream()`).
+    fn stream(&self) -> PyStream {
+        PyStream {
+            inner: self.inner.stream(),
+        }
+    }
+
     fn __repr__(&self) -> String {
         format!("lazyfuse.Context('{}')", self.inner.backend_name())
+    }
+}
+
+/// An ordered queue of asynchronous demands.
+#[pyclass(name = "Stream", module = "lazyfuse", frozen)]
+struct PyStream {
+    inner: lazyfuse::Stream,
+}
+
+#[pymethods]
+impl PyStream {
+    /// Queues the demand of `arrays`; returns at once.
+    fn eval(&self, arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<PyPending> {
+        let refs: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
+        let pending = self.inner.eval(&refs).map_err(to_py)?;
+        Ok(PyPending {
+            pending: std::sync::Mutex::new(Some(pending)),
+        })
+    }
+
+    /// Queues `array`'s copy to the device; returns the array at once.
+    fn to_device(&self, array: PyRef<'_, PyArr>) -> PyResult<PyArr> {
+        array
+            .inner
+            .to_device_on(&self.inner)
+            .map(array::PyArr::new)
+            .map_err(to_py)
+    }
+
+    /// Waits for everything queued so far (releasing the GIL meanwhile).
+    fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| self.inner.synchronize()).map_err(to_py)
+    }
+
+    /// The stream's identity.
+    #[getter]
+    fn id(&self) -> u64 {
+        self.inner.id()
+    }
+}
+
+/// The outcome of queued work.
+#[pyclass(name = "Pending", module = "lazyfuse", frozen)]
+struct PyPending {
+    pending: std::sync::Mutex<Option<lazyfuse::Pending>>,
+}
+
+#[pymethods]
+impl PyPending {
+    /// Waits until the work is done (releasing the GIL); raises its error.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        let pending = self.pending.lock().ok().and_then(|mut p| p.take());
+        match pending {
+            Some(p) => py.allow_threads(|| p.wait()).map_err(to_py),
+            None => Ok(()),
+        }
     }
 }
 
@@ -194,6 +257,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyUfunc>()?;
     m.add_class::<PyReducer>()?;
     m.add_class::<PyCleanup>()?;
+    m.add_class::<PyStream>()?;
+    m.add_class::<PyPending>()?;
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
     m.add_class::<kernel::PyKernel>()?;
     m.add_class::<kernel::PyGUfunc>()?;

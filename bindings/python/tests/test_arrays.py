@@ -119,3 +119,18 @@ def test_contexts_and_cuda_source():
         assert lf.stats()["h2d_copies"] == 1
         assert "__global__" in lf.cuda_source(x * 2)
     assert lf.Context("reference").backend == "reference"
+
+
+def test_streams_and_dlpack():
+    with lf.use("sim"):
+        s = lf.cuda.stream()
+        x = lf.cuda.to_device(np.arange(4.0), stream=s)
+        y = (x * 2).sum()
+        pending = s.eval(y)
+        pending.wait()
+        assert y.item() == 12.0
+        with s.auto_synchronize():
+            z = x + 1
+            s.eval(z)
+        assert z.copy_to_host(stream=s).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert np.from_dlpack(lf.asarray(np.arange(3.0)) * 2).tolist() == [0.0, 2.0, 4.0]

@@ -290,8 +290,11 @@ class Array:
         """The only element, as a Python scalar."""
         return self._a.item()
 
-    def copy_to_host(self, out=None):
-        """Numba's ``copy_to_host``: a NumPy copy, or written into ``out``."""
+    def copy_to_host(self, out=None, stream=0):
+        """Numba's ``copy_to_host``: a NumPy copy, or written into ``out``
+        (after the work queued on ``stream``)."""
+        if not isinstance(stream, int):
+            stream.synchronize()
         value = self._a.numpy()
         if out is None:
             return value
@@ -313,6 +316,13 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         value = self._a.numpy()
         return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __dlpack__(self, stream=None):
+        """DLPack export of the computed value (a host copy)."""
+        return self._a.numpy().__dlpack__()
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: the exported value is in host memory
 
     def __float__(self): return float(self.item())
     def __int__(self): return int(self.item())

@@ -21,9 +21,12 @@ def is_available():
 
 
 def to_device(array, stream=0):
-    """Copies a NumPy array to the device now (lazyfuse keeps it there)."""
-    from . import asarray
-    return asarray(array).eval()._to_device()
+    """Copies a NumPy array to the device (now, or queued on ``stream``)."""
+    from . import Array, asarray
+    a = asarray(array)
+    if isinstance(stream, Stream):
+        return Array(stream._s.to_device(a._a))
+    return a.eval()._to_device()
 
 
 def device_array(shape, dtype=np.float64, stream=0):
@@ -170,3 +173,33 @@ local = _Namespace(array=_only_in_kernels)
 atomic = _Namespace(add=_only_in_kernels, max=_only_in_kernels, min=_only_in_kernels,
                     compare_and_swap=_only_in_kernels, exch=_only_in_kernels)
 threadIdx = blockIdx = blockDim = gridDim = _Namespace(x=0, y=0, z=0)
+
+
+class Stream:
+    """Numba's ``cuda.stream()``: an ordered queue of asynchronous work.
+    ``s.eval(*arrays)`` queues their demand and returns a pending outcome
+    (``.wait()``); ``to_device(a, stream=s)`` queues a copy;
+    ``s.synchronize()`` waits for everything queued."""
+
+    def __init__(self, native):
+        self._s = native
+
+    def eval(self, *arrays):
+        return self._s.eval([a._a for a in arrays])
+
+    def synchronize(self):
+        self._s.synchronize()
+
+    @contextlib.contextmanager
+    def auto_synchronize(self):
+        """``with stream.auto_synchronize():`` synchronizes on leaving."""
+        try:
+            yield self
+        finally:
+            self.synchronize()
+
+
+def stream():
+    """A new stream on the current context."""
+    from . import current_context
+    return Stream(current_context()._cx.stream())
