@@ -277,6 +277,21 @@ fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResu
             let dt = dtype(&t.get_item(1)?.extract::<String>()?)?;
             expr(state, k, &t.get_item(2)?)?.cast(dt)
         }
+        "load" | "shape" | "size" => array_expr(state, k, &tag, &t)?,
+        "special" | "grid" | "gridsize" | "grid_part" | "sync" => thread_expr(k, &tag, &t)?,
+        "atomic" => atomic_expr(state, k, &t)?,
+        other => return Err(fail(format!("no expression '{other}'"))),
+    })
+}
+
+/// An array read: an element, an extent, the size.
+fn array_expr(
+    state: &RefCell<Replay>,
+    k: &mut KernelScope,
+    tag: &str,
+    t: &Bound<'_, PyTuple>,
+) -> PyResult<Val> {
+    Ok(match tag {
         "load" => {
             let name: String = t.get_item(1)?.extract()?;
             let target = state.borrow().lookup(&name)?;
@@ -299,6 +314,13 @@ fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResu
                 (0..a.ndim()).fold(Val::from(1i64), |n, d| n * a.len(d))
             }
         }
+        other => return Err(fail(format!("no expression '{other}'"))),
+    })
+}
+
+/// The launch geometry and barriers.
+fn thread_expr(k: &mut KernelScope, tag: &str, t: &Bound<'_, PyTuple>) -> PyResult<Val> {
+    Ok(match tag {
         "special" => {
             let which: String = t.get_item(1)?.extract()?;
             let dim = match t.get_item(2)?.extract::<String>()?.as_str() {
@@ -342,27 +364,34 @@ fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResu
             k.syncthreads();
             Val::from(0i64)
         }
-        "atomic" => {
-            let op: String = t.get_item(1)?.extract()?;
-            let name: String = t.get_item(2)?.extract()?;
-            let target = state.borrow().lookup(&name)?;
-            let index = indices(state, k, &t.get_item(3)?, &target)?;
-            let values = operands(state, k, &t.get_item(4)?)?;
-            match (target, op.as_str(), values.as_slice()) {
-                (Binding::Array(a), "add", [v]) => k.atomic_add(&a, index.as_slice(), v),
-                (Binding::Array(a), "max", [v]) => k.atomic_max(&a, index.as_slice(), v),
-                (Binding::Array(a), "min", [v]) => k.atomic_min(&a, index.as_slice(), v),
-                (Binding::Array(a), "exchange", [v]) => k.atomic_exchange(&a, index.as_slice(), v),
-                (Binding::Array(a), "cas", [old, v]) => k.atomic_cas(&a, index.as_slice(), old, v),
-                (Binding::Shared(s), "add", [v]) => k.atomic_add_shared(&s, index.as_slice(), v),
-                _ => {
-                    return Err(fail(format!(
-                        "cuda.atomic.{op} on '{name}' with these arguments"
-                    )))
-                }
-            }
-        }
         other => return Err(fail(format!("no expression '{other}'"))),
+    })
+}
+
+/// `cuda.atomic.*`: returns the old value.
+fn atomic_expr(
+    state: &RefCell<Replay>,
+    k: &mut KernelScope,
+    t: &Bound<'_, PyTuple>,
+) -> PyResult<Val> {
+    let op: String = t.get_item(1)?.extract()?;
+    let name: String = t.get_item(2)?.extract()?;
+    let target = state.borrow().lookup(&name)?;
+    let index = indices(state, k, &t.get_item(3)?, &target)?;
+    let values = operands(state, k, &t.get_item(4)?)?;
+    let at = index.as_slice();
+    Ok(match (target, op.as_str(), values.as_slice()) {
+        (Binding::Array(a), "add", [v]) => k.atomic_add(&a, at, v),
+        (Binding::Array(a), "max", [v]) => k.atomic_max(&a, at, v),
+        (Binding::Array(a), "min", [v]) => k.atomic_min(&a, at, v),
+        (Binding::Array(a), "exchange", [v]) => k.atomic_exchange(&a, at, v),
+        (Binding::Array(a), "cas", [old, v]) => k.atomic_cas(&a, at, old, v),
+        (Binding::Shared(s), "add", [v]) => k.atomic_add_shared(&s, at, v),
+        _ => {
+            return Err(fail(format!(
+                "cuda.atomic.{op} on '{name}' with these arguments"
+            )))
+        }
     })
 }
 
