@@ -334,9 +334,14 @@ impl Trace {
                 TraceOp::Unary(op, x) => values.get(*x as usize).map(|v| v.apply_unary(*op)),
                 TraceOp::Binary(op, a, b) => operand(a)
                     .zip(operand(b))
-                    .map(|(a, b)| Array::binary(session, *op, &a, &b)),
+                    .map(|(a, b)| Array::binary(session, *op, (&a).into(), (&b).into())),
                 TraceOp::Select(c, a, b) => match (operand(c), operand(a), operand(b)) {
-                    (Some(c), Some(a), Some(b)) => Some(Array::select(session, &c, &a, &b)),
+                    (Some(c), Some(a), Some(b)) => Some(Array::select(
+                        session,
+                        (&c).into(),
+                        (&a).into(),
+                        (&b).into(),
+                    )),
                     _ => None,
                 },
                 TraceOp::Cast(x, dtype) => values.get(*x as usize).map(|v| v.astype(*dtype)),

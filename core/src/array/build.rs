@@ -9,7 +9,7 @@ use super::{Array, Operand};
 use crate::error::{Error, Result};
 use crate::node::{Axes, Combine, Node, Op};
 use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
-use crate::scalar::Literal;
+use crate::scalar::{Literal, Scalar};
 use crate::session::{check_size, Session};
 use crate::shape::{
     broadcast_shapes, broadcasts_to, checked_len, format_shape, normalize_axis, Shape,
@@ -48,8 +48,10 @@ pub(crate) fn new_node(
 impl Array {
     /// The node, or its error if the array is invalid.
     pub(crate) fn valid_node(&self) -> Result<Arc<Node>> {
-        self.check()?;
-        Ok(self.node())
+        self.with_node(|node| match node.error() {
+            Some(e) => Err((**e).clone()),
+            None => Ok(Arc::clone(node)),
+        })
     }
 
     /// Wraps a build result: a node of this session, or an invalid array.
@@ -79,25 +81,25 @@ impl Array {
 
     /// Applies `self op rhs` by value (what the named methods and operators call).
     pub fn apply_binary(&self, op: BinaryOp, rhs: Operand) -> Array {
-        Array::binary(&self.session, op, &Operand::Array(self.clone()), &rhs)
+        Array::binary(&self.session, op, Arg::Array(self), (&rhs).into())
     }
 
     /// Applies `lhs op self` (a scalar or array on the left).
     pub fn apply_binary_reversed(&self, op: BinaryOp, lhs: Operand) -> Array {
-        Array::binary(&self.session, op, &lhs, &Operand::Array(self.clone()))
+        Array::binary(&self.session, op, (&lhs).into(), Arg::Array(self))
     }
 
     /// `lhs op rhs` where at least one operand is an array of `session`.
-    pub(crate) fn binary(session: &Session, op: BinaryOp, lhs: &Operand, rhs: &Operand) -> Array {
+    pub(crate) fn binary(session: &Session, op: BinaryOp, lhs: Arg<'_>, rhs: Arg<'_>) -> Array {
         let result = (|| {
             let name = op.name();
-            check_operands(session, name, &[lhs, rhs])?;
-            let plan = typing::plan_binary(op, operand_type(lhs), operand_type(rhs))
-                .map_err(|e| e.within_shape(&operand_shape(lhs)))?;
-            let shape = broadcast_shapes(name, &[&operand_shape(lhs), &operand_shape(rhs)])?;
+            let nodes = [resolve(session, name, lhs)?, resolve(session, name, rhs)?];
+            let plan = typing::plan_binary(op, lhs.operand_type(), rhs.operand_type())
+                .map_err(|e| e.within_shape(lhs.shape()))?;
+            let shape = broadcast_shapes(name, &[lhs.shape(), rhs.shape()])?;
             let inputs = smallvec![
-                operand_node(name, lhs, plan.operand)?,
-                operand_node(name, rhs, plan.operand)?
+                operand_node(name, lhs, &nodes[0], plan.operand)?,
+                operand_node(name, rhs, &nodes[1], plan.operand)?
             ];
             new_node(name, Op::Binary(plan.op), plan.out, shape, inputs)
         })();
@@ -105,18 +107,19 @@ impl Array {
     }
 
     /// `where(cond, x, y)` where at least one operand is an array of `session`.
-    pub(crate) fn select(session: &Session, cond: &Operand, x: &Operand, y: &Operand) -> Array {
+    pub(crate) fn select(session: &Session, cond: Arg<'_>, x: Arg<'_>, y: Arg<'_>) -> Array {
         let result = (|| {
-            check_operands(session, "where", &[cond, x, y])?;
-            let dtype = typing::plan_where(operand_type(x), operand_type(y));
-            let shape = broadcast_shapes(
-                "where",
-                &[&operand_shape(cond), &operand_shape(x), &operand_shape(y)],
-            )?;
+            let nodes = [
+                resolve(session, "where", cond)?,
+                resolve(session, "where", x)?,
+                resolve(session, "where", y)?,
+            ];
+            let dtype = typing::plan_where(x.operand_type(), y.operand_type());
+            let shape = broadcast_shapes("where", &[cond.shape(), x.shape(), y.shape()])?;
             let inputs = smallvec![
-                operand_node("where", cond, DType::Bool)?,
-                operand_node("where", x, dtype)?,
-                operand_node("where", y, dtype)?
+                operand_node("where", cond, &nodes[0], DType::Bool)?,
+                operand_node("where", x, &nodes[1], dtype)?,
+                operand_node("where", y, &nodes[2], dtype)?
             ];
             new_node("where", Op::Select, dtype, shape, inputs)
         })();
@@ -422,44 +425,69 @@ pub(crate) fn reduce_node(combine: Combine, input: &Arc<Node>, axes: Axes) -> Re
     )
 }
 
-fn check_operands(session: &Session, op: &str, operands: &[&Operand]) -> Result<()> {
-    for operand in operands {
-        if let Operand::Array(a) = operand {
-            a.check()?;
-            if !a.session().same_as(session) {
-                return Err(Error::invalid(
-                    op,
-                    "the operands belong to different contexts (expected arrays of one context)",
-                ));
-            }
+/// An operand as the builders read it: a borrowed array (no handle is
+/// cloned) or a scalar.
+#[derive(Clone, Copy)]
+pub(crate) enum Arg<'a> {
+    Array(&'a Array),
+    Scalar(Scalar),
+}
+
+impl<'a> From<&'a Operand> for Arg<'a> {
+    fn from(operand: &'a Operand) -> Arg<'a> {
+        match operand {
+            Operand::Array(a) => Arg::Array(a),
+            Operand::Scalar(s) => Arg::Scalar(*s),
         }
     }
-    Ok(())
 }
 
-fn operand_type(operand: &Operand) -> OperandType {
-    match operand {
-        Operand::Array(a) => OperandType::Strong(a.dtype()),
-        Operand::Scalar(s) => OperandType::Weak(*s),
+impl Arg<'_> {
+    fn operand_type(self) -> OperandType {
+        match self {
+            Arg::Array(a) => OperandType::Strong(a.dtype()),
+            Arg::Scalar(s) => OperandType::Weak(s),
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Arg::Array(a) => a.shape(),
+            Arg::Scalar(_) => &[],
+        }
     }
 }
 
-fn operand_shape(operand: &Operand) -> Shape {
-    match operand {
-        Operand::Array(a) => Shape::from_slice(a.shape()),
-        Operand::Scalar(_) => Shape::new(),
+/// The node of an array operand (checked valid and of `session`), once.
+fn resolve(session: &Session, op: &str, arg: Arg<'_>) -> Result<Option<Arc<Node>>> {
+    let Arg::Array(a) = arg else {
+        return Ok(None);
+    };
+    let node = a.valid_node()?;
+    if !a.session().same_as(session) {
+        return Err(Error::invalid(
+            op,
+            "the operands belong to different contexts (expected arrays of one context)",
+        ));
     }
+    Ok(Some(node))
 }
 
-fn operand_node(op: &str, operand: &Operand, dtype: DType) -> Result<Arc<Node>> {
-    match operand {
-        Operand::Array(a) => Ok(cast_node(&a.valid_node()?, dtype)),
-        Operand::Scalar(s) => Ok(Node::new(
+fn operand_node(
+    op: &str,
+    arg: Arg<'_>,
+    node: &Option<Arc<Node>>,
+    dtype: DType,
+) -> Result<Arc<Node>> {
+    match (arg, node) {
+        (_, Some(node)) => Ok(cast_node(node, dtype)),
+        (Arg::Scalar(s), None) => Ok(Node::new(
             Op::Fill(s.to_literal(op, dtype)?),
             dtype,
             Shape::new(),
             SmallVec::new(),
         )),
+        (Arg::Array(_), None) => Err(Error::internal(op, "an array operand was not resolved")),
     }
 }
 

@@ -13,11 +13,12 @@ impl Array {
     /// `where(self, x, y)`: `x` where `self` is true, else `y` (NumPy's
     /// `where`; `self` is read as bool). Also callable as `Array::where_(&cond, x, y)`.
     pub fn where_(&self, x: impl Into<Operand>, y: impl Into<Operand>) -> Array {
+        let (x, y) = (x.into(), y.into());
         Array::select(
             self.session(),
-            &Operand::Array(self.clone()),
-            &x.into(),
-            &y.into(),
+            super::build::Arg::Array(self),
+            (&x).into(),
+            (&y).into(),
         )
     }
 

@@ -37,8 +37,10 @@ use crate::DType;
 /// before keep its old value, and so do its earlier clones.
 pub struct Array {
     node: RwLock<Arc<Node>>,
-    /// The shape of every value the handle holds (fixed when it is made).
+    /// The shape and dtype of every value the handle holds (fixed when it
+    /// is made: `assign` keeps them), read without the lock.
     shape: Shape,
+    dtype: DType,
     session: Session,
 }
 
@@ -47,6 +49,7 @@ impl Clone for Array {
         Array {
             node: RwLock::new(self.node()),
             shape: self.shape.clone(),
+            dtype: self.dtype,
             session: self.session.clone(),
         }
     }
@@ -110,6 +113,7 @@ impl Array {
     pub(crate) fn from_parts(node: Arc<Node>, session: Session) -> Array {
         Array {
             shape: Shape::from_slice(node.shape()),
+            dtype: node.dtype(),
             node: RwLock::new(node),
             session,
         }
@@ -117,7 +121,13 @@ impl Array {
 
     /// The node of the value this handle holds now (for passes and engines).
     pub fn node(&self) -> Arc<Node> {
-        Arc::clone(&self.node.read().unwrap_or_else(PoisonError::into_inner))
+        self.with_node(Arc::clone)
+    }
+
+    /// `f` of the node, under the handle's read lock (no reference count
+    /// taken).
+    pub(crate) fn with_node<R>(&self, f: impl FnOnce(&Arc<Node>) -> R) -> R {
+        f(&self.node.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Re-binds the handle to `value` (NumPy's `out[...] = value`, Numba's
@@ -173,7 +183,7 @@ impl Array {
 
     /// The element type. For an invalid array: `F32` (check with [`Array::check`]).
     pub fn dtype(&self) -> DType {
-        self.node().dtype()
+        self.dtype
     }
 
     /// Number of dimensions.
@@ -194,10 +204,10 @@ impl Array {
     /// Validates the expression without running it: the error of the first
     /// invalid operation it was built from, if any.
     pub fn check(&self) -> Result<()> {
-        match self.node().error() {
+        self.with_node(|node| match node.error() {
             Some(e) => Err((**e).clone()),
             None => Ok(()),
-        }
+        })
     }
 
     fn expect_dtype<T: Element>(&self, op: &str, what: &str) -> Result<()> {
@@ -304,12 +314,12 @@ impl Array {
 
     /// True when a device copy of the value exists.
     pub fn is_on_device(&self) -> bool {
-        self.node().residency().device.is_some()
+        self.with_node(|n| n.residency().device.is_some())
     }
 
     /// True when the value has been computed (or was given).
     pub fn is_materialized(&self) -> bool {
-        self.node().is_materialized()
+        self.with_node(|n| n.is_materialized())
     }
 
     /// A readable account of the expression: its graph and how the backend
