@@ -115,7 +115,8 @@ def test_seed_002_runs_with_one_changed_import(tmp_path):
     assert set(results) == {"doubled", "doubled_auto_grid", "doubled_man_copy", "reduce_gpu",
                             "doubled_ufunc", "doubled_gufunc"}
     for name, (got, want) in results.items():
-        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=name)
+        # reduce_gpu sums nine f32 values in another order than NumPy.
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-5, err_msg=name)
 
 
 def test_seed_004_runs_with_one_changed_import(tmp_path):
@@ -130,6 +131,7 @@ def run_with_source(program, tmp_path, name):
     import sys
     path = tmp_path / f"{name}.py"
     path.write_text("results = {}\n" + program)
+    np.random.seed(0)  # the programs draw their inputs with np.random
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
