@@ -47,7 +47,11 @@ pub(crate) fn run(
         // SAFETY: `bind` gave every buffer parameter the address and length
         // of a live buffer of its dtype (outputs are the private copies
         // above, which nothing else touches until this returns) and every
-        // scalar its bits; `range` lies within the grid.
+        // scalar its bits; `range` lies within the grid. Every access the
+        // code makes is checked against its buffer's length. Blocks running
+        // at once touch one output only if the user's kernel has blocks
+        // writing one element (a race on a GPU too): the value is then
+        // unspecified, the memory stays in bounds.
         unsafe { code.run(&args, &lens, &geometry, range) }
     };
     let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads) as u64;

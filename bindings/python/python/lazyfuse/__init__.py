@@ -385,10 +385,6 @@ class Array:
         return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
 
 
-def _wrap(x):
-    return Array(x)
-
-
 def asarray(x, dtype=None, context=None):
     """An array holding a copy of ``x`` (anything ``numpy.asarray`` takes);
     a lazyfuse array is returned as it is (cast if ``dtype`` differs)."""
