@@ -157,6 +157,45 @@ impl<'a> Emitter<'a> {
     }
 
     /// Offset and strides over the domain of a dense array of `shape` read through `map`.
+    /// `start + i * step` for the element index `i` (read at `strides`: an
+    /// offset and a stride per domain dimension),
+    /// in `dtype`. Computed in f64 and cast, as NumPy defines it; in i64
+    /// when every value is an integer of `dtype` below 2^53 in magnitude,
+    /// which gives the same values without a float round trip.
+    fn arange(
+        &mut self,
+        start: f64,
+        step: f64,
+        count: usize,
+        dtype: DType,
+        strides: (usize, SmallVec<[isize; 4]>),
+    ) -> ValueId {
+        let input = self.input(None, DType::I64, count, strides);
+        let index = self.body.push(Inst::Iota(input), DType::I64);
+        let (index, start, step, computed) = match integer_arange(start, step, count, dtype) {
+            Some((start, step)) => (index, Literal::of(start), Literal::of(step), DType::I64),
+            None => {
+                let index = self.body.push(Inst::Cast(index), DType::F64);
+                (index, Literal::of(start), Literal::of(step), DType::F64)
+            }
+        };
+        let step = Inst::Arg(self.arg(step));
+        let step = self.body.push(step, computed);
+        let start = Inst::Arg(self.arg(start));
+        let start = self.body.push(start, computed);
+        let scaled = self
+            .body
+            .push(Inst::Binary(BinaryOp::Mul, index, step), computed);
+        let v = self
+            .body
+            .push(Inst::Binary(BinaryOp::Add, scaled, start), computed);
+        if dtype == computed {
+            v
+        } else {
+            self.body.push(Inst::Cast(v), dtype)
+        }
+    }
+
     fn strides(&self, shape: &[usize], map: &IndexMap) -> Result<(usize, SmallVec<[isize; 4]>)> {
         let dense = contiguous_strides(shape);
         let mut strides: SmallVec<[isize; 4]> = SmallVec::from_elem(0, self.domain.len());
@@ -229,22 +268,7 @@ impl<'a> Emitter<'a> {
                 }
                 Op::Arange { start, step } => {
                     let strides = self.strides(&node.shape, &map)?;
-                    let input = self.input(None, DType::I64, node.len(), strides);
-                    let index = self.body.push(Inst::Iota(input), DType::I64);
-                    let index = self.body.push(Inst::Cast(index), DType::F64);
-                    let step = Inst::Arg(self.arg(Literal::of(*step)));
-                    let step = self.body.push(step, DType::F64);
-                    let start = Inst::Arg(self.arg(Literal::of(*start)));
-                    let start = self.body.push(start, DType::F64);
-                    let scaled = self
-                        .body
-                        .push(Inst::Binary(BinaryOp::Mul, index, step), DType::F64);
-                    let mut v = self
-                        .body
-                        .push(Inst::Binary(BinaryOp::Add, scaled, start), DType::F64);
-                    if node.dtype != DType::F64 {
-                        v = self.body.push(Inst::Cast(v), node.dtype);
-                    }
+                    let v = self.arange(*start, *step, node.len(), node.dtype, strides);
                     self.memo.insert((node_id, map), v);
                     self.nodes.push(node_id);
                     continue;
@@ -522,4 +546,17 @@ fn finish(
         outputs,
         nodes,
     })
+}
+
+/// The start and step of an arange of `count` values of the integer `dtype`
+/// as i64, when they and every value are integers of `dtype` no larger
+/// than 2^53 in magnitude (so f64 holds each exactly); `None` otherwise.
+fn integer_arange(start: f64, step: f64, count: usize, dtype: DType) -> Option<(i64, i64)> {
+    const EXACT: f64 = (1u64 << 53) as f64;
+    let (min, max) = dtype.int_range()?;
+    let last = start + step * count.saturating_sub(1) as f64;
+    let integral = |v: f64| v.fract() == 0.0 && v.abs() <= EXACT;
+    let fits = |v: f64| (min as f64) <= v && v <= (max as f64);
+    let exact = integral(start) && integral(step) && integral(last) && (count as f64) <= EXACT;
+    (exact && fits(start) && fits(last)).then_some((start as i64, step as i64))
 }

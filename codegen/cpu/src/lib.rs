@@ -14,6 +14,7 @@ pub mod kernels;
 pub mod loops;
 pub mod machine;
 pub mod pairwise;
+pub mod primitive;
 pub mod reduce;
 pub mod run;
 mod scan;

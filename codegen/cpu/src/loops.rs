@@ -3,8 +3,9 @@
 //! compiler vectorises the body. Values come from `core::semantics`, the
 //! definitions every executor shares.
 
+use crate::primitive::Primitive;
 use lazyfuse_core::semantics::{compare, logical, Arithmetic};
-use lazyfuse_core::{BinaryOp, Element, UnaryOp};
+use lazyfuse_core::{philox, BinaryOp, Element, UnaryOp};
 
 /// An operand: `len` elements, or one value broadcast over the chunk.
 #[derive(Clone, Copy, Debug)]
@@ -105,7 +106,29 @@ pub fn binary<T: Arithmetic>(op: BinaryOp, a: Arg<'_, T>, b: Arg<'_, T>, out: &m
             }
         };
     }
-    arms!(Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Minimum, Maximum)
+    arms!(
+        Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Minimum, Maximum, BitwiseAnd, BitwiseOr,
+        BitwiseXor, LeftShift, RightShift
+    )
+}
+
+/// `out = philox(counter, key)`, sixteen counters at a time when the key is
+/// one value (as every random array's is), so that the rounds vectorise.
+#[inline(always)]
+pub fn philox(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
+    const LANES: usize = 16;
+    let (Arg::Slice(counters), Arg::Scalar(key)) = (counter, key) else {
+        return map2(counter, key, out, philox::bits);
+    };
+    let mut outs = out.chunks_exact_mut(LANES);
+    let mut ins = counters.chunks_exact(LANES);
+    for (o, c) in (&mut outs).zip(&mut ins) {
+        let lanes: [u64; LANES] = std::array::from_fn(|i| c[i]);
+        o.copy_from_slice(&philox::bits_lanes(&lanes, key));
+    }
+    for (o, &c) in outs.into_remainder().iter_mut().zip(ins.remainder()) {
+        *o = philox::bits(c, key);
+    }
 }
 
 /// `out = a op b` for comparisons.
@@ -169,6 +192,13 @@ pub fn select<T: Copy>(cond: Arg<'_, bool>, a: Arg<'_, T>, b: Arg<'_, T>, out: &
 #[inline(always)]
 pub fn cast<S: Element, D: Element>(a: Arg<'_, S>, out: &mut [D]) {
     map1(a, out, |x| D::from_wide(x.to_wide()));
+}
+
+/// `out = a as D` for primitive types, where `as` is the casting rule
+/// (`crate::primitive`) and vectorises.
+#[inline(always)]
+pub fn primitive_cast<S: Primitive, D: Primitive>(a: Arg<'_, S>, out: &mut [D]) {
+    map1(a, out, D::from_primitive);
 }
 
 /// `out = a`.

@@ -12,8 +12,10 @@ use super::frame::Frame;
 #[cfg(target_arch = "x86_64")]
 use super::isa::has_avx2;
 use super::loops;
+use super::primitive::Primitive;
 use super::vmath::{self, VectorMath};
 use super::widen::{self, Half};
+use crate::with_primitive;
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu machine", message)
@@ -146,6 +148,13 @@ mod bodies {
     }
 
     #[inline(always)]
+    pub fn philox(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Out {
+        let (out, a, b) = f.op2::<u64, u64, u64>(s.dst, [s.src[0], s.src[1]], at, n)?;
+        loops::philox(a, b, out);
+        Ok(())
+    }
+
+    #[inline(always)]
     pub fn comparison<T: PartialOrd + Element>(
         s: &Step,
         f: &mut Frame<'_>,
@@ -185,6 +194,18 @@ mod bodies {
     pub fn cast<S: Element, D: Element>(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Out {
         let (out, a) = f.op1::<D, S>(s.dst, s.src[0], at, n)?;
         loops::cast(a, out);
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub fn primitive_cast<S: Primitive, D: Primitive>(
+        s: &Step,
+        f: &mut Frame<'_>,
+        at: usize,
+        n: usize,
+    ) -> Out {
+        let (out, a) = f.op1::<D, S>(s.dst, s.src[0], at, n)?;
+        loops::primitive_cast(a, out);
         Ok(())
     }
 
@@ -248,14 +269,28 @@ instruction_sets! {
     vector_math<T: VectorMath + Element>;
     half_unary<H: Half + Element>;
     binary<T: Arithmetic + Element>;
+    philox;
     comparison<T: PartialOrd + Element>;
     boolean;
     half_binary<H: Half + Element>;
     select<T: Element>;
     cast<S: Element, D: Element>;
+    primitive_cast<S: Primitive, D: Primitive>;
     widen_cast<H: Half + Element>;
     narrow_cast<H: Half + Element>;
     copy<T: Element>;
+}
+
+/// Philox compiled for AVX-512 as well: its 32×32→64-bit products are the
+/// whole cost of a random array, and AVX-512 does twice as many at once.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::*;
+
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn philox(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Result<()> {
+        bodies::philox(s, f, at, n)
+    }
 }
 
 /// The step function of `name` for the instruction set in use.
@@ -271,6 +306,15 @@ macro_rules! pick {
         let f: StepFn = portable::$name $(::<$($T),+>)?;
         f
     }};
+}
+
+/// The Philox step for the instruction set in use.
+fn philox_step() -> StepFn {
+    #[cfg(target_arch = "x86_64")]
+    if super::isa::has_avx512() {
+        return avx512::philox;
+    }
+    pick!(philox)
 }
 
 /// Runs `$body` with `$T` set to a numeric dtype's Rust type, or `$bool` for bool.
@@ -367,6 +411,7 @@ pub fn compile(inst: &Inst, dtype: DType, body: &Body, dst: usize) -> Result<Ste
                 }
                 DType::F16 if widen::covers_binary(*op) => pick!(half_binary::<f16>),
                 DType::BF16 if widen::covers_binary(*op) => pick!(half_binary::<bf16>),
+                DType::U64 if *op == BinaryOp::Philox => philox_step(),
                 _ => numeric!(dtype, T => pick!(binary::<T>), bool => pick!(boolean)),
             };
             step(run, OpCode::Binary(*op), &[*a, *b])
@@ -382,7 +427,10 @@ pub fn compile(inst: &Inst, dtype: DType, body: &Body, dst: usize) -> Result<Ste
                 (DType::BF16, DType::F32) => pick!(widen_cast::<bf16>),
                 (DType::F32, DType::F16) => pick!(narrow_cast::<f16>),
                 (DType::F32, DType::BF16) => pick!(narrow_cast::<bf16>),
-                (from, to) => with_dtype!(from, S => with_dtype!(to, D => pick!(cast::<S, D>))),
+                (from, to) => with_primitive!(from, S => with_primitive!(to, D =>
+                        pick!(primitive_cast::<S, D>),
+                        else => with_dtype!(to, D => pick!(cast::<S, D>))),
+                    else => with_dtype!(from, S => with_dtype!(to, D => pick!(cast::<S, D>)))),
             };
             step(run, OpCode::None, &[*a])
         }
