@@ -123,3 +123,57 @@ fn the_scan_kernels_compile_with_nvrtc() {
         }
     }
 }
+
+#[test]
+fn the_cpu_computes_a_scans_producer_inside_the_scan() {
+    // Three lines of 300,001 (enough for parallel passes, chunks that end
+    // off the line's end): the fused scan against the materialised one
+    // (fusion off) and against one thread, bit for bit.
+    let (lines, n) = (3, 300_001);
+    let x: Vec<f32> = (0..lines * n)
+        .map(|i| ((i * 7919) % 1000) as f32 * 1e-3)
+        .collect();
+    let y: Vec<f32> = x.iter().rev().map(|v| v - 0.4).collect();
+    let run = |cx: &Context| {
+        let (a, b) = (
+            cx.from_vec(x.clone(), &[lines, n]).unwrap(),
+            cx.from_vec(y.clone(), &[lines, n]).unwrap(),
+        );
+        let sums = (&a * &b - 0.25f32).cumsum(-1);
+        let products = (&a * 1e-6f32 + 1.0f32).cumprod(1);
+        let counts = a.gt(0.5f32).cumsum(1);
+        (
+            sums.to_vec::<f32>().unwrap(),
+            products.to_vec::<f32>().unwrap(),
+            counts.to_vec::<i64>().unwrap(),
+        )
+    };
+    let cpu = |threads: usize, fusion: bool| {
+        Context::builder()
+            .backend("cpu")
+            .threads(threads)
+            .fusion(fusion)
+            .build()
+            .unwrap()
+    };
+    let fused = cpu(2, true);
+    let got = run(&fused);
+    for (name, cx) in [("unfused", cpu(2, false)), ("one thread", cpu(1, true))] {
+        let want = run(&cx);
+        let same = |p: &[f32], q: &[f32]| p.iter().zip(q).all(|(u, v)| u.to_bits() == v.to_bits());
+        assert!(same(&got.0, &want.0), "cumsum vs {name}");
+        assert!(same(&got.1, &want.1), "cumprod vs {name}");
+        assert_eq!(got.2, want.2, "count vs {name}");
+    }
+    let a = fused.from_vec(x.clone(), &[lines, n]).unwrap();
+    let scan = (&a * 2.0f32).cumsum(1);
+    assert!(
+        scan.explain().contains("computes k0 inside it"),
+        "{}",
+        scan.explain()
+    );
+    fused.reset_stats();
+    scan.to_vec::<f32>().unwrap();
+    // One launch: the scan with its producer.
+    assert_eq!(fused.stats().kernel_launches, 1, "{:?}", fused.stats());
+}

@@ -25,6 +25,16 @@ use crate::partition::FusionOptions;
 use crate::plan::{self, Plan, Step};
 use crate::program::{BufferId, BufferKind, Launch, Program, ScanLaunch, Work};
 
+/// What a scan reads: a buffer of its values, or its element-wise producer
+/// (`ScanLaunch::producer`) with the producer's inputs.
+#[derive(Clone, Copy, Debug)]
+pub enum ScanInput<'a, B> {
+    /// The values, computed.
+    Values(&'a B),
+    /// The launch computing them, and its inputs.
+    Producer(&'a Launch, &'a [Option<&'a B>]),
+}
+
 /// What a backend provides for the driver to run a plan on it.
 pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     /// A buffer in the memory the runtime computes in: host memory for the
@@ -35,6 +45,11 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     /// plan copies inputs in; false when it computes in host memory (its
     /// uploads are never planned).
     const DEVICE: bool;
+
+    /// True when the runtime's [`Runtime::scan_fused`] computes a scan's
+    /// element-wise producer inside the scan: the driver then runs the
+    /// producer through it instead of materialising its output.
+    const FUSES_SCAN_PRODUCERS: bool = false;
 
     /// `"cpu"`, `"sim"` or `"cuda"`.
     fn name(&self) -> &'static str;
@@ -106,6 +121,42 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         env: EvalEnv<'_>,
     ) -> Result<Self::Buffer>;
 
+    /// Runs a scan whose input is the output of `producer` (an element-wise
+    /// launch over as many elements, `ScanLaunch::producer`) from the
+    /// producer's inputs; returns the scan's output. Counts the kernels it
+    /// launches. This default runs the producer, then the scan; a runtime
+    /// that sets [`Runtime::FUSES_SCAN_PRODUCERS`] computes the producer
+    /// inside the scan instead, never materialising it.
+    fn scan_fused(
+        &self,
+        scan: &ScanLaunch,
+        producer: &Launch,
+        inputs: &[Option<&Self::Buffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<Self::Buffer> {
+        let produced = self.launch(producer, inputs, env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        let input = produced
+            .first()
+            .ok_or_else(|| Error::internal(self.name(), "a scan's producer returned no output"))?;
+        self.scan(scan, input, env)
+    }
+
+    /// Runs a scan writing its output straight into the caller's host
+    /// memory `out` (a runtime computing in host memory); returns `out`
+    /// back when it cannot (the default), having run nothing. Counts the
+    /// kernels it launches.
+    fn scan_into<'a>(
+        &self,
+        scan: &ScanLaunch,
+        input: ScanInput<'_, Self::Buffer>,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (scan, input, env);
+        Ok(Some(out))
+    }
+
     /// What `explain()` says of one launch of the program (how it runs, the
     /// code it runs); empty for nothing.
     fn explain_launch(&self, index: usize, launch: &Launch) -> String;
@@ -175,12 +226,12 @@ impl<R: Runtime> Driver<R> {
     }
 
     /// Binds the program's leaves, then runs the plan's steps up to (not
-    /// including) the launch `stop`; returns every buffer.
+    /// including) the step `stop`; returns every buffer.
     fn run(
         &self,
         program: &Program,
         graph: &ExprGraph,
-        stop: Option<usize>,
+        stop: Option<Step>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Option<R::Buffer>>> {
         let op = self.runtime.name();
@@ -197,6 +248,9 @@ impl<R: Runtime> Driver<R> {
             &mut program.schedule.iter().map(|&work| plan::step(work))
         };
         for step in steps {
+            if Some(step) == stop {
+                break;
+            }
             match step {
                 Step::Upload(b) => {
                     let leaf = program
@@ -216,7 +270,7 @@ impl<R: Runtime> Driver<R> {
                     }
                     buffers[b.index()] = Some(copy);
                 }
-                Step::Launch(l) if Some(l) == stop => break,
+                Step::Launch(l) if R::FUSES_SCAN_PRODUCERS && program.feeds_scan(l) => {}
                 Step::Launch(l) => {
                     let launch = &program.launches[l];
                     let outputs = {
@@ -234,7 +288,11 @@ impl<R: Runtime> Driver<R> {
                 Step::UserLaunch(u) => self.user_launch(program, graph, u, &mut buffers, env)?,
                 Step::Scan(s) => {
                     let scan = &program.scans[s];
-                    let output = {
+                    let output = if let (true, Some(p)) = (R::FUSES_SCAN_PRODUCERS, scan.producer) {
+                        let producer = &program.launches[p];
+                        let inputs = launch_inputs(op, producer, &buffers)?;
+                        self.runtime.scan_fused(scan, producer, &inputs, env)?
+                    } else {
                         let input = buffers[scan.input.index()].as_ref().ok_or_else(|| {
                             Error::internal(op, format!("{} is not computed", scan.input))
                         })?;
@@ -246,6 +304,64 @@ impl<R: Runtime> Driver<R> {
             }
         }
         Ok(buffers)
+    }
+
+    /// Runs the program with its last launch `l` writing the demanded
+    /// output straight into `out` (when that launch is element-wise);
+    /// `out` back when it cannot.
+    fn launch_last_into<'a>(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        l: usize,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let last = &program.launches[l];
+        let index = last
+            .outputs
+            .iter()
+            .position(|b| *b == program.outputs[0].buffer);
+        let (Some(index), None) = (index, &last.kernel.reduction) else {
+            return Ok(Some(out));
+        };
+        let buffers = self.run(program, graph, Some(Step::Launch(l)), env)?;
+        let inputs = launch_inputs(self.runtime.name(), last, &buffers)?;
+        let declined = self.runtime.launch_into(last, &inputs, index, out, env)?;
+        if declined.is_none() {
+            env.stats.add(Counter::KernelLaunches, 1);
+        }
+        Ok(declined)
+    }
+
+    /// Runs the program with its last work, scan `s`, writing straight
+    /// into `out`; `out` back when the runtime cannot.
+    fn scan_last_into<'a>(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        s: usize,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let op = self.runtime.name();
+        let scan = &program.scans[s];
+        let buffers = self.run(program, graph, Some(Step::Scan(s)), env)?;
+        match (R::FUSES_SCAN_PRODUCERS, scan.producer) {
+            (true, Some(p)) => {
+                let producer = &program.launches[p];
+                let inputs = launch_inputs(op, producer, &buffers)?;
+                let from = ScanInput::Producer(producer, &inputs);
+                self.runtime.scan_into(scan, from, out, env)
+            }
+            _ => {
+                let input = buffers[scan.input.index()].as_ref().ok_or_else(|| {
+                    Error::internal(op, format!("{} is not computed", scan.input))
+                })?;
+                self.runtime
+                    .scan_into(scan, ScanInput::Values(input), out, env)
+            }
+        }
     }
 
     /// Runs user launch `index` of the program over its arguments' buffers
@@ -391,29 +507,19 @@ impl<R: Runtime> Engine for Driver<R> {
             return Ok(Some(out));
         }
         let program = self.program(graph, env.options)?;
-        // Only when the result is written by the last kernel (not a leaf,
-        // not a reduction): then that kernel writes into `out` directly.
-        let (Some(output), Some(last)) = (program.outputs.first(), program.launches.last()) else {
+        let [output] = program.outputs.as_slice() else {
             return Ok(Some(out));
         };
-        if program.schedule.last() != Some(&Work::Fused(program.launches.len() - 1)) {
+        if program.buffers[output.buffer.index()].len != out.len() {
             return Ok(Some(out));
         }
-        let index = last.outputs.iter().position(|b| *b == output.buffer);
-        let (Some(index), None) = (index, &last.kernel.reduction) else {
-            return Ok(Some(out));
-        };
-        if program.outputs.len() != 1 || program.buffers[output.buffer.index()].len != out.len() {
-            return Ok(Some(out));
+        match program.schedule.last() {
+            Some(&Work::Fused(l)) => self.launch_last_into(&program, graph, l, out, env),
+            Some(&Work::Scan(s)) if program.scans[s].output == output.buffer => {
+                self.scan_last_into(&program, graph, s, out, env)
+            }
+            _ => Ok(Some(out)),
         }
-        let stop = program.launches.len() - 1;
-        let buffers = self.run(&program, graph, Some(stop), env)?;
-        let inputs = launch_inputs(self.runtime.name(), last, &buffers)?;
-        let declined = self.runtime.launch_into(last, &inputs, index, out, env)?;
-        if declined.is_none() {
-            env.stats.add(Counter::KernelLaunches, 1);
-        }
-        Ok(declined)
     }
 
     fn to_host(

@@ -89,9 +89,17 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
         );
     }
     for (i, scan) in program.scans.iter().enumerate() {
+        let producer = match scan.producer {
+            Some(k) => format!(
+                " (a runtime that fuses scan producers computes k{k} inside it, \
+                 never writing {})",
+                scan.input
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             text,
-            "s{i}: cum{} of {} along axis {} (%{}) reads [{}] writes [{}]",
+            "s{i}: cum{} of {} along axis {} (%{}) reads [{}] writes [{}]{producer}",
             scan.op.name(),
             format_shape(&scan.shape),
             scan.axis,

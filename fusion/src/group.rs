@@ -75,7 +75,7 @@ pub(crate) fn build_program(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Program {
+    let mut program = Program {
         notes: partition.notes.clone(),
         graph,
         buffers,
@@ -84,7 +84,31 @@ pub(crate) fn build_program(
         scans,
         schedule,
         outputs,
-    })
+    };
+    for s in 0..program.scans.len() {
+        program.scans[s].producer = sole_producer(&program, &program.scans[s]);
+    }
+    Ok(program)
+}
+
+/// The element-wise launch whose only output is `scan`'s input, over as
+/// many elements, when nothing else reads that buffer (no other work, no
+/// demanded output): the scan may compute it itself.
+fn sole_producer(program: &Program, scan: &ScanLaunch) -> Option<usize> {
+    let input = scan.input;
+    let len: usize = scan.shape.iter().product();
+    let producer = program.launches.iter().position(|l| l.outputs == [input])?;
+    let launch = &program.launches[producer];
+    let readers = program
+        .schedule
+        .iter()
+        .filter(|&&work| program.reads(work).any(|b| b == input))
+        .count();
+    let demanded = program.outputs.iter().any(|o| o.buffer == input);
+    let fusable = launch.kernel.reduction.is_none()
+        && launch.domain_len() == len
+        && program.buffers[input.index()].kind == BufferKind::Temp;
+    (fusable && readers == 1 && !demanded).then_some(producer)
 }
 
 /// The buffer holding a materialised node's value (its own, or the one it
@@ -158,6 +182,7 @@ fn scan_launches(
                 input: buffer_of(partition, of_node, node.inputs[0])?,
                 output: buffer_of(partition, of_node, i)?,
                 node: i,
+                producer: None,
             });
         }
     }

@@ -121,6 +121,12 @@ pub struct ScanLaunch {
     pub output: BufferId,
     /// The scan node in [`Program::graph`].
     pub node: usize,
+    /// A launch of [`Program::launches`] (element-wise, over as many
+    /// elements as the scan) whose only output is `input` and which nothing
+    /// else reads: a runtime that fuses scan producers computes it chunk by
+    /// chunk inside the scan instead of materialising `input`
+    /// (`Runtime::FUSES_SCAN_PRODUCERS`).
+    pub producer: Option<usize>,
 }
 
 /// One unit of work, in [`Program::schedule`].
@@ -184,6 +190,11 @@ impl Program {
             .into_iter()
             .flat_map(|u| u.outputs.iter().flatten().copied());
         fused.chain(user).chain(scan.map(|s| s.output))
+    }
+
+    /// True when launch `l` is a scan's [`ScanLaunch::producer`].
+    pub fn feeds_scan(&self, l: usize) -> bool {
+        self.scans.iter().any(|s| s.producer == Some(l))
     }
 
     fn parts(&self, work: Work) -> (Option<&Launch>, Option<&UserLaunch>, Option<&ScanLaunch>) {

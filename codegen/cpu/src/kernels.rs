@@ -6,11 +6,11 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Result, SliceMut};
-use lazyfuse_fusion::{CombineIr, FusedKernel, Launch};
+use lazyfuse_fusion::{CombineIr, FusedKernel, Launch, ScanInput, ScanLaunch};
 
 use super::machine::Machine;
 use super::settings::CpuSettings;
-use super::{interp, reduce, run};
+use super::{interp, reduce, run, scan};
 
 /// A kernel prepared for the CPU: its register machine.
 #[derive(Debug)]
@@ -183,5 +183,51 @@ impl Executor<'_> {
             self.settings,
             Some((index, out)),
         )
+    }
+
+    /// Runs `scan` over `input` into a new buffer.
+    pub fn scan(
+        self,
+        scan: &ScanLaunch,
+        input: ScanInput<'_, HostBuffer>,
+        env: EvalEnv<'_>,
+    ) -> Result<HostBuffer> {
+        self.with_scan_input(input, env, |input| scan::scan(scan, input, self.pool))
+    }
+
+    /// Runs `scan` over `input` into the caller's `out`; `out` back when it
+    /// cannot write there.
+    pub fn scan_into<'o>(
+        self,
+        scan: &ScanLaunch,
+        input: ScanInput<'_, HostBuffer>,
+        out: SliceMut<'o>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'o>>> {
+        self.with_scan_input(input, env, |input| {
+            scan::scan_into(scan, input, self.pool, out)
+        })
+    }
+
+    /// Runs `run` with `input` as the scan module reads it (a producer
+    /// compiled through the cache).
+    fn with_scan_input<T>(
+        self,
+        input: ScanInput<'_, HostBuffer>,
+        env: EvalEnv<'_>,
+        run: impl FnOnce(&scan::Input<'_>) -> Result<T>,
+    ) -> Result<T> {
+        match input {
+            ScanInput::Values(values) => run(&scan::Input::Values(values)),
+            ScanInput::Producer(launch, inputs) => {
+                let compiled = self.cache.get(&launch.kernel, env)?;
+                run(&scan::Input::Producer(scan::Producer {
+                    machine: &compiled.machine,
+                    launch,
+                    inputs,
+                    settings: self.settings,
+                }))
+            }
+        }
     }
 }

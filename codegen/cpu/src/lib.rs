@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 use lazyfuse_core::{
     Counter, DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut,
 };
-use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
+use lazyfuse_fusion::{Driver, Launch, Runtime, ScanInput, ScanLaunch};
 
 use kernels::KernelCache;
 pub use settings::{CpuSettings, JitMode};
@@ -92,6 +92,7 @@ fn host_inputs<'a>(inputs: &[Option<&'a Arc<HostBuffer>>]) -> Vec<Option<&'a Hos
 impl Runtime for CpuRuntime {
     type Buffer = Arc<HostBuffer>;
     const DEVICE: bool = false;
+    const FUSES_SCAN_PRODUCERS: bool = true;
 
     fn name(&self) -> &'static str {
         "cpu"
@@ -172,9 +173,51 @@ impl Runtime for CpuRuntime {
         env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>> {
         let pool = self.pool(env.options.threads);
-        let out = scan::scan(scan.op, input, &scan.shape, scan.axis, pool.as_deref())?;
+        let out = self
+            .executor(pool.as_deref())
+            .scan(scan, ScanInput::Values(input), env)?;
         env.stats.add(Counter::KernelLaunches, 1);
         Ok(Arc::new(out))
+    }
+
+    fn scan_fused(
+        &self,
+        scan: &ScanLaunch,
+        producer: &Launch,
+        inputs: &[Option<&Arc<HostBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        let pool = self.pool(env.options.threads);
+        let inputs = host_inputs(inputs);
+        let from = ScanInput::Producer(producer, &inputs);
+        let out = self.executor(pool.as_deref()).scan(scan, from, env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        Ok(Arc::new(out))
+    }
+
+    fn scan_into<'a>(
+        &self,
+        scan: &ScanLaunch,
+        input: ScanInput<'_, Arc<HostBuffer>>,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let pool = self.pool(env.options.threads);
+        let executor = self.executor(pool.as_deref());
+        let declined = match input {
+            ScanInput::Values(values) => {
+                executor.scan_into(scan, ScanInput::Values(values), out, env)?
+            }
+            ScanInput::Producer(producer, inputs) => {
+                let inputs = host_inputs(inputs);
+                let from = ScanInput::Producer(producer, &inputs);
+                executor.scan_into(scan, from, out, env)?
+            }
+        };
+        if declined.is_none() {
+            env.stats.add(Counter::KernelLaunches, 1);
+        }
+        Ok(declined)
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {

@@ -5,87 +5,403 @@
 //! running values from its carry. The chunks are fixed, so the result is the
 //! same bits for any thread count, and the same as on every backend. Scans
 //! along other axes run the reference order on one thread.
+//!
+//! The scanned values come from a buffer, or from the scan's element-wise
+//! producer computed chunk by chunk in both passes ([`Input::Producer`]): the
+//! producer is then never materialised, and the second pass writes its
+//! values straight into the output before scanning them in place.
 
 use lazyfuse_core::reference::{self, Lines, SCAN_CHUNK};
-use lazyfuse_core::semantics::Arithmetic;
-use lazyfuse_core::{HostBuffer, ReduceOp, Result};
-use rayon::prelude::*;
+use lazyfuse_core::{DType, Element, Error, HostBuffer, ReduceOp, Result, SliceMut, Wide};
+use lazyfuse_fusion::{Launch, ScanLaunch};
+use std::ops::{Add, Mul};
 
-/// The scan of `input` (of `shape`, in an accumulator dtype) along `axis`.
+use super::interp::Space;
+use super::machine::Machine;
+use super::run::{self, for_each_task, Walker};
+use super::settings::CpuSettings;
+
+/// Elements computed, then combined, at a time (see [`blocks`]).
+const BLOCK: usize = 1024;
+
+/// Scan chunks per parallel task.
+const CHUNKS_PER_TASK: usize = 64;
+
+/// What a fused scan runs its producer with.
+pub struct Producer<'a> {
+    /// The producer's compiled body.
+    pub machine: &'a Machine,
+    /// The producer launch (one output: the scanned values).
+    pub launch: &'a Launch,
+    /// Its inputs.
+    pub inputs: &'a [Option<&'a HostBuffer>],
+    /// The backend's settings (compiled code or not).
+    pub settings: &'a CpuSettings,
+}
+
+/// What a scan reads.
+pub enum Input<'a> {
+    /// A buffer of the values (in the scan's dtype).
+    Values(&'a HostBuffer),
+    /// The element-wise launch computing them.
+    Producer(Producer<'a>),
+}
+
+/// The scan `scan` of `input`.
 pub fn scan(
-    op: ReduceOp,
-    input: &HostBuffer,
-    shape: &[usize],
-    axis: usize,
+    scan: &ScanLaunch,
+    input: &Input<'_>,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<HostBuffer> {
-    let lines = Lines::of(shape, axis);
-    let (Some(pool), 1) = (pool, lines.inner) else {
-        return reference::scan(op, input, shape, axis);
+    macro_rules! fast {
+        ($variant:ident, $T:ty) => {{
+            let mut out = vec![<$T>::default(); input_len(input)];
+            if last_axis::<$T>(scan, input, pool, &mut out)? {
+                return Ok(HostBuffer::$variant(out));
+            }
+        }};
+    }
+    match scan.dtype {
+        DType::I64 => fast!(I64, i64),
+        DType::U64 => fast!(U64, u64),
+        DType::F32 => fast!(F32, f32),
+        DType::F64 => fast!(F64, f64),
+        _ => {}
+    }
+    // Along another axis, on one thread, or in another dtype: the
+    // reference order over the computed values.
+    match input {
+        Input::Values(values) => reference::scan(scan.op, values, &scan.shape, scan.axis),
+        Input::Producer(p) => {
+            let values = run::elementwise(p.machine, p.launch, p.inputs, pool, p.settings, None)?
+                .into_iter()
+                .next()
+                .flatten()
+                .ok_or_else(|| Error::internal("cpu scan", "the producer wrote no output"))?;
+            reference::scan(scan.op, &values, &scan.shape, scan.axis)
+        }
+    }
+}
+
+/// The scan `scan` of `input` written into `out`; `out` back, untouched,
+/// when the scan does not take the parallel path along the last axis.
+pub fn scan_into<'o>(
+    scan: &ScanLaunch,
+    input: &Input<'_>,
+    pool: Option<&rayon::ThreadPool>,
+    out: SliceMut<'o>,
+) -> Result<Option<SliceMut<'o>>> {
+    if out.len() != input_len(input) {
+        return Ok(Some(out));
+    }
+    macro_rules! fast {
+        ($variant:ident, $T:ty, $slice:ident) => {{
+            if last_axis::<$T>(scan, input, pool, &mut *$slice)? {
+                return Ok(None);
+            }
+            SliceMut::$variant($slice)
+        }};
+    }
+    Ok(Some(match out {
+        SliceMut::I64(s) => fast!(I64, i64, s),
+        SliceMut::U64(s) => fast!(U64, u64, s),
+        SliceMut::F32(s) => fast!(F32, f32, s),
+        SliceMut::F64(s) => fast!(F64, f64, s),
+        other => other,
+    }))
+}
+
+/// Elements `input` holds or computes.
+fn input_len(input: &Input<'_>) -> usize {
+    match input {
+        Input::Values(values) => values.len(),
+        Input::Producer(p) => p.launch.domain_len(),
+    }
+}
+
+/// Runs `scan` of `input` into `out` in parallel passes when the scanned
+/// axis is the last one, there are workers, and `input` is of type `T`;
+/// false, having run nothing, otherwise.
+fn last_axis<T: Accumulator>(
+    scan: &ScanLaunch,
+    input: &Input<'_>,
+    pool: Option<&rayon::ThreadPool>,
+    out: &mut [T],
+) -> Result<bool> {
+    let lines = Lines::of(&scan.shape, scan.axis);
+    if lines.inner != 1 || pool.is_none() || T::DTYPE != scan.dtype {
+        return Ok(false);
+    }
+    let source = match input {
+        Input::Values(values) => match T::slice_of(values) {
+            Some(values) => Source::Values(values),
+            None => return Ok(false),
+        },
+        Input::Producer(p) if p.launch.kernel.output_dtype(0) == T::DTYPE => Source::Producer(p),
+        Input::Producer(_) => return Ok(false),
     };
-    Ok(match input {
-        HostBuffer::I64(v) => HostBuffer::I64(pool.install(|| last_axis(op, v, lines.n, 0))),
-        HostBuffer::U64(v) => HostBuffer::U64(pool.install(|| last_axis(op, v, lines.n, 0))),
-        HostBuffer::F32(v) => HostBuffer::F32(pool.install(|| last_axis(op, v, lines.n, -0.0))),
-        HostBuffer::F64(v) => HostBuffer::F64(pool.install(|| last_axis(op, v, lines.n, -0.0))),
-        _ => return reference::scan(op, input, shape, axis),
+    by_op(scan.op, lines.n, pool, &source, out)?;
+    Ok(true)
+}
+
+/// Lines of `n` contiguous values of `source`, scanned by `op` from its
+/// identity (-0.0 for float sums, keeping a lone -0.0's sign; 0 for
+/// integer sums; 1 for products). The combining closure is chosen here, so
+/// the loops are monomorphised around it.
+fn by_op<T: Accumulator>(
+    op: ReduceOp,
+    n: usize,
+    pool: Option<&rayon::ThreadPool>,
+    source: &Source<'_, T>,
+    out: &mut [T],
+) -> Result<()> {
+    match op {
+        ReduceOp::Sum => {
+            let identity = T::from_wide(Wide::Float(-0.0));
+            scan_lines(T::add, identity, n, pool, source, out)
+        }
+        ReduceOp::Prod => scan_lines(T::mul, T::from_wide(Wide::Int(1)), n, pool, source, out),
+        other => Err(Error::internal(
+            "cpu scan",
+            format!("a scan by {other:?} (expected sum or prod)"),
+        )),
+    }
+}
+
+/// The accumulator dtypes of a scan, with its two combining operations
+/// (core's semantics: integers wrap) as plain functions that inline.
+trait Accumulator: Element + Default + Send + Sync {
+    fn add(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+}
+
+macro_rules! accumulator {
+    ($($t:ty: $add:ident, $mul:ident;)*) => {$(
+        impl Accumulator for $t {
+            #[inline(always)]
+            fn add(a: $t, b: $t) -> $t {
+                a.$add(b)
+            }
+            #[inline(always)]
+            fn mul(a: $t, b: $t) -> $t {
+                a.$mul(b)
+            }
+        }
+    )*};
+}
+
+accumulator! {
+    i64: wrapping_add, wrapping_mul;
+    u64: wrapping_add, wrapping_mul;
+    f32: add, mul;
+    f64: add, mul;
+}
+
+/// Where a scan's values come from.
+enum Source<'a, T> {
+    /// A buffer holding them.
+    Values(&'a [T]),
+    /// An element-wise launch computing them.
+    Producer(&'a Producer<'a>),
+}
+
+/// A run of whole scan chunks, contiguous in memory: `chunks` of the
+/// global chunk list from `first`, covering elements `start..end`.
+#[derive(Clone, Copy)]
+struct Task {
+    first: usize,
+    chunks: usize,
+    start: usize,
+    end: usize,
+}
+
+/// Lines of `n` contiguous values of `source`, scanned by `combine`.
+fn scan_lines<T, C>(
+    combine: C,
+    identity: T,
+    n: usize,
+    pool: Option<&rayon::ThreadPool>,
+    source: &Source<'_, T>,
+    out: &mut [T],
+) -> Result<()>
+where
+    T: Element + Send + Sync,
+    C: Fn(T, T) -> T + Copy + Sync,
+{
+    let total = out.len();
+    if n == 0 || total == 0 {
+        return Ok(());
+    }
+    // Every chunk's (start, end), line by line.
+    let bounds: Vec<(usize, usize)> = (0..total / n)
+        .flat_map(|line| {
+            (0..n.div_ceil(SCAN_CHUNK)).map(move |c| {
+                let start = line * n + c * SCAN_CHUNK;
+                (start, (start + SCAN_CHUNK).min((line + 1) * n))
+            })
+        })
+        .collect();
+    let tasks: Vec<Task> = bounds
+        .chunks(CHUNKS_PER_TASK)
+        .enumerate()
+        .map(|(t, run)| Task {
+            first: t * CHUNKS_PER_TASK,
+            chunks: run.len(),
+            start: run[0].0,
+            end: run[run.len() - 1].1,
+        })
+        .collect();
+    let worker = || -> Result<Worker<'_, T>> {
+        Ok(Worker {
+            walker: None,
+            scratch: Vec::new(),
+        })
+    };
+
+    // Pass 1: every chunk's total, from the identity.
+    let mut totals = vec![identity; bounds.len()];
+    let mut total_slices: Vec<&mut [T]> = Vec::with_capacity(tasks.len());
+    let mut rest = totals.as_mut_slice();
+    for task in &tasks {
+        let (mine, others) = rest.split_at_mut(task.chunks);
+        total_slices.push(mine);
+        rest = others;
+    }
+    let space = match source {
+        Source::Producer(p) => Some(Space::natural(p.launch)),
+        Source::Values(_) => None,
+    };
+    let work: Vec<(Task, &mut [T])> = tasks.iter().copied().zip(total_slices).collect();
+    for_each_task(pool, total, work, worker, |worker, _, (task, out)| {
+        for (total, &(start, end)) in out.iter_mut().zip(&bounds[task.first..]) {
+            let mut acc = identity;
+            for block in blocks(start, end) {
+                let values = worker.values(source, space.as_ref(), block)?;
+                acc = values.iter().fold(acc, |acc, &x| combine(acc, x));
+            }
+            *total = acc;
+        }
+        Ok(())
+    })?;
+
+    // The carries, line by line, left to right.
+    let mut carries = totals;
+    for line in carries.chunks_mut(n.div_ceil(SCAN_CHUNK)) {
+        let mut running = identity;
+        for slot in line.iter_mut() {
+            let chunk_total = *slot;
+            *slot = running;
+            running = combine(running, chunk_total);
+        }
+    }
+
+    // Pass 2: every chunk's running values, from its carry.
+    let mut targets: Vec<(Task, &mut [T])> = Vec::with_capacity(tasks.len());
+    let mut rest = out;
+    for task in &tasks {
+        let (mine, others) = rest.split_at_mut(task.end - task.start);
+        targets.push((*task, mine));
+        rest = others;
+    }
+    let carries = &carries;
+    for_each_task(pool, total, targets, worker, |worker, _, (task, target)| {
+        // One chunk at a time. (Chunks side by side, several running sums
+        // at once, measured slower: the chunks are 16 KiB apart, so their
+        // streams share cache sets and their stores and loads alias.)
+        let chunks = &bounds[task.first..task.first + task.chunks];
+        for (k, &(start, end)) in chunks.iter().enumerate() {
+            let mut acc = carries[task.first + k];
+            for block in blocks(start, end) {
+                let values = &mut target[block.start - task.start..block.end - task.start];
+                match source {
+                    Source::Values(v) => values.copy_from_slice(&v[block.start..block.end]),
+                    Source::Producer(p) => worker.produce(p, space.as_ref(), block, values)?,
+                }
+                for x in values {
+                    acc = combine(acc, *x);
+                    *x = acc;
+                }
+            }
+        }
+        Ok(())
     })
 }
 
-/// Lines of `n` contiguous values; `sum_identity` is a sum's start (-0.0 for floats).
-fn last_axis<T>(op: ReduceOp, values: &[T], n: usize, sum_identity: T) -> Vec<T>
-where
-    T: Arithmetic + From<u8> + Send + Sync,
-{
-    let identity = if op == ReduceOp::Sum {
-        sum_identity
-    } else {
-        T::from(1u8)
-    };
-    let combine = op.combiner();
-    let fold = |from: T, chunk: &[T]| {
-        chunk
-            .iter()
-            .fold(from, |acc, &x| T::binary(combine, acc, x))
-    };
-    if n == 0 {
-        return Vec::new();
-    }
-    // Pass 1: every chunk's total, from the identity.
-    let chunks: Vec<&[T]> = values
-        .chunks(n)
-        .flat_map(|line| line.chunks(SCAN_CHUNK))
-        .collect();
-    let totals: Vec<T> = chunks
-        .par_iter()
-        .map(|chunk| fold(identity, chunk))
-        .collect();
-    // The carries, line by line, left to right.
-    let per_line = n.div_ceil(SCAN_CHUNK);
-    let mut carries = totals;
-    for line in carries.chunks_mut(per_line) {
-        let mut run = identity;
-        for slot in line.iter_mut() {
-            let total = *slot;
-            *slot = run;
-            run = T::binary(combine, run, total);
+/// Elements `start..end` in blocks of [`BLOCK`]: a block's values are
+/// computed, then combined, while the hardware prefetcher already fetches
+/// the next block's inputs, so the producer's memory traffic overlaps the
+/// combining's chain of dependent additions.
+fn blocks(start: usize, end: usize) -> impl Iterator<Item = Task> {
+    (start..end).step_by(BLOCK).map(move |at| Task {
+        first: 0,
+        chunks: 1,
+        start: at,
+        end: (at + BLOCK).min(end),
+    })
+}
+
+/// One worker's state: its walker over the producer (made at its first
+/// task) and its scratch for the producer's values in the first pass.
+struct Worker<'w, T> {
+    walker: Option<Walker<'w>>,
+    scratch: Vec<T>,
+}
+
+impl<'w, T: Element> Worker<'w, T> {
+    /// The values of `task`: a slice of the buffer, or the producer's
+    /// values computed into the scratch.
+    fn values<'s>(
+        &'s mut self,
+        source: &'s Source<'w, T>,
+        space: Option<&'w Space>,
+        task: Task,
+    ) -> Result<&'s [T]> {
+        match source {
+            Source::Values(v) => Ok(&v[task.start..task.end]),
+            Source::Producer(p) => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.resize(task.end - task.start, T::from_wide(Wide::Int(0)));
+                self.produce(p, space, task, &mut scratch)?;
+                self.scratch = scratch;
+                Ok(&self.scratch)
+            }
         }
     }
-    // Pass 2: every chunk's running values, from its carry.
-    let mut out = values.to_vec();
-    let mut targets: Vec<&mut [T]> = out
-        .chunks_mut(n)
-        .flat_map(|line| line.chunks_mut(SCAN_CHUNK))
-        .collect();
-    targets
-        .par_iter_mut()
-        .zip(carries.par_iter())
-        .for_each(|(chunk, &carry)| {
-            let mut acc = carry;
-            for x in chunk.iter_mut() {
-                acc = T::binary(combine, acc, *x);
-                *x = acc;
+
+    /// Runs the producer over the elements of `task` into `out`.
+    fn produce(
+        &mut self,
+        producer: &'w Producer<'w>,
+        space: Option<&'w Space>,
+        task: Task,
+        out: &mut [T],
+    ) -> Result<()> {
+        let space =
+            space.ok_or_else(|| Error::internal("cpu scan", "a producer without its space"))?;
+        let walker = match &mut self.walker {
+            Some(w) => w,
+            None => {
+                let machine = producer.machine;
+                let jit = machine.jit_wanted(producer.launch.domain_len(), producer.settings.jit);
+                self.walker.insert(Walker::new(
+                    machine,
+                    producer.launch,
+                    producer.inputs,
+                    space,
+                    CHUNKS_PER_TASK * SCAN_CHUNK,
+                    jit,
+                    false,
+                )?)
             }
-        });
-    out
+        };
+        let mut position = task.start;
+        while position < task.end {
+            let len = walker.chunk_len(position, task.end - position);
+            let at = position - task.start;
+            let piece = T::wrap_mut(&mut out[at..at + len]);
+            walker.run(position, len, vec![piece], false, |_, _, _| Ok(()))?;
+            position += len;
+        }
+        Ok(())
+    }
 }
