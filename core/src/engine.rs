@@ -129,6 +129,13 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     /// `"cpu"`, `"sim"`, `"cuda"` or `"reference"`.
     fn name(&self) -> &'static str;
 
+    /// True when the engine runs `Op::ArgReduce` nodes (`argmax`/`argmin`
+    /// in one pass); other engines are given the composite of two
+    /// reductions (the extreme, then its first index).
+    fn runs_arg_reductions(&self) -> bool {
+        false
+    }
+
     /// Computes `graph.outputs()`, in order. Leaves carry their data; nothing
     /// else is materialised yet. User kernel launches (`Op::Kernel` nodes)
     /// are part of the graph: each runs once, giving all its outputs.

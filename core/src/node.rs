@@ -89,6 +89,18 @@ pub enum Op {
         /// The scanned axis.
         axis: usize,
     },
+    /// The index (i64) of the first largest (`Max`) or smallest (`Min`)
+    /// element along `axis`, a NaN counting as the extreme (NumPy's
+    /// `argmax`/`argmin`); the axis is removed from the shape and has at
+    /// least one element. Built only for an engine that runs it
+    /// ([`crate::Engine::runs_arg_reductions`]); others get the same result
+    /// composed of two reductions.
+    ArgReduce {
+        /// `Max` or `Min`.
+        extreme: ReduceOp,
+        /// The reduced axis.
+        axis: usize,
+    },
     /// An operation that could not be built; demanding it reports the error.
     Invalid(Arc<Error>),
     /// Output `output` of a user kernel launch; the node's inputs are all the
@@ -196,6 +208,7 @@ impl Op {
                 format!("{name} axes {axes:?}")
             }
             Op::Scan { combine, axis } => format!("cum{} axis {axis}", combine.name()),
+            Op::ArgReduce { extreme, axis } => format!("arg{} axis {axis}", extreme.name()),
             Op::Invalid(_) => "invalid".into(),
             Op::Kernel { launch, output } => format!(
                 "kernel '{}' grid {:?} block {:?} output {output}",

@@ -51,6 +51,11 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     /// producer through it instead of materialising its output.
     const FUSES_SCAN_PRODUCERS: bool = false;
 
+    /// True when the runtime's scan methods also run arg-reductions
+    /// (`ScanKind::Arg`): the driver then reports
+    /// `Engine::runs_arg_reductions`, and only then do graphs hold them.
+    const RUNS_ARG_REDUCTIONS: bool = false;
+
     /// `"cpu"`, `"sim"` or `"cuda"`.
     fn name(&self) -> &'static str;
 
@@ -471,6 +476,10 @@ fn launch_inputs<'a, B>(
 impl<R: Runtime> Engine for Driver<R> {
     fn name(&self) -> &'static str {
         self.runtime.name()
+    }
+
+    fn runs_arg_reductions(&self) -> bool {
+        R::RUNS_ARG_REDUCTIONS
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {

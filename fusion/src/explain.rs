@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use lazyfuse_core::{KernelCall, Op};
 
-use crate::program::{BufferKind, Program, UserLaunch};
+use crate::program::{BufferKind, Program, ScanKind, UserLaunch};
 
 /// Kernels with the nodes they compute, their inputs, outputs and the plan.
 pub fn program_listing(program: &Program, plan: &Plan) -> String {
@@ -97,9 +97,13 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
             ),
             None => String::new(),
         };
+        let what = match scan.kind {
+            ScanKind::Running => "cum",
+            ScanKind::Arg => "arg",
+        };
         let _ = writeln!(
             text,
-            "s{i}: cum{} of {} along axis {} (%{}) reads [{}] writes [{}]{producer}",
+            "s{i}: {what}{} of {} along axis {} (%{}) reads [{}] writes [{}]{producer}",
             scan.op.name(),
             format_shape(&scan.shape),
             scan.axis,

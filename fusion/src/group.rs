@@ -10,7 +10,8 @@ use lazyfuse_core::{Error, Op, Result};
 use crate::emit::{Buffers, Emitter};
 use crate::partition::{FusionOptions, Partition, Placement};
 use crate::program::{
-    BufferDesc, BufferId, BufferKind, Launch, OutputBinding, Program, ScanLaunch, UserLaunch, Work,
+    BufferDesc, BufferId, BufferKind, Launch, OutputBinding, Program, ScanKind, ScanLaunch,
+    UserLaunch, Work,
 };
 use crate::simplify::Graph;
 
@@ -165,7 +166,7 @@ fn user_launches(
     Ok(found.into_iter().map(|(_, user)| user).collect())
 }
 
-/// One [`ScanLaunch`] per scan node, in graph order.
+/// One [`ScanLaunch`] per scan and arg-reduction node, in graph order.
 fn scan_launches(
     graph: &Graph,
     partition: &Partition,
@@ -173,18 +174,23 @@ fn scan_launches(
 ) -> Result<Vec<ScanLaunch>> {
     let mut scans = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
-        if let Op::Scan { combine, axis } = node.op {
-            scans.push(ScanLaunch {
-                op: combine,
-                axis,
-                shape: node.shape.clone(),
-                dtype: node.dtype,
-                input: buffer_of(partition, of_node, node.inputs[0])?,
-                output: buffer_of(partition, of_node, i)?,
-                node: i,
-                producer: None,
-            });
-        }
+        let (kind, op, axis) = match node.op {
+            Op::Scan { combine, axis } => (ScanKind::Running, combine, axis),
+            Op::ArgReduce { extreme, axis } => (ScanKind::Arg, extreme, axis),
+            _ => continue,
+        };
+        let input = &graph.nodes[node.inputs[0]];
+        scans.push(ScanLaunch {
+            kind,
+            op,
+            axis,
+            shape: input.shape.clone(),
+            dtype: input.dtype,
+            input: buffer_of(partition, of_node, node.inputs[0])?,
+            output: buffer_of(partition, of_node, i)?,
+            node: i,
+            producer: None,
+        });
     }
     Ok(scans)
 }

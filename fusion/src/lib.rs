@@ -36,8 +36,8 @@ pub use ir::{
 pub use partition::{FusionOptions, Placement};
 pub use plan::{Plan, Step};
 pub use program::{
-    BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program, ScanLaunch,
-    UserLaunch, Work,
+    BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program, ScanKind,
+    ScanLaunch, UserLaunch, Work,
 };
 
 use lazyfuse_core::{ExprGraph, Result};

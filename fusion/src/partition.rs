@@ -93,7 +93,10 @@ impl Partition {
     pub fn is_root(&self, graph: &Graph, node: usize) -> bool {
         self.placement[node] == Placement::Buffer
             && !graph.nodes[node].is_leaf()
-            && !matches!(graph.nodes[node].op, Op::Kernel { .. } | Op::Scan { .. })
+            && !matches!(
+                graph.nodes[node].op,
+                Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. }
+            )
     }
 }
 
@@ -130,7 +133,7 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
     for node in &graph.nodes {
         match node.op {
             Op::Reshape => forced[node.inputs[0]] = true,
-            Op::Kernel { .. } | Op::Scan { .. } => {
+            Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => {
                 node.inputs.iter().for_each(|&i| forced[i] = true)
             }
             _ => {}
@@ -179,7 +182,7 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
             continue;
         }
         match &node.op {
-            Op::Kernel { .. } | Op::Scan { .. } => {
+            Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => {
                 placement[i] = Placement::Buffer;
                 continue;
             }

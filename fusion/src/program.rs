@@ -103,23 +103,40 @@ pub struct UserLaunch {
     pub outputs: Vec<Option<BufferId>>,
 }
 
-/// One scan (`cumsum`, `cumprod`) of a dense buffer along an axis, in the
-/// order of `lazyfuse_core::reference::scan`.
+/// What a [`ScanLaunch`] computes along its axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// Running sums or products (`cumsum`, `cumprod`; `op` is `Sum` or
+    /// `Prod`) in the order of `lazyfuse_core::reference::scan`; the output
+    /// has the input's shape and dtype.
+    Running,
+    /// The index of the first extreme (`argmax`, `argmin`; `op` is `Max` or
+    /// `Min`), as `lazyfuse_core::reference::arg_reduce` defines it; the
+    /// output drops the axis and is i64. Only in programs of a runtime that
+    /// runs them (`Runtime::RUNS_ARG_REDUCTIONS`).
+    Arg,
+}
+
+/// One pass along an axis of a dense buffer: a scan, or an arg-reduction
+/// ([`ScanKind`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanLaunch {
-    /// `Sum` or `Prod`.
+    /// What it computes.
+    pub kind: ScanKind,
+    /// `Sum` or `Prod` for a running scan, `Max` or `Min` for an arg-reduction.
     pub op: ReduceOp,
     /// The scanned axis of `shape`.
     pub axis: usize,
-    /// The shape of input and output.
+    /// The shape of the input (and of a running scan's output).
     pub shape: Shape,
-    /// The accumulator dtype of input and output.
+    /// The dtype of the input (and of a running scan's output: its
+    /// accumulator dtype).
     pub dtype: DType,
     /// The buffer read.
     pub input: BufferId,
     /// The buffer written.
     pub output: BufferId,
-    /// The scan node in [`Program::graph`].
+    /// The scan or arg-reduction node in [`Program::graph`].
     pub node: usize,
     /// A launch of [`Program::launches`] (element-wise, over as many
     /// elements as the scan) whose only output is `input` and which nothing

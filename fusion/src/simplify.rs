@@ -95,6 +95,7 @@ pub(crate) enum OpKey {
     Reduce(ReduceOp, SmallVec<[usize; 4]>),
     CustomReduce(usize, SmallVec<[usize; 4]>),
     Scan(ReduceOp, usize),
+    ArgReduce(ReduceOp, usize),
 }
 
 pub(crate) fn op_key(op: &Op) -> Option<OpKey> {
@@ -118,6 +119,7 @@ pub(crate) fn op_key(op: &Op) -> Option<OpKey> {
             axes,
         } => OpKey::CustomReduce(Arc::as_ptr(c) as usize, axes.clone()),
         Op::Scan { combine, axis } => OpKey::Scan(*combine, *axis),
+        Op::ArgReduce { extreme, axis } => OpKey::ArgReduce(*extreme, *axis),
         Op::Source | Op::Param(_) | Op::Invalid(_) | Op::Kernel { .. } => return None,
     })
 }

@@ -6,11 +6,11 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Result, SliceMut};
-use lazyfuse_fusion::{CombineIr, FusedKernel, Launch, ScanInput, ScanLaunch};
+use lazyfuse_fusion::{CombineIr, FusedKernel, Launch, ScanInput, ScanKind, ScanLaunch};
 
 use super::machine::Machine;
 use super::settings::CpuSettings;
-use super::{interp, reduce, run, scan};
+use super::{arg, interp, reduce, run, scan};
 
 /// A kernel prepared for the CPU: its register machine.
 #[derive(Debug)]
@@ -185,14 +185,17 @@ impl Executor<'_> {
         )
     }
 
-    /// Runs `scan` over `input` into a new buffer.
+    /// Runs `scan` (a scan or an arg-reduction) over `input` into a new buffer.
     pub fn scan(
         self,
         scan: &ScanLaunch,
         input: ScanInput<'_, HostBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<HostBuffer> {
-        self.with_scan_input(input, env, |input| scan::scan(scan, input, self.pool))
+        self.with_scan_input(input, env, |input| match scan.kind {
+            ScanKind::Running => scan::scan(scan, input, self.pool),
+            ScanKind::Arg => arg::arg_reduce(scan, input, self.pool),
+        })
     }
 
     /// Runs `scan` over `input` into the caller's `out`; `out` back when it
@@ -204,8 +207,9 @@ impl Executor<'_> {
         out: SliceMut<'o>,
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'o>>> {
-        self.with_scan_input(input, env, |input| {
-            scan::scan_into(scan, input, self.pool, out)
+        self.with_scan_input(input, env, |input| match scan.kind {
+            ScanKind::Running => scan::scan_into(scan, input, self.pool, out),
+            ScanKind::Arg => arg::arg_reduce_into(scan, input, self.pool, out),
         })
     }
 

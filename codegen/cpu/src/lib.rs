@@ -6,6 +6,7 @@
 //! vectorised math, reductions and streaming stores. Must not know: device
 //! programs, CUDA, `Array`; the driver (`lazyfuse-fusion`) plans and calls it.
 
+mod arg;
 pub mod frame;
 pub mod interp;
 pub mod isa;
@@ -93,6 +94,7 @@ impl Runtime for CpuRuntime {
     type Buffer = Arc<HostBuffer>;
     const DEVICE: bool = false;
     const FUSES_SCAN_PRODUCERS: bool = true;
+    const RUNS_ARG_REDUCTIONS: bool = true;
 
     fn name(&self) -> &'static str {
         "cpu"

@@ -198,7 +198,7 @@ accumulator! {
 }
 
 /// Where a scan's values come from.
-enum Source<'a, T> {
+pub(crate) enum Source<'a, T> {
     /// A buffer holding them.
     Values(&'a [T]),
     /// An element-wise launch computing them.
@@ -208,11 +208,41 @@ enum Source<'a, T> {
 /// A run of whole scan chunks, contiguous in memory: `chunks` of the
 /// global chunk list from `first`, covering elements `start..end`.
 #[derive(Clone, Copy)]
-struct Task {
-    first: usize,
-    chunks: usize,
-    start: usize,
-    end: usize,
+pub(crate) struct Task {
+    pub(crate) first: usize,
+    pub(crate) chunks: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+/// The chunks of `total` elements in lines of `n` (each line cut every
+/// [`SCAN_CHUNK`]), as (start, end) in order, and the parallel tasks: runs
+/// of consecutive chunks of about `CHUNKS_PER_TASK * SCAN_CHUNK` elements.
+pub(crate) fn line_tasks(total: usize, n: usize) -> (Vec<(usize, usize)>, Vec<Task>) {
+    let bounds: Vec<(usize, usize)> = (0..total / n.max(1))
+        .flat_map(|line| {
+            (0..n.div_ceil(SCAN_CHUNK)).map(move |c| {
+                let start = line * n + c * SCAN_CHUNK;
+                (start, (start + SCAN_CHUNK).min((line + 1) * n))
+            })
+        })
+        .collect();
+    let mut tasks: Vec<Task> = Vec::new();
+    for (k, &(start, end)) in bounds.iter().enumerate() {
+        match tasks.last_mut() {
+            Some(task) if task.end - task.start < CHUNKS_PER_TASK * SCAN_CHUNK => {
+                task.chunks += 1;
+                task.end = end;
+            }
+            _ => tasks.push(Task {
+                first: k,
+                chunks: 1,
+                start,
+                end,
+            }),
+        }
+    }
+    (bounds, tasks)
 }
 
 /// Lines of `n` contiguous values of `source`, scanned by `combine`.
@@ -232,31 +262,8 @@ where
     if n == 0 || total == 0 {
         return Ok(());
     }
-    // Every chunk's (start, end), line by line.
-    let bounds: Vec<(usize, usize)> = (0..total / n)
-        .flat_map(|line| {
-            (0..n.div_ceil(SCAN_CHUNK)).map(move |c| {
-                let start = line * n + c * SCAN_CHUNK;
-                (start, (start + SCAN_CHUNK).min((line + 1) * n))
-            })
-        })
-        .collect();
-    let tasks: Vec<Task> = bounds
-        .chunks(CHUNKS_PER_TASK)
-        .enumerate()
-        .map(|(t, run)| Task {
-            first: t * CHUNKS_PER_TASK,
-            chunks: run.len(),
-            start: run[0].0,
-            end: run[run.len() - 1].1,
-        })
-        .collect();
-    let worker = || -> Result<Worker<'_, T>> {
-        Ok(Worker {
-            walker: None,
-            scratch: Vec::new(),
-        })
-    };
+    let (bounds, tasks) = line_tasks(total, n);
+    let worker = || Ok(Worker::new());
 
     // Pass 1: every chunk's total, from the identity.
     let mut totals = vec![identity; bounds.len()];
@@ -331,7 +338,7 @@ where
 /// computed, then combined, while the hardware prefetcher already fetches
 /// the next block's inputs, so the producer's memory traffic overlaps the
 /// combining's chain of dependent additions.
-fn blocks(start: usize, end: usize) -> impl Iterator<Item = Task> {
+pub(crate) fn blocks(start: usize, end: usize) -> impl Iterator<Item = Task> {
     (start..end).step_by(BLOCK).map(move |at| Task {
         first: 0,
         chunks: 1,
@@ -342,15 +349,23 @@ fn blocks(start: usize, end: usize) -> impl Iterator<Item = Task> {
 
 /// One worker's state: its walker over the producer (made at its first
 /// task) and its scratch for the producer's values in the first pass.
-struct Worker<'w, T> {
+pub(crate) struct Worker<'w, T> {
     walker: Option<Walker<'w>>,
     scratch: Vec<T>,
 }
 
 impl<'w, T: Element> Worker<'w, T> {
+    /// A worker with no walker and no scratch yet.
+    pub(crate) fn new() -> Self {
+        Worker {
+            walker: None,
+            scratch: Vec::new(),
+        }
+    }
+
     /// The values of `task`: a slice of the buffer, or the producer's
     /// values computed into the scratch.
-    fn values<'s>(
+    pub(crate) fn values<'s>(
         &'s mut self,
         source: &'s Source<'w, T>,
         space: Option<&'w Space>,
@@ -369,7 +384,7 @@ impl<'w, T: Element> Worker<'w, T> {
     }
 
     /// Runs the producer over the elements of `task` into `out`.
-    fn produce(
+    pub(crate) fn produce(
         &mut self,
         producer: &'w Producer<'w>,
         space: Option<&'w Space>,

@@ -3,13 +3,17 @@
 //! reductions like any other): several axes at once with `keepdims`,
 //! `any`/`all`/`count_nonzero`, `var`/`std` (two passes: the mean, then
 //! the sum of squared deviations — never `E[x²] - E[x]²`), the NaN-ignoring
-//! reductions, and `argmax`/`argmin` (the extreme, then the first index
-//! holding it).
+//! reductions, and `argmax`/`argmin`: one `Op::ArgReduce` node where the
+//! engine runs it in one pass (the CPU), else the extreme, then the first
+//! index holding it.
 
+use smallvec::smallvec;
+
+use super::build::new_node;
 use super::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::node::Axes;
+use crate::node::{Axes, Op};
 use crate::ops::ReduceOp;
 use crate::shape::{format_shape, normalize_axis, AxisIndex};
 use crate::typing::Reduction;
@@ -279,6 +283,24 @@ impl Array {
                         format_shape(self.shape())
                     ),
                 ));
+            }
+            if self.session().engine().runs_arg_reductions() {
+                let node = a.valid_node()?;
+                let shape: Vec<usize> = (0..a.ndim())
+                    .filter(|&i| i != k)
+                    .map(|i| a.shape()[i])
+                    .collect();
+                let index = new_node(
+                    name,
+                    Op::ArgReduce {
+                        extreme: op,
+                        axis: k,
+                    },
+                    DType::I64,
+                    shape.as_slice().into(),
+                    smallvec![node],
+                )?;
+                return Ok(Array::built(self.session(), Ok(index)));
             }
             let one_axis: Axes = [k].into_iter().collect();
             let extreme = a

@@ -4,11 +4,13 @@
 //! row-major host buffer; a value is dropped as soon as its last consumer has
 //! run, so long chains hold two buffers at a time.
 
+mod arg;
 pub mod kernels;
 mod layout;
 mod reduce;
 mod scan;
 
+pub use arg::{arg_reduce, ArgBest};
 pub use reduce::evaluate_body;
 pub use scan::{scan, scan_identity, Lines, SCAN_CHUNK};
 
@@ -42,6 +44,10 @@ impl ReferenceEngine {
 impl Engine for ReferenceEngine {
     fn name(&self) -> &'static str {
         self.name.unwrap_or("reference")
+    }
+
+    fn runs_arg_reductions(&self) -> bool {
+        true
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
@@ -202,6 +208,10 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
         Op::Scan { combine, axis } => {
             let (_, value) = single(inputs)?;
             scan(*combine, value, &node.shape, *axis)?
+        }
+        Op::ArgReduce { extreme, axis } => {
+            let (input, value) = single(inputs)?;
+            arg::arg_reduce(*extreme, value, &input.shape, *axis)?
         }
         Op::Reduce { combine, axes } => {
             let (input, value) = single(inputs)?;
