@@ -1,5 +1,6 @@
 //! Differential property test: random expression DAGs (mixed dtypes,
-//! broadcasting, views, reductions, scalars, a user ufunc) built identically on every
+//! broadcasting, views, reductions, arg-reductions, statistics, scans,
+//! random arrays, scalars, a user ufunc) built identically on every
 //! backend must agree with the reference evaluator — both reject the same
 //! expressions, and valid ones give the same values (exact for integers and
 //! bool, within a few ulp-scaled units for floats, since reductions may sum
@@ -25,6 +26,10 @@ enum Step {
     Slice(usize, i64, Option<isize>, Option<isize>, isize),
     Reduce(usize, &'static str, Option<i64>),
     Where(usize, usize, usize),
+    /// `cumsum`/`cumprod` along an axis.
+    Scan(usize, &'static str, i64),
+    /// `random_uniform`/`random_normal` of one of [`SHAPES`] with a seed.
+    Random(usize, &'static str, u64),
     /// The user ufunc of [`ufunc`] on two values.
     Ufunc(usize, usize),
 }
@@ -45,6 +50,9 @@ const UNARY: &[&str] = &[
     "isnan",
     "logical_not",
     "tanh",
+    "cbrt",
+    "invert",
+    "deg2rad",
 ];
 const BINARY: &[&str] = &[
     "add",
@@ -58,8 +66,18 @@ const BINARY: &[&str] = &[
     "lt",
     "eq",
     "pow",
+    "arctan2",
+    "hypot",
+    "copysign",
+    "fmod",
+    "bitwise_and",
+    "bitwise_xor",
+    "left_shift",
 ];
-const REDUCE: &[&str] = &["sum", "prod", "min", "max", "mean"];
+const REDUCE: &[&str] = &[
+    "sum", "prod", "min", "max", "mean", "argmax", "argmin", "var", "std", "any", "all", "nansum",
+    "nanmax",
+];
 const SHAPES: &[&[usize]] = &[&[], &[1], &[3], &[2, 3], &[2, 1], &[1, 3], &[0, 3], &[3, 2]];
 const DTYPES: &[DType] = &[
     DType::F32,
@@ -101,6 +119,18 @@ fn step() -> impl Strategy<Value = Step> {
         )
             .prop_map(|(a, op, ax)| Step::Reduce(a, op, ax)),
         (i.clone(), i.clone(), i.clone()).prop_map(|(c, a, b)| Step::Where(c, a, b)),
+        (
+            i.clone(),
+            prop::sample::select(&["cumsum", "cumprod"][..]),
+            -1i64..2
+        )
+            .prop_map(|(a, op, axis)| Step::Scan(a, op, axis)),
+        (
+            0..SHAPES.len(),
+            prop::sample::select(&["random_uniform", "random_normal"][..]),
+            0u64..4
+        )
+            .prop_map(|(shape, op, seed)| Step::Random(shape, op, seed)),
         (i.clone(), i).prop_map(|(a, b)| Step::Ufunc(a, b)),
     ]
 }
@@ -144,6 +174,10 @@ impl std::fmt::Debug for Case {
                 Step::Reduce(a, op, None) => format!("{}.{op}()", v(a)),
                 Step::Reduce(a, op, Some(x)) => format!("{}.{op}_axis({x})", v(a)),
                 Step::Where(c, a, b) => format!("{}.where_(&{}, &{})", v(c), v(a), v(b)),
+                Step::Scan(a, op, axis) => format!("{}.{op}({axis})", v(a)),
+                Step::Random(shape, op, seed) => {
+                    format!("cx.{op}(&{:?}, DType::F32, {seed})", SHAPES[*shape])
+                }
                 Step::Ufunc(a, b) => format!("ufunc().call(&[&{}, &{}])", v(a), v(b)),
             };
             writeln!(f, "let v{len} = {expr};")?;
@@ -200,6 +234,9 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
                     "square" => a.square(),
                     "isnan" => a.isnan(),
                     "logical_not" => a.logical_not(),
+                    "cbrt" => a.cbrt(),
+                    "invert" => a.invert(),
+                    "deg2rad" => a.deg2rad(),
                     _ => a.tanh(),
                 }
             }
@@ -222,6 +259,20 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
                     ("min", None) => a.min(),
                     ("max", None) => a.max(),
                     ("mean", None) => a.mean(),
+                    ("argmax", None) => a.argmax(),
+                    ("argmin", None) => a.argmin(),
+                    ("var", None) => a.var(0),
+                    ("std", None) => a.std(1),
+                    ("any", None) => a.any(),
+                    ("all", None) => a.all(),
+                    ("nansum", None) => a.nansum(),
+                    ("nanmax", None) => a.nanmax(),
+                    ("argmax", Some(x)) => a.argmax_axis(*x),
+                    ("argmin", Some(x)) => a.argmin_axis(*x),
+                    ("var", Some(x)) => a.var_axis(*x, 0),
+                    ("std", Some(x)) => a.std_axis(*x, 1),
+                    ("any", Some(x)) => a.any_axis(*x),
+                    ("all", Some(x)) => a.all_axis(*x),
                     ("sum", Some(x)) => a.sum_axis(*x),
                     ("prod", Some(x)) => a.prod_axis(*x),
                     ("min", Some(x)) => a.min_axis(*x),
@@ -231,6 +282,14 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
                 }
             }
             Step::Where(c, a, b) => pick(c).where_(pick(a), pick(b)),
+            Step::Scan(a, op, axis) => match *op {
+                "cumsum" => pick(a).cumsum(*axis),
+                _ => pick(a).cumprod(*axis),
+            },
+            Step::Random(shape, op, seed) => match *op {
+                "random_uniform" => cx.random_uniform(SHAPES[*shape], DType::F32, *seed),
+                _ => cx.random_normal(SHAPES[*shape], DType::F32, *seed),
+            },
             Step::Ufunc(a, b) => blend.call(&[&pick(a), &pick(b)]),
         };
         values.push(next);
@@ -250,6 +309,13 @@ fn binary(a: &Array, op: &str, b: impl Into<lazyfuse::Operand>) -> Array {
         "maximum" => a.maximum(b),
         "lt" => a.lt(b),
         "eq" => a.eq(b),
+        "arctan2" => a.arctan2(b),
+        "hypot" => a.hypot(b),
+        "copysign" => a.copysign(b),
+        "fmod" => a.fmod(b),
+        "bitwise_and" => a.bitwise_and(b),
+        "bitwise_xor" => a.bitwise_xor(b),
+        "left_shift" => a.left_shift(b),
         _ => a.pow(b),
     }
 }
