@@ -171,7 +171,6 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
         "expr" => {
             expr(state, k, &t.get_item(1)?)?;
         }
-        "return" => {}
         other => return Err(fail(format!("no statement '{other}'"))),
     }
     Ok(())

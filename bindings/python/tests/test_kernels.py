@@ -139,6 +139,40 @@ def test_guvectorize_tutorials():
     np.testing.assert_allclose(np.asarray(norm(x)), np.linalg.norm(x, axis=1))
 
 
+@cuda.jit
+def scaled_or_clamped(values, out, limit):
+    i = cuda.grid(1)
+    if i >= values.size:
+        return
+    v = values[i] * 2
+    if v > limit:
+        if i == 0:
+            return
+        out[i] = limit
+        return
+    out[i] = v
+
+
+@pytest.mark.parametrize("backend", ["cpu", "sim"])
+def test_an_early_return_ends_the_threads_work(backend):
+    with lf.use(backend):
+        values = np.arange(10, dtype=np.float32)
+        out = np.full(10, -1.0, dtype=np.float32)
+        # 64 threads for 10 elements: the threads past the end return first.
+        scaled_or_clamped[2, 32](values, out, 9.0)
+        want = np.where(values * 2 > 9, 9.0, values * 2).astype(np.float32)
+        np.testing.assert_array_equal(out, want)
+
+        def loop_return(a):
+            for j in range(3):
+                if a[j] > 0:
+                    return
+                a[j] = 1
+
+        with pytest.raises(CompileError, match="a return inside a loop"):
+            cuda.jit(loop_return)[1, 1](np.zeros(3, dtype=np.float32))
+
+
 def test_outside_the_subset_is_a_compile_error_naming_the_line():
     @cuda.jit
     def uses_a_list(a):

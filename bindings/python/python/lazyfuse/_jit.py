@@ -74,6 +74,16 @@ def _parse(function):
     return node
 
 
+def _may_return(stmt):
+    """True when a `return` is among the statements of `stmt`'s branches
+    (at any depth outside loops, where the body translation reports it)."""
+    if isinstance(stmt, ast.Return):
+        return True
+    if isinstance(stmt, ast.If):
+        return any(_may_return(s) for s in stmt.body + stmt.orelse)
+    return False
+
+
 def _is_docstring(stmt):
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
         stmt.value.value, str
@@ -112,6 +122,7 @@ class Translator:
         self.gufunc = gufunc
         self.written = set()
         self.inline = {}  # name -> expression tuple, for device functions' parameters
+        self.loops = 0  # loops around the statement being translated
 
     def fail(self, node, what):
         line = getattr(node, "lineno", self.tree.lineno)
@@ -122,10 +133,26 @@ class Translator:
 
     # --- statements ------------------------------------------------------
     def body(self, stmts):
+        """Translates a block. A `return` ends the thread's work: the
+        statements after it are dropped, and an `if` with a `return` in a
+        branch gets the statements that follow it appended to each branch
+        (the one that returns stops at its return), so `if i >= n: return`
+        guards the rest of the kernel, as in Numba."""
         out = []
-        for s in stmts:
+        for k, s in enumerate(stmts):
             if _is_docstring(s) or isinstance(s, ast.Pass):
                 continue
+            if isinstance(s, ast.Return):
+                if s.value is not None:
+                    self.fail(s, "a kernel returning a value")
+                if self.loops:
+                    self.fail(s, "a return inside a loop")
+                return out
+            if isinstance(s, ast.If) and _may_return(s):
+                rest = stmts[k + 1:]
+                test = self.expr(s.test)
+                out.append(("if", test, self.body(s.body + rest), self.body(s.orelse + rest)))
+                return out
             out.extend(self.stmt(s))
         return out
 
@@ -146,13 +173,9 @@ class Translator:
         if isinstance(s, ast.While):
             if s.orelse:
                 self.fail(s, "while … else")
-            return [("while", self.expr(s.test), self.body(s.body))]
+            return [("while", self.expr(s.test), self.loop_body(s.body))]
         if isinstance(s, ast.For):
             return [self.for_loop(s)]
-        if isinstance(s, ast.Return):
-            if s.value is not None:
-                self.fail(s, "a kernel returning a value")
-            return [("return",)]
         if isinstance(s, ast.Expr):
             return [("expr", self.expr(s.value))]
         self.fail(s, type(s).__name__)
@@ -202,7 +225,14 @@ class Translator:
         kind = "prange" if name == "prange" and self.gufunc else "for"
         if kind == "prange" and len(args) == 3:
             self.fail(s, "prange with a step")
-        return (kind, s.target.id, start, stop, step, self.body(s.body))
+        return (kind, s.target.id, start, stop, step, self.loop_body(s.body))
+
+    def loop_body(self, stmts):
+        self.loops += 1
+        try:
+            return self.body(stmts)
+        finally:
+            self.loops -= 1
 
     # --- expressions -----------------------------------------------------
     def subscript(self, node):
