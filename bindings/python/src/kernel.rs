@@ -30,7 +30,14 @@ enum Binding {
 struct Replay {
     scopes: Vec<HashMap<String, Binding>>,
     error: Option<PyErr>,
+    /// Function-scoped names (first assigned in a nested block, `hoist`)
+    /// and the dtype of their first assignment, once known.
+    hoisted: HashMap<String, Option<DType>>,
 }
+
+/// The dtypes of the function-scoped names, learned by a first replay
+/// (whose kernel is dropped) so that the second declares them at the top.
+type Learned = HashMap<String, Option<DType>>;
 
 type Node<'py> = Bound<'py, PyAny>;
 
@@ -50,11 +57,24 @@ fn dtype(name: &str) -> PyResult<DType> {
 }
 
 impl Replay {
-    fn new(bindings: HashMap<String, Binding>) -> RefCell<Replay> {
+    /// A replay with `bindings` (the parameters) and what an earlier
+    /// replay learned of the function-scoped names (empty on the first).
+    fn new(bindings: HashMap<String, Binding>, learned: Learned) -> RefCell<Replay> {
         RefCell::new(Replay {
             scopes: vec![bindings],
             error: None,
+            hoisted: learned,
         })
+    }
+
+    /// True when `body` starts with a `hoist` statement: the function has
+    /// names first assigned in a nested block, so it is replayed twice.
+    fn needs_two_passes(body: &Node<'_>) -> bool {
+        body.downcast::<PyList>()
+            .ok()
+            .and_then(|list| list.get_item(0).ok())
+            .and_then(|first| split_tag(&first).ok())
+            .is_some_and(|(tag, _)| tag == "hoist")
     }
 
     fn lookup(&self, name: &str) -> PyResult<Binding> {
@@ -64,8 +84,8 @@ impl Replay {
             .find_map(|s| s.get(name).cloned())
             .ok_or_else(|| {
                 fail(format!(
-                    "'{name}' is not defined here (a local first assigned inside an if or loop body \
-                     is not visible after it: assign it before)"
+                    "'{name}' is not defined here (expected an argument, or a local assigned \
+                     before this use)"
                 ))
             })
     }
@@ -97,6 +117,23 @@ fn block(state: &RefCell<Replay>, k: &mut KernelScope, stmts: &Node<'_>) {
 fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResult<()> {
     let (tag, t) = split_tag(node)?;
     match tag.as_str() {
+        "hoist" => {
+            // Declared at the top with the dtype the first replay learned
+            // (none yet on the first replay: the first assignment binds it).
+            let names: Vec<String> = t.get_item(1)?.extract()?;
+            for name in names {
+                let learned = state.borrow().hoisted.get(&name).copied().flatten();
+                match learned {
+                    Some(dt) => {
+                        let local = k.local(Val::constant(0.0, dt));
+                        state.borrow_mut().bind(&name, Binding::Local(local));
+                    }
+                    None => {
+                        state.borrow_mut().hoisted.insert(name, None);
+                    }
+                }
+            }
+        }
         "assign" => {
             let name: String = t.get_item(1)?.extract()?;
             let value = expr(state, k, &t.get_item(2)?)?;
@@ -104,8 +141,17 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
             match existing {
                 Some(Binding::Local(local)) => k.set(&local, value),
                 Some(Binding::Value(_)) | None => {
+                    let dt = value.dtype();
                     let local = k.local(value);
-                    state.borrow_mut().bind(&name, Binding::Local(local));
+                    let mut s = state.borrow_mut();
+                    if let Some(learned @ None) = s.hoisted.get_mut(&name) {
+                        // First replay: learn the dtype; after the block the
+                        // name reads as a zero, so that this replay's kernel
+                        // (dropped) stays valid.
+                        *learned = Some(dt);
+                        s.scopes[0].insert(name.clone(), Binding::Value(Val::constant(0.0, dt)));
+                    }
+                    s.bind(&name, Binding::Local(local));
                 }
                 Some(_) => return Err(fail(format!("'{name}' cannot be assigned"))),
             }
@@ -408,10 +454,33 @@ pub(crate) fn build_kernel(
     params: Vec<(String, String, i64, bool)>,
     body: &Bound<'_, PyAny>,
 ) -> PyResult<PyKernel> {
+    let mut learned = Learned::new();
+    if Replay::needs_two_passes(body) {
+        // The first replay only learns the function-scoped names' dtypes.
+        let _ = replay_kernel(name, &params, body, Learned::new(), &mut learned);
+    }
+    let (kernel, failure) = replay_kernel(name, &params, body, learned, &mut Learned::new());
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok(PyKernel {
+        inner: kernel.map_err(to_py)?,
+    })
+}
+
+/// One replay of `body` on the kernel builder, given what an earlier one
+/// learned; what this one learned goes into `learns`.
+fn replay_kernel(
+    name: &str,
+    params: &[(String, String, i64, bool)],
+    body: &Bound<'_, PyAny>,
+    learned: Learned,
+    learns: &mut Learned,
+) -> (lazyfuse::Result<Kernel>, Option<PyErr>) {
     let mut failure = None;
     let kernel = Kernel::build(name, |k| {
         let mut bindings = HashMap::new();
-        for (pname, dt, ndim, written) in &params {
+        for (pname, dt, ndim, written) in params {
             let dt = match dtype(dt) {
                 Ok(d) => d,
                 Err(e) => {
@@ -426,16 +495,13 @@ pub(crate) fn build_kernel(
             };
             bindings.insert(pname.clone(), binding);
         }
-        let state = Replay::new(bindings);
+        let state = Replay::new(bindings, learned.clone());
         block(&state, k, body);
-        failure = state.into_inner().error;
+        let state = state.into_inner();
+        failure = state.error;
+        *learns = state.hoisted;
     });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    Ok(PyKernel {
-        inner: kernel.map_err(to_py)?,
-    })
+    (kernel, failure)
 }
 
 #[pymethods]
@@ -513,26 +579,52 @@ pub(crate) fn build_gufunc(
     params: Vec<String>,
     body: &Bound<'_, PyAny>,
 ) -> PyResult<PyGUfunc> {
-    let failure: RefCell<Option<PyErr>> = RefCell::new(None);
     let sigs: Vec<&str> = signatures.iter().map(String::as_str).collect();
-    let built = GUfunc::build(name, layout, &sigs, |k, args| {
-        let bindings = params
-            .iter()
-            .cloned()
-            .zip(args.iter().cloned().map(Binding::Array))
-            .collect();
-        let state = Replay::new(bindings);
-        block(&state, k, body);
-        if let Some(e) = state.into_inner().error {
-            failure.borrow_mut().get_or_insert(e);
-        }
-    });
-    if let Some(e) = failure.into_inner() {
+    // The body is traced once per signature, each with its own dtypes:
+    // the first replay learns the function-scoped names' per signature.
+    let mut learned: Vec<Learned> = vec![Learned::new(); sigs.len()];
+    if Replay::needs_two_passes(body) {
+        let (_, _, learns) = replay_gufunc(name, layout, &sigs, &params, body, &learned);
+        learned = learns;
+    }
+    let (built, failure, _) = replay_gufunc(name, layout, &sigs, &params, body, &learned);
+    if let Some(e) = failure {
         return Err(e);
     }
     Ok(PyGUfunc {
         inner: built.map_err(to_py)?,
     })
+}
+
+/// One replay of a gufunc's `body`, once per signature, given what an
+/// earlier one learned per signature; returns what this one learned.
+fn replay_gufunc(
+    name: &str,
+    layout: &str,
+    sigs: &[&str],
+    params: &[String],
+    body: &Bound<'_, PyAny>,
+    learned: &[Learned],
+) -> (lazyfuse::Result<GUfunc>, Option<PyErr>, Vec<Learned>) {
+    let failure: RefCell<Option<PyErr>> = RefCell::new(None);
+    let learns: RefCell<Vec<Learned>> = RefCell::new(Vec::new());
+    let built = GUfunc::build(name, layout, sigs, |k, args| {
+        let bindings = params
+            .iter()
+            .cloned()
+            .zip(args.iter().cloned().map(Binding::Array))
+            .collect();
+        let index = learns.borrow().len();
+        let earlier = learned.get(index).cloned().unwrap_or_default();
+        let state = Replay::new(bindings, earlier);
+        block(&state, k, body);
+        let state = state.into_inner();
+        if let Some(e) = state.error {
+            failure.borrow_mut().get_or_insert(e);
+        }
+        learns.borrow_mut().push(state.hoisted);
+    });
+    (built, failure.into_inner(), learns.into_inner())
 }
 
 #[pymethods]

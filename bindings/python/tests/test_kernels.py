@@ -139,6 +139,24 @@ def test_guvectorize_tutorials():
     np.testing.assert_allclose(np.asarray(norm(x)), np.linalg.norm(x, axis=1))
 
 
+@guvectorize([(float32[:], float32[:]), (float64[:], float64[:])], "(n)->(n)")
+def doubled_positives(x, out):
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            v = x[i] * 2
+        else:
+            v = x[i]
+        out[i] = v
+
+
+def test_a_gufunc_local_first_assigned_in_a_branch_has_each_signatures_type():
+    for dtype in (np.float32, np.float64):
+        x = np.array([[-1.0, 2.0, 0.5], [3.0, -4.0, 0.0]], dtype=dtype)
+        got = np.asarray(doubled_positives(x))
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, np.where(x > 0, x * 2, x))
+
+
 @cuda.jit
 def scaled_or_clamped(values, out, limit):
     i = cuda.grid(1)
@@ -183,10 +201,34 @@ def test_outside_the_subset_is_a_compile_error_naming_the_line():
         uses_a_list[1, 1](np.zeros(1))
 
     @cuda.jit
-    def late_local(a):
-        if a[0] > 0:
-            t = 1.0
-        a[0] = t
+    def undefined(a):
+        a[0] = u  # noqa: F821 - the point of the test
 
-    with pytest.raises(CompileError, match="'t' is not defined here"):
-        late_local[1, 1](np.ones(1))
+    with pytest.raises(CompileError, match="'u' is not defined here"):
+        undefined[1, 1](np.ones(1))
+
+
+@cuda.jit
+def late_locals(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        if a[i] > 2:
+            t = a[i] * 0.5
+            n = 1
+        else:
+            t = -a[i]
+            n = 2
+        for j in range(2):
+            s = t + j
+        out[i] = s * n
+
+
+@pytest.mark.parametrize("backend", ["cpu", "sim"])
+def test_a_local_first_assigned_in_a_block_is_visible_after_it(backend):
+    with lf.use(backend):
+        a = np.arange(6, dtype=np.float32)
+        out = np.zeros(6, dtype=np.float32)
+        late_locals[1, 8](a, out)
+        t = np.where(a > 2, a * 0.5, -a)
+        n = np.where(a > 2, 1, 2)
+        np.testing.assert_allclose(out, (t + 1) * n)

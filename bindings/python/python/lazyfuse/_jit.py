@@ -388,4 +388,33 @@ class Translator:
         self.fail(e, f"a call of '{path}'")
 
     def kernel(self):
-        return self.body(self.tree.body)
+        body = self.body(self.tree.body)
+        hoisted = self.function_scoped()
+        return [("hoist", hoisted)] + body if hoisted else body
+
+    def function_scoped(self):
+        """Names first assigned inside an `if` or loop body: Python gives
+        them the whole function as their scope, so the replay declares them
+        at the top (with the type of their first assignment) and they stay
+        visible after the block."""
+        def assigned(stmt):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+                [stmt.target] if isinstance(stmt, ast.AugAssign) else [])
+            for t in targets:
+                for node in ast.walk(t):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        yield node.id, stmt.lineno
+
+        top, nested = {}, {}
+        for stmt in self.tree.body:
+            for name, line in assigned(stmt):
+                top.setdefault(name, line)
+            if isinstance(stmt, (ast.If, ast.For, ast.While)):
+                for inner in ast.walk(stmt):
+                    if inner is not stmt:
+                        for name, line in assigned(inner):
+                            nested[name] = min(line, nested.get(name, line))
+        return sorted(
+            name for name, line in nested.items()
+            if name not in self.arrays and line < top.get(name, float("inf"))
+        )
