@@ -11,10 +11,12 @@ assignments to locals and array elements; arithmetic, comparisons,
 of two values; ``arr.shape[d]``, ``arr.size``, ``len(arr)``;
 ``cuda.shared.array``, ``cuda.local.array``, ``cuda.syncthreads()``,
 ``cuda.atomic.add/max/min/compare_and_swap``; calls of
-``@cuda.jit(device=True)`` functions whose body is one ``return``. A local
-keeps the dtype of its first value and must be first assigned outside any
-``if``/loop body it is used after. Anything else raises ``CompileError``
-naming the line and the construct.
+``@cuda.jit(device=True)`` functions whose body is one ``return``; a bare
+``return`` (outside loops) that ends the thread's work. A local keeps the
+dtype of its first value and, as in Python, is visible in the whole
+function, also when first assigned inside an ``if``/loop body (it is zero
+until assigned). Anything else raises ``CompileError`` naming the line and
+the construct.
 """
 
 import ast
