@@ -444,3 +444,40 @@ fn like_constructors_take_shape_and_dtype_and_allocate_nothing_until_read() -> R
     }
     Ok(())
 }
+
+#[test]
+fn view_reads_each_elements_bits_as_another_dtype_on_every_backend() {
+    let values = [1.5f32, -0.0, f32::INFINITY, -2.75, f32::NAN];
+    let halves = [1.5f32, -0.0, 65504.0];
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        let a = cx.from_slice(&values);
+        // Fused with work on both sides: (a * 1) viewed as i32, then + 0.
+        let bits = ((&a * 1.0f32).view(DType::I32) + 0i32)
+            .to_vec::<i32>()
+            .unwrap();
+        let want: Vec<i32> = values.iter().map(|v| v.to_bits() as i32).collect();
+        assert_eq!(bits[..4], want[..4], "{name}");
+        assert_eq!(bits[4] & 0x7f80_0000, 0x7f80_0000, "{name}: NaN bits");
+        let back = cx
+            .from_slice(&want)
+            .view(DType::F32)
+            .to_vec::<f32>()
+            .unwrap();
+        assert!(
+            back[..4]
+                .iter()
+                .zip(&values)
+                .all(|(p, q)| p.to_bits() == q.to_bits()),
+            "{name}"
+        );
+        let h = cx.from_slice(&halves).astype(DType::F16).view(DType::U16);
+        let want_h: Vec<u16> = halves
+            .iter()
+            .map(|&v| lazyfuse::half::f16::from_f32(v).to_bits())
+            .collect();
+        assert_eq!(h.to_vec::<u16>().unwrap(), want_h, "{name}");
+        let err = a.view(DType::F64).check().unwrap_err().to_string();
+        assert!(err.contains("view") && err.contains("same size"), "{err}");
+    }
+}

@@ -66,6 +66,33 @@ fn arg_reductions_give_the_same_indices_everywhere() {
 }
 
 #[test]
+fn argmax_of_a_fused_expression_is_one_kernel_on_the_simulator() {
+    // Values of at most 32 bits: one reduction of packed (value, index) keys.
+    let cx = Context::sim();
+    let n = 100_000;
+    let (x, y) = (
+        values(n, &[70_000, 90_000]),
+        values(n + 7, &[])[7..].to_vec(),
+    );
+    let (a, b) = (cx.from_slice(&x), cx.from_slice(&y));
+    let index = (&a - &b).abs().argmax();
+    cx.reset_stats();
+    let got = index.item::<i64>().unwrap();
+    let stats = cx.stats();
+    assert_eq!(
+        (stats.kernel_launches, stats.h2d_copies),
+        (1, 2),
+        "{stats:?}"
+    );
+    assert_eq!(got, 70_000, "the first NaN");
+    // 64-bit values take two reductions (the extreme, then its first index).
+    let wide = cx.from_slice(&x).astype(DType::F64);
+    cx.reset_stats();
+    assert_eq!(wide.argmin().item::<i64>().unwrap(), 70_000);
+    assert_eq!(cx.stats().kernel_launches, 2, "{:?}", cx.stats());
+}
+
+#[test]
 fn argmax_of_a_fused_expression_is_one_kernel_on_the_cpu() {
     let cx = Context::builder()
         .backend("cpu")

@@ -534,6 +534,22 @@ impl HostBuffer {
         })
     }
 
+    /// The same bytes read as `to` (each element's bits reinterpreted);
+    /// an error when `to` has another element size.
+    pub fn bitcast(&self, to: DType) -> Result<HostBuffer> {
+        if to.size() != self.dtype().size() {
+            return Err(Error::dtype(
+                "view",
+                format!(
+                    "cannot view {} elements as {to} (expected a dtype of the same size, {} bytes)",
+                    self.dtype(),
+                    self.dtype().size()
+                ),
+            ));
+        }
+        HostBuffer::from_bytes(to, self.as_bytes())
+    }
+
     /// Every element cast to `to` by the module's rules.
     pub fn cast(&self, to: DType) -> HostBuffer {
         fn cast_typed<S: Element, D: Element>(src: &[S]) -> Vec<D> {

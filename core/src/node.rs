@@ -80,6 +80,9 @@ pub enum Op {
         /// The reduced axes of the input.
         axes: Axes,
     },
+    /// Each element's bits read as the node's dtype, of the same size
+    /// (NumPy's `a.view(dtype)`): element-wise, exact, no conversion.
+    Bitcast,
     /// The running sums or products along `axis` of an input already in
     /// the accumulator dtype (`cumsum`, `cumprod`), in the chunked order of
     /// [`crate::reference::scan`]; the node has the input's shape.
@@ -194,6 +197,7 @@ impl Op {
             Op::Binary(op) => op.name().into(),
             Op::Select => "where".into(),
             Op::Cast => "astype".into(),
+            Op::Bitcast => "view".into(),
             Op::Reshape => "reshape".into(),
             Op::Permute(perm) => format!("permute {perm:?}"),
             Op::BroadcastTo => "broadcast_to".into(),
@@ -229,7 +233,10 @@ impl Op {
 
     /// True for element-wise operations (including casts).
     pub fn is_elementwise(&self) -> bool {
-        matches!(self, Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast)
+        matches!(
+            self,
+            Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast | Op::Bitcast
+        )
     }
 }
 

@@ -297,6 +297,7 @@ impl<'a> Emitter<'a> {
                 (Op::Binary(op), [a, b]) => self.body.push(Inst::Binary(*op, *a, *b), node.dtype),
                 (Op::Select, [c, a, b]) => self.body.push(Inst::Select(*c, *a, *b), node.dtype),
                 (Op::Cast, [a]) => self.body.push(Inst::Cast(*a), node.dtype),
+                (Op::Bitcast, [a]) => self.body.push(Inst::Bitcast(*a), node.dtype),
                 (Op::Permute(_) | Op::BroadcastTo | Op::Slice { .. }, [a]) => *a,
                 (op, _) => {
                     return Err(Error::internal(
@@ -474,6 +475,7 @@ impl<'a> Emitter<'a> {
                 (Op::Binary(op), [a, b]) => body.push(Inst::Binary(*op, *a, *b), node.dtype),
                 (Op::Select, [c, a, b]) => body.push(Inst::Select(*c, *a, *b), node.dtype),
                 (Op::Cast, [a]) => body.push(Inst::Cast(*a), node.dtype),
+                (Op::Bitcast, [a]) => body.push(Inst::Bitcast(*a), node.dtype),
                 _ => {
                     return Err(Error::internal(
                         "fusion",
@@ -515,6 +517,7 @@ impl<'a> Emitter<'a> {
                 (Op::Binary(op), [a, b]) => Inst::Binary(*op, *a, *b),
                 (Op::Select, [c, a, b]) => Inst::Select(*c, *a, *b),
                 (Op::Cast, [a]) => Inst::Cast(*a),
+                (Op::Bitcast, [a]) => Inst::Bitcast(*a),
                 (op, _) => {
                     return Err(Error::internal(
                         "fusion",

@@ -61,13 +61,15 @@ pub enum Inst {
     Select(ValueId, ValueId, ValueId),
     /// Conversion to the instruction's dtype.
     Cast(ValueId),
+    /// The value's bits read as the instruction's dtype (of the same size).
+    Bitcast(ValueId),
 }
 
 impl Inst {
     /// The values this instruction reads.
     pub fn operands(&self) -> SmallVec<[ValueId; 3]> {
         match self {
-            Inst::Unary(_, a) | Inst::Cast(a) => SmallVec::from_slice(&[*a]),
+            Inst::Unary(_, a) | Inst::Cast(a) | Inst::Bitcast(a) => SmallVec::from_slice(&[*a]),
             Inst::Binary(_, a, b) => SmallVec::from_slice(&[*a, *b]),
             Inst::Select(c, a, b) => SmallVec::from_slice(&[*c, *a, *b]),
             _ => SmallVec::new(),
@@ -293,6 +295,7 @@ fn write_body(text: &mut String, body: &Body, indent: &str) {
             Inst::Binary(op, a, b) => format!("{op} {a}, {b}"),
             Inst::Select(c, a, b) => format!("where {c}, {a}, {b}"),
             Inst::Cast(a) => format!("cast {a}"),
+            Inst::Bitcast(a) => format!("bitcast {a}"),
         };
         let _ = writeln!(text, "{indent}%{i}: {dtype} = {rhs}");
     }

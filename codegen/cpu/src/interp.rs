@@ -244,6 +244,9 @@ fn eval(
             Inst::Cast(a) => {
                 kernels::elementwise(&lazyfuse_core::Op::Cast, dtype, &[get(a)?], len)?
             }
+            Inst::Bitcast(a) => {
+                kernels::elementwise(&lazyfuse_core::Op::Bitcast, dtype, &[get(a)?], len)?
+            }
             leaf_inst => leaf(leaf_inst)?,
         };
         values.push(value);

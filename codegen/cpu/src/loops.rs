@@ -3,7 +3,7 @@
 //! compiler vectorises the body. Values come from `core::semantics`, the
 //! definitions every executor shares.
 
-use crate::primitive::Primitive;
+use crate::primitive::{Bits, Primitive};
 use lazyfuse_core::semantics::{compare, logical, Arithmetic};
 use lazyfuse_core::{philox, BinaryOp, Element, UnaryOp};
 
@@ -199,6 +199,12 @@ pub fn cast<S: Element, D: Element>(a: Arg<'_, S>, out: &mut [D]) {
 #[inline(always)]
 pub fn primitive_cast<S: Primitive, D: Primitive>(a: Arg<'_, S>, out: &mut [D]) {
     map1(a, out, D::from_primitive);
+}
+
+/// `out` = the bits of `a` read as `D` (of the same size as `S`).
+#[inline(always)]
+pub fn bitcast<S: Bits, D: Bits>(a: Arg<'_, S>, out: &mut [D]) {
+    map1(a, out, |x| D::from_bits64(x.to_bits64()));
 }
 
 /// `out = a`.

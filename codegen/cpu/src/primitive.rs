@@ -98,6 +98,47 @@ macro_rules! with_primitive {
     };
 }
 
+/// A numeric type's bits as a `u64` (zero-extended) and back (truncated):
+/// a bitcast between two types of one size goes through it unchanged.
+pub trait Bits: Element {
+    /// The bits, zero-extended.
+    fn to_bits64(self) -> u64;
+    /// The value of the low bits of `bits`.
+    fn from_bits64(bits: u64) -> Self;
+}
+
+macro_rules! bits {
+    ($($t:ty => $raw:ty, $to:expr, $from:expr;)*) => {$(
+        impl Bits for $t {
+            #[inline(always)]
+            fn to_bits64(self) -> u64 {
+                let to: fn($t) -> $raw = $to;
+                to(self) as u64
+            }
+            #[inline(always)]
+            fn from_bits64(bits: u64) -> $t {
+                let from: fn($raw) -> $t = $from;
+                from(bits as $raw)
+            }
+        }
+    )*};
+}
+
+bits! {
+    i8 => u8, |v| v as u8, |b| b as i8;
+    u8 => u8, |v| v, |b| b;
+    i16 => u16, |v| v as u16, |b| b as i16;
+    u16 => u16, |v| v, |b| b;
+    i32 => u32, |v| v as u32, |b| b as i32;
+    u32 => u32, |v| v, |b| b;
+    i64 => u64, |v| v as u64, |b| b as i64;
+    u64 => u64, |v| v, |b| b;
+    f32 => u32, f32::to_bits, f32::from_bits;
+    f64 => u64, f64::to_bits, f64::from_bits;
+    lazyfuse_core::half::f16 => u16, lazyfuse_core::half::f16::to_bits, lazyfuse_core::half::f16::from_bits;
+    lazyfuse_core::half::bf16 => u16, lazyfuse_core::half::bf16::to_bits, lazyfuse_core::half::bf16::from_bits;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

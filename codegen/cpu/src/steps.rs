@@ -12,7 +12,7 @@ use super::frame::Frame;
 #[cfg(target_arch = "x86_64")]
 use super::isa::has_avx2;
 use super::loops;
-use super::primitive::Primitive;
+use super::primitive::{Bits, Primitive};
 use super::vmath::{self, VectorMath};
 use super::widen::{self, Half};
 use crate::with_primitive;
@@ -210,6 +210,13 @@ mod bodies {
     }
 
     #[inline(always)]
+    pub fn bitcast<S: Bits, D: Bits>(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Out {
+        let (out, a) = f.op1::<D, S>(s.dst, s.src[0], at, n)?;
+        loops::bitcast(a, out);
+        Ok(())
+    }
+
+    #[inline(always)]
     pub fn widen_cast<H: Half + Element>(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Out {
         let (out, a) = f.op1::<f32, H>(s.dst, s.src[0], at, n)?;
         widen::widen(a, out);
@@ -276,6 +283,7 @@ instruction_sets! {
     select<T: Element>;
     cast<S: Element, D: Element>;
     primitive_cast<S: Primitive, D: Primitive>;
+    bitcast<S: Bits, D: Bits>;
     widen_cast<H: Half + Element>;
     narrow_cast<H: Half + Element>;
     copy<T: Element>;
@@ -432,6 +440,12 @@ pub fn compile(inst: &Inst, dtype: DType, body: &Body, dst: usize) -> Result<Ste
                         else => with_dtype!(to, D => pick!(cast::<S, D>))),
                     else => with_dtype!(from, S => with_dtype!(to, D => pick!(cast::<S, D>)))),
             };
+            step(run, OpCode::None, &[*a])
+        }
+        Inst::Bitcast(a) => {
+            let not_bool = || Err(internal("a bitcast of bool"));
+            let run = numeric!(body.dtype(*a), S => numeric!(dtype, D => pick!(bitcast::<S, D>),
+                bool => return not_bool()), bool => return not_bool());
             step(run, OpCode::None, &[*a])
         }
         _ => return Err(internal("a leaf instruction compiled as an operation")),

@@ -236,6 +236,7 @@ impl<'k> KernelBuilder<'k> {
                     Box::new(at(&values, *b)?),
                 ),
                 Inst::Cast(a) => Expr::cast(dtype, at(&values, *a)?),
+                Inst::Bitcast(a) => Expr::Bitcast(dtype, Box::new(at(&values, *a)?)),
                 Inst::Load(_) | Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => leaf(self, inst)?,
             };
             values.push(self.let_(dtype, expr));

@@ -392,6 +392,9 @@ impl Printer<'_> {
                 format!("({}){}", c_type(*dtype), self.expr(a))
             }
             Expr::Cast(dtype, a) => format!("lf_to_{}({})", dtype.short_name(), self.expr(a)),
+            Expr::Bitcast(dtype, a) => {
+                format!("lf_bits_{}({})", dtype.short_name(), self.expr(a))
+            }
         }
     }
 }
@@ -426,8 +429,9 @@ mod table_tests {
 
     use super::prelude;
 
-    /// The printer calls `lf_<numpy name>` for every element operation and
-    /// `lf_to_<dtype>` for every cast: the prelude must define each (NVRTC
+    /// The printer calls `lf_<numpy name>` for every element operation,
+    /// `lf_to_<dtype>` for every cast and `lf_bits_<dtype>` for every
+    /// bitcast: the prelude must define each (NVRTC
     /// would say so too, but only where it is installed).
     #[test]
     fn the_prelude_defines_every_function_the_printer_calls() {
@@ -435,6 +439,9 @@ mod table_tests {
         let unary = UnaryOp::ALL.iter().map(|op| op.name());
         let binary = BinaryOp::ALL.iter().map(|op| op.name());
         let casts = DType::ALL.iter().map(|d| format!("to_{}", d.short_name()));
+        let bitcasts = (DType::ALL.iter())
+            .filter(|d| **d != DType::Bool)
+            .map(|d| format!("bits_{}", d.short_name()));
         // A function is defined by name, or named as a macro's argument
         // (the casts: `LF_INT_SOURCES(int, lf_to_i32, ...)`).
         let defined = |name: &str| {
@@ -446,6 +453,7 @@ mod table_tests {
             .chain(binary)
             .map(str::to_string)
             .chain(casts)
+            .chain(bitcasts)
             .filter(|name| !defined(name))
             .map(|name| format!("lf_{name}"))
             .collect();

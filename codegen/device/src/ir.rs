@@ -158,6 +158,8 @@ pub enum Expr {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Conversion to a dtype by lazyfuse's cast rules.
     Cast(DType, Box<Expr>),
+    /// The value's bits read as a dtype of the same size.
+    Bitcast(DType, Box<Expr>),
 }
 
 impl Expr {

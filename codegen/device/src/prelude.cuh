@@ -277,6 +277,35 @@ LF_D __half lf_to_f16(__nv_bfloat16 x) { return __float2half_rn(__bfloat162float
 LF_D __nv_bfloat16 lf_to_bf16(__nv_bfloat16 x) { return x; }
 LF_D __nv_bfloat16 lf_to_bf16(__half x) { return __float2bfloat16_rn(__half2float(x)); }
 
+// Bitcasts (NumPy's view): lf_bits_<dtype>(x), the bits of x read as a
+// type of the same size.
+LF_D signed char lf_bits_i8(unsigned char x) { return (signed char)x; }
+LF_D unsigned char lf_bits_u8(signed char x) { return (unsigned char)x; }
+LF_D short lf_bits_i16(unsigned short x) { return (short)x; }
+LF_D unsigned short lf_bits_u16(short x) { return (unsigned short)x; }
+LF_D int lf_bits_i32(unsigned int x) { return (int)x; }
+LF_D unsigned int lf_bits_u32(int x) { return (unsigned int)x; }
+LF_D long long lf_bits_i64(unsigned long long x) { return (long long)x; }
+LF_D unsigned long long lf_bits_u64(long long x) { return (unsigned long long)x; }
+LF_D int lf_bits_i32(float x) { return __float_as_int(x); }
+LF_D unsigned int lf_bits_u32(float x) { return __float_as_uint(x); }
+LF_D float lf_bits_f32(int x) { return __int_as_float(x); }
+LF_D float lf_bits_f32(unsigned int x) { return __uint_as_float(x); }
+LF_D long long lf_bits_i64(double x) { return __double_as_longlong(x); }
+LF_D unsigned long long lf_bits_u64(double x) { return (unsigned long long)__double_as_longlong(x); }
+LF_D double lf_bits_f64(long long x) { return __longlong_as_double(x); }
+LF_D double lf_bits_f64(unsigned long long x) { return __longlong_as_double((long long)x); }
+LF_D short lf_bits_i16(__half x) { return __half_as_short(x); }
+LF_D unsigned short lf_bits_u16(__half x) { return __half_as_ushort(x); }
+LF_D __half lf_bits_f16(short x) { return __short_as_half(x); }
+LF_D __half lf_bits_f16(unsigned short x) { return __ushort_as_half(x); }
+LF_D short lf_bits_i16(__nv_bfloat16 x) { return __bfloat16_as_short(x); }
+LF_D unsigned short lf_bits_u16(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
+LF_D __nv_bfloat16 lf_bits_bf16(short x) { return __short_as_bfloat16(x); }
+LF_D __nv_bfloat16 lf_bits_bf16(unsigned short x) { return __ushort_as_bfloat16(x); }
+LF_D __nv_bfloat16 lf_bits_bf16(__half x) { return __ushort_as_bfloat16(__half_as_ushort(x)); }
+LF_D __half lf_bits_f16(__nv_bfloat16 x) { return __ushort_as_half(__bfloat16_as_ushort(x)); }
+
 #define LF_TRUTHY(T) LF_D bool lf_to_bool(T x) { return x != 0; }
 LF_TRUTHY(signed char) LF_TRUTHY(short) LF_TRUTHY(int) LF_TRUTHY(long long)
 LF_TRUTHY(unsigned char) LF_TRUTHY(unsigned short) LF_TRUTHY(unsigned int)

@@ -361,7 +361,7 @@ impl<'k> Scopes<'k> {
                     stack.push(a);
                     stack.push(b);
                 }
-                Expr::Unary(_, a) | Expr::Cast(_, a) => stack.push(a),
+                Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => stack.push(a),
                 Expr::Select(c, a, b) => {
                     stack.push(c);
                     stack.push(a);

@@ -112,6 +112,19 @@ fn zoo(cx: &Session) -> Vec<(String, Array)> {
     // Composite reductions and generated constructors (issue 18).
     cases.push(("argmax axis".into(), x.argmax_axis(1)));
     cases.push(("argmin".into(), x.argmin()));
+    cases.push((
+        "argmax of a fused expression".into(),
+        (&x - 2.0f32).abs().argmax(),
+    ));
+    cases.push((
+        "argmin f16 axis".into(),
+        x.astype(DType::F16).argmin_axis(0),
+    ));
+    cases.push((
+        "argmax u32".into(),
+        (&x * 1000.0f32).astype(DType::U32).argmax_axis(1),
+    ));
+    cases.push(("argmax f64 (two reductions)".into(), wide.argmax_axis(2)));
     cases.push(("var axis".into(), x.var_axis(0, 1)));
     cases.push(("any axis".into(), x.gt(3.0f32).any_axis(1)));
     cases.push(("nanmax".into(), x.nanmax()));

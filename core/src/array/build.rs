@@ -133,6 +133,38 @@ impl Array {
         Array::built(&self.session, result)
     }
 
+    /// Each element's bits read as `dtype`, of the same size (NumPy's
+    /// `a.view(dtype)` with the element size unchanged); an error for a
+    /// dtype of another size. Element-wise: it fuses like a cast.
+    pub fn view(&self, dtype: DType) -> Array {
+        let result = self.valid_node().and_then(|node| {
+            if node.dtype() == dtype {
+                return Ok(node);
+            }
+            if node.dtype().size() != dtype.size()
+                || node.dtype() == DType::Bool
+                || dtype == DType::Bool
+            {
+                return Err(Error::dtype(
+                    "view",
+                    format!(
+                        "cannot view {} elements as {dtype} (expected a numeric dtype of the \
+                         same size, {} bytes)",
+                        node.dtype(),
+                        node.dtype().size()
+                    ),
+                ));
+            }
+            Ok(Node::new(
+                Op::Bitcast,
+                dtype,
+                node.shape.clone(),
+                smallvec![node],
+            ))
+        });
+        Array::built(&self.session, result)
+    }
+
     /// The same elements in row-major order with another shape (a view: no data moves).
     pub fn reshape(&self, shape: &[usize]) -> Array {
         let result = self.valid_node().and_then(|ref node| {

@@ -4,8 +4,9 @@
 //! `any`/`all`/`count_nonzero`, `var`/`std` (two passes: the mean, then
 //! the sum of squared deviations — never `E[x²] - E[x]²`), the NaN-ignoring
 //! reductions, and `argmax`/`argmin`: one `Op::ArgReduce` node where the
-//! engine runs it in one pass (the CPU), else the extreme, then the first
-//! index holding it.
+//! engine runs it in one pass (the CPU), else one reduction of packed
+//! (ordered value, reversed index) keys for values of at most 32 bits, or
+//! the extreme, then the first index holding it, for 64-bit ones.
 
 use smallvec::smallvec;
 
@@ -302,7 +303,20 @@ impl Array {
                 )?;
                 return Ok(Array::built(self.session(), Ok(index)));
             }
+            let along: Vec<usize> = (0..a.ndim()).map(|i| if i == k { n } else { 1 }).collect();
+            let index = self
+                .session()
+                .arange(0.0, n as f64, 1.0, DType::I64)
+                .reshape(&along);
             let one_axis: Axes = [k].into_iter().collect();
+            if let (Some(ordered), true) = (a.ordered_key(op), n <= u32::MAX as usize) {
+                // One reduction: the largest (ordered value, reversed index)
+                // pair, packed in an i64, holds the first extreme's index.
+                const LOW: i64 = u32::MAX as i64;
+                let key = ordered * (LOW + 1) + (index * -1i64 + LOW);
+                let best = key.reduce_over(Reduction::Builtin(ReduceOp::Max), Ok(one_axis));
+                return Ok(best.bitwise_and(LOW) * -1i64 + LOW);
+            }
             let extreme = a
                 .reduce_over(Reduction::Builtin(op), Ok(one_axis.clone()))
                 .reshape(&a.kept_shape(&one_axis));
@@ -310,11 +324,6 @@ impl Array {
             if a.dtype().is_float() {
                 hits = hits.logical_or(a.isnan());
             }
-            let along: Vec<usize> = (0..a.ndim()).map(|i| if i == k { n } else { 1 }).collect();
-            let index = self
-                .session()
-                .arange(0.0, n as f64, 1.0, DType::I64)
-                .reshape(&along);
             Ok(hits
                 .where_(&index, n as i64)
                 .reduce_over(Reduction::Builtin(ReduceOp::Min), Ok(one_axis)))
@@ -323,6 +332,43 @@ impl Array {
             Ok(array) => array,
             Err(e) => Array::built(self.session(), Err(e)),
         }
+    }
+}
+
+impl Array {
+    /// The values as i64 keys in the order `op`'s extreme is the largest
+    /// (`Max`: the values' order; `Min`: reversed), a NaN above every
+    /// number, -0.0 equal to 0.0, each key within ±2^31; `None` for 64-bit
+    /// dtypes, whose keys would not leave room for an index.
+    fn ordered_key(&self, op: ReduceOp) -> Option<Array> {
+        let reverse = |key: Array| {
+            if op == ReduceOp::Min {
+                key.invert()
+            } else {
+                key
+            }
+        };
+        Some(match self.dtype() {
+            DType::F32 | DType::F16 | DType::BF16 => {
+                let (bits, magnitude) = if self.dtype() == DType::F32 {
+                    (DType::I32, i64::from(i32::MAX))
+                } else {
+                    (DType::I16, i64::from(i16::MAX))
+                };
+                // + 0.0 turns -0.0 into 0.0. A negative float's bits order
+                // backwards: flipping all but the sign bit sets them right.
+                let signed = (self + 0.0).view(bits).astype(DType::I64);
+                let ordered = signed
+                    .lt(0i64)
+                    .where_(signed.bitwise_xor(magnitude), &signed);
+                self.isnan().where_(magnitude, reverse(ordered))
+            }
+            DType::U32 => reverse(self.astype(DType::I64) - (1i64 << 31)),
+            DType::I8 | DType::I16 | DType::I32 | DType::U8 | DType::U16 | DType::Bool => {
+                reverse(self.astype(DType::I64))
+            }
+            _ => return None,
+        })
     }
 }
 

@@ -126,13 +126,22 @@ pub fn select(cond: &HostBuffer, x: &HostBuffer, y: &HostBuffer, n: usize) -> Re
     })
 }
 
-/// An element-wise operation (`Unary`, `Binary`, `Select`, `Cast`) of a node
+/// An element-wise operation (`Unary`, `Binary`, `Select`, `Cast`,
+/// `Bitcast`) of a node
 /// of `dtype` with `n` elements.
 pub fn elementwise(op: &Op, dtype: DType, inputs: &[&HostBuffer], n: usize) -> Result<HostBuffer> {
     match (op, inputs) {
         (Op::Unary(u), [x]) => unary(*u, x, n),
         (Op::Binary(b), [x, y]) => binary(*b, x, y, n),
         (Op::Select, [c, x, y]) => select(c, x, y, n),
+        (Op::Bitcast, [x]) => {
+            let bits = x.bitcast(dtype)?;
+            if bits.len() == n {
+                Ok(bits)
+            } else {
+                with_buffer!(&bits, v => map(v, n, |e| e).map(Element::into_buffer))
+            }
+        }
         (Op::Cast, [x]) => {
             let cast = x.cast(dtype);
             if cast.len() == n {

@@ -46,10 +46,6 @@ impl Engine for ReferenceEngine {
         self.name.unwrap_or("reference")
     }
 
-    fn runs_arg_reductions(&self) -> bool {
-        true
-    }
-
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
         let order = graph.topological_order();
         let slots = order.last().map_or(0, |i| i.index() + 1);

@@ -513,6 +513,7 @@ impl KernelLowering<'_, '_, '_> {
                     return Err("a cast the JIT does not compile");
                 }
             }
+            Expr::Bitcast(..) => return Err("a bitcast"),
             Expr::LoadShared { array, index } => {
                 let address = self.local_element(*array, index)?;
                 let dtype = self.locals[*array as usize].2;

@@ -120,6 +120,7 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
             Inst::Load(_) | Inst::Arg(_) => dtype != DType::Bool,
             Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => false,
             Inst::Cast(_) => cast_supported(operand(0), dtype),
+            Inst::Bitcast(_) => false,
             Inst::Unary(op, _) => unary_supported(*op, operand(0), dtype),
             Inst::Binary(op, _, _) => binary_supported(*op, dtype),
             Inst::Select(..) => true,

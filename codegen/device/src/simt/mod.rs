@@ -238,6 +238,7 @@ impl BlockState<'_, '_, '_> {
                 kernels::select(&c, &a, &b, n)?
             }
             Expr::Cast(dtype, a) => self.eval(a, mask)?.cast(*dtype),
+            Expr::Bitcast(dtype, a) => self.eval(a, mask)?.bitcast(*dtype)?,
         })
     }
 
