@@ -155,6 +155,12 @@ impl PyArr {
         PyArr::checked(self.inner.astype(crate::parse_dtype(dtype)?))
     }
 
+    /// Each element's bits read as `dtype` (NumPy's `view` with the
+    /// element size unchanged).
+    fn view(&self, dtype: &str) -> PyResult<PyArr> {
+        PyArr::checked(self.inner.view(crate::parse_dtype(dtype)?))
+    }
+
     /// The same elements in another shape (a view).
     fn reshape(&self, shape: Vec<usize>) -> PyResult<PyArr> {
         PyArr::checked(self.inner.reshape(&shape))

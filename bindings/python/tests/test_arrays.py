@@ -134,3 +134,12 @@ def test_streams_and_dlpack():
             s.eval(z)
         assert z.copy_to_host(stream=s).tolist() == [1.0, 2.0, 3.0, 4.0]
     assert np.from_dlpack(lf.asarray(np.arange(3.0)) * 2).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_view_reads_the_bits_as_another_dtype():
+    x = np.array([1.5, -0.0, np.inf, -2.75], dtype=np.float32)
+    a = lf.asarray(x)
+    np.testing.assert_array_equal(np.asarray((a * 1).view(np.int32)), x.view(np.int32))
+    np.testing.assert_array_equal(np.asarray(a.view("uint32").view(np.float32)), x)
+    with pytest.raises(TypeError, match="same size"):
+        a.view(np.float64).numpy()

@@ -213,6 +213,13 @@ class Array:
     def astype(self, dtype):
         return Array(self._a.astype(_dtype_name(dtype)))
 
+    def view(self, dtype=None):
+        """NumPy's ``a.view(dtype)`` for a dtype of the same element size:
+        each element's bits read as ``dtype`` (lazy, fused like a cast)."""
+        if dtype is None:
+            return self
+        return Array(self._a.view(_dtype_name(dtype)))
+
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
