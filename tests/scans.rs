@@ -8,6 +8,8 @@
 mod common;
 
 use lazyfuse::codegen::device::nvrtc::{self, Target};
+use lazyfuse::codegen::fusion::{compile, FusionOptions};
+use lazyfuse::core::ExprGraph;
 use lazyfuse::core::ReduceOp;
 use lazyfuse::kernel::ScanKernels;
 use lazyfuse::{Context, DType};
@@ -74,11 +76,12 @@ fn a_scan_fuses_with_the_work_around_it_and_is_a_step_of_the_plan() {
     cx.reset_stats();
     assert_eq!(y.item::<f32>().unwrap(), 2.0 + 6.0 + 12.0 + 20.0 + 4.0);
     let s = cx.stats();
-    // One upload; the producer kernel, the scan's three device kernels
-    // (chunk totals, carries, running values), the consumer with the sum.
+    // One upload; the scan's three device kernels (chunk totals, carries,
+    // running values) computing the producer `a * 2` inside them; the
+    // consumer with the sum.
     assert_eq!(
         (s.h2d_copies, s.kernel_launches, s.d2h_copies),
-        (1, 5, 1),
+        (1, 4, 1),
         "{s:?}"
     );
     let err = a.cumsum(1).check().unwrap_err().to_string();
@@ -86,6 +89,26 @@ fn a_scan_fuses_with_the_work_around_it_and_is_a_step_of_the_plan() {
         err.contains("cumsum") && err.contains("out of bounds"),
         "{err}"
     );
+}
+
+/// The scan kernels that compute the producer of `(a * 2 + b - 1).cumsum(-1)`
+/// (f32; and of an int8 producer's i64 cumsum) inside them.
+fn fused_scan_kernels() -> Vec<ScanKernels> {
+    let cx = Context::sim();
+    let a = cx.from_vec(vec![1.0f32; 12], &[3, 4]).unwrap();
+    let b = cx.from_vec(vec![2.0f32; 4], &[4]).unwrap();
+    let k = cx.from_vec(vec![3i8; 12], &[3, 4]).unwrap();
+    let mut kernels = Vec::new();
+    for scanned in [(&a * 2.0f32 + &b - 1.0f32).cumsum(-1), (&k * 2i8).cumsum(0)] {
+        let graph = ExprGraph::from_roots(&[scanned.node()]);
+        let program = compile(&graph, &FusionOptions::default()).unwrap();
+        for scan in &program.scans {
+            let producer = &program.launches[scan.producer.expect("a sole producer")];
+            let built = ScanKernels::build_fused(scan.op, scan.dtype, producer).unwrap();
+            kernels.push(built.expect("a replayable producer"));
+        }
+    }
+    kernels
 }
 
 #[test]
@@ -99,26 +122,29 @@ fn the_scan_kernels_compile_with_nvrtc() {
         eprintln!("SKIPPED the_scan_kernels_compile_with_nvrtc: no NVRTC");
         return;
     }
-    for op in [ReduceOp::Sum, ReduceOp::Prod] {
-        for dtype in [DType::I64, DType::U64, DType::F32, DType::F64] {
-            let kernels = ScanKernels::build(op, dtype).unwrap();
-            for kernel in kernels.kernels() {
-                for arch in ["sm_80", "sm_90"] {
-                    let compiled = nvrtc::compile(
-                        kernel.name(),
-                        &kernel.cuda_source(),
-                        &Target::Cubin(arch.into()),
-                    )
-                    .unwrap_or_else(|e| panic!("{e}"));
-                    let report = nvrtc::resources(&compiled.log);
-                    assert!(
-                        report
-                            .iter()
-                            .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
-                        "{} {arch}: {report:?}",
-                        kernel.name()
-                    );
-                }
+    let fused = fused_scan_kernels();
+    assert_eq!(fused.len(), 2);
+    let plain = [ReduceOp::Sum, ReduceOp::Prod].into_iter().flat_map(|op| {
+        [DType::I64, DType::U64, DType::F32, DType::F64]
+            .map(|dtype| ScanKernels::build(op, dtype).unwrap())
+    });
+    for kernels in plain.chain(fused) {
+        for kernel in kernels.kernels() {
+            for arch in ["sm_80", "sm_90"] {
+                let compiled = nvrtc::compile(
+                    kernel.name(),
+                    &kernel.cuda_source(),
+                    &Target::Cubin(arch.into()),
+                )
+                .unwrap_or_else(|e| panic!("{e}"));
+                let report = nvrtc::resources(&compiled.log);
+                assert!(
+                    report
+                        .iter()
+                        .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
+                    "{} {arch}: {report:?}",
+                    kernel.name()
+                );
             }
         }
     }
@@ -176,4 +202,32 @@ fn the_cpu_computes_a_scans_producer_inside_the_scan() {
     scan.to_vec::<f32>().unwrap();
     // One launch: the scan with its producer.
     assert_eq!(fused.stats().kernel_launches, 1, "{:?}", fused.stats());
+}
+
+#[test]
+fn device_scans_compute_broadcast_and_transposed_producers_inside_them() {
+    // A transposed input and a broadcast row: read with unravelled
+    // coordinates inside the scan kernels, the same bits as everywhere.
+    let (rows, n) = (5, 9_000);
+    let m: Vec<f32> = (0..rows * n)
+        .map(|i| ((i * 31) % 97) as f32 * 0.01)
+        .collect();
+    let row: Vec<f32> = (0..rows).map(|i| i as f32 - 2.0).collect();
+    let run = |cx: &Context| {
+        let a = cx.from_vec(m.clone(), &[rows, n]).unwrap();
+        let r = cx.from_vec(row.clone(), &[rows]).unwrap();
+        (&a.transpose() * &r + 1.0f32).cumsum(0)
+    };
+    let want = run(&Context::builder().backend("reference").build().unwrap())
+        .to_vec::<f32>()
+        .unwrap();
+    let sim = Context::sim();
+    let scanned = run(&sim);
+    sim.reset_stats();
+    let got = scanned.to_vec::<f32>().unwrap();
+    assert!(got
+        .iter()
+        .zip(&want)
+        .all(|(p, q)| p.to_bits() == q.to_bits()));
+    assert_eq!(sim.stats().kernel_launches, 3, "{:?}", sim.stats());
 }

@@ -118,9 +118,14 @@ fn the_simulated_timeline_shows_copies_of_one_stream_overlapping_kernels_of_anot
     let n = 4096;
     let xs: Vec<_> = (0..2).map(|i| cx.from_slice(&vec![i as f32; n])).collect();
     let ys: Vec<_> = xs.iter().map(|x| (x * 2.0f32 + 1.0f32).sqrt()).collect();
+    // Stream a's work is queued first, then b's: b's upload then runs on
+    // the copy engine while a's kernel runs. (Queued at once, the engines
+    // take the work in whatever order the two workers reach them, and a
+    // FIFO compute engine may then serialise both kernels after both
+    // uploads.)
     let p = a.eval(&[&ys[0]]).unwrap();
-    let q = b.eval(&[&ys[1]]).unwrap();
     p.wait().unwrap();
+    let q = b.eval(&[&ys[1]]).unwrap();
     q.wait().unwrap();
     let mut out = vec![0f32; n];
     ys[0].read_into_on(&mut out, &a).unwrap();

@@ -196,7 +196,15 @@ impl Program {
             .into_iter()
             .flat_map(|l| l.inputs.iter().filter_map(|i| i.buffer));
         let user = user.into_iter().flat_map(|u| u.args.iter().copied());
-        fused.chain(user).chain(scan.map(|s| s.input))
+        // A scan may compute its producer itself: it may read its inputs.
+        let producer = scan
+            .and_then(|s| s.producer)
+            .into_iter()
+            .flat_map(|p| self.launches[p].inputs.iter().filter_map(|i| i.buffer));
+        fused
+            .chain(user)
+            .chain(scan.map(|s| s.input))
+            .chain(producer)
     }
 
     /// The buffers `work` writes.

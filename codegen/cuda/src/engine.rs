@@ -486,6 +486,7 @@ fn on_device(buffer: CudaBuffer) -> Arc<dyn DeviceBuffer> {
 impl Runtime for CudaRuntime {
     type Buffer = Arc<dyn DeviceBuffer>;
     const DEVICE: bool = true;
+    const FUSES_SCAN_PRODUCERS: bool = true;
 
     fn name(&self) -> &'static str {
         "cuda"
@@ -586,6 +587,43 @@ impl Runtime for CudaRuntime {
             },
             |launch, arrays| self.run_user_kernel(launch, arrays, env),
         )
+    }
+
+    fn scan_fused(
+        &self,
+        scan: &ScanLaunch,
+        producer: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let with_lens: Vec<Option<(Arc<dyn DeviceBuffer>, usize)>> = (inputs.iter())
+            .zip(&producer.kernel.inputs)
+            .map(|(b, input)| b.map(|b| (Arc::clone(b), b.bytes() / input.dtype.size())))
+            .collect();
+        let fused = ScanKernels::scan_fused(
+            (scan.op, scan.dtype),
+            Lines::of(&scan.shape, scan.axis),
+            producer,
+            &with_lens,
+            env,
+            |len| {
+                let buffer = self.allocate(len * scan.dtype.size(), env.stats)?;
+                Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
+            },
+            |launch, arrays| self.run_user_kernel(launch, arrays, env),
+        )?;
+        match fused {
+            Some(out) => Ok(out),
+            // Not replayable in the scan kernels: the producer runs first.
+            None => {
+                let produced = self.launch(producer, inputs, env)?;
+                env.stats.add(Counter::KernelLaunches, 1);
+                let input = produced.first().ok_or_else(|| {
+                    Error::internal(self.name(), "a scan's producer returned no output")
+                })?;
+                self.scan(scan, input, env)
+            }
+        }
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {

@@ -32,6 +32,7 @@ mod gufunc;
 mod launch;
 mod memory;
 mod parallel;
+mod producer;
 mod raw;
 mod scan;
 mod scope;

@@ -12,8 +12,11 @@
 use lazyfuse_core::reference::{scan_identity, Lines, SCAN_CHUNK};
 use lazyfuse_core::{Counter, DType, Error, EvalEnv, KernelLaunch, ReduceOp, Result, Scalar};
 
+use lazyfuse_fusion::Launch;
+
 use crate::launch::{ArgValue, Dim3};
-use crate::{Kernel, KernelScope, Val};
+use crate::producer::{Declared, Producer};
+use crate::{ArrayParam, Kernel, KernelScope, Val};
 
 /// Threads per block of the scan kernels.
 const BLOCK: u32 = 256;
@@ -31,18 +34,48 @@ impl ScanKernels {
     /// The kernels scanning `dtype` values (an accumulator dtype) with `op`
     /// (`Sum` or `Prod`).
     pub fn build(op: ReduceOp, dtype: DType) -> Result<ScanKernels> {
-        let name = |part: &str| format!("lf_scan_{part}_{}_{}", op.name(), dtype.short_name());
+        Self::build_from(op, dtype, None)
+    }
+
+    /// The kernels scanning the values of `producer` (an element-wise
+    /// launch) computed inside them, as [`ScanKernels::scan_fused`] runs
+    /// them; `None` when the producer cannot be replayed there.
+    pub fn build_fused(
+        op: ReduceOp,
+        dtype: DType,
+        producer: &Launch,
+    ) -> Result<Option<ScanKernels>> {
+        match Producer::of(producer) {
+            Some(replay) => Self::build_from(op, dtype, Some(&replay)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The kernels scanning what `producer` computes (its inputs read in
+    /// place of a buffer), or a buffer when `producer` is `None`.
+    fn build_from(
+        op: ReduceOp,
+        dtype: DType,
+        producer: Option<&Producer<'_>>,
+    ) -> Result<ScanKernels> {
+        let tag = producer
+            .map(|p| format!("_{}", p.tag()))
+            .unwrap_or_default();
+        let name = |part: &str| format!("lf_scan_{part}_{}_{}{tag}", op.name(), dtype.short_name());
         let identity = scan_identity(op, dtype);
         let combine = move |a: Val, b: Val| match op {
             ReduceOp::Prod => a * b,
             _ => a + b,
         };
         let totals = Kernel::build(&name("totals"), |k| {
-            let x = k.array("x", dtype, 1);
+            let x = Reader::declare(k, dtype, producer);
             let totals = k.array_mut("totals", dtype, 1);
             let chunk = ChunkOf::declare(k);
             let acc = k.local(Val::constant(identity, dtype));
-            chunk.each(k, |k, at| k.set(&acc, combine(acc.get(), x.at(at))));
+            chunk.each(k, |k, at| {
+                let v = x.at(k, at);
+                k.set(&acc, combine(acc.get(), v));
+            });
             k.if_(chunk.valid.clone(), |k| {
                 k.store(&totals, &chunk.index, acc.get())
             });
@@ -63,14 +96,15 @@ impl ScanKernels {
             });
         })?;
         let apply = Kernel::build(&name("apply"), |k| {
-            let x = k.array("x", dtype, 1);
+            let x = Reader::declare(k, dtype, producer);
             let carries = k.array("carries", dtype, 1);
             let out = k.array_mut("out", dtype, 1);
             let chunk = ChunkOf::declare(k);
             k.if_(chunk.valid.clone(), |k| {
                 let acc = k.local(carries.at(&chunk.index));
                 chunk.each(k, |k, at| {
-                    k.set(&acc, combine(acc.get(), x.at(at)));
+                    let v = x.at(k, at);
+                    k.set(&acc, combine(acc.get(), v));
                     k.store(&out, at, acc.get());
                 });
             });
@@ -100,6 +134,49 @@ impl ScanKernels {
         })
     }
 
+    /// As [`ScanKernels::scan`], over the values of `producer` (an
+    /// element-wise launch over the scan's elements; `inputs` its input
+    /// buffers, `None` for generated ones, with their lengths), computed
+    /// inside the scan kernels: the producer is never materialised.
+    /// `Ok(None)`, having run nothing, when the producer cannot be
+    /// replayed there (its inputs are not read contiguously, or it uses an
+    /// operation the kernel builder lacks).
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_fused<B: Clone>(
+        (op, dtype): (ReduceOp, DType),
+        lines: Lines,
+        producer: &Launch,
+        inputs: &[Option<(B, usize)>],
+        env: EvalEnv<'_>,
+        zeros: impl Fn(usize) -> Result<B>,
+        mut run: impl FnMut(&KernelLaunch, &[(B, DType)]) -> Result<Vec<B>>,
+    ) -> Result<Option<B>> {
+        let Some(replay) = Producer::of(producer) else {
+            return Ok(None);
+        };
+        if producer.kernel.output_dtype(0) != dtype || inputs.len() != producer.inputs.len() {
+            return Ok(None);
+        }
+        let kernels = ScanKernels::build_from(op, dtype, Some(&replay))?;
+        let lens: Vec<[usize; 1]> = inputs
+            .iter()
+            .map(|i| [i.as_ref().map_or(0, |(_, len)| *len)])
+            .collect();
+        let arrays: Vec<(B, DType)> = (inputs.iter().zip(&producer.kernel.inputs))
+            .filter_map(|(i, input)| i.as_ref().map(|(b, _)| (b.clone(), input.dtype)))
+            .collect();
+        let source = Source {
+            arrays,
+            args: replay.launch_args(&lens),
+        };
+        kernels
+            .run_from(lines, source, zeros, |launch, arrays| {
+                env.stats.add(Counter::KernelLaunches, 1);
+                run(launch, arrays)
+            })
+            .map(Some)
+    }
+
     /// The three kernels, in launch order.
     pub fn kernels(&self) -> [&Kernel; 3] {
         [&self.totals, &self.carries, &self.apply]
@@ -113,6 +190,26 @@ impl ScanKernels {
         &self,
         lines: Lines,
         input: B,
+        zeros: impl Fn(usize) -> Result<B>,
+        run: impl FnMut(&KernelLaunch, &[(B, DType)]) -> Result<Vec<B>>,
+    ) -> Result<B> {
+        let len = [lines.outer * lines.inner * lines.n];
+        let source = Source {
+            arrays: vec![(input, self.dtype)],
+            args: vec![ArgValue::Array {
+                dtype: self.dtype,
+                shape: &len,
+            }],
+        };
+        self.run_from(lines, source, zeros, run)
+    }
+
+    /// [`ScanKernels::run`] reading `source`: the arrays and argument
+    /// values of the parameters the kernels declared for what they scan.
+    fn run_from<B: Clone>(
+        &self,
+        lines: Lines,
+        source: Source<'_, B>,
         zeros: impl Fn(usize) -> Result<B>,
         mut run: impl FnMut(&KernelLaunch, &[(B, DType)]) -> Result<Vec<B>>,
     ) -> Result<B> {
@@ -155,13 +252,13 @@ impl ScanKernels {
         };
 
         let (grid, block) = geometry(count * chunks)?;
-        let mut args = vec![flat_array.clone(), table_array.clone()];
+        let mut args = source.args.clone();
+        args.push(table_array.clone());
         args.extend(chunk_args.iter().cloned());
         let launch = self.totals.prepare_launch(grid, block, &args)?;
-        let totals = first(run(
-            &launch,
-            &[(input.clone(), dtype), (zeros(count * chunks)?, dtype)],
-        )?)?;
+        let mut arrays = source.arrays.clone();
+        arrays.push((zeros(count * chunks)?, dtype));
+        let totals = first(run(&launch, &arrays)?)?;
 
         let (grid, block) = geometry(count)?;
         let launch = self.carries.prepare_launch(
@@ -172,13 +269,44 @@ impl ScanKernels {
         let carries = first(run(&launch, &[(totals, dtype)])?)?;
 
         let (grid, block) = geometry(count * chunks)?;
-        let mut args = vec![flat_array.clone(), table_array, flat_array];
+        let mut args = source.args;
+        args.extend([table_array, flat_array]);
         args.extend(chunk_args.iter().cloned());
         let launch = self.apply.prepare_launch(grid, block, &args)?;
-        first(run(
-            &launch,
-            &[(input, dtype), (carries, dtype), (zeros(len)?, dtype)],
-        )?)
+        let mut arrays = source.arrays;
+        arrays.extend([(carries, dtype), (zeros(len)?, dtype)]);
+        first(run(&launch, &arrays)?)
+    }
+}
+
+/// What the `totals` and `apply` kernels read: the arrays of their source
+/// parameters and the argument values of all of those parameters.
+struct Source<'a, B> {
+    arrays: Vec<(B, DType)>,
+    args: Vec<ArgValue<'a>>,
+}
+
+/// The values a scan kernel combines: a buffer `x`, or a producer replayed.
+enum Reader<'p> {
+    Buffer(ArrayParam),
+    Producer(&'p Producer<'p>, Declared),
+}
+
+impl<'p> Reader<'p> {
+    /// Declares the parameters of what is scanned (before any other).
+    fn declare(k: &mut KernelScope, dtype: DType, producer: Option<&'p Producer<'p>>) -> Self {
+        match producer {
+            Some(p) => Reader::Producer(p, p.declare(k)),
+            None => Reader::Buffer(k.array("x", dtype, 1)),
+        }
+    }
+
+    /// The value at flat index `at`.
+    fn at(&self, k: &mut KernelScope, at: &Val) -> Val {
+        match self {
+            Reader::Buffer(x) => x.at(at),
+            Reader::Producer(p, declared) => p.element(k, declared, at),
+        }
     }
 }
 

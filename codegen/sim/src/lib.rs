@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
-    StatsCounter, TimelineEvent,
+    Counter, DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch,
+    Residency, Result, StatsCounter, TimelineEvent,
 };
 use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
 
@@ -100,6 +100,7 @@ fn sim_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&SimBuffer> {
 impl Runtime for SimRuntime {
     type Buffer = Arc<dyn DeviceBuffer>;
     const DEVICE: bool = true;
+    const FUSES_SCAN_PRODUCERS: bool = true;
 
     fn name(&self) -> &'static str {
         "sim"
@@ -203,6 +204,40 @@ impl Runtime for SimRuntime {
             |len| Ok(self.on_device(self.memory.allocate(scan.dtype, len, env.stats)?)),
             |launch, arrays| self.run_kernel(launch, arrays, env),
         )
+    }
+
+    fn scan_fused(
+        &self,
+        scan: &ScanLaunch,
+        producer: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let with_lens: Vec<Option<(Arc<dyn DeviceBuffer>, usize)>> = (inputs.iter())
+            .zip(&producer.kernel.inputs)
+            .map(|(b, input)| b.map(|b| (Arc::clone(b), b.bytes() / input.dtype.size())))
+            .collect();
+        let fused = ScanKernels::scan_fused(
+            (scan.op, scan.dtype),
+            Lines::of(&scan.shape, scan.axis),
+            producer,
+            &with_lens,
+            env,
+            |len| Ok(self.on_device(self.memory.allocate(scan.dtype, len, env.stats)?)),
+            |launch, arrays| self.run_kernel(launch, arrays, env),
+        )?;
+        match fused {
+            Some(out) => Ok(out),
+            // Not replayable in the scan kernels: the producer runs first.
+            None => {
+                let produced = self.launch(producer, inputs, env)?;
+                env.stats.add(Counter::KernelLaunches, 1);
+                let input = produced.first().ok_or_else(|| {
+                    Error::internal(self.name(), "a scan's producer returned no output")
+                })?;
+                self.scan(scan, input, env)
+            }
+        }
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {
