@@ -25,6 +25,23 @@ use crate::partition::FusionOptions;
 use crate::plan::{self, Plan, Step};
 use crate::program::{BufferId, BufferKind, Launch, Program, ScanLaunch, Work};
 
+/// Runs `producer`, then `scan` over its output: [`Runtime::scan_fused`]
+/// for a runtime that does not compute the producer inside the scan.
+pub fn launch_then_scan<R: Runtime + ?Sized>(
+    runtime: &R,
+    scan: &ScanLaunch,
+    producer: &Launch,
+    inputs: &[Option<&R::Buffer>],
+    env: EvalEnv<'_>,
+) -> Result<R::Buffer> {
+    let produced = runtime.launch(producer, inputs, env)?;
+    env.stats.add(Counter::KernelLaunches, 1);
+    let input = produced
+        .first()
+        .ok_or_else(|| Error::internal(runtime.name(), "a scan's producer returned no output"))?;
+    runtime.scan(scan, input, env)
+}
+
 /// What a scan reads: a buffer of its values, or its element-wise producer
 /// (`ScanLaunch::producer`) with the producer's inputs.
 #[derive(Clone, Copy, Debug)]
@@ -139,12 +156,7 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         inputs: &[Option<&Self::Buffer>],
         env: EvalEnv<'_>,
     ) -> Result<Self::Buffer> {
-        let produced = self.launch(producer, inputs, env)?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        let input = produced
-            .first()
-            .ok_or_else(|| Error::internal(self.name(), "a scan's producer returned no output"))?;
-        self.scan(scan, input, env)
+        launch_then_scan(self, scan, producer, inputs, env)
     }
 
     /// Runs a scan writing its output straight into the caller's host

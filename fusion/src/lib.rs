@@ -29,7 +29,7 @@ mod emit;
 mod group;
 
 pub use cache::ProgramCache;
-pub use driver::{Driver, Runtime, ScanInput};
+pub use driver::{launch_then_scan, Driver, Runtime, ScanInput};
 pub use ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
 };

@@ -26,7 +26,7 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, Residency,
     Result, StatsCounter,
 };
-use lazyfuse_fusion::{Driver, FusedKernel, Launch, Runtime, ScanLaunch};
+use lazyfuse_fusion::{launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanLaunch};
 use lazyfuse_kernel::ScanKernels;
 
 use super::disk_cache::{CacheKey, DiskCache, ImageKind};
@@ -596,33 +596,21 @@ impl Runtime for CudaRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let with_lens: Vec<Option<(Arc<dyn DeviceBuffer>, usize)>> = (inputs.iter())
-            .zip(&producer.kernel.inputs)
-            .map(|(b, input)| b.map(|b| (Arc::clone(b), b.bytes() / input.dtype.size())))
-            .collect();
         let fused = ScanKernels::scan_fused(
             (scan.op, scan.dtype),
             Lines::of(&scan.shape, scan.axis),
             producer,
-            &with_lens,
+            inputs,
             env,
             |len| {
                 let buffer = self.allocate(len * scan.dtype.size(), env.stats)?;
                 Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
             },
-            |launch, arrays| self.run_user_kernel(launch, arrays, env),
+            &mut |launch, arrays| self.run_user_kernel(launch, arrays, env),
         )?;
         match fused {
             Some(out) => Ok(out),
-            // Not replayable in the scan kernels: the producer runs first.
-            None => {
-                let produced = self.launch(producer, inputs, env)?;
-                env.stats.add(Counter::KernelLaunches, 1);
-                let input = produced.first().ok_or_else(|| {
-                    Error::internal(self.name(), "a scan's producer returned no output")
-                })?;
-                self.scan(scan, input, env)
-            }
+            None => launch_then_scan(self, scan, producer, inputs, env),
         }
     }
 

@@ -12,11 +12,20 @@
 use lazyfuse_core::reference::{scan_identity, Lines, SCAN_CHUNK};
 use lazyfuse_core::{Counter, DType, Error, EvalEnv, KernelLaunch, ReduceOp, Result, Scalar};
 
+use std::sync::Arc;
+
+use lazyfuse_core::DeviceBuffer;
 use lazyfuse_fusion::Launch;
 
 use crate::launch::{ArgValue, Dim3};
 use crate::producer::{Declared, Producer};
 use crate::{ArrayParam, Kernel, KernelScope, Val};
+
+/// Runs one launch of a device's buffers; returns the arrays it writes.
+pub type DeviceRun<'a> = &'a mut dyn FnMut(
+    &KernelLaunch,
+    &[(Arc<dyn DeviceBuffer>, DType)],
+) -> Result<Vec<Arc<dyn DeviceBuffer>>>;
 
 /// Threads per block of the scan kernels.
 const BLOCK: u32 = 256;
@@ -134,23 +143,22 @@ impl ScanKernels {
         })
     }
 
-    /// As [`ScanKernels::scan`], over the values of `producer` (an
-    /// element-wise launch over the scan's elements; `inputs` its input
-    /// buffers, `None` for generated ones, with their lengths), computed
+    /// As [`ScanKernels::scan`] on a device's buffers, over the values of
+    /// `producer` (an element-wise launch over the scan's elements;
+    /// `inputs` its input buffers, `None` for generated ones), computed
     /// inside the scan kernels: the producer is never materialised.
     /// `Ok(None)`, having run nothing, when the producer cannot be
     /// replayed there (its inputs are not read contiguously, or it uses an
     /// operation the kernel builder lacks).
-    #[allow(clippy::too_many_arguments)]
-    pub fn scan_fused<B: Clone>(
+    pub fn scan_fused(
         (op, dtype): (ReduceOp, DType),
         lines: Lines,
         producer: &Launch,
-        inputs: &[Option<(B, usize)>],
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
-        zeros: impl Fn(usize) -> Result<B>,
-        mut run: impl FnMut(&KernelLaunch, &[(B, DType)]) -> Result<Vec<B>>,
-    ) -> Result<Option<B>> {
+        zeros: impl Fn(usize) -> Result<Arc<dyn DeviceBuffer>>,
+        run: DeviceRun<'_>,
+    ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
         let Some(replay) = Producer::of(producer) else {
             return Ok(None);
         };
@@ -158,13 +166,13 @@ impl ScanKernels {
             return Ok(None);
         }
         let kernels = ScanKernels::build_from(op, dtype, Some(&replay))?;
-        let lens: Vec<[usize; 1]> = inputs
-            .iter()
-            .map(|i| [i.as_ref().map_or(0, |(_, len)| *len)])
+        let lens: Vec<[usize; 1]> = (inputs.iter().zip(&producer.kernel.inputs))
+            .map(|(b, input)| [b.map_or(0, |b| b.bytes() / input.dtype.size())])
             .collect();
-        let arrays: Vec<(B, DType)> = (inputs.iter().zip(&producer.kernel.inputs))
-            .filter_map(|(i, input)| i.as_ref().map(|(b, _)| (b.clone(), input.dtype)))
-            .collect();
+        let arrays: Vec<(Arc<dyn DeviceBuffer>, DType)> =
+            (inputs.iter().zip(&producer.kernel.inputs))
+                .filter_map(|(b, input)| b.map(|b| (Arc::clone(b), input.dtype)))
+                .collect();
         let source = Source {
             arrays,
             args: replay.launch_args(&lens),

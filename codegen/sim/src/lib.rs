@@ -11,10 +11,10 @@
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch,
-    Residency, Result, StatsCounter, TimelineEvent,
+    DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+    StatsCounter, TimelineEvent,
 };
-use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
+use lazyfuse_fusion::{launch_then_scan, Driver, Launch, Runtime, ScanLaunch};
 
 use lazyfuse_core::reference::Lines;
 use lazyfuse_device::{self as device, LoweringCache};
@@ -213,30 +213,18 @@ impl Runtime for SimRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let with_lens: Vec<Option<(Arc<dyn DeviceBuffer>, usize)>> = (inputs.iter())
-            .zip(&producer.kernel.inputs)
-            .map(|(b, input)| b.map(|b| (Arc::clone(b), b.bytes() / input.dtype.size())))
-            .collect();
         let fused = ScanKernels::scan_fused(
             (scan.op, scan.dtype),
             Lines::of(&scan.shape, scan.axis),
             producer,
-            &with_lens,
+            inputs,
             env,
             |len| Ok(self.on_device(self.memory.allocate(scan.dtype, len, env.stats)?)),
-            |launch, arrays| self.run_kernel(launch, arrays, env),
+            &mut |launch, arrays| self.run_kernel(launch, arrays, env),
         )?;
         match fused {
             Some(out) => Ok(out),
-            // Not replayable in the scan kernels: the producer runs first.
-            None => {
-                let produced = self.launch(producer, inputs, env)?;
-                env.stats.add(Counter::KernelLaunches, 1);
-                let input = produced.first().ok_or_else(|| {
-                    Error::internal(self.name(), "a scan's producer returned no output")
-                })?;
-                self.scan(scan, input, env)
-            }
+            None => launch_then_scan(self, scan, producer, inputs, env),
         }
     }
 
