@@ -23,13 +23,14 @@ pub mod ir;
 pub mod partition;
 pub mod plan;
 pub mod program;
+pub mod runtime;
 pub mod simplify;
 
 mod emit;
 mod group;
 
 pub use cache::ProgramCache;
-pub use driver::{launch_then_scan, Driver, Runtime, ScanInput};
+pub use driver::Driver;
 pub use ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
 };
@@ -39,6 +40,7 @@ pub use program::{
     BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program, ScanKind,
     ScanLaunch, UserLaunch, Work,
 };
+pub use runtime::{launch_then_scan, Runtime, ScanInput};
 
 use lazyfuse_core::{ExprGraph, Result};
 

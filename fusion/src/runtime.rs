@@ -1,0 +1,187 @@
+//! What a backend provides for the driver (`Driver`) to
+//! run a plan on it: the [`Runtime`] trait, what a scan reads
+//! ([`ScanInput`]), and the default of running a scan's producer first.
+
+use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::sync::Arc;
+
+use lazyfuse_core::{
+    Counter, DType, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut,
+    TimelineEvent,
+};
+
+use crate::program::{Launch, ScanLaunch};
+
+/// Runs `producer`, then `scan` over its output: [`Runtime::scan_fused`]
+/// for a runtime that does not compute the producer inside the scan.
+pub fn launch_then_scan<R: Runtime + ?Sized>(
+    runtime: &R,
+    scan: &ScanLaunch,
+    producer: &Launch,
+    inputs: &[Option<&R::Buffer>],
+    env: EvalEnv<'_>,
+) -> Result<R::Buffer> {
+    let produced = runtime.launch(producer, inputs, env)?;
+    env.stats.add(Counter::KernelLaunches, 1);
+    let input = produced
+        .first()
+        .ok_or_else(|| Error::internal(runtime.name(), "a scan's producer returned no output"))?;
+    runtime.scan(scan, input, env)
+}
+
+/// What a scan reads: a buffer of its values, or its element-wise producer
+/// (`ScanLaunch::producer`) with the producer's inputs.
+#[derive(Clone, Copy, Debug)]
+pub enum ScanInput<'a, B> {
+    /// The values, computed.
+    Values(&'a B),
+    /// The launch computing them, and its inputs.
+    Producer(&'a Launch, &'a [Option<&'a B>]),
+}
+
+/// What a backend provides for the driver to run a plan on it.
+pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
+    /// A buffer in the memory the runtime computes in: host memory for the
+    /// CPU, device memory for `sim` and `cuda`.
+    type Buffer: Clone + Send + Sync;
+
+    /// True when the runtime computes in memory of its own, so that the
+    /// plan copies inputs in; false when it computes in host memory (its
+    /// uploads are never planned).
+    const DEVICE: bool;
+
+    /// True when the runtime's [`Runtime::scan_fused`] computes a scan's
+    /// element-wise producer inside the scan: the driver then runs the
+    /// producer through it instead of materialising its output.
+    const FUSES_SCAN_PRODUCERS: bool = false;
+
+    /// True when the runtime's scan methods also run arg-reductions
+    /// (`ScanKind::Arg`): the driver then reports
+    /// `Engine::runs_arg_reductions`, and only then do graphs hold them.
+    const RUNS_ARG_REDUCTIONS: bool = false;
+
+    /// `"cpu"`, `"sim"` or `"cuda"`.
+    fn name(&self) -> &'static str;
+
+    /// The first line of `explain()`'s part: what executes, and where.
+    fn executor(&self) -> String;
+
+    /// The copy of `value` already in the runtime's memory, if any.
+    fn resident(&self, value: &Residency) -> Option<Self::Buffer>;
+
+    /// A value held in `buffer`, as the session keeps it.
+    fn residency(&self, buffer: Self::Buffer) -> Residency;
+
+    /// Copies host data into the runtime's memory (the driver counts it).
+    fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Self::Buffer>;
+
+    /// Copies a buffer back to host memory as elements of `dtype` (the
+    /// driver counts it).
+    fn download(
+        &self,
+        buffer: &Self::Buffer,
+        dtype: DType,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>>;
+
+    /// Runs one fused launch over its inputs' buffers (`None` for generated
+    /// inputs); returns its outputs, one per kernel output. Counts
+    /// compilations and cache hits; the driver counts the launch.
+    fn launch(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Self::Buffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Self::Buffer>>;
+
+    /// Runs an element-wise launch whose output `index` goes straight into
+    /// the caller's host memory `out` (a runtime computing in host memory);
+    /// returns `out` back when it cannot. The other outputs are dropped.
+    fn launch_into<'a>(
+        &self,
+        launch: &Launch,
+        inputs: &[Option<&Self::Buffer>],
+        index: usize,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (launch, inputs, index, env);
+        Ok(Some(out))
+    }
+
+    /// Runs a user kernel launch over its array arguments (in the runtime's
+    /// memory, with their dtypes); returns the new values of the arrays it
+    /// writes, in `launch.written` order. Arguments are never written in
+    /// place: values are immutable.
+    fn run_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Self::Buffer, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Self::Buffer>>;
+
+    /// Runs a scan (`cumsum`, `cumprod`) of `input` as `scan` says, in the
+    /// order of `lazyfuse_core::reference::scan`; returns the output. Counts
+    /// the kernels it launches.
+    fn scan(
+        &self,
+        scan: &ScanLaunch,
+        input: &Self::Buffer,
+        env: EvalEnv<'_>,
+    ) -> Result<Self::Buffer>;
+
+    /// Runs a scan whose input is the output of `producer` (an element-wise
+    /// launch over as many elements, `ScanLaunch::producer`) from the
+    /// producer's inputs; returns the scan's output. Counts the kernels it
+    /// launches. This default runs the producer, then the scan; a runtime
+    /// that sets [`Runtime::FUSES_SCAN_PRODUCERS`] computes the producer
+    /// inside the scan instead, never materialising it.
+    fn scan_fused(
+        &self,
+        scan: &ScanLaunch,
+        producer: &Launch,
+        inputs: &[Option<&Self::Buffer>],
+        env: EvalEnv<'_>,
+    ) -> Result<Self::Buffer> {
+        launch_then_scan(self, scan, producer, inputs, env)
+    }
+
+    /// Runs a scan writing its output straight into the caller's host
+    /// memory `out` (a runtime computing in host memory); returns `out`
+    /// back when it cannot (the default), having run nothing. Counts the
+    /// kernels it launches.
+    fn scan_into<'a>(
+        &self,
+        scan: &ScanLaunch,
+        input: ScanInput<'_, Self::Buffer>,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (scan, input, env);
+        Ok(Some(out))
+    }
+
+    /// What `explain()` says of one launch of the program (how it runs, the
+    /// code it runs); empty for nothing.
+    fn explain_launch(&self, index: usize, launch: &Launch) -> String;
+
+    /// What runs user kernels, for `explain()`.
+    fn user_kernel_executor(&self, launch: &KernelLaunch) -> String;
+
+    /// Frees memory kept for reuse; returns the bytes released.
+    fn release_memory(&self) -> usize {
+        0
+    }
+
+    /// Queues freed buffers instead of reusing them (one more guard).
+    fn begin_deferred_cleanup(&self) {}
+
+    /// Ends one guard; at the last, releases the queued buffers.
+    fn end_deferred_cleanup(&self) {}
+
+    /// The device's timeline, for a runtime that simulates one.
+    fn timeline(&self) -> Option<Vec<TimelineEvent>> {
+        None
+    }
+}
