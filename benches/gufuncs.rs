@@ -17,27 +17,13 @@ mod library;
 #[allow(dead_code)]
 mod tutorial;
 
+mod common;
+
+use common::{context, pool};
 use criterion::{criterion_group, criterion_main, Criterion};
-use lazyfuse::{Array, Context};
+use lazyfuse::Array;
 use rayon::prelude::*;
 use std::hint::black_box;
-
-const THREADS: usize = 2;
-
-fn context() -> Context {
-    Context::builder()
-        .backend("cpu")
-        .threads(THREADS)
-        .build()
-        .expect("the cpu backend builds")
-}
-
-fn pool() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(THREADS)
-        .build()
-        .expect("a pool")
-}
 
 fn data(n: usize) -> Vec<f32> {
     (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3).collect()

@@ -18,30 +18,17 @@
 
 #![allow(clippy::expect_used)]
 
+mod common;
+
+use common::{context, pool};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lazyfuse::core::philox;
-use lazyfuse::{Context, DType};
+use lazyfuse::DType;
 use rayon::prelude::*;
 use std::hint::black_box;
 
-const THREADS: usize = 2;
 const N: usize = 10_000_000;
 const CHUNK: usize = 1 << 16;
-
-fn context() -> Context {
-    Context::builder()
-        .backend("cpu")
-        .threads(THREADS)
-        .build()
-        .expect("the cpu backend builds")
-}
-
-fn pool() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(THREADS)
-        .build()
-        .expect("a pool")
-}
 
 fn data(n: usize, shift: usize) -> Vec<f32> {
     (0..n)
