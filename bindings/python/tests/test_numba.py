@@ -48,11 +48,76 @@ def test_vectorize_type_objects_and_no_signature():
     assert float32(float32).startswith("float32(")
 
 
-def test_tracing_refuses_python_control_flow_on_values():
-    with pytest.raises(CompileError, match="where"):
+def test_vectorize_traces_python_control_flow_on_values():
+    def branchy(x, y):
+        if x > 1:
+            return x * 2
+        elif x < -1 and not y > 0:
+            t = -x
+            t += 0.5
+            return t
+        z = x
+        for i in range(3):
+            z = z + i * y
+        return z if not (0 < x < 0.5) else 100.0
+
+    x = np.linspace(-3, 3, 25)
+    y = np.where(np.arange(25) % 2 == 0, 1.0, -1.0)
+    want = [branchy(u, v) for u, v in zip(x, y)]
+    for target in ("cpu", "sim"):
+        got = vectorize(["float64(float64, float64)"], target=target)(branchy)(x, y)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+    limit = 0.5  # a closure's variable
+
+    @vectorize
+    def clipped(v):
+        return limit if v > limit else v
+
+    np.testing.assert_array_equal(clipped(x).numpy(), np.minimum(x, 0.5))
+
+    @cuda.reduce
+    def larger(a, b):
+        if a > b:
+            return a
+        return b
+
+    assert larger(np.array([3.0, 9.0, -1.0, 4.0])) == 9.0
+
+
+def test_vectorize_refuses_what_it_cannot_trace_naming_the_line():
+    with pytest.raises(CompileError, match=r"line \d+: `While` statements"):
         @vectorize
-        def branchy(x):
-            return x if x > 0 else -x
+        def spins(x):
+            while x > 0:
+                x = x - 1
+            return x
+
+    with pytest.raises(CompileError, match="bounds must be constants"):
+        @vectorize
+        def loops(x, n):
+            if x > 0:
+                for i in range(n):
+                    x = x + 1
+            return x
+
+    with pytest.raises(CompileError, match="without returning"):
+        @vectorize
+        def falls_off(x):
+            if x > 0:
+                return x
+
+
+def test_jit_and_njit_compile_scalar_functions():
+    @lf.njit
+    def hyp(a, b):
+        return math.sqrt(a * a + b * b) if a > 0 else 0.0
+
+    assert hyp(3.0, 4.0) == 5.0 and hyp(-3.0, 4.0) == 0.0
+    np.testing.assert_allclose(hyp(np.array([3.0, -1.0]), 4.0).numpy(), [5.0, 0.0])
+    with pytest.raises(CompileError, match="argument 0 is a dict"):
+        hyp({}, 1.0)
+    assert lf.jit(forceobj=True)(len)([1, 2]) == 2
 
 
 def test_cuda_reduce_and_device_arrays():

@@ -1,5 +1,8 @@
-"""The tutorials' programs (the project's seeds 002 and 004), unchanged
-except for one import: `from numba import ...` became `from lazyfuse import ...`."""
+"""The tutorials' programs (the project's seeds 000, 001, 002 and 004),
+unchanged except for one import: `from numba import ...` became
+`from lazyfuse import ...`. Seed 003 is a talk's notes with no program.
+Where a tutorial leaves names undefined (its arrays `a`, `b`) or only
+prints, the test defines them or records what it printed in `results`."""
 
 import textwrap
 
@@ -110,6 +113,134 @@ PROGRAM_004 = textwrap.dedent('''
 ''')
 
 
+PROGRAM_000 = textwrap.dedent('''
+    import numpy as np
+
+    from lazyfuse import jit
+    import math
+
+    # The Numba compiler is just a function
+    @jit     #function decorator
+    def add(x, y):
+        return x + y
+
+    results["add"] = (add(1, 2), 3)
+    results["add_arrays"] = (add(np.arange(4.0), 0.5), np.arange(4.0) + 0.5)
+
+    from lazyfuse import njit
+
+    @njit
+    def cannot_compile(x):
+        return x['key']
+
+    try:
+        cannot_compile(dict(key='value'))   # "The above code will result in an error"
+    except Exception as error:
+        results["cannot_compile"] = error
+
+    from lazyfuse import vectorize
+
+    @vectorize
+    def add_ten(num):
+        return num + 10 # This scalar operation will be performed on each element
+
+    nums = np.arange(10)
+    results["add_ten"] = (add_ten(nums), nums + 10)
+
+    a, b = np.arange(5), np.arange(5) * 3
+
+    @vectorize(['int64(int64, int64)'], target='cuda') # Type signature and target are required for the GPU
+    def add_ufunc(x, y):
+        return x + y
+
+    results["add_ufunc_int64"] = (add_ufunc(a, b), a + b)
+
+    @vectorize(['float32(float32, float32)'], target='cuda')
+    def add_ufunc(x, y):
+        return x + y
+
+    n = 100000
+    x = np.arange(n).astype(np.float32)
+    y = 2 * x
+
+    from lazyfuse import cuda
+
+    x_device = cuda.to_device(x)
+    y_device = cuda.to_device(y)
+
+    # To avoid output to copy back to CPU, we are defining an output array inside the device itself.
+    out_device = cuda.device_array(shape=(n,), dtype=np.float32)  # does not initialize the contents, like np.empty()
+
+    add_ufunc(x_device, y_device, out=out_device)
+
+    # If you want to get back the output from the device
+    out_host = out_device.copy_to_host()
+    print(out_host[:10])
+    results["out_host"] = (out_host, x + y)
+''')
+
+PROGRAM_001 = textwrap.dedent('''
+    from lazyfuse import vectorize
+
+    @vectorize
+    def add_n(x, n):
+        # Done on all elements of ndarray
+        return x + n
+
+    import numpy as np
+    n = 10
+
+    x = np.arange(n).astype(np.int64)
+    y = np.ones_like(x)
+    results["add_n"] = (add_n(x, 3), x + 3)
+
+    @vectorize(['int64(int64, int64)'], target='cuda')
+    def add(x, y):
+        return x + y
+
+    #Run and measure execution time:
+    results["add"] = (add(x, y), np.add(x, y))
+
+    @vectorize(['int32(int32, int32)'], target='cuda')
+    def add(x, y):
+        return x + y
+
+    from lazyfuse import cuda, int32
+    d_x=cuda.to_device(x)
+    d_y=cuda.to_device(y)
+
+    # Run and measure execution time:
+    x = np.arange(n).astype(np.int32)
+    y = np.ones_like(x)
+    try:
+        # d_x and d_y hold the int64 arrays: Numba's CUDA ufuncs require the
+        # exact types ("No matching version"), and so does lazyfuse here.
+        add(d_x,d_y)
+    except TypeError as error:
+        results["add_int64_devices"] = error
+
+    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+    d_res = cuda.device_array(shape=(n,), dtype=np.int32)
+
+    # Run again and measure execution time:
+    add(d_x, d_y, out=d_res)
+    results["d_res"] = (d_res.copy_to_host(), x + y)
+
+    import math
+    from lazyfuse import vectorize, cuda
+    import numpy as np
+
+    @vectorize(['float32(float32, float32, float32)',
+                'float64(float64, float64, float64)'],
+               target='cuda')
+    def cu_discriminant(a, b, c):
+        return math.sqrt(b ** 2 - 4 * a * c)
+
+    a, b, c = np.float32(1.0), np.arange(3, 13, dtype=np.float32), np.float32(2.0)
+    results["cu_discriminant"] = (cu_discriminant(a, b, c), np.sqrt(b ** 2 - 4 * a * c))
+''')
+
+
 def test_seed_002_runs_with_one_changed_import(tmp_path):
     results = run_with_source(PROGRAM_002, tmp_path, "seed_002")
     assert set(results) == {"doubled", "doubled_auto_grid", "doubled_man_copy", "reduce_gpu",
@@ -123,6 +254,21 @@ def test_seed_004_runs_with_one_changed_import(tmp_path):
     results = run_with_source(PROGRAM_004, tmp_path, "seed_004")
     for name, (got, want) in results.items():
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
+
+
+def test_seed_000_runs_with_one_changed_import(tmp_path):
+    import lazyfuse
+    results = run_with_source(PROGRAM_000, tmp_path, "seed_000")
+    assert isinstance(results.pop("cannot_compile"), lazyfuse.CompileError)
+    for name, (got, want) in results.items():
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
+
+
+def test_seed_001_runs_with_one_changed_import(tmp_path):
+    results = run_with_source(PROGRAM_001, tmp_path, "seed_001")
+    assert "no signature matches" in str(results.pop("add_int64_devices"))
+    for name, (got, want) in results.items():
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=name)
 
 
 def run_with_source(program, tmp_path, name):

@@ -21,15 +21,15 @@ import numpy as np
 from . import _native
 from ._native import CompileError
 from ._numba import (
-    bool_, float16, float32, float64, guvectorize, int8, int16, int32, int64, uint8,
-    uint16, uint32, uint64, vectorize,
+    bool_, float16, float32, float64, guvectorize, int8, int16, int32, int64, jit, njit,
+    uint8, uint16, uint32, uint64, vectorize,
 )
 from . import cuda
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
     "arange", "zeros_like", "ones_like", "empty_like", "full_like", "where", "use",
-    "stats", "cuda_source", "vectorize", "guvectorize", "cuda", "float16", "float32",
+    "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "cuda", "float16", "float32",
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "bool_",
 ]

@@ -1,4 +1,5 @@
-"""Numba's vocabulary over lazyfuse: type objects and ``@vectorize``.
+"""Numba's vocabulary over lazyfuse: type objects, ``@vectorize``,
+``@guvectorize`` and ``@jit``/``@njit`` for scalar functions.
 
 ``@vectorize(["float32(float32, float32)"], target="cuda")`` traces the
 function once into a lazy, fused ufunc (``lazyfuse._trace``). Calls return
@@ -11,6 +12,7 @@ context, so the tutorials run anywhere.
 import numpy as np
 
 from . import _native, _trace
+from ._native import CompileError
 
 
 class _Type:
@@ -92,6 +94,54 @@ def vectorize(signatures=None, target="cpu", **options):
     if target not in _TARGETS:
         raise ValueError(f"vectorize: unknown target {target!r} (expected one of {', '.join(_TARGETS)})")
     return lambda function: Vectorized(function, signatures, target)
+
+
+class Jitted:
+    """A function made by ``@jit``/``@njit``: a scalar function compiled by
+    tracing (as ``@vectorize`` without signatures), applied element by
+    element to arrays (lazy result) or to numbers (a Python number)."""
+
+    def __init__(self, function, decorator):
+        self.__name__ = function.__name__
+        self.__doc__ = function.__doc__
+        self.py_func = function
+        self._decorator = decorator
+        self._ufunc = None
+
+    def __call__(self, *args):
+        from . import Array
+        import numbers
+        for i, arg in enumerate(args):
+            if not isinstance(arg, (numbers.Number, np.generic, np.ndarray, Array)):
+                raise CompileError(
+                    f"{self._decorator} '{self.__name__}': argument {i} is a {type(arg).__name__}; "
+                    "lazyfuse compiles functions of numbers and arrays (applied element by element)"
+                )
+        if self._ufunc is None:
+            self._ufunc = Vectorized(self.py_func, [], "cpu")
+        result = self._ufunc(*args)
+        if all(isinstance(a, (numbers.Number, np.generic)) for a in args):
+            return result.item()
+        return result
+
+
+def jit(function=None, **options):
+    """Numba's ``@jit`` (nopython, its default since Numba 0.59) and
+    ``@njit``: the function is compiled for numbers and arrays element by
+    element; anything it cannot compile raises ``CompileError`` at the
+    first call. ``forceobj=True`` keeps the Python function (object mode)."""
+    decorator = options.pop("_decorator", "jit")
+    if options.get("forceobj"):
+        return function if function is not None else (lambda f: f)
+    if function is None:
+        return lambda f: Jitted(f, decorator)
+    return Jitted(function, decorator)
+
+
+def njit(function=None, **options):
+    """Numba's ``@njit``: ``@jit`` in nopython mode (see :func:`jit`)."""
+    options.pop("forceobj", None)
+    return jit(function, _decorator="njit", **options)
 
 
 class _ArrayType:

@@ -5,15 +5,22 @@ on symbolic arguments. Operators, comparisons, ``math.*`` (and NumPy's
 ufuncs), ``abs``, ``min``/``max`` of two values and ``lazyfuse.where``
 record an expression string in lazyfuse's expression language, which the
 native side parses into a ufunc. Python control flow on a symbolic value
-(``if``, ``and``, ``a if c else b``) cannot be recorded: it raises
-``CompileError`` naming what to use instead.
+(``if``, ``and``, ``a if c else b``) cannot be recorded by a call: the
+function's source then runs through ``lazyfuse._branches``, which traces
+both ways of each such branch and joins them with ``where``.
 """
 
 import inspect
 import math
 import types
 
+from . import _branches
 from ._native import CompileError
+
+
+class _Branching(CompileError):
+    """Raised by a symbolic value asked for its truth value: the traced
+    function branches on it."""
 
 # math's functions by the name of the lazyfuse (NumPy) operation.
 _MATH = {
@@ -99,7 +106,7 @@ class Sym:
         return Sym(f"(~{self.text})")
 
     def __bool__(self):
-        raise CompileError(
+        raise _Branching(
             "a traced value has no truth value while tracing: `if`, `and`, `or`, `not` and "
             "`a if c else b` cannot be recorded (use lazyfuse.where(c, a, b), & | ~)"
         )
@@ -157,7 +164,13 @@ def expression(function, what):
     traced = types.FunctionType(
         function.__code__, patched, function.__name__, function.__defaults__, function.__closure__
     )
-    result = traced(*[Sym(name) for name in names])
+    args = {name: Sym(name) for name in names}
+    try:
+        result = traced(*args.values())
+    except _Branching:
+        scope = dict(patched)
+        scope.update(inspect.getclosurevars(function).nonlocals)
+        result = _branches.run(function, scope, args, Sym, where)
     try:
         return _text(result), names
     except CompileError as e:
