@@ -150,6 +150,16 @@ if [ -x "$venv/bin/python" ] &&
   "$venv/bin/python" -m pytest -q bindings/python/tests 2>&1 | tee target/pytest.log
   python_passed=$(grep -Eo '[0-9]+ passed' target/pytest.log | grep -Eo '[0-9]+' || echo 0)
   extra_passed=$((extra_passed + python_passed))
+  # The Python benchmark, quick (that it runs and its results agree with
+  # NumPy's; timings come from `python bindings/python/bench.py`).
+  if "$venv/bin/python" bindings/python/bench.py --sizes 10000 --repeats 2 >target/pybench.log 2>&1; then
+    echo "Python benchmark (quick): ok"
+    extra_passed=$((extra_passed + 1))
+  else
+    cat target/pybench.log
+    echo "Python benchmark (quick): FAILED"
+    exit 1
+  fi
 else
   echo "SKIPPED: the Python package (no python3 venv with pip, or its packages could not be installed)"
   extra_skipped=$((extra_skipped + 1))

@@ -202,6 +202,11 @@ impl PyArr {
         convert::to_numpy(py, &self.inner)
     }
 
+    /// Computes the array into `out` (a NumPy array of its shape and dtype).
+    fn read_into(&self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        convert::read_into(py, &self.inner, out)
+    }
+
     /// The only element as a Python scalar.
     fn item(&self, py: Python<'_>) -> PyResult<PyObject> {
         convert::item(py, &self.inner)

@@ -4,8 +4,10 @@
 
 use half::{bf16, f16};
 use lazyfuse::{Array, DType, Session};
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
-use pyo3::exceptions::PyTypeError;
+use numpy::{
+    PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::errors::to_py;
@@ -64,6 +66,50 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
             let flat = PyArray1::from_vec(py, data);
             Ok(flat.reshape(shape)?.into_any().unbind())
         }
+    }
+}
+
+/// Computes `array` straight into `out`, a writeable C-contiguous NumPy
+/// array of its shape and dtype (no intermediate copy; the GIL is released
+/// while it runs). `bfloat16` arrays, which NumPy lacks, cannot be.
+pub(crate) fn read_into(py: Python<'_>, array: &Array, out: &Bound<'_, PyAny>) -> PyResult<()> {
+    macro_rules! into {
+        ($t:ty) => {{
+            let mut view = out.extract::<PyReadwriteArrayDyn<'_, $t>>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "copy_to_host: out must be a writeable NumPy array of dtype {} (the array's)",
+                    array.dtype()
+                ))
+            })?;
+            if view.shape() != array.shape() {
+                return Err(PyValueError::new_err(format!(
+                    "copy_to_host: out has shape {:?}, the array {:?} (expected the same)",
+                    view.shape(),
+                    array.shape()
+                )));
+            }
+            let slice = view.as_slice_mut().map_err(|_| {
+                PyValueError::new_err("copy_to_host: out must be C-contiguous")
+            })?;
+            py.allow_threads(|| array.read_into::<$t>(slice)).map_err(to_py)
+        }};
+    }
+    match array.dtype() {
+        DType::F16 => into!(f16),
+        DType::F32 => into!(f32),
+        DType::F64 => into!(f64),
+        DType::I8 => into!(i8),
+        DType::I16 => into!(i16),
+        DType::I32 => into!(i32),
+        DType::I64 => into!(i64),
+        DType::U8 => into!(u8),
+        DType::U16 => into!(u16),
+        DType::U32 => into!(u32),
+        DType::U64 => into!(u64),
+        DType::Bool => into!(bool),
+        DType::BF16 => Err(PyTypeError::new_err(
+            "copy_to_host: a bfloat16 array cannot be written into a NumPy array (NumPy has no bfloat16; numpy() gives float32)",
+        )),
     }
 }
 

@@ -4,6 +4,7 @@
 //! builds NumPy's and Numba's vocabulary on it.
 
 mod array;
+mod bench;
 mod convert;
 mod errors;
 mod kernel;
@@ -264,6 +265,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernel::PyGUfunc>()?;
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::build_gufunc, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::bench_rust_case, m)?)?;
     errors::register(m)?;
     Ok(())
 }

@@ -143,3 +143,25 @@ def test_view_reads_the_bits_as_another_dtype():
     np.testing.assert_array_equal(np.asarray(a.view("uint32").view(np.float32)), x)
     with pytest.raises(TypeError, match="same size"):
         a.view(np.float64).numpy()
+
+
+def test_copy_to_host_into_an_array_writes_that_array():
+    x = lf.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    out = np.full((2, 3), -1.0, np.float32)
+    assert (x * 2).copy_to_host(out=out) is out  # computed straight into it
+    assert out.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    flags = lf.asarray(np.array([1, 0, 3])) > 0
+    into = np.zeros(3, bool)
+    flags.copy_to_host(out=into)
+    assert into.tolist() == [True, False, True]
+    # Another dtype, or a strided out: converted through a copy, as np.copyto does.
+    wide = np.zeros((2, 3), np.float64)
+    (x + 0.5).copy_to_host(out=wide)
+    assert wide[1, 2] == 5.5
+    strided = np.zeros((2, 6), np.float32)[:, ::2]
+    x.copy_to_host(out=strided)
+    assert strided.tolist() == x.numpy().tolist()
+    with pytest.raises(ValueError):
+        x.copy_to_host(out=np.zeros(5, np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        x._a.read_into(np.zeros(6, np.float32))
