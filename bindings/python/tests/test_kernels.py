@@ -232,3 +232,30 @@ def test_a_local_first_assigned_in_a_block_is_visible_after_it(backend):
         t = np.where(a > 2, a * 0.5, -a)
         n = np.where(a > 2, 1, 2)
         np.testing.assert_allclose(out, (t + 1) * n)
+
+
+def test_tuples_written_out_unpack_as_python_does():
+    @cuda.jit
+    def fib_and_swap(values, out):
+        i = cuda.grid(1)
+        if i < values.size:
+            a, b = 0.0, 1.0
+            for _ in range(i):
+                a, b = b, a + b
+            out[i] = a
+            if i % 2 == 1:
+                values[i - 1], values[i] = values[i], values[i - 1]
+
+    values = np.arange(8, dtype=np.float64)
+    out = np.zeros(8)
+    fib_and_swap[1, 8](values, out)
+    assert out.tolist() == [0, 1, 1, 2, 3, 5, 8, 13]
+    assert values.tolist() == [1, 0, 3, 2, 5, 4, 7, 6]
+
+    with pytest.raises(CompileError, match="unpacking 3 values into 2 targets"):
+        @cuda.jit
+        def uneven(values):
+            a, b = 1, 2, 3
+            values[0] = a + b
+
+        uneven[1, 1](np.zeros(1))

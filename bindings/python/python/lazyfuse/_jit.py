@@ -162,7 +162,10 @@ class Translator:
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 self.fail(s, "assigning to several targets")
-            done = self.assign(s.targets[0], self.expr(s.value), s)
+            target = s.targets[0]
+            if isinstance(target, ast.Tuple) and isinstance(s.value, ast.Tuple):
+                return self.unpack(target, s.value, s)
+            done = self.assign(target, self.expr(s.value), s)
             return list(done[1]) if done[0] == "multi" else [done]
         if isinstance(s, ast.AugAssign):
             op = _BINOPS.get(type(s.op))
@@ -201,8 +204,22 @@ class Translator:
                     and all(isinstance(t, ast.Name) for t in target.elts)):
                 return ("multi", [("assign", t.id, ("grid_part", value[0], value[1], i))
                                   for i, t in enumerate(target.elts)])
-            self.fail(node, "tuple unpacking other than x, y = cuda.grid(2)")
+            self.fail(node, "unpacking other than of cuda.grid/gridsize or of a tuple written out (a, b = x, y)")
         self.fail(node, "this assignment target")
+
+    def unpack(self, target, value, node):
+        """`a, b = x, y` (also `a, b = b, a` and array elements): every value
+        first, into temporaries, then every target, as Python does."""
+        if len(target.elts) != len(value.elts):
+            self.fail(node, f"unpacking {len(value.elts)} values into {len(target.elts)} targets")
+        if any(isinstance(t, (ast.Starred, ast.Tuple)) for t in target.elts):
+            self.fail(node, "starred or nested unpacking")
+        temps = [f"_lf_unpack{node.lineno}_{node.col_offset}_{i}" for i in range(len(value.elts))]
+        out = [("assign", t, self.expr(v)) for t, v in zip(temps, value.elts)]
+        for t, temp in zip(target.elts, temps):
+            done = self.assign(t, ("var", temp), node)
+            out.extend(done[1] if done[0] == "multi" else [done])
+        return out
 
     def for_loop(self, s):
         if s.orelse:
