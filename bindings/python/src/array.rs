@@ -202,6 +202,11 @@ impl PyArr {
         convert::to_numpy(py, &self.inner)
     }
 
+    /// A copy of `value` (a NumPy array) in this array's context.
+    fn like(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
+        convert::from_numpy(self.inner.session(), value).map(PyArr::new)
+    }
+
     /// Computes the array into `out` (a NumPy array of its shape and dtype).
     fn read_into(&self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<()> {
         convert::read_into(py, &self.inner, out)

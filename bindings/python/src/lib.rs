@@ -245,6 +245,13 @@ fn parse_dtype(name: &str) -> PyResult<DType> {
 }
 
 /// The CUDA C lazyfuse would run for `arrays`.
+/// Whether lazyfuse has a unary operation of this name (NumPy's or an
+/// alias).
+#[pyfunction]
+fn has_unary_operation(name: &str) -> bool {
+    lazyfuse::core::UnaryOp::lookup(name).is_some()
+}
+
 #[pyfunction]
 fn cuda_source(arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<String> {
     let refs: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
@@ -261,6 +268,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStream>()?;
     m.add_class::<PyPending>()?;
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
+    m.add_function(wrap_pyfunction!(has_unary_operation, m)?)?;
     m.add_class::<kernel::PyKernel>()?;
     m.add_class::<kernel::PyGUfunc>()?;
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;

@@ -117,8 +117,35 @@ _BINARY = {
     "mod", "power", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
     "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
     "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
-    "copysign", "fmod", "fmax", "fmin",
+    "copysign", "fmod",
 }
+
+def _rint(x):
+    """NumPy's ``rint``: integers and bools become the smallest float that
+    holds them (``np.round`` keeps integers; lazyfuse's ``round`` is that)."""
+    if x.dtype.kind in "biu":
+        x = x.astype(np.result_type(x.dtype, np.float16))
+    return Array(x._a.unary("round"))
+
+
+def _positive(x):
+    if x.dtype == np.bool_:
+        raise TypeError("ufunc 'positive' did not contain a loop for bool (NumPy refuses it too)")
+    return Array(x._a.astype(x._a.dtype_name))
+
+
+_UNARY_SPECIAL = {"rint": _rint, "positive": _positive}
+
+
+def _fmax_fmin(name, a, b):
+    """``fmax``/``fmin``: as ``maximum``/``minimum``, but a NaN loses to a
+    number (NaN only where both are)."""
+    first = a if isinstance(a, Array) else b
+    a, b = (x if isinstance(x, (Array, bool, int, float)) else first._like(x) for x in (a, b))
+    extreme = np.maximum(a, b) if name == "fmax" else np.minimum(a, b)
+    a_nan, b_nan = (np.isnan(x) if isinstance(x, Array) else first._like(x != x) for x in (a, b))
+    return where(b_nan, where(a_nan, extreme, a), where(a_nan, b, extreme))
+
 
 _REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
                "std", "cumsum", "cumprod")
@@ -279,8 +306,27 @@ class Array:
     def all(self, axis=None, keepdims=False): return self._reduce("all", axis, keepdims)
     def argmax(self, axis=None): return self._reduce("argmax", axis)
     def argmin(self, axis=None): return self._reduce("argmin", axis)
-    def var(self, axis=None, ddof=0): return self._reduce("var", axis, ddof=ddof)
-    def std(self, axis=None, ddof=0): return self._reduce("std", axis, ddof=ddof)
+    def var(self, axis=None, ddof=0, keepdims=False): return self._moment("var", axis, ddof, keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False): return self._moment("std", axis, ddof, keepdims)
+
+    def _moment(self, name, axis, ddof, keepdims):
+        """``var``/``std`` over ``axis`` (also several: moved last and
+        merged into one, views only), with NumPy's ``keepdims``."""
+        ndim = self.ndim
+        axes = tuple(range(ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = sorted({a + ndim if a < 0 else a for a in axes})
+        if any(not 0 <= a < ndim for a in axes):
+            raise ValueError(f"{name}: axis {axis} is out of range for {ndim} dimensions")
+        x, over = self, (None if axis is None else axes[0])
+        if axis is not None and len(axes) > 1:
+            rest = [a for a in range(ndim) if a not in axes]
+            merged = int(np.prod([self.shape[a] for a in axes]))
+            x = self.transpose(rest + axes).reshape(tuple(self.shape[a] for a in rest) + (merged,))
+            over = len(rest)
+        result = x._reduce(name, over, ddof=ddof)
+        if keepdims:
+            result = result.reshape(tuple(1 if a in axes else n for a, n in enumerate(self.shape)))
+        return result
     def cumsum(self, axis=None):
         a = self if axis is not None else self.reshape(-1)
         return a._reduce("cumsum", -1 if axis is None else axis)
@@ -292,6 +338,10 @@ class Array:
     def numpy(self):
         """Computes the array and returns a NumPy copy."""
         return self._a.numpy()
+
+    def _like(self, value):
+        """``value`` (anything NumPy takes) as an array of this one's context."""
+        return Array(self._a.like(np.asarray(value, order="C")))
 
     def item(self):
         """The only element, as a Python scalar."""
@@ -357,14 +407,24 @@ class Array:
         if name is None:
             return NotImplemented
         first = next(x for x in inputs if isinstance(x, Array))
-        if ufunc.nin == 1:
+        if ufunc.nin == 1 and name in _UNARY_SPECIAL:
+            result = _UNARY_SPECIAL[name](first)
+        elif ufunc.nin == 1 and _native.has_unary_operation(name):
             result = Array(first._a.unary(name))
+        elif ufunc.nin == 2 and name in ("fmax", "fmin"):
+            result = _fmax_fmin(name, *inputs)
         elif ufunc.nin == 2 and name in _BINARY:
             a, b = inputs
             if isinstance(a, Array):
                 result = a._binary(name, b)
             else:
                 result = b._binary(name, a, True)
+        elif ufunc.nout == 1:
+            # A ufunc lazyfuse lacks: NumPy computes it on the computed
+            # values (as for other NumPy functions), and the chain goes on.
+            values = [x.numpy() if isinstance(x, Array) else x for x in inputs]
+            with np.errstate(all="ignore"):
+                result = first._like(ufunc(*values))
         else:
             return NotImplemented
         if out is not None:
@@ -402,7 +462,7 @@ def asarray(x, dtype=None, context=None):
     if isinstance(x, Array):
         return x if dtype is None else x.astype(dtype)
     cx = (context or current_context())._cx
-    value = np.ascontiguousarray(np.asarray(x, dtype=dtype))
+    value = np.asarray(x, dtype=dtype, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
     return Array(cx.asarray(value))
 
 
