@@ -2,11 +2,12 @@
 //! the simulated GPU, and on `cpu`): a destination made with `empty` and
 //! filled by a ufunc's `out=` (Numba's `device_array` + `add(x, y,
 //! out=out)` + `copy_to_host`), two streams whose copies and kernels
-//! overlap on the simulated timeline, deferred cleanup, and a per-thread
+//! overlap on the simulated timeline, pinned host memory (uploads and
+//! downloads with no staging copy), deferred cleanup, and a per-thread
 //! local array in a kernel. `docs/memory.md` puts them beside Numba's.
 //!
-//! Not here yet: pinned and mapped host memory (`cx.pinned`, `cx.mapped`)
-//! and the automatic chunked pipeline; see `docs/memory.md`.
+//! Not here yet: mapped host memory (`cx.mapped`) and the automatic
+//! chunked pipeline; see `docs/memory.md`.
 //!
 //! Run: `cargo run --example memory`.
 
@@ -30,6 +31,7 @@ fn main() -> Result<()> {
         println!("== {}", cx.backend_name());
         destination(&cx)?;
         two_streams(&cx)?;
+        pinned(&cx)?;
         deferred_cleanup(&cx)?;
         local_array(&cx)?;
     }
@@ -43,7 +45,10 @@ fn destination(cx: &Context) -> Result<()> {
     let n = 100_000;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let y: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
-    let (x_device, y_device) = (cx.from_slice(&x).to_device()?, cx.from_slice(&y).to_device()?);
+    let (x_device, y_device) = (
+        cx.from_slice(&x).to_device()?,
+        cx.from_slice(&y).to_device()?,
+    );
     let out_device = cx.empty(&[n], DType::F32);
     add.call_into(&[&x_device, &y_device], &out_device)?;
     out_device.eval()?;
@@ -92,6 +97,32 @@ fn two_streams(cx: &Context) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// `cuda.pinned_array`: an upload from pinned memory and a download into
+/// it, neither through a staging buffer.
+fn pinned(cx: &Context) -> Result<()> {
+    let n = 1 << 16;
+    let mut h = cx.pinned::<f32>(n)?;
+    for (i, v) in h.iter_mut().enumerate() {
+        *v = i as f32;
+    }
+    let a = cx.from_slice(&h[..]); // shares the pinned buffer: no copy now
+    let mut out = cx.pinned::<f32>(n)?;
+    let before = cx.stats();
+    (&a * 0.5f32).read_into(&mut out[..])?;
+    let stats = cx.stats();
+    println!(
+        "pinned: out[8] = {}; {} bytes up, {} down, {} staged",
+        out[8],
+        stats.h2d_bytes - before.h2d_bytes,
+        stats.d2h_bytes - before.d2h_bytes,
+        stats.staged_bytes - before.staged_bytes
+    );
+    // Writing `h` while `a` shares it copies it first: `a` keeps its values.
+    h[8] = -1.0;
+    assert_eq!(a.to_vec::<f32>()?[8], 8.0);
     Ok(())
 }
 

@@ -349,6 +349,26 @@ impl<'a> SliceMut<'a> {
         with_slice_mut!(self, s => s.chunks_mut(size.max(1)).map(|c| Element::wrap_mut(c)).collect())
     }
 
+    /// The elements' bytes to write (native endian), or `None` for bools
+    /// (not every byte is a bool).
+    pub fn as_bytes_mut(&mut self) -> Option<&mut [u8]> {
+        match self {
+            SliceMut::Bool(_) => None,
+            SliceMut::F16(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::BF16(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::F32(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::F64(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::I8(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::I16(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::I32(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::I64(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::U8(s) => Some(s),
+            SliceMut::U16(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::U32(s) => Some(bytemuck::cast_slice_mut(s)),
+            SliceMut::U64(s) => Some(bytemuck::cast_slice_mut(s)),
+        }
+    }
+
     /// Copies `source` (same dtype and length) in.
     pub fn copy_from(&mut self, source: &HostBuffer) -> Result<()> {
         with_slice_mut!(self, s => {

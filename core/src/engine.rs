@@ -36,6 +36,12 @@ pub struct Stats {
     pub device_allocations: u64,
     /// Bytes of those allocations.
     pub device_bytes_allocated: u64,
+    /// Bytes copied between host and device from or to pageable host
+    /// memory, which a GPU copies through a pinned staging buffer (`sim`
+    /// and `cuda` count every such copy; `cuda` stages large uploads itself
+    /// and the driver the rest). Copies from and to pinned memory
+    /// ([`crate::PinnedBuf`]) count none.
+    pub staged_bytes: u64,
 }
 
 /// One counter of [`Stats`].
@@ -52,12 +58,13 @@ pub enum Counter {
     Evaluations,
     DeviceAllocations,
     DeviceBytesAllocated,
+    StagedBytes,
 }
 
 /// Thread-safe [`Stats`] accumulator owned by a context.
 #[derive(Debug, Default)]
 pub struct StatsCounter {
-    counters: [AtomicU64; 10],
+    counters: [AtomicU64; 11],
 }
 
 impl StatsCounter {
@@ -80,6 +87,7 @@ impl StatsCounter {
             evaluations: get(Counter::Evaluations),
             device_allocations: get(Counter::DeviceAllocations),
             device_bytes_allocated: get(Counter::DeviceBytesAllocated),
+            staged_bytes: get(Counter::StagedBytes),
         }
     }
 
@@ -179,6 +187,35 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
         let _ = (value, env);
         Ok(None)
+    }
+
+    /// Copies a value that lives only on the device straight into `out`
+    /// (same dtype and length): what `read_into` of a computed array asks.
+    /// Returns `out` back when the engine cannot; the caller then takes a
+    /// host copy and copies it.
+    fn download_into<'a>(
+        &self,
+        value: &Residency,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (value, env);
+        Ok(Some(out))
+    }
+
+    /// Page-locks the memory of `buffer` (`cuda`: `cuMemHostRegister`) so
+    /// that copies from and to it go straight to the device; the engine
+    /// treats it as pinned until [`Engine::unpin_host`]. The buffer is not
+    /// freed or moved while pinned (the session keeps it). Engines without
+    /// a device have nothing to do.
+    fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
+        let _ = buffer;
+        Ok(())
+    }
+
+    /// Ends [`Engine::pin_host`] of `buffer` (before it is freed).
+    fn unpin_host(&self, buffer: &HostBuffer) {
+        let _ = buffer;
     }
 
     /// Frees device memory the engine keeps cached for reuse (a caching

@@ -317,9 +317,14 @@ impl Node {
     }
 
     pub(crate) fn source(buffer: HostBuffer, shape: Shape) -> Arc<Node> {
-        let dtype = buffer.dtype();
-        let node = Node::new(Op::Source, dtype, shape, SmallVec::new());
-        node.set_residency(Residency::host(Arc::new(buffer)));
+        Node::source_shared(Arc::new(buffer), shape)
+    }
+
+    /// A source holding `buffer` itself, shared with its other owners (a
+    /// pinned buffer: [`crate::PinnedBuf::array`]).
+    pub(crate) fn source_shared(buffer: Arc<HostBuffer>, shape: Shape) -> Arc<Node> {
+        let node = Node::new(Op::Source, buffer.dtype(), shape, SmallVec::new());
+        node.set_residency(Residency::host(buffer));
         node
     }
 

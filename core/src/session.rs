@@ -3,7 +3,7 @@
 //! session that made them.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::dtype::DType;
 use crate::element::{HostBuffer, SliceMut};
@@ -24,6 +24,17 @@ struct SessionInner {
     engine: Arc<dyn Engine>,
     options: Options,
     stats: StatsCounter,
+    /// The host buffers pinned for this session's engine (see the `pinned` module).
+    pinned: Mutex<PinnedRegistry>,
+}
+
+/// The pinned buffers of a session (see the `pinned` module): the listed ones
+/// (found again by `from_slice`), and the retired ones waiting for their
+/// last user before they are unpinned.
+#[derive(Default)]
+pub(crate) struct PinnedRegistry {
+    pub(crate) live: Vec<Weak<HostBuffer>>,
+    pub(crate) retired: Vec<Arc<HostBuffer>>,
 }
 
 /// A `defer_cleanup` guard ([`Session::defer_cleanup`]): dropping the
@@ -64,6 +75,7 @@ impl Session {
                 engine,
                 options,
                 stats: StatsCounter::default(),
+                pinned: Mutex::default(),
             }),
         }
     }
@@ -90,6 +102,11 @@ impl Session {
     /// The engine.
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.inner.engine
+    }
+
+    /// The registry of pinned host buffers.
+    pub(crate) fn pinned_registry(&self) -> &Mutex<PinnedRegistry> {
+        &self.inner.pinned
     }
 
     /// Numba's `cuda.defer_cleanup()`: while the returned guard (or any
@@ -220,6 +237,16 @@ impl Session {
             }
             drop(guard);
             drop(running);
+        }
+        self.demand(std::slice::from_ref(node))?;
+        let residency = node.residency();
+        if residency.host.is_none() {
+            let env = self.env();
+            // A value on the device goes straight into `out`.
+            match self.inner.engine.download_into(&residency, out, env)? {
+                None => return Ok(()),
+                Some(back) => out = back,
+            }
         }
         let host = self.host_value(node)?;
         out.copy_from(&host)

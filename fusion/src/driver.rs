@@ -369,6 +369,30 @@ impl<R: Runtime> Engine for Driver<R> {
         }
     }
 
+    fn download_into<'a>(
+        &self,
+        value: &Residency,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let Some(buffer) = self.runtime.resident(value).filter(|_| R::DEVICE) else {
+            return Ok(Some(out));
+        };
+        let bytes = (out.len() * out.dtype().size()) as u64;
+        self.runtime.download_into(&buffer, out, env)?;
+        env.stats.add(Counter::D2hCopies, 1);
+        env.stats.add(Counter::D2hBytes, bytes);
+        Ok(None)
+    }
+
+    fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.runtime.pin_host(buffer)
+    }
+
+    fn unpin_host(&self, buffer: &HostBuffer) {
+        self.runtime.unpin_host(buffer);
+    }
+
     fn to_host(
         &self,
         value: &Residency,

@@ -85,6 +85,31 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>>;
 
+    /// Copies a buffer (elements of `out`'s dtype) straight into `out`, of
+    /// its length (the driver counts it). By default: a download, then a
+    /// copy.
+    fn download_into(
+        &self,
+        buffer: &Self::Buffer,
+        mut out: SliceMut<'_>,
+        env: EvalEnv<'_>,
+    ) -> Result<()> {
+        let host = self.download(buffer, out.dtype(), env)?;
+        out.copy_from(&host)
+    }
+
+    /// Page-locks host memory for direct copies (`Engine::pin_host`);
+    /// runtimes in host memory have nothing to do.
+    fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
+        let _ = buffer;
+        Ok(())
+    }
+
+    /// Ends [`Runtime::pin_host`] of `buffer`.
+    fn unpin_host(&self, buffer: &HostBuffer) {
+        let _ = buffer;
+    }
+
     /// Runs one fused launch over its inputs' buffers (`None` for generated
     /// inputs); returns its outputs, one per kernel output. Counts
     /// compilations and cache hits; the driver counts the launch.

@@ -23,8 +23,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use lazyfuse_core::reference::Lines;
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, Residency,
-    Result, StatsCounter,
+    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, PinnedRanges,
+    Residency, Result, SliceMut, StatsCounter,
 };
 use lazyfuse_fusion::{launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanLaunch};
 use lazyfuse_kernel::ScanKernels;
@@ -37,6 +37,7 @@ use lazyfuse_device::nvrtc::{self, Target};
 use lazyfuse_device::{bind, cuda, lower};
 
 mod args;
+mod pinned;
 mod user;
 
 use args::ScalarArg;
@@ -141,6 +142,11 @@ pub struct CudaRuntime {
     pool: Arc<CachingPool<CudaAllocator>>,
     staging: Mutex<Staging>,
     disk: DiskCache,
+    /// Host memory registered (page-locked) for this device.
+    pinned: PinnedRanges,
+    /// Pinned host buffers that queued copies read: held until the stream
+    /// next synchronises.
+    in_flight: Mutex<Vec<Arc<HostBuffer>>>,
 }
 
 impl Drop for CudaRuntime {
@@ -227,6 +233,8 @@ impl CudaRuntime {
                 pool,
                 staging: Mutex::new(Staging::default()),
                 disk,
+                pinned: PinnedRanges::default(),
+                in_flight: Mutex::new(Vec::new()),
             })
         })
     }
@@ -261,7 +269,9 @@ impl CudaRuntime {
     fn synchronize(&self) -> Result<()> {
         self.stream
             .synchronize()
-            .map_err(|e| device_error("cuStreamSynchronize", e))
+            .map_err(|e| device_error("cuStreamSynchronize", e))?;
+        lock(&self.in_flight).clear();
+        Ok(())
     }
 
     /// Copies `bytes` into `target` asynchronously through a pinned buffer of
@@ -516,7 +526,16 @@ impl Runtime for CudaRuntime {
                 .slice
                 .as_mut()
                 .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
-            let staged = bytes.len() >= STAGED_UPLOAD && self.staged_copy(bytes, slice)?;
+            let pinned = self.is_pinned(bytes);
+            if !pinned {
+                env.stats.add(Counter::StagedBytes, bytes.len() as u64);
+            }
+            let staged =
+                !pinned && bytes.len() >= STAGED_UPLOAD && self.staged_copy(bytes, slice)?;
+            if pinned {
+                // A DMA from the pinned memory itself, asynchronous: hold it.
+                self.hold_until_synchronized(host);
+            }
             if !staged {
                 let mut view = slice.slice_mut(0..bytes.len());
                 self.stream
@@ -527,12 +546,38 @@ impl Runtime for CudaRuntime {
         Ok(on_device(buffer))
     }
 
+    fn download_into(
+        &self,
+        device: &Arc<dyn DeviceBuffer>,
+        mut out: SliceMut<'_>,
+        env: EvalEnv<'_>,
+    ) -> Result<()> {
+        let buffer = cuda_buffer(device)?;
+        if buffer.bytes > 0 {
+            let view = buffer.slice()?.slice(0..buffer.bytes);
+            if self.download_direct(&view, &mut out, env)? {
+                return Ok(());
+            }
+        }
+        let host = self.download(device, out.dtype(), env)?;
+        out.copy_from(&host)
+    }
+
+    fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.register_host(buffer)
+    }
+
+    fn unpin_host(&self, buffer: &HostBuffer) {
+        self.unregister_host(buffer);
+    }
+
     fn download(
         &self,
         device: &Arc<dyn DeviceBuffer>,
         dtype: DType,
-        _env: EvalEnv<'_>,
+        env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>> {
+        env.stats.add(Counter::StagedBytes, device.bytes() as u64);
         let buffer = cuda_buffer(device)?;
         let mut bytes = vec![0u8; buffer.bytes];
         if !bytes.is_empty() {

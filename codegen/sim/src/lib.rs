@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
-    StatsCounter, TimelineEvent,
+    Counter, DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch,
+    PinnedRanges, Residency, Result, SliceMut, StatsCounter, TimelineEvent,
 };
 use lazyfuse_fusion::{launch_then_scan, Driver, Launch, Runtime, ScanLaunch};
 
@@ -38,6 +38,8 @@ pub struct SimRuntime {
     /// would keep growing it).
     timing: Option<SimTiming>,
     timeline: Timeline,
+    /// Host memory pinned for the device: copies of it are not staged.
+    pinned: PinnedRanges,
 }
 
 impl SimRuntime {
@@ -50,16 +52,22 @@ impl SimRuntime {
         }
     }
 
-    /// Records a copy of `bytes` on `engine`.
-    fn copy_event(&self, engine: DeviceEngine, bytes: usize, env: EvalEnv<'_>) {
+    /// Records a copy of `bytes` bytes on `engine`, and counts it as
+    /// staged unless the host memory is `pinned` (a GPU driver copies
+    /// pageable memory through a pinned staging buffer).
+    fn copy_event(&self, engine: DeviceEngine, bytes: usize, pinned: bool, env: EvalEnv<'_>) {
+        if !pinned {
+            env.stats.add(Counter::StagedBytes, bytes as u64);
+        }
         let Some(timing) = self.timing else { return };
         let (rate, what) = match engine {
             DeviceEngine::HostToDevice => (timing.host_to_device, "upload"),
             _ => (timing.device_to_host, "download"),
         };
+        let memory = if pinned { "pinned" } else { "pageable" };
         self.timeline
             .record(engine, env.stream, bytes as f64 / rate, || {
-                format!("{what} {bytes} bytes")
+                format!("{what} {bytes} bytes ({memory})")
             });
     }
 
@@ -119,7 +127,9 @@ impl Runtime for SimRuntime {
     }
 
     fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
-        self.copy_event(DeviceEngine::HostToDevice, host.as_bytes().len(), env);
+        let bytes = host.as_bytes();
+        let pinned = self.pinned.contains(bytes);
+        self.copy_event(DeviceEngine::HostToDevice, bytes.len(), pinned, env);
         Ok(self.on_device(self.copy(host, env.stats)?))
     }
 
@@ -129,8 +139,29 @@ impl Runtime for SimRuntime {
         _dtype: DType,
         env: EvalEnv<'_>,
     ) -> Result<Arc<HostBuffer>> {
-        self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), env);
+        // Into new (pageable) host memory.
+        self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), false, env);
         Ok(Arc::new(sim_buffer(buffer)?.data.clone()))
+    }
+
+    fn download_into(
+        &self,
+        buffer: &Arc<dyn DeviceBuffer>,
+        mut out: SliceMut<'_>,
+        env: EvalEnv<'_>,
+    ) -> Result<()> {
+        let pinned = out.as_bytes_mut().is_some_and(|b| self.pinned.contains(b));
+        self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), pinned, env);
+        out.copy_from(&sim_buffer(buffer)?.data)
+    }
+
+    fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.pinned.insert(buffer.as_bytes());
+        Ok(())
+    }
+
+    fn unpin_host(&self, buffer: &HostBuffer) {
+        self.pinned.remove(buffer.as_bytes());
     }
 
     fn launch(

@@ -25,9 +25,15 @@ impl Session {
         self.wrap(Node::invalid(error))
     }
 
-    /// A 1-D array holding a copy of `data`.
+    /// A 1-D array holding a copy of `data` (all of a pinned buffer,
+    /// [`Session::pinned`], is shared instead: uploads read it in place).
     pub fn from_slice<T: Element>(&self, data: &[T]) -> Array {
         let shape = Shape::from_slice(&[data.len()]);
+        if let Some(pinned) = self.pinned_buffer_of(data) {
+            // All of a pinned buffer: shared, not copied (PinnedBuf copies
+            // on write while arrays share it).
+            return self.wrap(Node::source_shared(pinned, shape));
+        }
         self.wrap(Node::source(T::into_buffer(data.to_vec()), shape))
     }
 

@@ -1,0 +1,81 @@
+//! Pinned host memory on the CUDA runtime: buffers the session pins are
+//! page-locked with `cuMemHostRegister`, so uploads from them and downloads
+//! into them are DMA transfers with no staging copy. An upload from pinned
+//! memory is asynchronous: the runtime holds the source buffer until the
+//! stream next synchronises, so it cannot be freed or rewritten meanwhile
+//! (a `PinnedBuf` shared this way copies on write).
+
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Result, SliceMut};
+
+use super::{lock, CudaRuntime};
+use crate::driver::device_error;
+
+impl CudaRuntime {
+    /// Page-locks the memory of `buffer` for this device.
+    pub(super) fn register_host(&self, buffer: &HostBuffer) -> Result<()> {
+        let bytes = buffer.as_bytes();
+        if bytes.is_empty() || !self.pinned.insert(bytes) {
+            return Ok(());
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| device_error("cuCtxSetCurrent", e))?;
+        // SAFETY: `bytes` is live host memory of this length, and the
+        // session keeps it alive and in place until `unregister_host`;
+        // registering only page-locks it (nothing is written).
+        let status =
+            unsafe { sys::cuMemHostRegister_v2(bytes.as_ptr().cast_mut().cast(), bytes.len(), 0) };
+        status.result().map_err(|e| {
+            self.pinned.remove(bytes);
+            device_error("cuMemHostRegister", e)
+        })
+    }
+
+    /// Ends [`CudaRuntime::register_host`] of `buffer`.
+    pub(super) fn unregister_host(&self, buffer: &HostBuffer) {
+        let bytes = buffer.as_bytes();
+        if !self.pinned.remove(bytes) || self.ctx.bind_to_thread().is_err() {
+            return;
+        }
+        // Nothing may still be copying from or into it.
+        let _ = self.synchronize();
+        // SAFETY: the memory was registered by `register_host` and is still
+        // live (the session unpins before it frees); no copy uses it.
+        let _ = unsafe { sys::cuMemHostUnregister(bytes.as_ptr().cast_mut().cast()) };
+    }
+
+    /// Whether `host` lies in memory pinned for this device.
+    pub(super) fn is_pinned(&self, host: &[u8]) -> bool {
+        self.pinned.contains(host)
+    }
+
+    /// Keeps `host` (pinned memory an asynchronous copy reads) alive until
+    /// the stream next synchronises.
+    pub(super) fn hold_until_synchronized(&self, host: &Arc<HostBuffer>) {
+        lock(&self.in_flight).push(Arc::clone(host));
+    }
+
+    /// Copies `source` straight into `out` and waits for it; false (nothing
+    /// copied) for a destination of bools or of another size.
+    pub(super) fn download_direct(
+        &self,
+        source: &cudarc::driver::CudaView<'_, u8>,
+        out: &mut SliceMut<'_>,
+        env: EvalEnv<'_>,
+    ) -> Result<bool> {
+        let Some(target) = out.as_bytes_mut().filter(|t| t.len() == source.len()) else {
+            return Ok(false);
+        };
+        if !self.is_pinned(target) {
+            env.stats.add(Counter::StagedBytes, target.len() as u64);
+        }
+        self.stream
+            .memcpy_dtoh(source, target)
+            .map_err(|e| device_error("cuMemcpyDtoH", e))?;
+        self.synchronize()?;
+        Ok(true)
+    }
+}
