@@ -72,6 +72,7 @@ impl PyContext {
             ("evaluations", s.evaluations),
             ("device_allocations", s.device_allocations),
             ("device_bytes_allocated", s.device_bytes_allocated),
+            ("staged_bytes", s.staged_bytes),
         ] {
             dict.set_item(name, value)?;
         }
