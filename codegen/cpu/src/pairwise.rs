@@ -49,6 +49,14 @@ fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
 /// compiled code reduces a block (`jit/lower.rs`, the reduce form), so that
 /// a kernel gives the same bits before and after the JIT compiles it.
 pub trait ChunkReduce: Copy {
+    /// `a + b` as the reduction's combine function computes it (integers
+    /// wrap), as a plain function that inlines: [`reduce_chunk`] uses it
+    /// for sums instead of the caller's function of the operation.
+    fn plus(a: Self, b: Self) -> Self;
+
+    /// `a * b`, likewise, for products.
+    fn times(a: Self, b: Self) -> Self;
+
     /// Reduces `x` (non-empty) with `op`, whose element-wise form is
     /// `combine`, starting from `identity` where the order needs one.
     #[inline(always)]
@@ -64,7 +72,16 @@ pub trait ChunkReduce: Copy {
 }
 
 macro_rules! pairwise_chunks {
-    ($($t:ty),*) => {$(impl ChunkReduce for $t {})*};
+    ($($t:ty),*) => {$(impl ChunkReduce for $t {
+        #[inline(always)]
+        fn plus(a: $t, b: $t) -> $t {
+            a.wrapping_add(b)
+        }
+        #[inline(always)]
+        fn times(a: $t, b: $t) -> $t {
+            a.wrapping_mul(b)
+        }
+    })*};
 }
 pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
 
@@ -74,6 +91,15 @@ const BLOCK_LANES: usize = 16;
 macro_rules! float_chunks {
     ($($t:ty),*) => {$(
         impl ChunkReduce for $t {
+            #[inline(always)]
+            fn plus(a: $t, b: $t) -> $t {
+                a + b
+            }
+            #[inline(always)]
+            fn times(a: $t, b: $t) -> $t {
+                a * b
+            }
+
             /// The compiled reduce form, step for step: accumulator `a`
             /// takes elements `a`, `a + 16`, … of the whole 16-element
             /// groups (float min/max: `x < acc ? acc : x`, and NaN noted for
@@ -148,8 +174,26 @@ macro_rules! float_chunks {
 }
 float_chunks!(f32, f64);
 
-/// Reduces one block, with AVX2 code where the CPU has it.
+/// Reduces one block, with AVX2 code where the CPU has it. Sums and
+/// products combine by [`ChunkReduce::plus`]/[`ChunkReduce::times`]: the
+/// same operations as `combine`, which selects its operation at every call
+/// and so kept the loop from vectorising.
 pub(crate) fn reduce_chunk<T: ChunkReduce>(
+    op: ReduceOp,
+    x: &[T],
+    identity: T,
+    combine: &impl Fn(T, T) -> T,
+) -> Option<T> {
+    match op {
+        ReduceOp::Sum => reduce_chunk_by(op, x, identity, &T::plus),
+        ReduceOp::Prod => reduce_chunk_by(op, x, identity, &T::times),
+        _ => reduce_chunk_by(op, x, identity, combine),
+    }
+}
+
+/// [`reduce_chunk`] with the combine function chosen.
+#[inline(always)]
+fn reduce_chunk_by<T: ChunkReduce>(
     op: ReduceOp,
     x: &[T],
     identity: T,
