@@ -8,6 +8,7 @@ mod bench;
 mod convert;
 mod errors;
 mod kernel;
+mod pinned;
 
 use lazyfuse::{Context, DType, Reducer, Ufunc};
 use pyo3::prelude::*;
@@ -49,6 +50,12 @@ impl PyContext {
     fn full(&self, shape: Vec<usize>, value: f64, dtype: &str) -> PyResult<PyArr> {
         let dtype = parse_dtype(dtype)?;
         PyArr::checked(self.inner.full(&shape, value, dtype))
+    }
+
+    /// Numba's `cuda.pinned_array`: a zeroed NumPy array of `shape` in
+    /// page-locked memory of this context (downloads into it are direct).
+    fn pinned_array(&self, py: Python<'_>, shape: Vec<usize>, dtype: &str) -> PyResult<PyObject> {
+        pinned::pinned_array(py, &self.inner, shape, parse_dtype(dtype)?)
     }
 
     /// NumPy's `arange(start, stop, step)` as `dtype`.
@@ -267,6 +274,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyReducer>()?;
     m.add_class::<PyCleanup>()?;
     m.add_class::<PyStream>()?;
+    m.add_class::<pinned::PyPinned>()?;
     m.add_class::<PyPending>()?;
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
     m.add_function(wrap_pyfunction!(has_unary_operation, m)?)?;

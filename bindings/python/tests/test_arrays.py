@@ -165,3 +165,25 @@ def test_copy_to_host_into_an_array_writes_that_array():
         x.copy_to_host(out=np.zeros(5, np.float32))
     with pytest.raises(ValueError, match="shape"):
         x._a.read_into(np.zeros(6, np.float32))
+
+
+def test_pinned_arrays_take_downloads_with_no_staging():
+    with lf.use("sim") as cx:
+        h = lf.cuda.pinned_array((4, 256), np.float32)
+        assert isinstance(h, np.ndarray) and h.shape == (4, 256) and not h.any()
+        h[:] = np.arange(1024, dtype=np.float32).reshape(4, 256)
+        d = lf.cuda.to_device(h)  # a copy, as of any NumPy array
+        h[0, 0] = -1.0
+        out = lf.cuda.pinned_array((4, 256), np.float32)
+        before = cx.stats()["staged_bytes"]
+        (d * 2).copy_to_host(out=out)
+        assert cx.stats()["staged_bytes"] == before, "straight into pinned memory"
+        assert out[0, 0] == 0.0 and out[3, 255] == 2046.0
+        plain = np.empty((4, 256), np.float32)
+        (d * 3).copy_to_host(out=plain)
+        assert cx.stats()["staged_bytes"] > before, "pageable memory is staged"
+        flags = lf.cuda.pinned_array(3, np.bool_)
+        (lf.asarray(np.array([0, 2, 0])) > 1).copy_to_host(out=flags)
+        assert flags.tolist() == [False, True, False]
+        with pytest.raises(ValueError, match="C-ordered"):
+            lf.cuda.pinned_array(3, order="F")

@@ -41,6 +41,18 @@ def device_array_like(array, stream=0):
     return empty(np.shape(array), np.asarray(array).dtype if not hasattr(array, "dtype") else array.dtype)
 
 
+def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+    """Numba's ``cuda.pinned_array``: a zeroed NumPy array in page-locked
+    host memory of the current context; ``copy_to_host(out=it)`` downloads
+    straight into it, with no staging copy (``stats()["staged_bytes"]``).
+    ``asarray``/``to_device`` of it copy it, as of any NumPy array."""
+    from . import _dtype_name, current_context
+    if strides is not None or order != "C":
+        raise ValueError("pinned_array: only C-ordered arrays without explicit strides")
+    shape = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    return current_context()._cx.pinned_array(shape, _dtype_name(dtype))
+
+
 @contextlib.contextmanager
 def defer_cleanup():
     """While inside, device buffers whose arrays are gone are queued rather
