@@ -54,7 +54,6 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("neg", "negative"),
     ("abs", "absolute"),
     ("not", "logical_not"),
-    ("rint", "round"),
     ("sub", "subtract"),
     ("mul", "multiply"),
     ("div", "true_divide"),
@@ -155,8 +154,11 @@ macro_rules! unary_table {
             Ceil => "ceil", ceil, Rounding, |x| x.ceil();
             /// Round toward 0 (integers unchanged).
             Trunc => "trunc", trunc, Rounding, |x| x.trunc();
-            /// Round half to even, as `np.round`/`np.rint` (integers unchanged).
+            /// Round half to even, as `np.round` (integers unchanged).
             Round => "round", round, Rounding, |x| x.round_ties_even();
+            /// Round half to even, as `np.rint`: integers become the
+            /// smallest float holding them first, as NumPy's `rint` does.
+            Rint => "rint", rint, Float, |x| x.round_ties_even();
             /// Cube root.
             Cbrt => "cbrt", cbrt, Float, |x| x.cbrt();
             /// `1 / x` (integers: `1 // x` toward 0, and 0 for 0, as NumPy).

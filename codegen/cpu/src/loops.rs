@@ -76,7 +76,10 @@ pub fn unary<T: Arithmetic>(op: UnaryOp, a: Arg<'_, T>, out: &mut [T]) {
             }
         };
     }
-    arms!(Neg, Abs, Sign, Square, Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Floor, Ceil, Trunc, Round)
+    arms!(
+        Neg, Abs, Sign, Square, Sqrt, Exp, Log, Sin, Cos, Tan, Tanh, Floor, Ceil, Trunc, Round,
+        Rint
+    )
 }
 
 /// `out = isnan(a)` and the other predicates.

@@ -50,7 +50,7 @@ fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
 /// a kernel gives the same bits before and after the JIT compiles it.
 pub trait ChunkReduce: Copy {
     /// `a + b` as the reduction's combine function computes it (integers
-    /// wrap), as a plain function that inlines: [`reduce_chunk`] uses it
+    /// wrap), as a plain function that inlines: the chunk reduction uses it
     /// for sums instead of the caller's function of the operation.
     fn plus(a: Self, b: Self) -> Self;
 

@@ -131,6 +131,7 @@ LF_UNSIGNED(unsigned long long)
     LF_D T lf_ceil(T a) { return ceil##S(a); }                          \
     LF_D T lf_trunc(T a) { return trunc##S(a); }                        \
     LF_D T lf_round(T a) { return rint##S(a); }                         \
+    LF_D T lf_rint(T a) { return rint##S(a); }                          \
     LF_D T lf_cbrt(T a) { return cbrt##S(a); }                          \
     LF_D T lf_reciprocal(T a) { return (T)1 / a; }                      \
     LF_D T lf_deg2rad(T a) { return a * ((T)3.14159265358979323846 / (T)180); } \

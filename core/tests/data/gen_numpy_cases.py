@@ -48,7 +48,7 @@ BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "remaind
           "greater_equal", "logical_and", "logical_or", "logical_xor", "arctan2", "hypot", "copysign",
           "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
 UNARY = ["negative", "absolute", "sign", "square", "sqrt", "exp", "log", "sin", "cos", "tan",
-         "tanh", "floor", "ceil", "trunc", "round", "logical_not", "isnan", "isinf", "isfinite",
+         "tanh", "floor", "ceil", "trunc", "round", "rint", "logical_not", "isnan", "isinf", "isfinite",
          "exp2", "log2", "log10", "expm1", "log1p", "arctan", "sinh", "cosh", "cbrt", "reciprocal",
          "deg2rad", "rad2deg", "invert"]
 INEXACT = {"exp", "log", "sin", "cos", "tan", "tanh", "power", "exp2", "log2", "log10", "expm1",

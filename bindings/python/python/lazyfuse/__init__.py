@@ -120,21 +120,13 @@ _BINARY = {
     "copysign", "fmod",
 }
 
-def _rint(x):
-    """NumPy's ``rint``: integers and bools become the smallest float that
-    holds them (``np.round`` keeps integers; lazyfuse's ``round`` is that)."""
-    if x.dtype.kind in "biu":
-        x = x.astype(np.result_type(x.dtype, np.float16))
-    return Array(x._a.unary("round"))
-
-
 def _positive(x):
     if x.dtype == np.bool_:
         raise TypeError("ufunc 'positive' did not contain a loop for bool (NumPy refuses it too)")
     return Array(x._a.astype(x._a.dtype_name))
 
 
-_UNARY_SPECIAL = {"rint": _rint, "positive": _positive}
+_UNARY_SPECIAL = {"positive": _positive}
 
 
 def _fmax_fmin(name, a, b):

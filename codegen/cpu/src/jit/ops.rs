@@ -309,7 +309,7 @@ impl Lowering<'_, '_> {
             UnaryOp::Floor => self.map1(a, |b, x| b.ins().floor(x)),
             UnaryOp::Ceil => self.map1(a, |b, x| b.ins().ceil(x)),
             UnaryOp::Trunc => self.map1(a, |b, x| b.ins().trunc(x)),
-            UnaryOp::Round => self.map1(a, |b, x| b.ins().nearest(x)),
+            UnaryOp::Round | UnaryOp::Rint => self.map1(a, |b, x| b.ins().nearest(x)),
             _ => return Err("an operation the JIT does not compile"),
         })
     }

@@ -142,9 +142,12 @@ pub(super) fn unary_supported(op: UnaryOp, operand: DType, dtype: DType) -> bool
         UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => is_float(operand),
         UnaryOp::Neg | UnaryOp::Square => dtype != DType::Bool,
         UnaryOp::Abs => dtype != DType::Bool && !is_unsigned(dtype),
-        UnaryOp::Sqrt | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round => {
-            is_float(dtype)
-        }
+        UnaryOp::Sqrt
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Trunc
+        | UnaryOp::Round
+        | UnaryOp::Rint => is_float(dtype),
         _ => false,
     }
 }
