@@ -41,7 +41,9 @@ pub(crate) fn run(
     } else {
         launch.block.map(u64::from)
     };
-    let geometry = [gx, gy, gz, bx, by, bz];
+    let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads) as u64;
+    let spread = u64::from(threads > 1);
+    let geometry = [gx, gy, gz, bx, by, bz, spread];
     let blocks = gx * gy * gz;
     let run_blocks = |range: std::ops::Range<u64>| {
         // SAFETY: `bind` gave every buffer parameter the address and length
@@ -54,16 +56,15 @@ pub(crate) fn run(
         // unspecified, the memory stays in bounds.
         unsafe { code.run(&args, &lens, &geometry, range) }
     };
-    let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads) as u64;
     let in_bounds = match pool {
-        Some(pool) if threads > 1 && blocks > 1 => {
-            let pieces = (threads * 4).min(blocks);
-            pool.install(|| {
-                (0..pieces)
-                    .into_par_iter()
-                    .all(|p| run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces))
-            })
-        }
+        // Inside the pool even for one block: the pieces of its
+        // independent loops spread over the pool's threads.
+        Some(pool) if threads > 1 => pool.install(|| {
+            let pieces = (threads * 4).min(blocks).max(1);
+            (0..pieces)
+                .into_par_iter()
+                .all(|p| run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces))
+        }),
         _ => run_blocks(0..blocks),
     };
     if in_bounds {
@@ -79,8 +80,8 @@ pub(crate) fn run(
 pub(crate) fn describe(launch: &KernelLaunch, mode: JitMode) -> String {
     match compiled(launch, mode) {
         Ok((built, _)) if built.host_variant().is_some() => {
-            "compiled code (JIT), one thread per loop element (par_range runs in order \
-             within each), spread over the worker threads"
+            "compiled code (JIT), one thread per loop element, spread over the worker \
+             threads; a long par_range or par_reduce runs in pieces on all of them"
                 .to_string()
         }
         Ok(_) => "compiled code (JIT), blocks spread over the worker threads".to_string(),

@@ -286,6 +286,7 @@ impl<'k> KernelBuilder<'k> {
             body: self.blocks.into_iter().next().unwrap_or_default(),
             block,
             grid,
+            independent: Vec::new(),
         }
     }
 }

@@ -425,6 +425,26 @@ pub struct DeviceKernel {
     pub block: u32,
     /// How the grid is sized.
     pub grid: GridRule,
+    /// Loops of `body` whose iterations are independent (checked when the
+    /// kernel was traced): a CPU may run their iterations on several cores.
+    pub independent: Vec<IndependentLoop>,
+}
+
+/// A [`Stmt::For`] whose iterations are independent: no two write one
+/// element, none reads what another writes, and none sets a register
+/// declared outside the loop except a reduction's accumulator. It is a
+/// `par_range` or `par_reduce` of a kernel that runs one thread per loop
+/// element, so its iterations may run on different cores at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndependentLoop {
+    /// The loop's counter: the `var` of its [`Stmt::For`], whose step is 1.
+    pub counter: Var,
+    /// For a reduction, its accumulator and the operation combining two
+    /// partial results. The accumulator holds the operation's identity when
+    /// the loop starts, and the loop body's last statement combines it with
+    /// the iteration's value, so partial results over pieces of the range
+    /// can be combined in order instead.
+    pub reduction: Option<(Var, BinaryOp)>,
 }
 
 /// The device form of one fused kernel: kernels launched in order.

@@ -407,6 +407,7 @@ mod tests {
             body,
             block: 64,
             grid: GridRule::Single,
+            independent: Vec::new(),
         }
     }
 

@@ -106,6 +106,9 @@ impl Kernel {
         }
         let mut scope = KernelScope::new(name);
         body(&mut scope);
+        // Only a gufunc's block trace checks that par_range iterations are
+        // independent: a plain kernel runs them in order everywhere.
+        scope.independent.clear();
         Kernel::finish(scope)
     }
 
@@ -160,6 +163,7 @@ impl Kernel {
             body: scope.finish_body(),
             block: 0,
             grid: GridRule::User,
+            independent: std::mem::take(&mut scope.independent),
         };
         lazyfuse_device::verify::verify_kernel(&device)?;
         Ok(Kernel {

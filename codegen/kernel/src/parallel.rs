@@ -10,13 +10,16 @@
 //! independent: no two write one element, none reads what another writes,
 //! and none sets a local declared outside (an error: use `par_reduce`).
 //! Elsewhere (plain kernels, gufuncs traced one thread per loop element, and
-//! inside another `par_range`) the iterations run in order in one thread.
+//! inside another `par_range`) the iterations run in order in one thread;
+//! the outermost loops of a gufunc traced one thread per loop element are
+//! recorded as independent, and the CPU backend runs a long one in pieces
+//! on all its cores.
 
-use lazyfuse_core::{DType, ReduceOp};
+use lazyfuse_core::{BinaryOp, DType, ReduceOp};
 
 use super::scope::{KernelScope, Parallel, PAR_BLOCK};
 use super::val::Val;
-use lazyfuse_device::ir::{Dim, Expr, Special, Stmt};
+use lazyfuse_device::ir::{Dim, Expr, IndependentLoop, Special, Stmt, Var};
 
 impl KernelScope {
     /// `for i in prange(start, end): body(i)` — iterations that may run on
@@ -31,8 +34,10 @@ impl KernelScope {
         let (start, end) = (start.into(), end.into());
         if !self.spreads() {
             self.par_depth += 1;
-            self.for_range(start, end, 1i64, body);
+            let (stmt, ()) = self.counted_loop((start, end, Val::from(1i64)), body);
             self.par_depth -= 1;
+            self.record_independent(&stmt, None);
+            self.push(stmt);
             return;
         }
         let (thread, threads) = self.thread_and_threads();
@@ -44,9 +49,11 @@ impl KernelScope {
 
     /// Combines `body(i)` for `i` in `start..end` with `op` (Numba's
     /// `prange` reduction `s += f(i)`): iterations spread as in
-    /// [`par_range`](Self::par_range), and the partial results of the
-    /// threads combine in a fixed tree, so the result is the same on every
-    /// backend. An empty range gives the operation's identity (0, 1, +inf or
+    /// [`par_range`](Self::par_range), and partial results combine in a
+    /// fixed order (a tree over the block's threads on a device, pieces of
+    /// the range in order on the CPU), so each backend gives the same
+    /// result for any number of threads; float sums and products of
+    /// different backends may differ in the last bits. An empty range gives the operation's identity (0, 1, +inf or
     /// -inf; the dtype's extreme value for integers). Bools are summed as
     /// `i64`.
     pub fn par_reduce(
@@ -83,10 +90,12 @@ impl KernelScope {
             ));
         }
         self.push(Stmt::Let(acc, Expr::Const(op.identity(dtype))));
-        self.push(stmt);
         if !spreads {
+            self.record_independent(&stmt, Some((acc, op.combiner())));
+            self.push(stmt);
             return self.let_(acc_val);
         }
+        self.push(stmt);
         self.combine_over_block(op, acc_val)
     }
 
@@ -115,6 +124,19 @@ impl KernelScope {
         // overwrite them before every thread has read the result.
         self.syncthreads();
         result
+    }
+
+    /// Notes `stmt`, the loop of a `par_range` or `par_reduce` that runs in
+    /// order here, as independent when no other encloses it: the kernel's
+    /// block trace checked that its iterations are (a CPU may spread them
+    /// over cores).
+    fn record_independent(&mut self, stmt: &Stmt, reduction: Option<(Var, BinaryOp)>) {
+        if let (0, Stmt::For { var, .. }) = (self.par_depth, stmt) {
+            self.independent.push(IndependentLoop {
+                counter: *var,
+                reduction,
+            });
+        }
     }
 
     /// Whether iterations of a `par_range` here are dealt out over threads.

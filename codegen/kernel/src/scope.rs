@@ -9,7 +9,8 @@ use lazyfuse_core::{DType, Error, Literal};
 use super::memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 use super::val::Val;
 use lazyfuse_device::ir::{
-    ArgSource, AtomicOp, AtomicTarget, Dim, Expr, Param, ParamKind, SharedArray, Special, Stmt, Var,
+    ArgSource, AtomicOp, AtomicTarget, Dim, Expr, IndependentLoop, Param, ParamKind, SharedArray,
+    Special, Stmt, Var,
 };
 
 macro_rules! atomic_methods {
@@ -45,6 +46,8 @@ pub struct KernelScope {
     pub(crate) par_depth: u32,
     /// Whether the body called `par_range` or `par_reduce`.
     pub(crate) used_par: bool,
+    /// The outermost `par_range`/`par_reduce` loops that run in order here.
+    pub(crate) independent: Vec<IndependentLoop>,
     /// The `par_depth` at which each local was declared.
     local_depth: Vec<(Var, u32)>,
 }
@@ -77,6 +80,7 @@ impl KernelScope {
             parallel: Parallel::Sequential,
             par_depth: 0,
             used_par: false,
+            independent: Vec::new(),
             local_depth: Vec::new(),
         }
     }

@@ -19,6 +19,7 @@ fn kernel(params: Vec<(ParamKind, ArgSource)>, vars: Vec<DType>, body: Vec<Stmt>
         body,
         block: 64,
         grid: GridRule::Single,
+        independent: Vec::new(),
     }
 }
 
