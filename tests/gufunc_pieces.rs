@@ -29,13 +29,18 @@ fn values(n: usize) -> Vec<f32> {
 
 /// `(n)->(n)`: `out[i] = 3 x[i] + 1`, its iterations spread by `par_range`.
 fn affine() -> GUfunc {
-    GUfunc::build("affine", "(n)->(n)", &["void(f32[:], f32[:])"], |k, args| {
-        let (x, out) = (&args[0], &args[1]);
-        k.par_range(0i64, x.len(0), |k, i| {
-            let value = x.at(&i) * 3.0 + 1.0;
-            k.store(out, &i, value);
-        });
-    })
+    GUfunc::build(
+        "affine",
+        "(n)->(n)",
+        &["void(f32[:], f32[:])"],
+        |k, args| {
+            let (x, out) = (&args[0], &args[1]);
+            k.par_range(0i64, x.len(0), |k, i| {
+                let value = x.at(&i) * 3.0 + 1.0;
+                k.store(out, &i, value);
+            });
+        },
+    )
     .unwrap()
 }
 
@@ -63,7 +68,9 @@ fn a_long_par_reduce_gives_the_same_bits_for_one_and_two_threads() {
         }
         assert_eq!(bits[0], bits[1], "n={n}: 1 and 2 threads differ");
 
-        let ints: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 1_000_003 - 500_000).collect();
+        let ints: Vec<i32> = (0..n as i32)
+            .map(|i| (i * 37) % 1_000_003 - 500_000)
+            .collect();
         for cx in [cpu(1), cpu(2)] {
             let outs = min_max.call(&[&cx.from_slice(&ints)]).unwrap();
             assert_eq!(outs[0].item::<i32>().unwrap(), *ints.iter().min().unwrap());
@@ -79,7 +86,11 @@ fn sum_in_pieces(terms: &[f64]) -> f64 {
     let n = terms.len();
     let count = (n / (1 << 14)).clamp(1, 64);
     (0..count)
-        .map(|p| terms[n * p / count..n * (p + 1) / count].iter().sum::<f64>())
+        .map(|p| {
+            terms[n * p / count..n * (p + 1) / count]
+                .iter()
+                .sum::<f64>()
+        })
         .fold(0.0, |acc, partial| acc + partial)
 }
 
@@ -99,7 +110,10 @@ fn the_pieces_are_cut_by_length_alone_and_combined_in_order() {
             assert_eq!(got.to_bits(), want.to_bits(), "n={n}");
         }
     }
-    assert!(differs_from_one_pass, "the test cannot tell pieces from one pass");
+    assert!(
+        differs_from_one_pass,
+        "the test cannot tell pieces from one pass"
+    );
 }
 
 #[test]
@@ -139,14 +153,19 @@ fn a_long_par_range_writes_every_element_once() {
 
 #[test]
 fn an_access_outside_a_buffer_inside_a_piece_is_reported() {
-    let shifted = GUfunc::build("shifted", "(n)->(n)", &["void(f32[:], f32[:])"], |k, args| {
-        let (x, out) = (&args[0], &args[1]);
-        // Wrong: the last iteration reads one past the end.
-        k.par_range(0i64, x.len(0), |k, i| {
-            let next = x.at(&i + lazyfuse::kernel::Val::from(1i64));
-            k.store(out, &i, next);
-        });
-    })
+    let shifted = GUfunc::build(
+        "shifted",
+        "(n)->(n)",
+        &["void(f32[:], f32[:])"],
+        |k, args| {
+            let (x, out) = (&args[0], &args[1]);
+            // Wrong: the last iteration reads one past the end.
+            k.par_range(0i64, x.len(0), |k, i| {
+                let next = x.at(&i + lazyfuse::kernel::Val::from(1i64));
+                k.store(out, &i, next);
+            });
+        },
+    )
     .unwrap();
     let n = 100_000;
     for cx in [cpu(1), cpu(2)] {

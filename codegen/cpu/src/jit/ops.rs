@@ -158,7 +158,11 @@ impl Lowering<'_, '_> {
     }
 
     pub(super) fn address(&mut self, base: Value, i: Value, dtype: DType) -> Value {
-        let offset = self.b.ins().imul_imm(i, dtype.size() as i64);
+        // A shift (sizes are powers of two) folds into an x86 address.
+        let offset = self
+            .b
+            .ins()
+            .ishl_imm(i, dtype.size().trailing_zeros() as i64);
         self.b.ins().iadd(base, offset)
     }
 

@@ -269,6 +269,7 @@ pub(super) fn emit_piece(
             spread: None,
             outlined: &none,
             call_conv,
+            proven: Vec::new(),
         };
         lowering.counted_loop(
             outlined.counter,
@@ -329,7 +330,9 @@ impl KernelLowering<'_, '_, '_> {
         let b = &mut self.ops.b;
         let partials = b.ins().stack_addr(types::I64, partials, 0);
         let piece = b.ins().func_addr(types::I64, function);
-        let helper = b.ins().iconst(types::I64, run_pieces as *const () as usize as i64);
+        let helper = b
+            .ins()
+            .iconst(types::I64, run_pieces as *const () as usize as i64);
         let signature = b.import_signature(run_pieces_signature(self.call_conv));
         let call_args = [piece, env, self.args, self.lens, s, e, spread, partials];
         let call = b.ins().call_indirect(signature, helper, &call_args);

@@ -16,6 +16,7 @@ use super::super::ops::Lowering;
 use super::super::support::{
     binary_supported, cast_supported, scalar_type, unary_supported, Unsupported,
 };
+use super::hoist;
 use super::independent::Outlined;
 
 /// A parameter's value in the function.
@@ -48,6 +49,9 @@ pub(super) struct KernelLowering<'a, 'b, 'f> {
     pub(super) outlined: &'a HashMap<Var, Outlined>,
     /// The calling convention of calls into Rust.
     pub(super) call_conv: CallConv,
+    /// Index expressions (by address) whose accesses the enclosing loops
+    /// checked before they started ([`super::hoist`]).
+    pub(super) proven: Vec<*const Expr>,
 }
 
 /// A loop's exclusive bound: an expression evaluated before every
@@ -155,8 +159,24 @@ impl<'a> KernelLowering<'a, '_, '_> {
         self.ops.b.create_block()
     }
 
-    /// `for (var = start; var < end; var += step) { body }`, signed.
+    /// `for (var = start; var < end; var += step) { body }`, signed; its
+    /// accesses checked once before it where they can be.
     pub(super) fn counted_loop(
+        &mut self,
+        var: Var,
+        start: Value,
+        end: Bound<'_>,
+        step: &Expr,
+        body: &[Stmt],
+    ) -> Result<(), Unsupported> {
+        match hoist::analyse(var, end, step, body) {
+            Some(hoisted) => self.hoisted_loop(var, (start, end), step, body, &hoisted),
+            None => self.plain_loop(var, start, end, step, body),
+        }
+    }
+
+    /// [`counted_loop`](Self::counted_loop) with every access checked.
+    pub(super) fn plain_loop(
         &mut self,
         var: Var,
         start: Value,
@@ -200,6 +220,9 @@ impl<'a> KernelLowering<'a, '_, '_> {
         let (i, index_dtype) = self.expr(index)?;
         if index_dtype != DType::I64 {
             return Err("an index that is not i64");
+        }
+        if self.proven.contains(&(index as *const Expr)) {
+            return Ok((self.ops.address(base, i, dtype), dtype));
         }
         let inside = self.ops.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
         let next = self.block();

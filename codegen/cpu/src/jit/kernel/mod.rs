@@ -16,6 +16,7 @@
 //! buffer (then the simulator runs the launch again, to report it).
 //! Operations are those the JIT's `ops` module lowers, with the same semantics.
 
+mod hoist;
 mod independent;
 mod lowering;
 
@@ -248,6 +249,7 @@ fn emit(
             spread: Some(dims[6]),
             outlined,
             call_conv,
+            proven: Vec::new(),
         };
         lowering.stmts(&kernel.body)?;
     }
