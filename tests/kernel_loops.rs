@@ -1,7 +1,8 @@
 //! Loops of compiled kernels whose accesses are checked once, before the
 //! loop (`codegen/cpu/src/jit/kernel/hoist.rs`): every stride and length
 //! the checks must tell apart gives the simulator's results, including the
-//! cases that must fall back to checking every access.
+//! cases that must fall back to checking every access. And `read_into` of
+//! a kernel's result, which the CPU computes in the destination.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -117,5 +118,56 @@ fn a_loop_running_past_its_buffer_is_still_reported() {
                 cx.backend_name()
             );
         }
+    }
+}
+
+/// `read_into` of a kernel's only written array: computed straight into
+/// the destination on the CPU (the argument copied there, in pieces for a
+/// large one), the same values on every backend, the argument unchanged,
+/// and a bad access still an error naming it.
+#[test]
+fn read_into_of_a_kernel_result_computes_it_in_the_destination() {
+    let increment = Kernel::build("increment", |k| {
+        let a = k.array_mut("a", DType::F32, 1);
+        let i = k.grid(1).remove(0);
+        k.if_(i.lt(a.len(0)), |k| k.store(&a, &i, a.at(&i) + 1.0));
+    })
+    .unwrap();
+    let unguarded = Kernel::build("unguarded", |k| {
+        let a = k.array_mut("a", DType::F32, 1);
+        let i = k.grid(1).remove(0);
+        k.store(&a, &i, a.at(&i) + 1.0);
+    })
+    .unwrap();
+    for cx in backends() {
+        for n in [1000usize, 3 << 20] {
+            let host: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+            let a = cx.from_slice(&host);
+            let blocks = n.div_ceil(256) as u32;
+            let out = increment
+                .launch(&cx, blocks, 256u32, &[(&a).into()])
+                .unwrap()
+                .remove(0);
+            let mut got = vec![0f32; n];
+            out.read_into(&mut got).unwrap();
+            assert!(
+                got.iter().zip(&host).all(|(g, h)| *g == h + 1.0),
+                "{} n={n}",
+                cx.backend_name()
+            );
+            // Not kept, and the argument keeps its value: a second demand
+            // runs the launch again from it.
+            let mut again = vec![0f32; n];
+            out.read_into(&mut again).unwrap();
+            assert_eq!(again, got);
+            assert_eq!(a.to_vec::<f32>().unwrap(), host);
+        }
+        let a = cx.zeros(&[100], DType::F32);
+        let out = unguarded
+            .launch(&cx, 1u32, 128u32, &[(&a).into()])
+            .unwrap()
+            .remove(0);
+        let err = out.read_into(&mut [0f32; 100]).unwrap_err().to_string();
+        assert!(err.contains("a[100] outside its 100 elements"), "{err}");
     }
 }

@@ -13,8 +13,8 @@
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, Options,
-    Residency, Result, SliceMut, TimelineEvent,
+    Counter, DType, DeviceBuffer, Engine, Error, EvalEnv, ExprGraph, HostBuffer, KernelLaunch,
+    Options, Residency, Result, SliceMut, TimelineEvent,
 };
 
 use crate::cache::ProgramCache;
@@ -217,21 +217,8 @@ impl<R: Runtime> Driver<R> {
         buffers: &mut [Option<R::Buffer>],
         env: EvalEnv<'_>,
     ) -> Result<()> {
-        let op = self.runtime.name();
+        let (launch, arrays) = self.user_arguments(program, graph, index, buffers)?;
         let user = &program.user_launches[index];
-        let launch = user
-            .launch(program, graph)
-            .ok_or_else(|| Error::internal(op, "a user launch with no kernel node"))?;
-        let arrays = user
-            .args
-            .iter()
-            .map(|b| {
-                let buffer = buffers[b.index()]
-                    .clone()
-                    .ok_or_else(|| Error::internal(op, format!("{b} is not computed")))?;
-                Ok((buffer, program.buffers[b.index()].dtype))
-            })
-            .collect::<Result<Vec<_>>>()?;
         let outputs = self.runtime.run_kernel(launch, &arrays, env)?;
         env.stats.add(Counter::KernelLaunches, 1);
         if outputs.len() != user.outputs.len() {
@@ -250,6 +237,52 @@ impl<R: Runtime> Driver<R> {
             }
         }
         Ok(())
+    }
+
+    /// Runs the program with its last work, user launch `u` writing one
+    /// array, that array's value going straight into `out`; `out` back when
+    /// the runtime cannot.
+    fn user_last_into<'a>(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        u: usize,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let buffers = self.run(program, graph, Some(Step::UserLaunch(u)), env)?;
+        let (launch, arrays) = self.user_arguments(program, graph, u, &buffers)?;
+        let declined = self.runtime.run_kernel_into(launch, &arrays, out, env)?;
+        if declined.is_none() {
+            env.stats.add(Counter::KernelLaunches, 1);
+        }
+        Ok(declined)
+    }
+
+    /// User launch `index` and its array arguments with their dtypes.
+    fn user_arguments<'g>(
+        &self,
+        program: &Program,
+        graph: &'g ExprGraph,
+        index: usize,
+        buffers: &[Option<R::Buffer>],
+    ) -> Result<(&'g KernelLaunch, Vec<(R::Buffer, DType)>)> {
+        let op = self.runtime.name();
+        let user = &program.user_launches[index];
+        let launch = user
+            .launch(program, graph)
+            .ok_or_else(|| Error::internal(op, "a user launch with no kernel node"))?;
+        let arrays = user
+            .args
+            .iter()
+            .map(|b| {
+                let buffer = buffers[b.index()]
+                    .clone()
+                    .ok_or_else(|| Error::internal(op, format!("{b} is not computed")))?;
+                Ok((buffer, program.buffers[b.index()].dtype))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((launch, arrays))
     }
 
     fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<R::Buffer> {
@@ -364,6 +397,9 @@ impl<R: Runtime> Engine for Driver<R> {
             Some(&Work::Fused(l)) => self.launch_last_into(&program, graph, l, out, env),
             Some(&Work::Scan(s)) if program.scans[s].output == output.buffer => {
                 self.scan_last_into(&program, graph, s, out, env)
+            }
+            Some(&Work::User(u)) if program.user_launches[u].outputs == [Some(output.buffer)] => {
+                self.user_last_into(&program, graph, u, out, env)
             }
             _ => Ok(Some(out)),
         }

@@ -146,6 +146,20 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         env: EvalEnv<'_>,
     ) -> Result<Vec<Self::Buffer>>;
 
+    /// Runs a user kernel launch that writes one array, its new value going
+    /// straight into the caller's host memory `out` (a runtime computing in
+    /// host memory); returns `out` back when it cannot.
+    fn run_kernel_into<'a>(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Self::Buffer, DType)],
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let _ = (launch, arrays, env);
+        Ok(Some(out))
+    }
+
     /// Runs a scan (`cumsum`, `cumprod`) of `input` as `scan` says, in the
     /// order of `lazyfuse_core::reference::scan`; returns the output. Counts
     /// the kernels it launches.

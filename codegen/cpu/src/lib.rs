@@ -168,6 +168,18 @@ impl Runtime for CpuRuntime {
         Ok(outputs.into_iter().map(Arc::new).collect())
     }
 
+    fn run_kernel_into<'a>(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Arc<HostBuffer>, DType)],
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
+        let pool = self.pool(env.options.threads);
+        user::run_into(launch, &hosts, out, self.settings.jit, pool.as_deref())
+    }
+
     fn scan(
         &self,
         scan: &ScanLaunch,

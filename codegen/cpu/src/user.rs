@@ -4,7 +4,7 @@
 //! memory, atomics, an operation the JIT lacks, `JitMode::Never`) the
 //! SIMT simulator on host memory.
 
-use lazyfuse_core::{Error, HostBuffer, KernelLaunch, Literal, Result, Wide};
+use lazyfuse_core::{DType, Error, HostBuffer, KernelLaunch, Literal, Result, SliceMut, Wide};
 use lazyfuse_device::ir::{ArgSource, ParamKind};
 use lazyfuse_kernel::BuiltKernel;
 use rayon::prelude::*;
@@ -28,13 +28,72 @@ pub(crate) fn run(
         .written
         .iter()
         .map(|&w| {
-            arrays
+            let source = arrays
                 .get(w)
-                .map(|a| (*a).clone())
-                .ok_or_else(|| Error::internal("kernel launch", "a written argument is missing"))
+                .ok_or_else(|| Error::internal("kernel launch", "a written argument is missing"))?;
+            copy_of(source, pool)
         })
         .collect::<Result<_>>()?;
-    let (args, lens) = bind(run_as(built), launch, arrays, &mut outputs)?;
+    let destinations: Vec<(u64, u64)> = (outputs.iter_mut())
+        .map(|o| (o.as_mut_ptr() as u64, o.len() as u64))
+        .collect();
+    if execute((built, code), launch, arrays, &destinations, pool)? {
+        Ok(outputs)
+    } else {
+        // An access outside a buffer: the simulator runs the launch again
+        // from the same inputs and reports it with the thread and index.
+        launch.kernel.run_host(launch, arrays)
+    }
+}
+
+/// Runs `launch`, which writes one array, with that array's new value
+/// computed straight into `out` (`read_into` of its result): the argument
+/// is copied into `out` and the kernel runs there, so the value is neither
+/// allocated nor copied again. Returns `out` back when the kernel is not
+/// compiled (the simulator runs it through [`run`]).
+pub(crate) fn run_into<'a>(
+    launch: &KernelLaunch,
+    arrays: &[&HostBuffer],
+    mut out: SliceMut<'a>,
+    mode: JitMode,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Option<SliceMut<'a>>> {
+    let (Ok(compiled), [written]) = (compiled(launch, mode), launch.written.as_slice()) else {
+        return Ok(Some(out));
+    };
+    let Some(source) = arrays.get(*written) else {
+        return Ok(Some(out));
+    };
+    let len = out.len();
+    if source.dtype() != out.dtype() || source.len() != len {
+        return Ok(Some(out));
+    }
+    let Some(bytes) = out.as_bytes_mut() else {
+        return Ok(Some(out));
+    };
+    copy_bytes(bytes, source.as_bytes(), pool);
+    let destination = [(bytes.as_mut_ptr() as u64, len as u64)];
+    if !execute(compiled, launch, arrays, &destination, pool)? {
+        let values = launch.kernel.run_host(launch, arrays)?;
+        let value = values
+            .first()
+            .ok_or_else(|| Error::internal("kernel launch", "no value for the written array"))?;
+        out.copy_from(value)?;
+    }
+    Ok(None)
+}
+
+/// Runs the compiled `code` of `launch` with the written arrays at
+/// `destinations` (address and element count, each holding a copy of its
+/// argument); `false` when an access fell outside its buffer.
+fn execute(
+    (built, code): (&BuiltKernel, &KernelCode),
+    launch: &KernelLaunch,
+    arrays: &[&HostBuffer],
+    destinations: &[(u64, u64)],
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<bool> {
+    let (args, lens) = bind(run_as(built), launch, arrays, destinations)?;
     let [gx, gy, gz] = launch.grid.map(u64::from);
     let [bx, by, bz] = if built.host_variant().is_some() {
         [1, 1, 1]
@@ -47,8 +106,8 @@ pub(crate) fn run(
     let blocks = gx * gy * gz;
     let run_blocks = |range: std::ops::Range<u64>| {
         // SAFETY: `bind` gave every buffer parameter the address and length
-        // of a live buffer of its dtype (outputs are the private copies
-        // above, which nothing else touches until this returns) and every
+        // of a live buffer of its dtype (outputs are the destinations, which
+        // the caller lets nothing else touch until this returns) and every
         // scalar its bits; `range` lies within the grid. Every access the
         // code makes is checked against its buffer's length. Blocks running
         // at once touch one output only if the user's kernel has blocks
@@ -56,7 +115,7 @@ pub(crate) fn run(
         // unspecified, the memory stays in bounds.
         unsafe { code.run(&args, &lens, &geometry, range) }
     };
-    let in_bounds = match pool {
+    Ok(match pool {
         // Inside the pool even for one block: the pieces of its
         // independent loops spread over the pool's threads.
         Some(pool) if threads > 1 => pool.install(|| {
@@ -66,13 +125,36 @@ pub(crate) fn run(
                 .all(|p| run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces))
         }),
         _ => run_blocks(0..blocks),
-    };
-    if in_bounds {
-        Ok(outputs)
-    } else {
-        // An access outside a buffer: the simulator runs the launch again
-        // from the same inputs and reports it with the thread and index.
-        launch.kernel.run_host(launch, arrays)
+    })
+}
+
+/// Bytes per piece of a parallel copy.
+const COPY_PIECE: usize = 1 << 20;
+
+/// A copy of `source`, written (and its fresh pages touched) by the
+/// pool's threads.
+fn copy_of(source: &HostBuffer, pool: Option<&rayon::ThreadPool>) -> Result<HostBuffer> {
+    if source.as_bytes().len() < 2 * COPY_PIECE || source.dtype() == DType::Bool {
+        return Ok(source.clone());
+    }
+    let mut copy = HostBuffer::try_zeros(source.dtype(), source.len())?;
+    if let Some(bytes) = copy.as_slice_mut().as_bytes_mut() {
+        copy_bytes(bytes, source.as_bytes(), pool);
+    }
+    Ok(copy)
+}
+
+/// `to.copy_from_slice(from)` in pieces on the pool's threads.
+fn copy_bytes(to: &mut [u8], from: &[u8], pool: Option<&rayon::ThreadPool>) {
+    match pool {
+        Some(pool) if pool.current_num_threads() > 1 && from.len() >= 2 * COPY_PIECE => {
+            pool.install(|| {
+                (to.par_chunks_mut(COPY_PIECE))
+                    .zip(from.par_chunks(COPY_PIECE))
+                    .for_each(|(to, from)| to.copy_from_slice(from));
+            });
+        }
+        _ => to.copy_from_slice(from),
     }
 }
 
@@ -120,18 +202,18 @@ fn bind(
     built: &BuiltKernel,
     launch: &KernelLaunch,
     arrays: &[&HostBuffer],
-    outputs: &mut [HostBuffer],
+    destinations: &[(u64, u64)],
 ) -> Result<(Vec<u64>, Vec<u64>)> {
     let params = &built.device.params;
     let (mut args, mut lens) = (vec![0u64; params.len()], vec![0u64; params.len()]);
-    let mut outputs = outputs.iter_mut();
+    let mut outputs = destinations.iter();
     let missing = |what: &str| Error::internal("kernel launch", format!("no value for {what}"));
     for (i, param) in params.iter().enumerate() {
         match (param.source, param.kind) {
             (ArgSource::UserArray(_), ParamKind::Output(_)) => {
-                let out = outputs.next().ok_or_else(|| missing(&param.name))?;
-                lens[i] = out.len() as u64;
-                args[i] = out.as_mut_ptr() as u64;
+                let &(address, len) = outputs.next().ok_or_else(|| missing(&param.name))?;
+                lens[i] = len;
+                args[i] = address;
             }
             (ArgSource::UserArray(k), _) => {
                 let input = arrays.get(k).ok_or_else(|| missing(&param.name))?;
