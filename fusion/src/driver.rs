@@ -38,6 +38,9 @@ impl<R: Runtime + Default> Default for Driver<R> {
     }
 }
 
+/// A user launch's array arguments in the runtime's memory, with their dtypes.
+type KernelArrays<R> = Vec<(<R as Runtime>::Buffer, DType)>;
+
 impl<R: Runtime> Driver<R> {
     /// The driver of `runtime`, with an empty program cache.
     pub fn new(runtime: R) -> Driver<R> {
@@ -259,14 +262,14 @@ impl<R: Runtime> Driver<R> {
         Ok(declined)
     }
 
-    /// User launch `index` and its array arguments with their dtypes.
+    /// User launch `index` and its array arguments.
     fn user_arguments<'g>(
         &self,
         program: &Program,
         graph: &'g ExprGraph,
         index: usize,
         buffers: &[Option<R::Buffer>],
-    ) -> Result<(&'g KernelLaunch, Vec<(R::Buffer, DType)>)> {
+    ) -> Result<(&'g KernelLaunch, KernelArrays<R>)> {
         let op = self.runtime.name();
         let user = &program.user_launches[index];
         let launch = user
