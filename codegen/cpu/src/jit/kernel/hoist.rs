@@ -41,7 +41,7 @@ struct Access<'e> {
 }
 
 /// What a loop that can be checked once needs.
-pub(super) struct Hoisted<'e> {
+struct Hoisted<'e> {
     accesses: Vec<Access<'e>>,
     /// Whether the body is small and loop-free, so worth unrolling.
     unroll: bool,
@@ -49,7 +49,7 @@ pub(super) struct Hoisted<'e> {
 
 /// The accesses of `body` that can be checked before the loop, when the
 /// loop counts `counter` by 1 up to an `end` the body does not change.
-pub(super) fn analyse<'e>(
+fn analyse<'e>(
     counter: Var,
     end: Bound<'_>,
     step: &Expr,
@@ -229,9 +229,25 @@ fn affine<'e>(
 }
 
 impl KernelLowering<'_, '_, '_> {
+    /// `for (var = start; var < end; var += step) { body }`, signed; its
+    /// accesses checked once before it where they can be.
+    pub(super) fn counted_loop(
+        &mut self,
+        var: Var,
+        start: Value,
+        end: Bound<'_>,
+        step: &Expr,
+        body: &[Stmt],
+    ) -> Result<(), Unsupported> {
+        match analyse(var, end, step, body) {
+            Some(hoisted) => self.hoisted_loop(var, (start, end), step, body, &hoisted),
+            None => self.plain_loop(var, start, end, step, body),
+        }
+    }
+
     /// `for (var = start; var < end; var += 1) { body }` with the accesses
     /// of `hoisted` checked once before it (see the module documentation).
-    pub(super) fn hoisted_loop(
+    fn hoisted_loop(
         &mut self,
         var: Var,
         (start, end): (Value, Bound<'_>),

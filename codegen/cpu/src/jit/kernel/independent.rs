@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, FuncRef, InstBuilder, MemFlags, Signature, StackSlotData, StackSlotKind, Value,
+    types, AbiParam, InstBuilder, MemFlags, Signature, StackSlotData, StackSlotKind, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
@@ -31,7 +31,7 @@ use smallvec::smallvec;
 
 use super::super::ops::Lowering;
 use super::super::support::{Lanes, Unsupported};
-use super::lowering::{scalar_type_of, Bound, KernelLowering};
+use super::lowering::{scalar_type_of, Bound, KernelLowering, Outlined};
 
 /// Iterations per piece at least (below twice this, a loop runs inline):
 /// enough to repay handing a piece to another thread.
@@ -42,18 +42,6 @@ pub(super) const MAX_PIECES: usize = 64;
 
 /// `(env, args, lens, start, end, partial) -> status`: a piece function.
 type PieceFn = unsafe extern "C" fn(*const u64, *const u64, *const u64, i64, i64, *mut u64) -> u64;
-
-/// An independent loop compiled into a piece function.
-pub(super) struct Outlined {
-    pub(super) counter: Var,
-    reduction: Option<(Var, BinaryOp)>,
-    /// The registers the body reads or sets that are declared before the
-    /// loop, in the order of the environment table (the launch builtins
-    /// follow them).
-    captures: Vec<Var>,
-    /// The piece function, once declared in the kernel's function.
-    pub(super) function: Option<FuncRef>,
-}
 
 /// An independent loop of a kernel, to be compiled into a piece function.
 pub(super) struct Plan<'k> {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlags, StackSlot, Value};
+use cranelift_codegen::ir::{types, Block, FuncRef, InstBuilder, MemFlags, StackSlot, Value};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use lazyfuse_core::{DType, Literal, UnaryOp, Wide};
@@ -16,8 +16,6 @@ use super::super::ops::Lowering;
 use super::super::support::{
     binary_supported, cast_supported, scalar_type, unary_supported, Unsupported,
 };
-use super::hoist;
-use super::independent::Outlined;
 
 /// A parameter's value in the function.
 #[derive(Clone, Copy)]
@@ -50,8 +48,21 @@ pub(super) struct KernelLowering<'a, 'b, 'f> {
     /// The calling convention of calls into Rust.
     pub(super) call_conv: CallConv,
     /// Index expressions (by address) whose accesses the enclosing loops
-    /// checked before they started ([`super::hoist`]).
+    /// checked before they started (the `hoist` module).
     pub(super) proven: Vec<*const Expr>,
+}
+
+/// An independent loop compiled into a piece function (see the
+/// `independent` module).
+pub(super) struct Outlined {
+    pub(super) counter: Var,
+    pub(super) reduction: Option<(Var, lazyfuse_core::BinaryOp)>,
+    /// The registers the body reads or sets that are declared before the
+    /// loop, in the order of the environment table (the launch builtins
+    /// follow them).
+    pub(super) captures: Vec<Var>,
+    /// The piece function, once declared in the kernel's function.
+    pub(super) function: Option<FuncRef>,
 }
 
 /// A loop's exclusive bound: an expression evaluated before every
@@ -159,23 +170,8 @@ impl<'a> KernelLowering<'a, '_, '_> {
         self.ops.b.create_block()
     }
 
-    /// `for (var = start; var < end; var += step) { body }`, signed; its
-    /// accesses checked once before it where they can be.
-    pub(super) fn counted_loop(
-        &mut self,
-        var: Var,
-        start: Value,
-        end: Bound<'_>,
-        step: &Expr,
-        body: &[Stmt],
-    ) -> Result<(), Unsupported> {
-        match hoist::analyse(var, end, step, body) {
-            Some(hoisted) => self.hoisted_loop(var, (start, end), step, body, &hoisted),
-            None => self.plain_loop(var, start, end, step, body),
-        }
-    }
-
-    /// [`counted_loop`](Self::counted_loop) with every access checked.
+    /// `for (var = start; var < end; var += step) { body }`, signed, with
+    /// every access checked (`counted_loop` checks them once where it can).
     pub(super) fn plain_loop(
         &mut self,
         var: Var,

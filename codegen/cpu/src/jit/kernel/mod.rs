@@ -5,7 +5,7 @@
 //! its threads (x fastest), running the body with every register in a
 //! machine register. Blocks are independent, so ranges of them run on
 //! different cores; so do the pieces of a long independent loop (a
-//! gufunc's `par_range` or `par_reduce`, see [`independent`]).
+//! gufunc's `par_range` or `par_reduce`, see `independent.rs`).
 //!
 //! The function is `extern "C" fn(args, lens, geometry, first, end) -> u64`:
 //! `args[p]` is parameter `p`'s buffer address or its scalar's bits,
@@ -37,8 +37,7 @@ use lazyfuse_fusion::Body;
 
 use super::ops::Lowering;
 use super::support::{Lanes, Unsupported};
-use independent::Outlined;
-use lowering::{scalar_type_of, KernelLowering, Slot};
+use lowering::{scalar_type_of, KernelLowering, Outlined, Slot};
 
 /// The most bytes of local arrays a compiled kernel keeps on its stack.
 const MAX_LOCAL_BYTES: usize = 64 * 1024;
