@@ -49,12 +49,7 @@ struct Hoisted<'e> {
 
 /// The accesses of `body` that can be checked before the loop, when the
 /// loop counts `counter` by 1 up to an `end` the body does not change.
-fn analyse<'e>(
-    counter: Var,
-    end: Bound<'_>,
-    step: &Expr,
-    body: &'e [Stmt],
-) -> Option<Hoisted<'e>> {
+fn analyse<'e>(counter: Var, end: Bound<'_>, step: &Expr, body: &'e [Stmt]) -> Option<Hoisted<'e>> {
     if !matches!(step, Expr::Const(l) if matches!(l.to_wide(), Wide::Int(1))) {
         return None;
     }
