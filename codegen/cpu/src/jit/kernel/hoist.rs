@@ -25,6 +25,7 @@ use lazyfuse_device::ir::{Expr, Stmt, Var};
 
 use super::super::support::Unsupported;
 use super::lowering::{Bound, KernelLowering, Slot};
+use super::walk::{self, Node};
 
 /// Iterations per turn of an unrolled loop.
 const UNROLL: i64 = 4;
@@ -92,81 +93,31 @@ struct Walk<'e> {
 
 impl<'e> Walk<'e> {
     fn of(body: &'e [Stmt]) -> Walk<'e> {
-        enum Node<'a> {
-            Stmt(&'a Stmt),
-            Expr(&'a Expr),
-        }
         let mut walk = Walk {
             loop_free: true,
             ..Walk::default()
         };
-        let mut stack: Vec<Node<'e>> = body.iter().map(Node::Stmt).collect();
-        while let Some(node) = stack.pop() {
+        for node in walk::nodes(body) {
             walk.nodes += 1;
             match node {
-                Node::Stmt(stmt) => match stmt {
-                    Stmt::Let(var, value) | Stmt::Assign(var, value) => {
-                        walk.set.insert(*var);
-                        stack.push(Node::Expr(value));
-                    }
-                    Stmt::Store {
-                        param,
-                        index,
-                        value,
-                    } => {
-                        walk.accesses.push((*param, index));
-                        stack.extend([Node::Expr(index), Node::Expr(value)]);
-                    }
-                    Stmt::StoreShared { index, value, .. } => {
-                        stack.extend([Node::Expr(index), Node::Expr(value)]);
-                    }
-                    Stmt::If {
-                        cond,
-                        then,
-                        otherwise,
-                    } => {
-                        stack.push(Node::Expr(cond));
-                        stack.extend(then.iter().chain(otherwise).map(Node::Stmt));
-                    }
-                    Stmt::For {
-                        var,
-                        start,
-                        end,
-                        step,
-                        body,
-                    } => {
-                        walk.loop_free = false;
-                        walk.set.insert(*var);
-                        stack.extend([start, end, step].map(Node::Expr));
-                        stack.extend(body.iter().map(Node::Stmt));
-                    }
-                    Stmt::While { cond, body } => {
-                        walk.loop_free = false;
-                        stack.push(Node::Expr(cond));
-                        stack.extend(body.iter().map(Node::Stmt));
-                    }
-                    Stmt::LoadVector { dst, .. } => walk.set.extend(dst.iter().copied()),
-                    Stmt::Atomic { old, .. } => walk.set.extend(*old),
-                    Stmt::ShuffleDown { dst, .. } => {
-                        walk.set.insert(*dst);
-                    }
-                    Stmt::StoreVector { .. } | Stmt::Barrier => {}
-                },
-                Node::Expr(expr) => match expr {
-                    Expr::Load { param, index } => {
-                        walk.accesses.push((*param, index));
-                        stack.push(Node::Expr(index));
-                    }
-                    Expr::LoadShared { index, .. } => stack.push(Node::Expr(index)),
-                    Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => {
-                        stack.push(Node::Expr(a));
-                    }
-                    Expr::Index(_, a, b) | Expr::Binary(_, a, b) => {
-                        stack.extend([Node::Expr(a), Node::Expr(b)]);
-                    }
-                    Expr::Select(c, a, b) => stack.extend([c, a, b].map(|e| Node::Expr(e))),
-                    Expr::Var(_) | Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
-                },
+                Node::Stmt(Stmt::Let(var, _) | Stmt::Assign(var, _)) => {
+                    walk.set.insert(*var);
+                }
+                Node::Stmt(Stmt::Store { param, index, .. }) => {
+                    walk.accesses.push((*param, index));
+                }
+                Node::Expr(Expr::Load { param, index }) => walk.accesses.push((*param, index)),
+                Node::Stmt(Stmt::For { var, .. }) => {
+                    walk.loop_free = false;
+                    walk.set.insert(*var);
+                }
+                Node::Stmt(Stmt::While { .. }) => walk.loop_free = false,
+                Node::Stmt(Stmt::LoadVector { dst, .. }) => walk.set.extend(dst.iter().copied()),
+                Node::Stmt(Stmt::Atomic { old, .. }) => walk.set.extend(*old),
+                Node::Stmt(Stmt::ShuffleDown { dst, .. }) => {
+                    walk.set.insert(*dst);
+                }
+                Node::Stmt(_) | Node::Expr(_) => {}
             }
         }
         walk

@@ -32,6 +32,7 @@ use smallvec::smallvec;
 use super::super::ops::Lowering;
 use super::super::support::{Lanes, Unsupported};
 use super::lowering::{scalar_type_of, Bound, KernelLowering, Outlined};
+use super::walk::{self, Node};
 
 /// Iterations per piece at least (below twice this, a loop runs inline):
 /// enough to repay handing a piece to another thread.
@@ -110,74 +111,28 @@ fn plan_loop<'k>(
 /// The registers `body` reads or sets without declaring them, in order,
 /// and whether it touches a local array.
 fn free_registers(body: &[Stmt]) -> (Vec<Var>, bool) {
-    enum Node<'a> {
-        Stmt(&'a Stmt),
-        Expr(&'a Expr),
-    }
     let (mut used, mut declared) = (BTreeSet::new(), HashSet::new());
     let mut uses_locals = false;
-    let mut stack: Vec<Node<'_>> = body.iter().map(Node::Stmt).collect();
-    while let Some(node) = stack.pop() {
+    for node in walk::nodes(body) {
         match node {
-            Node::Stmt(stmt) => match stmt {
-                Stmt::Let(var, value) => {
-                    declared.insert(var.0);
-                    stack.push(Node::Expr(value));
-                }
-                Stmt::Assign(var, value) => {
-                    used.insert(var.0);
-                    stack.push(Node::Expr(value));
-                }
-                Stmt::Store { index, value, .. } => {
-                    stack.extend([Node::Expr(index), Node::Expr(value)]);
-                }
-                Stmt::StoreShared { .. } => uses_locals = true,
-                Stmt::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    stack.push(Node::Expr(cond));
-                    stack.extend(then.iter().chain(otherwise).map(Node::Stmt));
-                }
-                Stmt::For {
-                    var,
-                    start,
-                    end,
-                    step,
-                    body,
-                } => {
-                    declared.insert(var.0);
-                    stack.extend([start, end, step].map(Node::Expr));
-                    stack.extend(body.iter().map(Node::Stmt));
-                }
-                Stmt::While { cond, body } => {
-                    stack.push(Node::Expr(cond));
-                    stack.extend(body.iter().map(Node::Stmt));
-                }
-                // Never compiled (the JIT refuses them); counted as using
-                // locals so that no piece function is attempted.
-                Stmt::LoadVector { .. }
+            Node::Stmt(Stmt::Let(var, _) | Stmt::For { var, .. }) => {
+                declared.insert(var.0);
+            }
+            Node::Stmt(Stmt::Assign(var, _)) | Node::Expr(Expr::Var(var)) => {
+                used.insert(var.0);
+            }
+            // Statements the JIT refuses count as local arrays, so that no
+            // piece function is attempted.
+            Node::Stmt(
+                Stmt::StoreShared { .. }
+                | Stmt::LoadVector { .. }
                 | Stmt::StoreVector { .. }
                 | Stmt::Atomic { .. }
                 | Stmt::Barrier
-                | Stmt::ShuffleDown { .. } => uses_locals = true,
-            },
-            Node::Expr(expr) => match expr {
-                Expr::Var(var) => {
-                    used.insert(var.0);
-                }
-                Expr::LoadShared { .. } => uses_locals = true,
-                Expr::Load { index, .. } => stack.push(Node::Expr(index)),
-                Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => {
-                    stack.push(Node::Expr(a));
-                }
-                Expr::Index(_, a, b) | Expr::Binary(_, a, b) => {
-                    stack.extend([Node::Expr(a), Node::Expr(b)]);
-                }
-                Expr::Select(c, a, b) => stack.extend([c, a, b].map(|e| Node::Expr(e))),
-                Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
-            },
+                | Stmt::ShuffleDown { .. },
+            )
+            | Node::Expr(Expr::LoadShared { .. }) => uses_locals = true,
+            Node::Stmt(_) | Node::Expr(_) => {}
         }
     }
     let free = used.into_iter().filter(|v| !declared.contains(v));

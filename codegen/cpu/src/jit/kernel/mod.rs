@@ -19,6 +19,7 @@
 mod hoist;
 mod independent;
 mod lowering;
+mod walk;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
