@@ -28,6 +28,20 @@ pub(super) struct Lowering<'b, 'f> {
     pub(super) flags: MemFlags,
 }
 
+impl<'b, 'f> Lowering<'b, 'f> {
+    /// Scalar lowering, one value per register: a user kernel's thread.
+    pub(super) fn scalar(b: &'b mut FunctionBuilder<'f>, body: &'b Body) -> Self {
+        Lowering {
+            b,
+            body,
+            lanes: Lanes::W64,
+            vector: false,
+            group: 0,
+            flags: MemFlags::trusted(),
+        }
+    }
+}
+
 /// Flags for bitcasts between vector types of one size.
 pub(super) fn little() -> MemFlags {
     MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little)

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use smallvec::smallvec;
 
 use super::super::ops::Lowering;
-use super::super::support::{Lanes, Unsupported};
+use super::super::support::Unsupported;
 use super::lowering::{scalar_type_of, Bound, KernelLowering, Outlined};
 use super::walk::{self, Node};
 
@@ -193,14 +193,7 @@ pub(super) fn emit_piece(
     let body = lazyfuse_fusion::Body::default();
     {
         let mut lowering = KernelLowering {
-            ops: Lowering {
-                b: &mut b,
-                body: &body,
-                lanes: Lanes::W64,
-                vector: false,
-                group: 0,
-                flags,
-            },
+            ops: Lowering::scalar(&mut b, &body),
             kernel,
             vars: vars.clone(),
             slots,

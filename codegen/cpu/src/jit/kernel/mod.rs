@@ -37,7 +37,7 @@ use lazyfuse_device::ir::{DeviceKernel, ParamKind};
 use lazyfuse_fusion::Body;
 
 use super::ops::Lowering;
-use super::support::{Lanes, Unsupported};
+use super::support::Unsupported;
 use lowering::{scalar_type_of, KernelLowering, Outlined, Slot};
 
 /// The most bytes of local arrays a compiled kernel keeps on its stack.
@@ -230,14 +230,7 @@ fn emit(
     let body = Body::default();
     {
         let mut lowering = KernelLowering {
-            ops: Lowering {
-                b: &mut b,
-                body: &body,
-                lanes: Lanes::W64,
-                vector: false,
-                group: 0,
-                flags,
-            },
+            ops: Lowering::scalar(&mut b, &body),
             kernel,
             vars,
             slots,
