@@ -5,8 +5,9 @@
 //!
 //! Memory: device buffers come from a caching pool (size classes, reuse,
 //! out-of-memory retried once after emptying the cache); large uploads go
-//! through pinned staging buffers so they run asynchronously and the host
-//! goes on planning; results are downloaded only when read.
+//! through a small ring of pinned chunks (`staging`), so the host copies one
+//! chunk while the device copies the last; results are downloaded only when
+//! read.
 //!
 //! This module runs only where a GPU is present: it is compiled and
 //! reviewed everywhere, and exercised by the GPU tests where a device exists.
@@ -17,8 +18,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use lazyfuse_core::reference::Lines;
@@ -38,9 +38,11 @@ use lazyfuse_device::{bind, cuda, lower};
 
 mod args;
 mod pinned;
+mod staging;
 mod user;
 
 use args::ScalarArg;
+use staging::StagingRing;
 
 /// Device memory from cudarc's stream-ordered allocator.
 pub struct CudaAllocator {
@@ -110,18 +112,9 @@ struct LoadedProgram {
     _module: Arc<CudaModule>,
 }
 
-/// Pinned host buffers for asynchronous uploads, reused by size class.
-/// Each records an event when a copy reads it, and cudarc makes writing it
-/// again wait for that event, so a buffer is never refilled mid-copy.
-#[derive(Default)]
-struct Staging {
-    free: Vec<PinnedHostSlice<u8>>,
-}
-
-/// Uploads at least this large are staged through pinned memory.
-const STAGED_UPLOAD: usize = 1 << 20;
-/// Pinned staging memory kept for reuse.
-const STAGING_KEPT: usize = 256 << 20;
+/// Copies from or into pageable memory at least this large are staged
+/// through the pinned ring.
+const STAGED_COPY: usize = 1 << 20;
 
 /// The CUDA engine: the driver over the runtime of one device.
 pub type CudaEngine = Driver<CudaRuntime>;
@@ -140,7 +133,7 @@ pub struct CudaRuntime {
     /// source, which confirms a hit).
     user_modules: Mutex<HashMap<u64, (String, Arc<CudaModule>)>>,
     pool: Arc<CachingPool<CudaAllocator>>,
-    staging: Mutex<Staging>,
+    staging: Mutex<StagingRing>,
     disk: DiskCache,
     /// Host memory registered (page-locked) for this device.
     pinned: PinnedRanges,
@@ -231,7 +224,7 @@ impl CudaRuntime {
                 loaded: Mutex::new(HashMap::new()),
                 user_modules: Mutex::new(HashMap::new()),
                 pool,
-                staging: Mutex::new(Staging::default()),
+                staging: Mutex::new(StagingRing::default()),
                 disk,
                 pinned: PinnedRanges::default(),
                 in_flight: Mutex::new(Vec::new()),
@@ -272,50 +265,6 @@ impl CudaRuntime {
             .map_err(|e| device_error("cuStreamSynchronize", e))?;
         lock(&self.in_flight).clear();
         Ok(())
-    }
-
-    /// Copies `bytes` into `target` asynchronously through a pinned buffer of
-    /// the same size class as `target` (a pool block); `Ok(false)` when no
-    /// pinned memory could be had (the caller then copies directly).
-    fn staged_copy(&self, bytes: &[u8], target: &mut CudaSlice<u8>) -> Result<bool> {
-        let class = CachingPool::<CudaAllocator>::size_class(bytes.len());
-        let reused = {
-            let mut staging = lock(&self.staging);
-            let found = staging.free.iter().position(|p| p.len() == class);
-            found.map(|i| staging.free.swap_remove(i))
-        };
-        let mut pinned = match reused {
-            Some(pinned) => pinned,
-            // SAFETY: the pinned memory is uninitialised; its first
-            // `bytes.len()` bytes are written below, and the rest is copied
-            // into the rest of `target`, which nothing reads.
-            None => match unsafe { self.ctx.alloc_pinned::<u8>(class) } {
-                Ok(pinned) => pinned,
-                Err(_) => return Ok(false),
-            },
-        };
-        // Waits (on the buffer's event) for the copy that read it last.
-        pinned
-            .as_mut_slice()
-            .map_err(|e| device_error("pinned staging", e))?[..bytes.len()]
-            .copy_from_slice(bytes);
-        if target.len() != pinned.len() {
-            return Err(Error::internal(
-                "cuda upload",
-                "a staging buffer and its pool block differ in size class",
-            ));
-        }
-        // Passing the pinned buffer itself lets cudarc record its event.
-        self.stream
-            .memcpy_htod(&pinned, target)
-            .map_err(|e| device_error("cuMemcpyHtoDAsync", e))?;
-        let mut staging = lock(&self.staging);
-        let kept: usize = staging.free.iter().map(|p| p.len()).sum();
-        if kept + pinned.len() <= STAGING_KEPT {
-            staging.free.push(pinned);
-        }
-        // Otherwise it is dropped here, which waits for its copy first.
-        Ok(true)
     }
 
     /// The loaded program for `launch`: from memory, the disk cache, or NVRTC.
@@ -530,14 +479,15 @@ impl Runtime for CudaRuntime {
             if !pinned {
                 env.stats.add(Counter::StagedBytes, bytes.len() as u64);
             }
-            let staged =
-                !pinned && bytes.len() >= STAGED_UPLOAD && self.staged_copy(bytes, slice)?;
+            let mut view = slice.slice_mut(0..bytes.len());
+            let staged = !pinned
+                && bytes.len() >= STAGED_COPY
+                && lock(&self.staging).upload(&self.ctx, &self.stream, bytes, &mut view)?;
             if pinned {
                 // A DMA from the pinned memory itself, asynchronous: hold it.
                 self.hold_until_synchronized(host);
             }
             if !staged {
-                let mut view = slice.slice_mut(0..bytes.len());
                 self.stream
                     .memcpy_htod(bytes, &mut view)
                     .map_err(|e| device_error("cuMemcpyHtoD", e))?;
@@ -582,9 +532,7 @@ impl Runtime for CudaRuntime {
         let mut bytes = vec![0u8; buffer.bytes];
         if !bytes.is_empty() {
             let view = buffer.slice()?.slice(0..buffer.bytes);
-            self.stream
-                .memcpy_dtoh(&view, &mut bytes)
-                .map_err(|e| device_error("cuMemcpyDtoH", e))?;
+            self.copy_to_host(&view, &mut bytes)?;
         }
         self.synchronize()?;
         HostBuffer::from_bytes(dtype, &bytes).map(Arc::new)
@@ -668,11 +616,8 @@ impl Runtime for CudaRuntime {
     }
 
     fn release_memory(&self) -> usize {
-        let staged: Vec<PinnedHostSlice<u8>> = std::mem::take(&mut lock(&self.staging).free);
-        let bytes: usize = staged.iter().map(|p| p.len()).sum();
-        // Dropping a staging buffer waits for the copy that read it.
-        drop(staged);
-        self.pool.trim() + bytes
+        let staged = lock(&self.staging).release();
+        self.pool.trim() + staged
     }
 
     fn begin_deferred_cleanup(&self) {

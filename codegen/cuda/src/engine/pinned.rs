@@ -69,13 +69,33 @@ impl CudaRuntime {
         let Some(target) = out.as_bytes_mut().filter(|t| t.len() == source.len()) else {
             return Ok(false);
         };
-        if !self.is_pinned(target) {
+        if self.is_pinned(target) {
+            self.stream
+                .memcpy_dtoh(source, target)
+                .map_err(|e| device_error("cuMemcpyDtoH", e))?;
+        } else {
             env.stats.add(Counter::StagedBytes, target.len() as u64);
+            self.copy_to_host(source, target)?;
+        }
+        self.synchronize()?;
+        Ok(true)
+    }
+
+    /// Queues the copy of `source` into pageable `target`: through the
+    /// pinned ring when it is large, else directly (the driver stages it).
+    /// The caller synchronises.
+    pub(super) fn copy_to_host(
+        &self,
+        source: &cudarc::driver::CudaView<'_, u8>,
+        target: &mut [u8],
+    ) -> Result<()> {
+        if target.len() >= super::STAGED_COPY
+            && lock(&self.staging).download(&self.ctx, &self.stream, source, target)?
+        {
+            return Ok(());
         }
         self.stream
             .memcpy_dtoh(source, target)
-            .map_err(|e| device_error("cuMemcpyDtoH", e))?;
-        self.synchronize()?;
-        Ok(true)
+            .map_err(|e| device_error("cuMemcpyDtoH", e))
     }
 }
