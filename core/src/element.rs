@@ -256,17 +256,44 @@ impl Element for bool {
 
 /// `len` copies of `value`, or an [`Error::Device`] when the host cannot
 /// provide the memory (instead of the abort of `vec![value; len]`).
+///
+/// A request larger than the machine's memory and swap together is refused
+/// before it is made: where the kernel overcommits memory (Linux's
+/// `vm.overcommit_memory = 1`, common in VMs and containers) such a
+/// reservation succeeds and filling it gets the process killed.
 pub fn try_vec<T: Clone>(value: T, len: usize) -> Result<Vec<T>> {
-    let mut values: Vec<T> = Vec::new();
-    values.try_reserve_exact(len).map_err(|_| Error::Device {
+    let refused = || Error::Device {
         op: "host allocation".to_string(),
         message: format!(
             "out of memory: {len} elements of {} bytes cannot be allocated",
             std::mem::size_of::<T>()
         ),
-    })?;
+    };
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>())
+        .ok_or_else(refused)?;
+    if machine_memory().is_some_and(|total| bytes > total) {
+        return Err(refused());
+    }
+    let mut values: Vec<T> = Vec::new();
+    values.try_reserve_exact(len).map_err(|_| refused())?;
     values.resize(len, value);
     Ok(values)
+}
+
+/// The machine's memory and swap in bytes, where the system says (Linux's
+/// `/proc/meminfo`); read once.
+fn machine_memory() -> Option<usize> {
+    static TOTAL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib = |field: &str| -> Option<usize> {
+            let line = info.lines().find(|l| l.starts_with(field))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        };
+        let total = kib("MemTotal:")?.checked_add(kib("SwapTotal:").unwrap_or(0))?;
+        total.checked_mul(1024)
+    })
 }
 
 /// Contiguous host memory holding elements of one dtype, row-major.
@@ -605,6 +632,17 @@ impl fmt::Debug for HostBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_allocation_larger_than_the_machine_is_refused_up_front() {
+        if let Some(total) = machine_memory() {
+            assert!(total > 1 << 20, "{total}");
+            let err = try_vec(0u8, total + 1).unwrap_err().to_string();
+            assert!(err.contains("out of memory"), "{err}");
+        }
+        assert!(try_vec(0u64, usize::MAX / 4).is_err());
+        assert_eq!(try_vec(7i16, 3).unwrap(), vec![7, 7, 7]);
+    }
 
     #[test]
     fn casts_follow_the_documented_rules() {
