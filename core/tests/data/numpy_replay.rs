@@ -202,63 +202,83 @@ fn left_scalar(op: BinaryOp, lhs: Operand, b: &Array) -> Array {
 }
 
 /// Runs every case on `cx`: the number of cases, and one line per case
-/// that differs from NumPy.
+/// that differs from NumPy (in the table's order). The cases are spread over
+/// the machine's cores: a device backend compiles a kernel for most of them,
+/// and its compiler runs as well in parallel.
 pub fn replay(cx: &Session) -> (usize, Vec<String>) {
     let text = table_text();
     let table: Value = serde_json::from_str(&text).unwrap();
     let cases = table["cases"].as_array().unwrap();
-    let mut failures = Vec::new();
-    for case in cases {
-        let result = build(cx, case);
-        let out = &case["out"];
-        let label = format!(
-            "{} {} {}",
-            case["kind"].as_str().unwrap(),
-            case["op"].as_str().unwrap(),
-            serde_json::to_string(&case["args"]).unwrap()
-        );
-        if out.get("error").is_some() {
-            if result.check().is_ok() {
-                failures.push(format!(
-                    "{label}: NumPy raises {}, we built {:?}",
-                    out["error"], result
-                ));
-            }
-            continue;
-        }
-        let want_dtype: DType = out["dtype"].as_str().unwrap().parse().unwrap();
-        let want_shape: Vec<usize> = out["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as usize)
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut failures: Vec<(usize, String)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..cases.len())
+                        .step_by(threads)
+                        .filter_map(|i| check(cx, &cases[i]).map(|failure| (i, failure)))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        let want: Vec<Wide> = out["values"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| wide(v.as_str().unwrap()))
-            .collect();
-        match read(&result) {
-            Err(e) => failures.push(format!("{label}: error {e}")),
-            Ok(got) => {
-                if result.dtype() != want_dtype || result.shape() != want_shape.as_slice() {
-                    failures.push(format!(
-                        "{label}: got {}{:?}, NumPy {}{:?}",
-                        result.dtype(),
-                        result.shape(),
-                        want_dtype,
-                        want_shape
-                    ));
-                } else if !got
-                    .iter()
-                    .zip(&want)
-                    .all(|(g, w)| same(*g, *w, case["exact"].as_bool().unwrap(), want_dtype))
-                {
-                    failures.push(format!("{label}: got {got:?}, NumPy {want:?}"));
-                }
-            }
-        }
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    failures.sort_by_key(|(i, _)| *i);
+    (
+        cases.len(),
+        failures.into_iter().map(|(_, failure)| failure).collect(),
+    )
+}
+
+/// Runs one case on `cx`: how it differs from NumPy, if it does.
+fn check(cx: &Session, case: &Value) -> Option<String> {
+    let result = build(cx, case);
+    let out = &case["out"];
+    let label = format!(
+        "{} {} {}",
+        case["kind"].as_str().unwrap(),
+        case["op"].as_str().unwrap(),
+        serde_json::to_string(&case["args"]).unwrap()
+    );
+    if out.get("error").is_some() {
+        return result.check().is_ok().then(|| {
+            format!(
+                "{label}: NumPy raises {}, we built {:?}",
+                out["error"], result
+            )
+        });
     }
-    (cases.len(), failures)
+    let want_dtype: DType = out["dtype"].as_str().unwrap().parse().unwrap();
+    let want_shape: Vec<usize> = out["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    let want: Vec<Wide> = out["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| wide(v.as_str().unwrap()))
+        .collect();
+    match read(&result) {
+        Err(e) => Some(format!("{label}: error {e}")),
+        Ok(_) if result.dtype() != want_dtype || result.shape() != want_shape.as_slice() => {
+            Some(format!(
+                "{label}: got {}{:?}, NumPy {}{:?}",
+                result.dtype(),
+                result.shape(),
+                want_dtype,
+                want_shape
+            ))
+        }
+        Ok(got) => (!got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| same(*g, *w, case["exact"].as_bool().unwrap(), want_dtype)))
+        .then(|| format!("{label}: got {got:?}, NumPy {want:?}")),
+    }
 }
