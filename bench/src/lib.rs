@@ -3,6 +3,8 @@
 //! timing and the reports. The `lazyfuse-bench` binary runs it as a whole;
 //! the criterion bench `targets` (`cargo bench -p lazyfuse-bench`) measures
 //! the CPU backend's performance targets with the same cases and hand loops.
+//! The `lazyfuse-gpu` binary times the cuda backend against CuPy on a GPU
+//! (`scripts/gpu-check.sh`).
 
 pub mod cases;
 pub mod cli;
