@@ -6,13 +6,18 @@
 #   bash scripts/gpu-check.sh bundle   # here: build, strip and pack the
 #                                      # test, example and bench programs
 #                                      # into target/gpu-check/bundle.tar.xz
-#   bash scripts/gpu-check.sh run      # on the GPU machine, from the
-#                                      # repository root, with the bundle
+#   bash scripts/gpu-check.sh run [STEP...]
+#                                      # on the GPU machine, from the
+#                                      # repository root, with the bundle;
+#                                      # STEPs among tests examples bench
+#                                      # python (default: the first three;
+#                                      # each fits one 10-minute call)
 #
 # The GPU machine needs no Rust: it runs what `bundle` built (x86-64 Linux).
 # It needs the NVIDIA driver, NVRTC and the CUDA headers (a CUDA toolkit
 # under /usr/local/cuda, or LAZYFUSE_NVRTC and LAZYFUSE_CUDA_INCLUDE), and
-# CuPy for the reference timings (skipped with a message without it).
+# CuPy for the reference timings, and Python 3.9+ with NumPy and pytest for
+# the `python` step (the Python package's suite on the GPU).
 # `run` writes its logs and a summary to $OUT (default target/gpu-check/out)
 # and prints the summary last.
 set -euo pipefail
@@ -43,6 +48,11 @@ for line in sys.stdin:
     strip -o "$staging/$dir/$name" "$path"
   done <<<"$exes"
   strip -o "$staging/bench/lazyfuse-gpu" target/release/lazyfuse-gpu
+  # The Python package as a wheel (abi3: any CPython 3.9+ there).
+  mkdir -p "$staging/python"
+  CARGO_TARGET_DIR=$root/target/python target/py-venv/bin/maturin build --release --strip \
+    -m bindings/python/Cargo.toml -o "$staging/python" ||
+    echo "warning: no wheel (bash scripts/test.sh makes target/py-venv): the python step will skip"
   # One archive with a large window: the programs share most of their code.
   tar -C "$staging" -cf - . | xz -T1 -9 >"$bundle"
   rm -rf "$staging"
@@ -62,8 +72,9 @@ find_cuda() {
   export LD_LIBRARY_PATH="$(dirname "${LAZYFUSE_NVRTC:-/usr/local/cuda/lib64/x}"):${LD_LIBRARY_PATH:-}"
 }
 
-run_checks() {
-  local out=${OUT:-$root/target/gpu-check/out} work=/tmp/lazyfuse-gpu-check
+# Unpacks the bundle and sets up what every step needs.
+prepare() {
+  out=${OUT:-$root/target/gpu-check/out} work=/tmp/lazyfuse-gpu-check
   mkdir -p "$out"
   rm -rf "$work" && mkdir -p "$work/logs"
   xz -dc "$bundle" | tar -C "$work" -xf -
@@ -79,7 +90,9 @@ run_checks() {
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv || true
     echo "NVRTC: ${LAZYFUSE_NVRTC:-none}; headers: ${LAZYFUSE_CUDA_INCLUDE:-none}; vm.overcommit_memory: $(cat /proc/sys/vm/overcommit_memory 2>/dev/null)"
   } | tee "$out/summary.txt"
+}
 
+step_tests() {
   # Every test program at once (the machine has cores to spare), each
   # limited so that one hang cannot eat the lease.
   ls "$work/tests" | xargs -P 8 -I{} sh -c \
@@ -94,7 +107,9 @@ run_checks() {
     { echo "===== $name (exit $rc)"; cat "$log"; } >>"$out/tests.log"
   done
   grep -h "SKIPPED" "$work"/logs/*.log | sort | uniq -c | tee -a "$out/summary.txt" || true
+}
 
+step_examples() {
   echo "== examples on LAZYFUSE_BACKEND=cuda" | tee -a "$out/summary.txt"
   for example in "$work"/examples/*; do
     local name rc
@@ -106,7 +121,26 @@ run_checks() {
     echo "$name: exit $rc" | tee -a "$out/summary.txt"
     { echo "===== example $name (exit $rc)"; cat "$work/logs/example-$name.log"; } >>"$out/examples.log"
   done
+}
 
+step_python() {
+  echo "== the Python package's tests on LAZYFUSE_BACKEND=cuda" | tee -a "$out/summary.txt"
+  local wheel
+  wheel=$(ls "$work"/python/*.whl 2>/dev/null | head -1)
+  if [ -z "$wheel" ]; then
+    echo "SKIPPED python: the bundle has no wheel" | tee -a "$out/summary.txt"
+    return
+  fi
+  set +e
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$wheel" &&
+    (cd "$root" && PYTHONPATH="$work/site" LAZYFUSE_BACKEND=cuda PYTHONUNBUFFERED=1 \
+      timeout ${GPU_CHECK_PYTHON_TIMEOUT:-540} python3 -m pytest -q -p no:cacheprovider bindings/python/tests) \
+    >"$out/python.log" 2>&1
+  echo "pytest: exit $?; $(tail -1 "$out/python.log")" | tee -a "$out/summary.txt"
+  set -e
+}
+
+step_bench() {
   echo "== speed: lazyfuse cuda, then CuPy in the same run (n = ${GPU_CHECK_N:-1e8} f32)" | tee -a "$out/summary.txt"
   set +e
   "$work/bench/lazyfuse-gpu" --n "${GPU_CHECK_N:-1e8}" --reps 20 >"$out/bench-lazyfuse.jsonl" 2>"$work/logs/bench.err"
@@ -131,15 +165,33 @@ if copy:
 EOF
 }
 
+run_checks() {
+  local steps=("$@")
+  [ ${#steps[@]} -gt 0 ] || steps=(tests examples bench)
+  prepare
+  for step in "${steps[@]}"; do
+    case "$step" in
+      tests | examples | bench | python) "step_$step" ;;
+      *)
+        echo "unknown step '$step' (expected tests, examples, bench or python)" >&2
+        exit 2
+        ;;
+    esac
+  done
+}
+
 case "${1:-}" in
   bundle)
     mkdir -p target/gpu-check
     pack
     echo "$root" >target/gpu-check/built-at
     ;;
-  run) run_checks ;;
+  run)
+    shift
+    run_checks "$@"
+    ;;
   *)
-    echo "usage: bash scripts/gpu-check.sh bundle|run" >&2
+    echo "usage: bash scripts/gpu-check.sh bundle | run [tests] [examples] [bench] [python]" >&2
     exit 2
     ;;
 esac
