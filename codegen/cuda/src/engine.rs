@@ -4,10 +4,10 @@
 //! disk, launched through cudarc with the lowering's launch configuration.
 //!
 //! Memory: device buffers come from a caching pool (size classes, reuse,
-//! out-of-memory retried once after emptying the cache); large uploads go
-//! through a small ring of pinned chunks (`staging`), so the host copies one
-//! chunk while the device copies the last; results are downloaded only when
-//! read.
+//! out-of-memory retried once after emptying the cache); large copies of
+//! pageable memory, both ways, go through a small ring of pinned chunks
+//! (`staging`), so the host copies one chunk while the device copies
+//! another; results are downloaded only when read.
 //!
 //! This module runs only where a GPU is present: it is compiled and
 //! reviewed everywhere, and exercised by the GPU tests where a device exists.
