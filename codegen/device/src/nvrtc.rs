@@ -205,8 +205,9 @@ fn log(program: &Program) -> String {
 /// includes it as a header that NVRTC 12.8+ precompiles once per process
 /// (its automatic PCH): parsing the prelude is most of a small kernel's
 /// compile time. Measured with NVRTC 12.9 on this project's machine, a
-/// fused element-wise kernel took 59 ms to a cubin as one translation unit
-/// and 34 ms with the prelude precompiled.
+/// fused element-wise kernel took 66 ms to a cubin as one translation unit
+/// and 37 ms with the prelude precompiled (the first compile of a process,
+/// which builds the precompiled header, 107 ms).
 pub fn compile(name: &str, source: &str, target: &Target) -> Result<Compiled> {
     load()?;
     if let Some(kernels) = source.strip_prefix(prelude_text()) {
