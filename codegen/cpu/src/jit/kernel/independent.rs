@@ -31,7 +31,7 @@ use smallvec::smallvec;
 
 use super::super::ops::Lowering;
 use super::super::support::Unsupported;
-use super::lowering::{scalar_type_of, Bound, KernelLowering, Outlined};
+use super::lowering::{finish_function, scalar_type_of, Bound, KernelLowering, Outlined};
 use super::walk::{self, Node};
 
 /// Iterations per piece at least (below twice this, a loop runs inline):
@@ -219,13 +219,7 @@ pub(super) fn emit_piece(
         let value = b.use_var(vars[acc.index()]);
         b.ins().store(flags, value, partial, 0);
     }
-    let zero = b.ins().iconst(types::I64, 0);
-    b.ins().return_(&[zero]);
-    b.switch_to_block(out_of_bounds);
-    let one = b.ins().iconst(types::I64, 1);
-    b.ins().return_(&[one]);
-    b.seal_all_blocks();
-    b.finalize();
+    finish_function(b, out_of_bounds);
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, FuncRef, InstBuilder, MemFlags, StackSlot, Value};
 use cranelift_codegen::isa::CallConv;
-use cranelift_frontend::Variable;
+use cranelift_frontend::{FunctionBuilder, Variable};
 use lazyfuse_core::{DType, Literal, UnaryOp, Wide};
 use lazyfuse_device::ir::{DeviceKernel, Dim, Expr, ParamKind, Special, Stmt, Var};
 use smallvec::smallvec;
@@ -371,6 +371,19 @@ fn special_slot(special: Special) -> usize {
         Dim::Y => 1,
         Dim::Z => 2,
     }
+}
+
+/// Ends a compiled kernel function: the current block returns 0 (done),
+/// `out_of_bounds` returns 1 (the caller reports the access), and the
+/// function is sealed and finalised.
+pub(super) fn finish_function(mut b: FunctionBuilder<'_>, out_of_bounds: Block) {
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().return_(&[zero]);
+    b.switch_to_block(out_of_bounds);
+    let one = b.ins().iconst(types::I64, 1);
+    b.ins().return_(&[one]);
+    b.seal_all_blocks();
+    b.finalize();
 }
 
 /// The Cranelift type of a register of `dtype` (bools are bytes).

@@ -38,7 +38,7 @@ use lazyfuse_fusion::Body;
 
 use super::ops::Lowering;
 use super::support::Unsupported;
-use lowering::{scalar_type_of, KernelLowering, Outlined, Slot};
+use lowering::{finish_function, scalar_type_of, KernelLowering, Outlined, Slot};
 
 /// The most bytes of local arrays a compiled kernel keeps on its stack.
 const MAX_LOCAL_BYTES: usize = 64 * 1024;
@@ -249,14 +249,7 @@ fn emit(
     for level in [x, y, z, blocks] {
         close_loop(&mut b, level);
     }
-    let zero = b.ins().iconst(types::I64, 0);
-    b.ins().return_(&[zero]);
-
-    b.switch_to_block(out_of_bounds);
-    let one = b.ins().iconst(types::I64, 1);
-    b.ins().return_(&[one]);
-    b.seal_all_blocks();
-    b.finalize();
+    finish_function(b, out_of_bounds);
     Ok(())
 }
 
