@@ -37,7 +37,7 @@ pub(crate) fn run(
     let destinations: Vec<(u64, u64)> = (outputs.iter_mut())
         .map(|o| (o.as_mut_ptr() as u64, o.len() as u64))
         .collect();
-    if execute((built, code), launch, arrays, &destinations, pool)? {
+    if execute((built, code), launch, arrays, &destinations, pool, None)? {
         Ok(outputs)
     } else {
         // An access outside a buffer: the simulator runs the launch again
@@ -49,8 +49,11 @@ pub(crate) fn run(
 /// Runs `launch`, which writes one array, with that array's new value
 /// computed straight into `out` (`read_into` of its result): the argument
 /// is copied into `out` and the kernel runs there, so the value is neither
-/// allocated nor copied again. Returns `out` back when the kernel is not
-/// compiled (the simulator runs it through [`run`]).
+/// allocated nor copied again. When each block of the kernel touches only
+/// its own part of the array (see [`KernelCode::blockwise`]), each range
+/// of blocks runs right after its part is copied, while it is in cache.
+/// Returns `out` back when the kernel is not compiled (the simulator runs
+/// it through [`run`]).
 pub(crate) fn run_into<'a>(
     launch: &KernelLaunch,
     arrays: &[&HostBuffer],
@@ -71,9 +74,22 @@ pub(crate) fn run_into<'a>(
     let Some(bytes) = out.as_bytes_mut() else {
         return Ok(Some(out));
     };
-    copy_bytes(bytes, source.as_bytes(), pool);
     let destination = [(bytes.as_mut_ptr() as u64, len as u64)];
-    if !execute(compiled, launch, arrays, &destination, pool)? {
+    let staged = if blockwise(compiled, launch) {
+        let block_bytes = launch.block[0] as usize * source.dtype().size();
+        execute(
+            compiled,
+            launch,
+            arrays,
+            &destination,
+            pool,
+            Some((source, block_bytes)),
+        )?
+    } else {
+        copy_bytes(bytes, source.as_bytes(), pool);
+        execute(compiled, launch, arrays, &destination, pool, None)?
+    };
+    if !staged {
         let values = launch.kernel.run_host(launch, arrays)?;
         let value = values
             .first()
@@ -83,15 +99,34 @@ pub(crate) fn run_into<'a>(
     Ok(None)
 }
 
+/// Whether the one array `launch` writes is touched by each block only at
+/// its threads' positions along x, in a grid of one row of blocks.
+fn blockwise((built, code): (&BuiltKernel, &KernelCode), launch: &KernelLaunch) -> bool {
+    let [written] = launch.written.as_slice() else {
+        return false;
+    };
+    built.host_variant().is_none()
+        && launch.grid[1] == 1
+        && launch.grid[2] == 1
+        && (built.device.params.iter().enumerate()).any(|(p, param)| {
+            matches!(param.kind, ParamKind::Output(_))
+                && param.source == ArgSource::UserArray(*written)
+                && code.blockwise(p)
+        })
+}
+
 /// Runs the compiled `code` of `launch` with the written arrays at
-/// `destinations` (address and element count, each holding a copy of its
-/// argument); `false` when an access fell outside its buffer.
+/// `destinations` (address and element count); `false` when an access
+/// fell outside its buffer. Each destination holds a copy of its argument,
+/// or, with `staging` (the one written argument and the bytes of a block's
+/// part of it), is filled part by part, each just before its blocks run.
 fn execute(
     (built, code): (&BuiltKernel, &KernelCode),
     launch: &KernelLaunch,
     arrays: &[&HostBuffer],
     destinations: &[(u64, u64)],
     pool: Option<&rayon::ThreadPool>,
+    staging: Option<(&HostBuffer, usize)>,
 ) -> Result<bool> {
     let (args, lens) = bind(run_as(built), launch, arrays, destinations)?;
     let [gx, gy, gz] = launch.grid.map(u64::from);
@@ -104,7 +139,31 @@ fn execute(
     let spread = u64::from(threads > 1);
     let geometry = [gx, gy, gz, bx, by, bz, spread];
     let blocks = gx * gy * gz;
+    let target = destinations.first().map_or(0, |&(address, _)| address);
     let run_blocks = |range: std::ops::Range<u64>| {
+        if let Some((source, block_bytes)) = staging {
+            let bytes = source.as_bytes();
+            let part = |b: u64| (b as usize).saturating_mul(block_bytes).min(bytes.len());
+            // The last range also copies what no block touches.
+            let to = if range.end == blocks {
+                bytes.len()
+            } else {
+                part(range.end)
+            };
+            let from = part(range.start);
+            // SAFETY: `target` is the destination of `source`'s length in
+            // bytes, which the caller lets nothing else touch until this
+            // returns; ranges of blocks running at once are disjoint, so
+            // are their parts, and their blocks touch only their own part
+            // (`from <= to`: parts grow with the block).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes[from..to].as_ptr(),
+                    (target as *mut u8).add(from),
+                    to - from,
+                );
+            }
+        }
         // SAFETY: `bind` gave every buffer parameter the address and length
         // of a live buffer of its dtype (outputs are the destinations, which
         // the caller lets nothing else touch until this returns) and every
@@ -115,21 +174,33 @@ fn execute(
         // unspecified, the memory stays in bounds.
         unsafe { code.run(&args, &lens, &geometry, range) }
     };
+    // Staged: pieces of about `STAGED_PIECE` bytes, each copied and
+    // computed while in cache; otherwise a few pieces per thread.
+    let pieces = match staging {
+        Some((_, block_bytes)) => {
+            blocks.div_ceil((STAGED_PIECE / block_bytes.max(1)).max(1) as u64)
+        }
+        None if threads > 1 => (threads * 4).min(blocks),
+        None => 1,
+    }
+    .max(1);
+    let piece = |p: u64| run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces);
     Ok(match pool {
         // Inside the pool even for one block: the pieces of its
         // independent loops spread over the pool's threads.
-        Some(pool) if threads > 1 => pool.install(|| {
-            let pieces = (threads * 4).min(blocks).max(1);
-            (0..pieces)
-                .into_par_iter()
-                .all(|p| run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces))
-        }),
-        _ => run_blocks(0..blocks),
+        Some(pool) if threads > 1 => pool.install(|| (0..pieces).into_par_iter().all(piece)),
+        _ => (0..pieces).all(piece),
     })
 }
 
 /// Bytes per piece of a parallel copy.
 const COPY_PIECE: usize = 1 << 20;
+
+/// Bytes per piece of a copy whose blocks run right after it: small
+/// enough that the piece is still in L2 when they do, and below the size
+/// at which `memcpy` writes around the cache. Measured on 2 MiB of L2 per
+/// core: 256 KiB beat 64 KiB and 1 MiB by 10 to 25 %.
+const STAGED_PIECE: usize = 256 << 10;
 
 /// A copy of `source`, written (and its fresh pages touched) by the
 /// pool's threads.
@@ -166,6 +237,10 @@ pub(crate) fn describe(launch: &KernelLaunch, mode: JitMode) -> String {
              threads; a long par_range or par_reduce runs in pieces on all of them"
                 .to_string()
         }
+        Ok((_, code)) if code.on_vectors() => "compiled code (JIT), blocks spread over the \
+             worker threads, each row of a block's threads on vectors where its accesses \
+             and conditions allow"
+            .to_string(),
         Ok(_) => "compiled code (JIT), blocks spread over the worker threads".to_string(),
         Err(why) => format!("{} ({why})", launch.kernel.host_executor()),
     }

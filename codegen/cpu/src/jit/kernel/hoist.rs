@@ -15,164 +15,26 @@
 //! than `2^63`; starting from a first index below the buffer's length
 //! (below `2^63`) they cannot wrap, so they grow from the first to the
 //! last, and both inside the buffer means all are.
-
-use std::collections::HashSet;
+//!
+//! The loop over a block's threads is checked the same way, once per row
+//! of threads, with `threadIdx.x` as its counter; the `affine` module
+//! finds the accesses. An `if` at the top of a body whose condition
+//! compares an affine value with an unchanging bound holds in every
+//! iteration when it holds in the first and the last: where it does, the
+//! loop runs its body with the `if` folded away (and a row of threads may
+//! then run on vectors, see `simd`).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, Value};
-use lazyfuse_core::{BinaryOp, Wide};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+use lazyfuse_core::DType;
 use lazyfuse_device::ir::{Expr, Stmt, Var};
 
 use super::super::support::Unsupported;
+use super::affine::{analyse, analyse_threads, Condition, Counter, Hoisted, Term};
 use super::lowering::{Bound, KernelLowering, Slot};
-use super::walk::{self, Node};
 
 /// Iterations per turn of an unrolled loop.
 const UNROLL: i64 = 4;
-
-/// Expression and statement nodes above which a body is not unrolled.
-const MAX_UNROLLED_NODES: usize = 48;
-
-/// A load or store whose index is affine in the loop's counter.
-struct Access<'e> {
-    param: u32,
-    index: &'e Expr,
-    /// The counter's coefficient; `None` for 1.
-    stride: Option<&'e Expr>,
-}
-
-/// What a loop that can be checked once needs.
-struct Hoisted<'e> {
-    accesses: Vec<Access<'e>>,
-    /// Whether the body is small and loop-free, so worth unrolling.
-    unroll: bool,
-}
-
-/// The accesses of `body` that can be checked before the loop, when the
-/// loop counts `counter` by 1 up to an `end` the body does not change.
-fn analyse<'e>(counter: Var, end: Bound<'_>, step: &Expr, body: &'e [Stmt]) -> Option<Hoisted<'e>> {
-    if !matches!(step, Expr::Const(l) if matches!(l.to_wide(), Wide::Int(1))) {
-        return None;
-    }
-    let walk = Walk::of(body);
-    if walk.set.contains(&counter) {
-        return None;
-    }
-    let invariant = |e: &Expr| invariant(e, counter, &walk.set);
-    if let Bound::Expr(end) = end {
-        if !invariant(end) {
-            return None;
-        }
-    }
-    let accesses: Vec<Access<'e>> = (walk.accesses.iter())
-        .filter_map(|&(param, index)| {
-            let stride = affine(index, counter, &invariant)?;
-            Some(Access {
-                param,
-                index,
-                stride,
-            })
-        })
-        .collect();
-    (!accesses.is_empty()).then_some(Hoisted {
-        accesses,
-        unroll: walk.loop_free && walk.nodes <= MAX_UNROLLED_NODES,
-    })
-}
-
-/// What [`analyse`] gathers from a loop body in one walk.
-#[derive(Default)]
-struct Walk<'e> {
-    /// Registers the body declares or sets.
-    set: HashSet<Var>,
-    /// Every load and store of a buffer: its parameter and index.
-    accesses: Vec<(u32, &'e Expr)>,
-    loop_free: bool,
-    nodes: usize,
-}
-
-impl<'e> Walk<'e> {
-    fn of(body: &'e [Stmt]) -> Walk<'e> {
-        let mut walk = Walk {
-            loop_free: true,
-            ..Walk::default()
-        };
-        for node in walk::nodes(body) {
-            walk.nodes += 1;
-            match node {
-                Node::Stmt(Stmt::Let(var, _) | Stmt::Assign(var, _)) => {
-                    walk.set.insert(*var);
-                }
-                Node::Stmt(Stmt::Store { param, index, .. }) => {
-                    walk.accesses.push((*param, index));
-                }
-                Node::Expr(Expr::Load { param, index }) => walk.accesses.push((*param, index)),
-                Node::Stmt(Stmt::For { var, .. }) => {
-                    walk.loop_free = false;
-                    walk.set.insert(*var);
-                }
-                Node::Stmt(Stmt::While { .. }) => walk.loop_free = false,
-                Node::Stmt(Stmt::LoadVector { dst, .. }) => walk.set.extend(dst.iter().copied()),
-                Node::Stmt(Stmt::Atomic { old, .. }) => walk.set.extend(*old),
-                Node::Stmt(Stmt::ShuffleDown { dst, .. }) => {
-                    walk.set.insert(*dst);
-                }
-                Node::Stmt(_) | Node::Expr(_) => {}
-            }
-        }
-        walk
-    }
-}
-
-/// Whether `expr` has the same value in every iteration: it reads no
-/// memory, not the counter, and no register the body sets.
-fn invariant(expr: &Expr, counter: Var, set: &HashSet<Var>) -> bool {
-    let mut stack = vec![expr];
-    while let Some(e) = stack.pop() {
-        match e {
-            Expr::Var(v) if *v == counter || set.contains(v) => return false,
-            Expr::Load { .. } | Expr::LoadShared { .. } => return false,
-            Expr::Var(_) | Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
-            Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => stack.push(a),
-            Expr::Index(_, a, b) | Expr::Binary(_, a, b) => stack.extend([&**a, &**b]),
-            Expr::Select(c, a, b) => stack.extend([&**c, &**a, &**b]),
-        }
-    }
-    true
-}
-
-/// When `index` is a sum of invariant terms and one term `counter`,
-/// `counter * s` or `s * counter` (`s` invariant), that term's coefficient
-/// (`None` for 1). Sums are wrapping `i64` adds, as the JIT computes them.
-fn affine<'e>(
-    index: &'e Expr,
-    counter: Var,
-    invariant: &impl Fn(&Expr) -> bool,
-) -> Option<Option<&'e Expr>> {
-    // The counter's term once found: its coefficient, `None` for 1.
-    let mut found: Option<Option<&'e Expr>> = None;
-    let mut stack = vec![index];
-    while let Some(term) = stack.pop() {
-        let coefficient = match term {
-            Expr::Binary(BinaryOp::Add, a, b) => {
-                stack.extend([&**a, &**b]);
-                continue;
-            }
-            Expr::Var(v) if *v == counter => None,
-            Expr::Binary(BinaryOp::Mul, a, b) => match (&**a, &**b) {
-                (Expr::Var(v), s) | (s, Expr::Var(v)) if *v == counter && invariant(s) => Some(s),
-                _ if invariant(term) => continue,
-                _ => return None,
-            },
-            other if invariant(other) => continue,
-            _ => return None,
-        };
-        if found.replace(coefficient).is_some() {
-            return None;
-        }
-    }
-    found
-}
 
 impl KernelLowering<'_, '_, '_> {
     /// `for (var = start; var < end; var += step) { body }`, signed; its
@@ -185,7 +47,11 @@ impl KernelLowering<'_, '_, '_> {
         step: &Expr,
         body: &[Stmt],
     ) -> Result<(), Unsupported> {
-        match analyse(var, end, step, body) {
+        let end_expr = match end {
+            Bound::Expr(end) => Some(end),
+            Bound::Value(_) => None,
+        };
+        match analyse(var, end_expr, step, body) {
             Some(hoisted) => self.hoisted_loop(var, (start, end), step, body, &hoisted),
             None => self.plain_loop(var, start, end, step, body),
         }
@@ -205,70 +71,231 @@ impl KernelLowering<'_, '_, '_> {
             Bound::Expr(end) => self.expr(end)?.0,
             Bound::Value(end) => end,
         };
-        let in_bounds = self.checked_once(var, (start, e), hoisted)?;
-        let (fast, checked, exit) = (self.block(), self.block(), self.block());
-        self.ops.b.ins().brif(in_bounds, fast, &[], checked, &[]);
+        let proof = self.checked_once(Counter::Var(var), (start, e), hoisted)?;
+        let variable = self.vars[var.index()];
+        let counter = Counter::Var(var);
+        self.either(&proof, |this, path| {
+            this.ops.b.def_var(variable, start);
+            if path == Path::Checked {
+                return this.plain_loop(var, start, Bound::Value(e), step, body);
+            }
+            if hoisted.unroll {
+                let last_turn = this.ops.b.ins().iadd_imm(e, 1 - UNROLL);
+                this.turns(counter, variable, last_turn, UNROLL, body)?;
+            }
+            this.turns(counter, variable, e, 1, body)
+        })
+    }
 
+    /// The loop over a row of a block's threads: `threadIdx.x` from 0 to
+    /// `width - 1` (the other builtins set), each running `body`; its
+    /// accesses checked once per row where they can be.
+    /// With `vectorize`, where every access is checked once and every
+    /// condition folded, groups of threads run on vectors (`simd`); says
+    /// whether they do.
+    pub(super) fn threads(
+        &mut self,
+        width: Value,
+        body: &[Stmt],
+        vectorize: bool,
+    ) -> Result<bool, Unsupported> {
+        let zero = self.ops.b.ins().iconst(types::I64, 0);
+        let variable = self.ops.b.declare_var(types::I64);
+        let Some(hoisted) = analyse_threads(body) else {
+            self.ops.b.def_var(variable, zero);
+            self.turns(Counter::ThreadX, variable, width, 1, body)?;
+            return Ok(false);
+        };
+        let proof = self.checked_once(Counter::ThreadX, (zero, width), &hoisted)?;
+        let mut on_vectors = false;
+        self.either(&proof, |this, path| {
+            this.ops.b.def_var(variable, zero);
+            if vectorize && path == Path::Folded {
+                let contiguous = hoisted.contiguous();
+                this.vector_row(variable, width, body, &contiguous)?;
+                on_vectors = true;
+            } else if path != Path::Checked && hoisted.unroll {
+                let last_turn = this.ops.b.ins().iadd_imm(width, 1 - UNROLL);
+                this.turns(Counter::ThreadX, variable, last_turn, UNROLL, body)?;
+            }
+            this.turns(Counter::ThreadX, variable, width, 1, body)
+        })?;
+        Ok(on_vectors)
+    }
+
+    /// Lowers `run` on each path: where `proof` holds, with its accesses
+    /// unchecked ([`Path::InBounds`]) and, where its conditions hold too,
+    /// their `if`s folded ([`Path::Folded`]); where it does not, with every
+    /// access checked ([`Path::Checked`]).
+    fn either(
+        &mut self,
+        proof: &Proof,
+        mut run: impl FnMut(&mut Self, Path) -> Result<(), Unsupported>,
+    ) -> Result<(), Unsupported> {
+        let (fast, checked, exit) = (self.block(), self.block(), self.block());
+        self.ops
+            .b
+            .ins()
+            .brif(proof.in_bounds, fast, &[], checked, &[]);
         self.ops.b.switch_to_block(fast);
         let before = self.proven.len();
-        self.proven
-            .extend(hoisted.accesses.iter().map(|a| a.index as *const Expr));
-        let variable = self.vars[var.index()];
-        self.ops.b.def_var(variable, start);
-        if hoisted.unroll {
-            let last_turn = self.ops.b.ins().iadd_imm(e, 1 - UNROLL);
-            self.turns(variable, last_turn, UNROLL, body)?;
+        self.proven.extend_from_slice(&proof.accesses);
+        if let Some(hold) = proof.conditions_hold {
+            let (folded, unfolded) = (self.block(), self.block());
+            self.ops.b.ins().brif(hold, folded, &[], unfolded, &[]);
+            self.ops.b.switch_to_block(folded);
+            let accesses_only = self.proven.len();
+            self.proven.extend_from_slice(&proof.conditions);
+            run(self, Path::Folded)?;
+            self.proven.truncate(accesses_only);
+            self.ops.b.ins().jump(exit, &[]);
+            self.ops.b.switch_to_block(unfolded);
         }
-        self.turns(variable, e, 1, body)?;
+        // With no conditions to fold, every `if` that can be is.
+        let unfolded = match proof.conditions_hold {
+            Some(_) => Path::InBounds,
+            None => Path::Folded,
+        };
+        run(self, unfolded)?;
         self.proven.truncate(before);
         self.ops.b.ins().jump(exit, &[]);
-
         self.ops.b.switch_to_block(checked);
-        self.plain_loop(var, start, Bound::Value(e), step, body)?;
+        run(self, Path::Checked)?;
         self.ops.b.ins().jump(exit, &[]);
         self.ops.b.switch_to_block(exit);
         Ok(())
     }
 
-    /// Whether every access of `hoisted` stays inside its buffer over
-    /// `start..end` (a `bool`); leaves the counter undefined for the loop.
+    /// Sets `counter` to `at` (a register counter's variable, or
+    /// `threadIdx.x`).
+    fn set_counter(&mut self, counter: Counter, at: Value) {
+        match counter {
+            Counter::Var(var) => self.ops.b.def_var(self.vars[var.index()], at),
+            Counter::ThreadX => self.specials[0] = self.ops.b.ins().ireduce(types::I32, at),
+        }
+    }
+
+    /// Evaluates, before the loop, whether every access of `hoisted`
+    /// stays inside its buffer while `counter` runs over `start..end`, and
+    /// whether its conditions hold throughout; leaves a register counter
+    /// undefined for the loop, and `threadIdx.x` as it was.
     fn checked_once(
         &mut self,
-        var: Var,
+        counter: Counter,
         (start, end): (Value, Value),
         hoisted: &Hoisted<'_>,
-    ) -> Result<Value, Unsupported> {
+    ) -> Result<Proof, Unsupported> {
         let b = &mut self.ops.b;
         let last = b.ins().iadd_imm(end, -1);
         let span = b.ins().isub(last, start);
         let nonempty = b.ins().icmp(IntCC::SignedLessThan, start, end);
         let short = b.ins().icmp_imm(IntCC::UnsignedLessThan, span, 1 << 32);
-        let mut ok = b.ins().band(nonempty, short);
-        let variable = self.vars[var.index()];
+        let mut in_bounds = b.ins().band(nonempty, short);
+        let thread_x = self.specials[0];
         for access in &hoisted.accesses {
             let Some(Slot::Buffer { len, .. }) = self.slots.get(access.param as usize).copied()
             else {
                 return Err("a load from a parameter that is not a buffer");
             };
-            if let Some(stride) = access.stride {
-                let (s, _) = self.expr(stride)?;
-                let small = (self.ops.b.ins()).icmp_imm(IntCC::UnsignedLessThan, s, 1 << 31);
-                ok = self.ops.b.ins().band(ok, small);
-            }
+            let small = self.small_stride(access.stride.as_ref())?;
+            in_bounds = self.ops.b.ins().band(in_bounds, small);
             for at in [start, last] {
-                self.ops.b.def_var(variable, at);
-                let (i, _) = self.expr(access.index)?;
+                self.set_counter(counter, at);
+                let (i, _) = self.expr(&access.index)?;
                 let inside = (self.ops.b.ins()).icmp(IntCC::UnsignedLessThan, i, len);
-                ok = self.ops.b.ins().band(ok, inside);
+                in_bounds = self.ops.b.ins().band(in_bounds, inside);
             }
         }
-        Ok(ok)
+        let mut proof = Proof {
+            in_bounds,
+            accesses: (hoisted.accesses.iter())
+                .map(|a| a.at as *const Expr)
+                .collect(),
+            conditions_hold: None,
+            conditions: Vec::new(),
+        };
+        for condition in &hoisted.conditions {
+            if let Some(holds) = self.holds_throughout(counter, (start, last), condition)? {
+                let all = proof.conditions_hold.unwrap_or(holds);
+                proof.conditions_hold = Some(self.ops.b.ins().band(all, holds));
+                proof.conditions.push(condition.at as *const Expr);
+            }
+        }
+        self.specials[0] = thread_x;
+        Ok(proof)
     }
 
-    /// `while var < bound { body; var += 1 }`, the body repeated `times`
-    /// times per turn (`bound` is the end less `times - 1`).
+    /// Whether `condition` holds for every value of `counter` from `first`
+    /// to `last` (a `bool`), or `None` when a compared `x` is not an `i64`
+    /// (the signed reasoning below is for 64 bits).
+    ///
+    /// `x` steps by a stride below `2^31` over fewer than `2^32`
+    /// iterations, so its exact span is below `2^63`: when its last value
+    /// is not below its first, no iteration wrapped, every value lies
+    /// between them, and the last one decides `x < bound`.
+    fn holds_throughout(
+        &mut self,
+        counter: Counter,
+        (first, last): (Value, Value),
+        condition: &Condition<'_>,
+    ) -> Result<Option<Value>, Unsupported> {
+        let mut holds = self.ops.b.ins().iconst(types::I8, 1);
+        for term in &condition.terms {
+            let term_holds = match term {
+                Term::Invariant(t) => {
+                    let (v, _) = self.expr(t)?;
+                    self.ops.b.ins().icmp_imm(IntCC::NotEqual, v, 0)
+                }
+                Term::Below {
+                    x,
+                    stride,
+                    bound,
+                    inclusive,
+                } => {
+                    let small = self.small_stride(stride.as_ref())?;
+                    let (bound, _) = self.expr(bound)?;
+                    self.set_counter(counter, first);
+                    let (x_first, dtype) = self.expr(x)?;
+                    if dtype != DType::I64 {
+                        return Ok(None);
+                    }
+                    self.set_counter(counter, last);
+                    let (x_last, _) = self.expr(x)?;
+                    let b = &mut self.ops.b;
+                    let grows = b.ins().icmp(IntCC::SignedLessThanOrEqual, x_first, x_last);
+                    let below = if *inclusive {
+                        IntCC::SignedLessThanOrEqual
+                    } else {
+                        IntCC::SignedLessThan
+                    };
+                    let below = b.ins().icmp(below, x_last, bound);
+                    let both = b.ins().band(grows, below);
+                    b.ins().band(both, small)
+                }
+            };
+            holds = self.ops.b.ins().band(holds, term_holds);
+        }
+        Ok(Some(holds))
+    }
+
+    /// Whether a counter's coefficient is below `2^31` (a `bool`; true for
+    /// the coefficient 1).
+    fn small_stride(&mut self, stride: Option<&Expr>) -> Result<Value, Unsupported> {
+        Ok(match stride {
+            Some(stride) => {
+                let (s, _) = self.expr(stride)?;
+                (self.ops.b.ins()).icmp_imm(IntCC::UnsignedLessThan, s, 1 << 31)
+            }
+            None => self.ops.b.ins().iconst(types::I8, 1),
+        })
+    }
+
+    /// `while counter < bound { body; counter += 1 }` with the counter in
+    /// `variable`, the body repeated `times` times per turn (`bound` is the
+    /// end less `times - 1`).
     fn turns(
         &mut self,
+        counter: Counter,
         variable: cranelift_frontend::Variable,
         bound: Value,
         times: i64,
@@ -277,14 +304,18 @@ impl KernelLowering<'_, '_, '_> {
         let (head, inner, exit) = (self.block(), self.block(), self.block());
         self.ops.b.ins().jump(head, &[]);
         self.ops.b.switch_to_block(head);
-        let counter = self.ops.b.use_var(variable);
-        let more = (self.ops.b.ins()).icmp(IntCC::SignedLessThan, counter, bound);
+        let at = self.ops.b.use_var(variable);
+        let more = (self.ops.b.ins()).icmp(IntCC::SignedLessThan, at, bound);
         self.ops.b.ins().brif(more, inner, &[], exit, &[]);
         self.ops.b.switch_to_block(inner);
         for _ in 0..times {
+            if let Counter::ThreadX = counter {
+                let at = self.ops.b.use_var(variable);
+                self.set_counter(counter, at);
+            }
             self.stmts(body)?;
-            let counter = self.ops.b.use_var(variable);
-            let next = self.ops.b.ins().iadd_imm(counter, 1);
+            let at = self.ops.b.use_var(variable);
+            let next = self.ops.b.ins().iadd_imm(at, 1);
             self.ops.b.def_var(variable, next);
         }
         self.ops.b.ins().jump(head, &[]);
@@ -293,75 +324,24 @@ impl KernelLowering<'_, '_, '_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use lazyfuse_core::Literal;
+/// The variants of a loop that [`KernelLowering::either`] lowers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// Every access checked where it happens.
+    Checked,
+    /// The hoisted accesses unchecked.
+    InBounds,
+    /// Those, and the `if`s of the hoisted conditions folded.
+    Folded,
+}
 
-    fn var(v: u32) -> Expr {
-        Expr::Var(Var(v))
-    }
-
-    fn add(a: Expr, b: Expr) -> Expr {
-        Expr::Binary(BinaryOp::Add, Box::new(a), Box::new(b))
-    }
-
-    fn mul(a: Expr, b: Expr) -> Expr {
-        Expr::Binary(BinaryOp::Mul, Box::new(a), Box::new(b))
-    }
-
-    fn load(index: Expr) -> Stmt {
-        Stmt::Let(
-            Var(9),
-            Expr::Load {
-                param: 0,
-                index: Box::new(index),
-            },
-        )
-    }
-
-    const I: u32 = 1;
-
-    /// The strides [`analyse`] finds in a body of one load at `index`
-    /// (`Some(None)`: stride 1), or `None` when it hoists nothing.
-    fn strides(index: Expr, extra: Vec<Stmt>) -> Option<Vec<Option<Expr>>> {
-        let mut body = vec![load(index)];
-        body.extend(extra);
-        let one = Expr::Const(Literal::of(1i64));
-        let hoisted = analyse(Var(I), Bound::Expr(&Expr::Param(3)), &one, &body)?;
-        Some(hoisted.accesses.iter().map(|a| a.stride.cloned()).collect())
-    }
-
-    #[test]
-    fn affine_indices_are_found_with_their_strides() {
-        assert_eq!(strides(var(I), vec![]), Some(vec![None]));
-        assert_eq!(strides(add(var(2), var(I)), vec![]), Some(vec![None]));
-        let strided = add(var(2), add(mul(var(I), Expr::Param(1)), var(4)));
-        assert_eq!(strides(strided, vec![]), Some(vec![Some(Expr::Param(1))]));
-        let scaled_base = add(mul(var(2), var(5)), mul(Expr::Param(1), var(I)));
-        assert_eq!(
-            strides(scaled_base, vec![]),
-            Some(vec![Some(Expr::Param(1))])
-        );
-    }
-
-    #[test]
-    fn other_indices_stay_checked_at_every_access() {
-        // The counter twice, its square, a register the body sets, a
-        // subtraction, a load.
-        assert_eq!(strides(add(var(I), var(I)), vec![]), None);
-        assert_eq!(strides(mul(var(I), var(I)), vec![]), None);
-        let set = vec![Stmt::Assign(Var(2), var(I))];
-        assert_eq!(strides(add(var(2), var(I)), set), None);
-        let minus = Expr::Binary(BinaryOp::Sub, Box::new(var(2)), Box::new(var(I)));
-        assert_eq!(strides(minus, vec![]), None);
-        let loaded = Expr::Load {
-            param: 1,
-            index: Box::new(var(2)),
-        };
-        assert_eq!(strides(add(loaded, var(I)), vec![]), None);
-        // A loop that sets its own counter is not hoisted at all.
-        let sets_counter = vec![Stmt::Assign(Var(I), var(2))];
-        assert_eq!(strides(var(I), sets_counter), None);
-    }
+/// What [`KernelLowering::checked_once`] found, as values of the function.
+struct Proof {
+    /// Whether every hoisted access stays inside its buffer.
+    in_bounds: Value,
+    /// Those accesses' indices.
+    accesses: Vec<*const Expr>,
+    /// Whether the conditions below hold throughout (`None`: none to fold).
+    conditions_hold: Option<Value>,
+    conditions: Vec<*const Expr>,
 }

@@ -48,7 +48,8 @@ pub(super) struct KernelLowering<'a, 'b, 'f> {
     /// The calling convention of calls into Rust.
     pub(super) call_conv: CallConv,
     /// Index expressions (by address) whose accesses the enclosing loops
-    /// checked before they started (the `hoist` module).
+    /// checked before they started, and conditions they found to hold in
+    /// every iteration (the `hoist` module).
     pub(super) proven: Vec<*const Expr>,
 }
 
@@ -99,6 +100,9 @@ impl<'a> KernelLowering<'a, '_, '_> {
                     return Err("a bool buffer");
                 }
                 self.ops.b.ins().store(MemFlags::trusted(), v, address, 0);
+            }
+            Stmt::If { cond, then, .. } if self.proven.contains(&(cond as *const Expr)) => {
+                self.stmts(then)?;
             }
             Stmt::If {
                 cond,

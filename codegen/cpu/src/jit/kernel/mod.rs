@@ -16,9 +16,11 @@
 //! buffer (then the simulator runs the launch again, to report it).
 //! Operations are those the JIT's `ops` module lowers, with the same semantics.
 
+mod affine;
 mod hoist;
 mod independent;
 mod lowering;
+mod simd;
 mod walk;
 
 use std::collections::HashMap;
@@ -56,6 +58,10 @@ pub struct KernelCode {
     /// Owns the code (touched again only when dropped).
     module: Mutex<Option<JITModule>>,
     function: LaunchFn,
+    /// For each parameter, whether the kernel touches it only at each
+    /// thread's position along x (see [`KernelCode::blockwise`]).
+    blockwise: Vec<bool>,
+    on_vectors: bool,
 }
 
 impl std::fmt::Debug for KernelCode {
@@ -109,11 +115,34 @@ impl KernelCode {
         };
         status == 0
     }
+
+    /// Whether every load and store of buffer parameter `param` is at the
+    /// thread's position along x, `blockIdx.x * blockDim.x + threadIdx.x`:
+    /// in a grid of one row of blocks, block `b` touches only elements
+    /// `b * blockDim.x .. (b + 1) * blockDim.x` of it (so a range of blocks
+    /// can run as soon as its part of the buffer is ready).
+    pub fn blockwise(&self, param: usize) -> bool {
+        self.blockwise.get(param).copied().unwrap_or(false)
+    }
+
+    /// Whether rows of threads run on vectors where they can (the `simd`
+    /// module; rows whose accesses or conditions fail their check run one
+    /// thread at a time).
+    pub fn on_vectors(&self) -> bool {
+        self.on_vectors
+    }
 }
 
-/// Compiles `kernel`, or says why it cannot be (the simulator runs it).
+/// Compiles `kernel`, or says why it cannot be (the simulator runs it):
+/// with rows of threads on vectors where the `simd` module can lower
+/// them, else without.
 pub fn compile(kernel: &DeviceKernel) -> Result<KernelCode, Unsupported> {
     check_kernel(kernel)?;
+    compile_with(kernel, true).or_else(|_| compile_with(kernel, false))
+}
+
+/// [`compile`], with or without vector rows.
+fn compile_with(kernel: &DeviceKernel, vectorize: bool) -> Result<KernelCode, Unsupported> {
     let isa = super::isa().ok_or("no instruction set")?.clone();
     let call_conv = isa.default_call_conv();
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
@@ -136,6 +165,7 @@ pub fn compile(kernel: &DeviceKernel) -> Result<KernelCode, Unsupported> {
         ctx.func.signature.params.push(AbiParam::new(word));
     }
     ctx.func.signature.returns.push(AbiParam::new(word));
+    let on_vectors;
     let outlined: HashMap<_, _> = pieces
         .into_iter()
         .map(|(mut plan, id)| {
@@ -145,7 +175,7 @@ pub fn compile(kernel: &DeviceKernel) -> Result<KernelCode, Unsupported> {
         .collect();
     {
         let b = FunctionBuilder::new(&mut ctx.func, &mut builder_ctx);
-        emit(b, kernel, &outlined, call_conv)?;
+        on_vectors = emit(b, kernel, (&outlined, vectorize), call_conv)?;
     }
     let id = define(&mut module, &mut ctx, "user_kernel")?;
     module
@@ -156,9 +186,14 @@ pub fn compile(kernel: &DeviceKernel) -> Result<KernelCode, Unsupported> {
     // `LaunchFn`'s (five 64-bit arguments, a 64-bit result) with the
     // platform's default calling convention, which `extern "C"` names.
     let function = unsafe { std::mem::transmute::<*const u8, LaunchFn>(code) };
+    let blockwise = (0..kernel.params.len())
+        .map(|p| u32::try_from(p).is_ok_and(|p| affine::blockwise(&kernel.body, p)))
+        .collect();
     Ok(KernelCode {
         module: Mutex::new(Some(module)),
         function,
+        blockwise,
+        on_vectors,
     })
 }
 
@@ -178,13 +213,14 @@ fn define(
     Ok(id)
 }
 
-/// Emits the launch loops and the body.
+/// Emits the launch loops and the body; says whether rows of threads run
+/// on vectors.
 fn emit(
     mut b: FunctionBuilder<'_>,
     kernel: &DeviceKernel,
-    outlined: &HashMap<lazyfuse_device::ir::Var, Outlined>,
+    (outlined, vectorize): (&HashMap<lazyfuse_device::ir::Var, Outlined>, bool),
     call_conv: CallConv,
-) -> Result<(), Unsupported> {
+) -> Result<bool, Unsupported> {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -218,8 +254,8 @@ fn emit(
     let block_idx = split(&mut b, block, [dims[0], dims[1]]);
     let z = open_loop(&mut b, zero, dims[5]);
     let y = open_loop(&mut b, zero, dims[4]);
-    let x = open_loop(&mut b, zero, dims[3]);
-    let thread_idx = [x.0, y.0, z.0].map(|v| b.use_var(v));
+    // Thread x is set by the innermost loop (`KernelLowering::threads`).
+    let thread_idx = [zero, b.use_var(y.0), b.use_var(z.0)];
     let mut specials = [zero; 12];
     specials[0..3].copy_from_slice(&thread_idx);
     specials[3..6].copy_from_slice(&block_idx);
@@ -228,6 +264,7 @@ fn emit(
     let specials = specials.map(|v| b.ins().ireduce(types::I32, v));
     let vars = declare_vars(&mut b, kernel)?;
     let body = Body::default();
+    let on_vectors;
     {
         let mut lowering = KernelLowering {
             ops: Lowering::scalar(&mut b, &body),
@@ -244,13 +281,13 @@ fn emit(
             call_conv,
             proven: Vec::new(),
         };
-        lowering.stmts(&kernel.body)?;
+        on_vectors = lowering.threads(dims[3], &kernel.body, vectorize)?;
     }
-    for level in [x, y, z, blocks] {
+    for level in [y, z, blocks] {
         close_loop(&mut b, level);
     }
     finish_function(b, out_of_bounds);
-    Ok(())
+    Ok(on_vectors)
 }
 
 /// Loads each parameter's buffer address and length, or its scalar, from
