@@ -30,9 +30,9 @@ use lazyfuse_device::ir::DeviceKernel;
 use lazyfuse_device::nvrtc::{Compiled, Target};
 
 pub use lazyfuse_kernel::{
-    ArgValue, ArrayParam, BuiltKernel, Dim, Dim3, Indices, KernelScope, Local, LocalArrayRef,
-    RawKernelImpl, RawParam, ScanKernels, SharedArrayRef, Val, MAX_BLOCK_DIM, MAX_GRID_DIM,
-    MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
+    ArgKernels, ArgValue, ArrayParam, BuiltKernel, Dim, Dim3, Indices, KernelScope, Local,
+    LocalArrayRef, RawKernelImpl, RawParam, ScanKernels, SharedArrayRef, Val, MAX_BLOCK_DIM,
+    MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
 };
 
 /// A kernel built with [`Kernel::build`].

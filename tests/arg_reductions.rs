@@ -1,12 +1,18 @@
 //! `argmax`/`argmin`: one pass on the CPU (an arg-reduction step that
-//! computes its element-wise producer inside it), the composite of two
-//! reductions elsewhere, and the same indices on every backend: the first
-//! extreme, a NaN counting as the extreme.
+//! computes its element-wise producer inside it); on a device, one
+//! reduction of packed (value, index) keys for values of at most 32 bits
+//! and the arg-reduction kernels (`ArgKernels`, the producer computed
+//! inside the first) for 64-bit ones; the same indices on every backend:
+//! the first extreme, a NaN counting as the extreme.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
+use lazyfuse::codegen::device::nvrtc::{self, Target};
+use lazyfuse::codegen::fusion::{compile, FusionOptions};
+use lazyfuse::core::{ExprGraph, ReduceOp};
+use lazyfuse::kernel::ArgKernels;
 use lazyfuse::{Array, Context, DType};
 
 /// Values with ties and NaNs placed across chunk boundaries (4096 apart).
@@ -50,6 +56,14 @@ fn arg_reductions_give_the_same_indices_everywhere() {
             (&k * 3i32).argmin_axis(-1),
             k.argmax(),
             d.astype(DType::F16).argmax_axis(1),
+            // 64-bit values (the arg-reduction kernels on a device).
+            d.astype(DType::F64).argmax_axis(-1),
+            (d.astype(DType::F64) * 2.0f64).argmin_axis(1),
+            d.astype(DType::F64).argmin(),
+            d.astype(DType::F64).argmax_axis(0),
+            (k.astype(DType::I64) * 3i64).argmin_axis(-1),
+            k.astype(DType::I64).argmax(),
+            k.abs().astype(DType::U64).argmax_axis(1),
         ];
         each.iter()
             .map(|r| r.to_vec::<i64>().unwrap())
@@ -85,11 +99,71 @@ fn argmax_of_a_fused_expression_is_one_kernel_on_the_simulator() {
         "{stats:?}"
     );
     assert_eq!(got, 70_000, "the first NaN");
-    // 64-bit values take two reductions (the extreme, then its first index).
-    let wide = cx.from_slice(&x).astype(DType::F64);
+    // 64-bit values: the arg-reduction kernels, the first computing the
+    // producer (never materialised), the second merging chunks' bests.
+    let (a64, b64) = (a.astype(DType::F64), b.astype(DType::F64));
+    let index = (&a64 - &b64).abs().argmin();
+    assert!(index.explain().contains("argmin"), "{}", index.explain());
     cx.reset_stats();
-    assert_eq!(wide.argmin().item::<i64>().unwrap(), 70_000);
-    assert_eq!(cx.stats().kernel_launches, 2, "{:?}", cx.stats());
+    assert_eq!(index.item::<i64>().unwrap(), 70_000);
+    let stats = cx.stats();
+    // `a` and `b` are on the device since the demand above.
+    assert_eq!(
+        (stats.kernel_launches, stats.h2d_copies),
+        (2, 0),
+        "{stats:?}"
+    );
+    // Nothing of the producer's size was allocated on the device: the two
+    // kernels' tables are about sqrt(n) values and indices.
+    assert!(
+        stats.device_bytes_allocated < 64 * 1024 + 2 * 4 * n as u64,
+        "{stats:?}"
+    );
+}
+
+/// The arg-reduction kernels of every 64-bit dtype, and one computing its
+/// producer, compile with NVRTC without spills.
+#[test]
+fn the_arg_kernels_compile_with_nvrtc() {
+    if nvrtc::load().is_err() {
+        assert_ne!(
+            std::env::var("LAZYFUSE_REQUIRE_NVRTC").as_deref(),
+            Ok("1"),
+            "NVRTC is required here"
+        );
+        eprintln!("SKIPPED the_arg_kernels_compile_with_nvrtc: no NVRTC");
+        return;
+    }
+    let cx = Context::sim();
+    let a = cx.from_vec(vec![1.0f64; 12], &[3, 4]).unwrap();
+    let graph = ExprGraph::from_roots(&[(&a * 2.0f64 - 1.0f64).abs().argmax_axis(-1).node()]);
+    let program = compile(&graph, &FusionOptions::default()).unwrap();
+    let scan = program.scans.first().expect("an arg-reduction step");
+    let producer = &program.launches[scan.producer.expect("a sole producer")];
+    let fused = ArgKernels::of_producer(scan.op, scan.dtype, producer)
+        .unwrap()
+        .expect("a replayable producer");
+    let plain = [ReduceOp::Max, ReduceOp::Min].into_iter().flat_map(|op| {
+        [DType::I64, DType::U64, DType::F64].map(|dtype| ArgKernels::of_buffer(op, dtype).unwrap())
+    });
+    for kernels in plain.chain([fused]) {
+        for kernel in kernels.kernels() {
+            let compiled = nvrtc::compile(
+                kernel.name(),
+                &kernel.cuda_source(),
+                &Target::Cubin("sm_80".into()),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            let report = nvrtc::resources(&compiled.log);
+            assert!(
+                report
+                    .iter()
+                    .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
+                "{}: {report:?}",
+                kernel.name()
+            );
+        }
+    }
 }
 
 #[test]

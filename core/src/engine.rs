@@ -138,9 +138,12 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     fn name(&self) -> &'static str;
 
     /// True when the engine runs `Op::ArgReduce` nodes (`argmax`/`argmin`
-    /// in one pass); other engines are given the composite of two
-    /// reductions (the extreme, then its first index).
-    fn runs_arg_reductions(&self) -> bool {
+    /// in one pass) over `dtype` values; other engines are given one
+    /// reduction of packed (value, index) keys where the pair fits an
+    /// `i64`, else the composite of two reductions (the extreme, then its
+    /// first index).
+    fn runs_arg_reductions(&self, dtype: DType) -> bool {
+        let _ = dtype;
         false
     }
 

@@ -97,7 +97,7 @@ pub enum Op {
     /// `argmax`/`argmin`); the axis is removed from the shape and has at
     /// least one element. Built only for an engine that runs it
     /// ([`crate::Engine::runs_arg_reductions`]); others get the same result
-    /// composed of two reductions.
+    /// from one reduction of packed keys, or two reductions.
     ArgReduce {
         /// `Max` or `Min`.
         extreme: ReduceOp,

@@ -352,8 +352,8 @@ impl<R: Runtime> Engine for Driver<R> {
         self.runtime.name()
     }
 
-    fn runs_arg_reductions(&self) -> bool {
-        R::RUNS_ARG_REDUCTIONS
+    fn runs_arg_reductions(&self, dtype: DType) -> bool {
+        R::runs_arg_reductions(dtype)
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {

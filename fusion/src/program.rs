@@ -113,7 +113,7 @@ pub enum ScanKind {
     /// The index of the first extreme (`argmax`, `argmin`; `op` is `Max` or
     /// `Min`), as `lazyfuse_core::reference::arg_reduce` defines it; the
     /// output drops the axis and is i64. Only in programs of a runtime that
-    /// runs them (`Runtime::RUNS_ARG_REDUCTIONS`).
+    /// runs them (`Runtime::runs_arg_reductions`).
     Arg,
 }
 

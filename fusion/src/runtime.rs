@@ -57,9 +57,12 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     const FUSES_SCAN_PRODUCERS: bool = false;
 
     /// True when the runtime's scan methods also run arg-reductions
-    /// (`ScanKind::Arg`): the driver then reports
+    /// (`ScanKind::Arg`) of `dtype` values: the driver then reports
     /// `Engine::runs_arg_reductions`, and only then do graphs hold them.
-    const RUNS_ARG_REDUCTIONS: bool = false;
+    fn runs_arg_reductions(dtype: DType) -> bool {
+        let _ = dtype;
+        false
+    }
 
     /// `"cpu"`, `"sim"` or `"cuda"`.
     fn name(&self) -> &'static str;

@@ -94,7 +94,9 @@ impl Runtime for CpuRuntime {
     type Buffer = Arc<HostBuffer>;
     const DEVICE: bool = false;
     const FUSES_SCAN_PRODUCERS: bool = true;
-    const RUNS_ARG_REDUCTIONS: bool = true;
+    fn runs_arg_reductions(_: DType) -> bool {
+        true
+    }
 
     fn name(&self) -> &'static str {
         "cpu"

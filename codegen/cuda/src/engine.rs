@@ -26,8 +26,10 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, PinnedRanges,
     Residency, Result, SliceMut, StatsCounter,
 };
-use lazyfuse_fusion::{launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanLaunch};
-use lazyfuse_kernel::ScanKernels;
+use lazyfuse_fusion::{
+    launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanKind, ScanLaunch,
+};
+use lazyfuse_kernel::{ArgKernels, ScanKernels};
 
 use super::disk_cache::{CacheKey, DiskCache, ImageKind};
 use super::driver::{self, device_error, guarded};
@@ -244,6 +246,13 @@ impl CudaRuntime {
 
     /// A device buffer of `bytes` from the pool; an allocation the pool
     /// could not serve from freed blocks is counted in `stats`.
+    /// A buffer of `len` elements of `dtype` for a kernel to write: every
+    /// element is written before it is read.
+    fn scratch(&self, dtype: DType, len: usize, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        let buffer = self.allocate(len * dtype.size(), env.stats)?;
+        Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
+    }
+
     fn allocate(&self, bytes: usize, stats: &StatsCounter) -> Result<CudaBuffer> {
         let pooled = self.pool.allocate(bytes)?;
         if pooled.fresh {
@@ -447,6 +456,11 @@ impl Runtime for CudaRuntime {
     const DEVICE: bool = true;
     const FUSES_SCAN_PRODUCERS: bool = true;
 
+    /// 64-bit values: narrower ones reduce as one packed key.
+    fn runs_arg_reductions(dtype: DType) -> bool {
+        dtype.size() == 8
+    }
+
     fn name(&self) -> &'static str {
         "cuda"
     }
@@ -568,18 +582,18 @@ impl Runtime for CudaRuntime {
         input: &Arc<dyn DeviceBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        ScanKernels::scan(
-            (scan.op, scan.dtype),
-            Lines::of(&scan.shape, scan.axis),
-            Arc::clone(input),
-            env,
-            // Every element of these buffers is written before it is read.
-            |len| {
-                let buffer = self.allocate(len * scan.dtype.size(), env.stats)?;
-                Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
-            },
-            |launch, arrays| self.run_user_kernel(launch, arrays, env),
-        )
+        let lines = Lines::of(&scan.shape, scan.axis);
+        let zeros = |dtype: DType, len: usize| self.scratch(dtype, len, env);
+        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+            self.run_user_kernel(launch, arrays, env)
+        };
+        let (op, input) = ((scan.op, scan.dtype), Arc::clone(input));
+        match scan.kind {
+            ScanKind::Running => {
+                ScanKernels::scan(op, lines, input, env, |len| zeros(scan.dtype, len), run)
+            }
+            ScanKind::Arg => ArgKernels::reduce(op, lines, input, env, zeros, run),
+        }
     }
 
     fn scan_fused(
@@ -589,18 +603,20 @@ impl Runtime for CudaRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let fused = ScanKernels::scan_fused(
-            (scan.op, scan.dtype),
-            Lines::of(&scan.shape, scan.axis),
-            producer,
-            inputs,
-            env,
-            |len| {
-                let buffer = self.allocate(len * scan.dtype.size(), env.stats)?;
-                Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
-            },
-            &mut |launch, arrays| self.run_user_kernel(launch, arrays, env),
-        )?;
+        let (op, lines) = ((scan.op, scan.dtype), Lines::of(&scan.shape, scan.axis));
+        let zeros = |dtype: DType, len: usize| self.scratch(dtype, len, env);
+        let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+            self.run_user_kernel(launch, arrays, env)
+        };
+        let fused = match scan.kind {
+            ScanKind::Running => {
+                let zeros = |len| zeros(scan.dtype, len);
+                ScanKernels::scan_fused(op, lines, producer, inputs, env, zeros, run)?
+            }
+            ScanKind::Arg => {
+                ArgKernels::reduce_fused(op, lines, producer, inputs, env, zeros, run)?
+            }
+        };
         match fused {
             Some(out) => Ok(out),
             None => launch_then_scan(self, scan, producer, inputs, env),

@@ -28,6 +28,7 @@
 //! assert!(increment_by_one.cuda_source().contains("increment_by_one"));
 //! ```
 
+mod arg;
 mod gufunc;
 mod launch;
 mod memory;
@@ -51,6 +52,7 @@ use lazyfuse_device::ir::{ArgSource, DeviceKernel, GridRule, ParamKind};
 use lazyfuse_device::simt::{self, Binding, Geometry};
 use lazyfuse_device::verify::is_identifier;
 
+pub use arg::ArgKernels;
 pub use gufunc::{CoreDim, GUfunc, GUfuncCall, Layout};
 pub use launch::{
     ArgValue, Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,

@@ -79,7 +79,7 @@ impl ScanKernels {
         let totals = Kernel::build(&name("totals"), |k| {
             let x = Reader::declare(k, dtype, producer);
             let totals = k.array_mut("totals", dtype, 1);
-            let chunk = ChunkOf::declare(k);
+            let chunk = ChunkOf::declare(k, &Val::from(SCAN_CHUNK as i64));
             let acc = k.local(Val::constant(identity, dtype));
             chunk.each(k, |k, at| {
                 let v = x.at(k, at);
@@ -108,7 +108,7 @@ impl ScanKernels {
             let x = Reader::declare(k, dtype, producer);
             let carries = k.array("carries", dtype, 1);
             let out = k.array_mut("out", dtype, 1);
-            let chunk = ChunkOf::declare(k);
+            let chunk = ChunkOf::declare(k, &Val::from(SCAN_CHUNK as i64));
             k.if_(chunk.valid.clone(), |k| {
                 let acc = k.local(carries.at(&chunk.index));
                 chunk.each(k, |k, at| {
@@ -169,14 +169,7 @@ impl ScanKernels {
         let lens: Vec<[usize; 1]> = (inputs.iter().zip(&producer.kernel.inputs))
             .map(|(b, input)| [b.map_or(0, |b| b.bytes() / input.dtype.size())])
             .collect();
-        let arrays: Vec<(Arc<dyn DeviceBuffer>, DType)> =
-            (inputs.iter().zip(&producer.kernel.inputs))
-                .filter_map(|(b, input)| b.map(|b| (Arc::clone(b), input.dtype)))
-                .collect();
-        let source = Source {
-            arrays,
-            args: replay.launch_args(&lens),
-        };
+        let source = Source::of_producer(&replay, producer, inputs, &lens);
         kernels
             .run_from(lines, source, zeros, |launch, arrays| {
                 env.stats.add(Counter::KernelLaunches, 1);
@@ -287,22 +280,46 @@ impl ScanKernels {
     }
 }
 
-/// What the `totals` and `apply` kernels read: the arrays of their source
-/// parameters and the argument values of all of those parameters.
-struct Source<'a, B> {
-    arrays: Vec<(B, DType)>,
-    args: Vec<ArgValue<'a>>,
+/// What the `totals` and `apply` kernels (and the arg-reduction's
+/// `partials`) read: the arrays of their source parameters and the
+/// argument values of all of those parameters.
+pub(crate) struct Source<'a, B> {
+    pub(crate) arrays: Vec<(B, DType)>,
+    pub(crate) args: Vec<ArgValue<'a>>,
+}
+
+impl<'a> Source<'a, Arc<dyn DeviceBuffer>> {
+    /// The source of kernels replaying `replay` (of `producer`) over its
+    /// `inputs` (`None` for generated ones) of `lens` elements.
+    pub(crate) fn of_producer(
+        replay: &Producer<'_>,
+        producer: &Launch,
+        inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+        lens: &'a [[usize; 1]],
+    ) -> Self {
+        let arrays = (inputs.iter().zip(&producer.kernel.inputs))
+            .filter_map(|(b, input)| b.map(|b| (Arc::clone(b), input.dtype)))
+            .collect();
+        Source {
+            arrays,
+            args: replay.launch_args(lens),
+        }
+    }
 }
 
 /// The values a scan kernel combines: a buffer `x`, or a producer replayed.
-enum Reader<'p> {
+pub(crate) enum Reader<'p> {
     Buffer(ArrayParam),
     Producer(&'p Producer<'p>, Declared),
 }
 
 impl<'p> Reader<'p> {
     /// Declares the parameters of what is scanned (before any other).
-    fn declare(k: &mut KernelScope, dtype: DType, producer: Option<&'p Producer<'p>>) -> Self {
+    pub(crate) fn declare(
+        k: &mut KernelScope,
+        dtype: DType,
+        producer: Option<&'p Producer<'p>>,
+    ) -> Self {
         match producer {
             Some(p) => Reader::Producer(p, p.declare(k)),
             None => Reader::Buffer(k.array("x", dtype, 1)),
@@ -310,7 +327,7 @@ impl<'p> Reader<'p> {
     }
 
     /// The value at flat index `at`.
-    fn at(&self, k: &mut KernelScope, at: &Val) -> Val {
+    pub(crate) fn at(&self, k: &mut KernelScope, at: &Val) -> Val {
         match self {
             Reader::Buffer(x) => x.at(at),
             Reader::Producer(p, declared) => p.element(k, declared, at),
@@ -318,24 +335,25 @@ impl<'p> Reader<'p> {
     }
 }
 
-/// The chunk a thread of the `totals` and `apply` kernels handles.
-struct ChunkOf {
+/// The chunk a thread of the `totals` and `apply` kernels (and the
+/// arg-reduction's `partials`) handles.
+pub(crate) struct ChunkOf {
     /// The thread's chunk, `line * chunks + c`.
-    index: Val,
+    pub(crate) index: Val,
     /// Whether the thread has a chunk.
-    valid: Val,
-    /// Flat index of the chunk's first element.
+    pub(crate) valid: Val,
+    /// Flat index of the line's first element.
     base: Val,
     /// The chunk's elements along the line: `start..end`.
-    start: Val,
-    end: Val,
+    pub(crate) start: Val,
+    pub(crate) end: Val,
     inner: Val,
 }
 
 impl ChunkOf {
     /// Declares the parameters `n`, `inner`, `chunks`, `count` and locates
-    /// the thread's chunk.
-    fn declare(k: &mut KernelScope) -> ChunkOf {
+    /// the thread's chunk, of `chunk_len` elements (the last may be short).
+    pub(crate) fn declare(k: &mut KernelScope, chunk_len: &Val) -> ChunkOf {
         let n = k.scalar("n", DType::I64);
         let inner = k.scalar("inner", DType::I64);
         let chunks = k.scalar("chunks", DType::I64);
@@ -346,8 +364,8 @@ impl ChunkOf {
         let c = k.let_(&index - &line * &chunks);
         let outer = k.let_(line.floor_div(&inner));
         let base = k.let_(&outer * &n * &inner + (&line - &outer * &inner));
-        let start = k.let_(&c * Val::from(SCAN_CHUNK as i64));
-        let end = k.let_((&start + Val::from(SCAN_CHUNK as i64)).min(&n));
+        let start = k.let_(&c * chunk_len);
+        let end = k.let_((&start + chunk_len).min(&n));
         ChunkOf {
             index,
             valid,
@@ -358,12 +376,17 @@ impl ChunkOf {
         }
     }
 
+    /// The flat index of element `j` of the thread's line.
+    pub(crate) fn flat(&self, j: &Val) -> Val {
+        &self.base + j * &self.inner
+    }
+
     /// Runs `body(flat index)` for each element of the chunk, in order
     /// (nothing for a thread without a chunk: its range is empty).
     fn each(&self, k: &mut KernelScope, mut body: impl FnMut(&mut KernelScope, &Val)) {
         let end = Val::select(&self.valid, &self.end, &self.start);
         k.for_range(&self.start, end, 1i64, |k, j| {
-            let at = k.let_(&self.base + &j * &self.inner);
+            let at = k.let_(self.flat(&j));
             body(k, &at);
         });
     }

@@ -14,11 +14,11 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch,
     PinnedRanges, Residency, Result, SliceMut, StatsCounter, TimelineEvent,
 };
-use lazyfuse_fusion::{launch_then_scan, Driver, Launch, Runtime, ScanLaunch};
+use lazyfuse_fusion::{launch_then_scan, Driver, Launch, Runtime, ScanKind, ScanLaunch};
 
 use lazyfuse_core::reference::Lines;
 use lazyfuse_device::{self as device, LoweringCache};
-use lazyfuse_kernel::{BuiltKernel, ScanKernels};
+use lazyfuse_kernel::{ArgKernels, BuiltKernel, ScanKernels};
 
 mod memory;
 mod timeline;
@@ -109,6 +109,11 @@ impl Runtime for SimRuntime {
     type Buffer = Arc<dyn DeviceBuffer>;
     const DEVICE: bool = true;
     const FUSES_SCAN_PRODUCERS: bool = true;
+
+    /// 64-bit values: narrower ones reduce as one packed key.
+    fn runs_arg_reductions(dtype: DType) -> bool {
+        dtype.size() == 8
+    }
 
     fn name(&self) -> &'static str {
         "sim"
@@ -227,14 +232,18 @@ impl Runtime for SimRuntime {
         input: &Arc<dyn DeviceBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        ScanKernels::scan(
-            (scan.op, scan.dtype),
-            Lines::of(&scan.shape, scan.axis),
-            Arc::clone(input),
-            env,
-            |len| Ok(self.on_device(self.memory.allocate(scan.dtype, len, env.stats)?)),
-            |launch, arrays| self.run_kernel(launch, arrays, env),
-        )
+        let lines = Lines::of(&scan.shape, scan.axis);
+        let zeros = |dtype, len| Ok(self.on_device(self.memory.allocate(dtype, len, env.stats)?));
+        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+            self.run_kernel(launch, arrays, env)
+        };
+        let (op, input) = ((scan.op, scan.dtype), Arc::clone(input));
+        match scan.kind {
+            ScanKind::Running => {
+                ScanKernels::scan(op, lines, input, env, |len| zeros(scan.dtype, len), run)
+            }
+            ScanKind::Arg => ArgKernels::reduce(op, lines, input, env, zeros, run),
+        }
     }
 
     fn scan_fused(
@@ -244,15 +253,20 @@ impl Runtime for SimRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let fused = ScanKernels::scan_fused(
-            (scan.op, scan.dtype),
-            Lines::of(&scan.shape, scan.axis),
-            producer,
-            inputs,
-            env,
-            |len| Ok(self.on_device(self.memory.allocate(scan.dtype, len, env.stats)?)),
-            &mut |launch, arrays| self.run_kernel(launch, arrays, env),
-        )?;
+        let (op, lines) = ((scan.op, scan.dtype), Lines::of(&scan.shape, scan.axis));
+        let zeros = |dtype, len| Ok(self.on_device(self.memory.allocate(dtype, len, env.stats)?));
+        let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+            self.run_kernel(launch, arrays, env)
+        };
+        let fused = match scan.kind {
+            ScanKind::Running => {
+                let zeros = |len| zeros(scan.dtype, len);
+                ScanKernels::scan_fused(op, lines, producer, inputs, env, zeros, run)?
+            }
+            ScanKind::Arg => {
+                ArgKernels::reduce_fused(op, lines, producer, inputs, env, zeros, run)?
+            }
+        };
         match fused {
             Some(out) => Ok(out),
             None => launch_then_scan(self, scan, producer, inputs, env),

@@ -124,7 +124,16 @@ fn zoo(cx: &Session) -> Vec<(String, Array)> {
         "argmax u32".into(),
         (&x * 1000.0f32).astype(DType::U32).argmax_axis(1),
     ));
-    cases.push(("argmax f64 (two reductions)".into(), wide.argmax_axis(2)));
+    // 64-bit values: the arg-reduction kernels.
+    cases.push(("argmax f64 axis".into(), wide.argmax_axis(2)));
+    cases.push((
+        "argmin of a fused f64 expression".into(),
+        (&wide - 0.5f64).abs().argmin_axis(1),
+    ));
+    cases.push((
+        "argmax i64".into(),
+        (&wide * 100.0f64).astype(DType::I64).argmax(),
+    ));
     cases.push(("var axis".into(), x.var_axis(0, 1)));
     cases.push(("any axis".into(), x.gt(3.0f32).any_axis(1)));
     cases.push(("nanmax".into(), x.nanmax()));

@@ -285,7 +285,7 @@ impl Array {
                     ),
                 ));
             }
-            if self.session().engine().runs_arg_reductions() {
+            if self.session().engine().runs_arg_reductions(a.dtype()) {
                 let node = a.valid_node()?;
                 let shape: Vec<usize> = (0..a.ndim())
                     .filter(|&i| i != k)
