@@ -9,7 +9,6 @@
 
 mod common;
 
-use lazyfuse::codegen::device::nvrtc::{self, Target};
 use lazyfuse::codegen::fusion::{compile, FusionOptions};
 use lazyfuse::core::{ExprGraph, ReduceOp};
 use lazyfuse::kernel::ArgKernels;
@@ -125,13 +124,7 @@ fn argmax_of_a_fused_expression_is_one_kernel_on_the_simulator() {
 /// producer, compile with NVRTC without spills.
 #[test]
 fn the_arg_kernels_compile_with_nvrtc() {
-    if nvrtc::load().is_err() {
-        assert_ne!(
-            std::env::var("LAZYFUSE_REQUIRE_NVRTC").as_deref(),
-            Ok("1"),
-            "NVRTC is required here"
-        );
-        eprintln!("SKIPPED the_arg_kernels_compile_with_nvrtc: no NVRTC");
+    if !common::nvrtc_or_skip("the_arg_kernels_compile_with_nvrtc") {
         return;
     }
     let cx = Context::sim();
@@ -148,20 +141,7 @@ fn the_arg_kernels_compile_with_nvrtc() {
     });
     for kernels in plain.chain([fused]) {
         for kernel in kernels.kernels() {
-            let compiled = nvrtc::compile(
-                kernel.name(),
-                &kernel.cuda_source(),
-                &Target::Cubin("sm_80".into()),
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
-            let report = nvrtc::resources(&compiled.log);
-            assert!(
-                report
-                    .iter()
-                    .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
-                "{}: {report:?}",
-                kernel.name()
-            );
+            common::compiles_without_spills(kernel.name(), &kernel.cuda_source(), "sm_80");
         }
     }
 }

@@ -7,7 +7,6 @@
 
 mod common;
 
-use lazyfuse::codegen::device::nvrtc::{self, Target};
 use lazyfuse::codegen::fusion::{compile, FusionOptions};
 use lazyfuse::core::ExprGraph;
 use lazyfuse::core::ReduceOp;
@@ -113,13 +112,7 @@ fn fused_scan_kernels() -> Vec<ScanKernels> {
 
 #[test]
 fn the_scan_kernels_compile_with_nvrtc() {
-    if nvrtc::load().is_err() {
-        assert_ne!(
-            std::env::var("LAZYFUSE_REQUIRE_NVRTC").as_deref(),
-            Ok("1"),
-            "NVRTC is required here"
-        );
-        eprintln!("SKIPPED the_scan_kernels_compile_with_nvrtc: no NVRTC");
+    if !common::nvrtc_or_skip("the_scan_kernels_compile_with_nvrtc") {
         return;
     }
     let fused = fused_scan_kernels();
@@ -131,20 +124,7 @@ fn the_scan_kernels_compile_with_nvrtc() {
     for kernels in plain.chain(fused) {
         for kernel in kernels.kernels() {
             for arch in ["sm_80", "sm_90"] {
-                let compiled = nvrtc::compile(
-                    kernel.name(),
-                    &kernel.cuda_source(),
-                    &Target::Cubin(arch.into()),
-                )
-                .unwrap_or_else(|e| panic!("{e}"));
-                let report = nvrtc::resources(&compiled.log);
-                assert!(
-                    report
-                        .iter()
-                        .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
-                    "{} {arch}: {report:?}",
-                    kernel.name()
-                );
+                common::compiles_without_spills(kernel.name(), &kernel.cuda_source(), arch);
             }
         }
     }

@@ -1,5 +1,5 @@
 //! Shared helpers of the facade's integration tests.
-#![allow(dead_code, clippy::expect_used)]
+#![allow(dead_code, clippy::expect_used, clippy::panic)]
 
 use lazyfuse::Context;
 
@@ -47,4 +47,34 @@ pub fn assert_close(got: &[f64], want: &[f64], rel: f64) {
             "element {i}: got {g}, want {w} (all: {got:?} vs {want:?})"
         );
     }
+}
+
+/// Whether NVRTC loads; otherwise prints `SKIPPED <test>` (the test
+/// command counts it), or fails where the test command requires NVRTC.
+pub fn nvrtc_or_skip(test: &str) -> bool {
+    if lazyfuse::codegen::device::nvrtc::load().is_ok() {
+        return true;
+    }
+    assert_ne!(
+        std::env::var("LAZYFUSE_REQUIRE_NVRTC").as_deref(),
+        Ok("1"),
+        "NVRTC is required here"
+    );
+    eprintln!("SKIPPED {test}: no NVRTC");
+    false
+}
+
+/// Compiles the kernel `name` of CUDA `source` to a cubin for `arch` with
+/// NVRTC and checks that it spills no register.
+pub fn compiles_without_spills(name: &str, source: &str, arch: &str) {
+    use lazyfuse::codegen::device::nvrtc::{self, Target};
+    let target = Target::Cubin(arch.into());
+    let compiled = nvrtc::compile(name, source, &target).unwrap_or_else(|e| panic!("{e}"));
+    let report = nvrtc::resources(&compiled.log);
+    assert!(
+        report
+            .iter()
+            .all(|r| (r.spill_stores, r.spill_loads) == (0, 0)),
+        "{name} {arch}: {report:?}"
+    );
 }

@@ -22,7 +22,7 @@ use lazyfuse_fusion::Launch;
 
 use crate::launch::{ArgValue, Dim3};
 use crate::producer::Producer;
-use crate::scan::{ChunkOf, DeviceRun, Reader, Source};
+use crate::scan::{replayable, ChunkOf, DeviceRun, Reader, Source};
 use crate::{Kernel, Val};
 
 /// Threads per block of the arg-reduction kernels.
@@ -160,16 +160,10 @@ impl ArgKernels {
         zeros: impl Fn(DType, usize) -> Result<Arc<dyn DeviceBuffer>>,
         run: DeviceRun<'_>,
     ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
-        let Some(replay) = Producer::of(producer) else {
+        let Some((replay, lens)) = replayable(producer, dtype, inputs) else {
             return Ok(None);
         };
-        if producer.kernel.output_dtype(0) != dtype || inputs.len() != producer.inputs.len() {
-            return Ok(None);
-        }
         let kernels = Self::build(op, dtype, Some(&replay))?;
-        let lens: Vec<[usize; 1]> = (inputs.iter().zip(&producer.kernel.inputs))
-            .map(|(b, input)| [b.map_or(0, |b| b.bytes() / input.dtype.size())])
-            .collect();
         let source = Source::of_producer(&replay, producer, inputs, &lens);
         kernels
             .run_from(lines, source, zeros, |launch, arrays| {

@@ -159,16 +159,10 @@ impl ScanKernels {
         zeros: impl Fn(usize) -> Result<Arc<dyn DeviceBuffer>>,
         run: DeviceRun<'_>,
     ) -> Result<Option<Arc<dyn DeviceBuffer>>> {
-        let Some(replay) = Producer::of(producer) else {
+        let Some((replay, lens)) = replayable(producer, dtype, inputs) else {
             return Ok(None);
         };
-        if producer.kernel.output_dtype(0) != dtype || inputs.len() != producer.inputs.len() {
-            return Ok(None);
-        }
         let kernels = ScanKernels::build_from(op, dtype, Some(&replay))?;
-        let lens: Vec<[usize; 1]> = (inputs.iter().zip(&producer.kernel.inputs))
-            .map(|(b, input)| [b.map_or(0, |b| b.bytes() / input.dtype.size())])
-            .collect();
         let source = Source::of_producer(&replay, producer, inputs, &lens);
         kernels
             .run_from(lines, source, zeros, |launch, arrays| {
@@ -305,6 +299,24 @@ impl<'a> Source<'a, Arc<dyn DeviceBuffer>> {
             args: replay.launch_args(lens),
         }
     }
+}
+
+/// `producer` as the kernels computing it inside them replay it, with its
+/// `inputs`' element counts; `None` when it cannot be replayed there or
+/// does not compute `dtype` values over those inputs.
+pub(crate) fn replayable<'l>(
+    producer: &'l Launch,
+    dtype: DType,
+    inputs: &[Option<&Arc<dyn DeviceBuffer>>],
+) -> Option<(Producer<'l>, Vec<[usize; 1]>)> {
+    let replay = Producer::of(producer)?;
+    if producer.kernel.output_dtype(0) != dtype || inputs.len() != producer.inputs.len() {
+        return None;
+    }
+    let lens = (inputs.iter().zip(&producer.kernel.inputs))
+        .map(|(b, input)| [b.map_or(0, |b| b.bytes() / input.dtype.size())])
+        .collect();
+    Some((replay, lens))
 }
 
 /// The values a scan kernel combines: a buffer `x`, or a producer replayed.

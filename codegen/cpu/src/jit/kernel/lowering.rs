@@ -8,7 +8,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, FuncRef, InstBuilder, MemFlags, StackSlot, Value};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use lazyfuse_core::{DType, Literal, UnaryOp, Wide};
+use lazyfuse_core::{BinaryOp, DType, Literal, UnaryOp, Wide};
 use lazyfuse_device::ir::{DeviceKernel, Dim, Expr, ParamKind, Special, Stmt, Var};
 use smallvec::smallvec;
 
@@ -291,27 +291,13 @@ impl<'a> KernelLowering<'a, '_, '_> {
             }
             Expr::Unary(op, a) => {
                 let (x, from) = self.expr(a)?;
-                let dtype = if op.is_predicate() || *op == UnaryOp::LogicalNot {
-                    DType::Bool
-                } else {
-                    from
-                };
-                if !unary_supported(*op, from, dtype) {
-                    return Err("an operation the JIT does not compile");
-                }
+                let dtype = unary_result(*op, from)?;
                 (self.ops.unary(*op, &smallvec![x], from, dtype)?[0], dtype)
             }
             Expr::Binary(op, a, c) => {
                 let (x, from) = self.expr(a)?;
                 let (y, _) = self.expr(c)?;
-                let dtype = if op.is_comparison() || op.is_logical() {
-                    DType::Bool
-                } else {
-                    from
-                };
-                if !binary_supported(*op, dtype) {
-                    return Err("an operation the JIT does not compile");
-                }
+                let dtype = binary_result(*op, from)?;
                 (
                     self.ops.binary(*op, &smallvec![x], &smallvec![y], from)?[0],
                     dtype,
@@ -360,6 +346,34 @@ impl<'a> KernelLowering<'a, '_, '_> {
             // Two's complement bits: u64 values above i64::MAX wrap as C's do.
             Wide::Int(x) => b.ins().iconst(ty, x as i64),
         })
+    }
+}
+
+/// The dtype of `op` of a `from` value, when the JIT compiles it.
+pub(super) fn unary_result(op: UnaryOp, from: DType) -> Result<DType, Unsupported> {
+    let dtype = if op.is_predicate() || op == UnaryOp::LogicalNot {
+        DType::Bool
+    } else {
+        from
+    };
+    if unary_supported(op, from, dtype) {
+        Ok(dtype)
+    } else {
+        Err("an operation the JIT does not compile")
+    }
+}
+
+/// The dtype of `op` of two `from` values, when the JIT compiles it.
+pub(super) fn binary_result(op: BinaryOp, from: DType) -> Result<DType, Unsupported> {
+    let dtype = if op.is_comparison() || op.is_logical() {
+        DType::Bool
+    } else {
+        from
+    };
+    if binary_supported(op, dtype) {
+        Ok(dtype)
+    } else {
+        Err("an operation the JIT does not compile")
     }
 }
 

@@ -19,15 +19,13 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::Variable;
-use lazyfuse_core::{DType, UnaryOp};
+use lazyfuse_core::DType;
 use lazyfuse_device::ir::{Dim, Expr, ParamKind, Special, Stmt, Var};
 use smallvec::SmallVec;
 
 use super::super::ops::Val;
-use super::super::support::{
-    binary_supported, cast_supported, unary_supported, Lanes, Unsupported,
-};
-use super::lowering::{KernelLowering, Slot};
+use super::super::support::{cast_supported, Lanes, Unsupported};
+use super::lowering::{binary_result, unary_result, KernelLowering, Slot};
 
 /// Groups of threads per turn of the vector loop.
 const GROUPS: usize = 2;
@@ -261,27 +259,13 @@ impl KernelLowering<'_, '_, '_> {
             }
             Expr::Unary(op, a) => {
                 let (x, from) = self.vector_expr(a, group)?;
-                let dtype = if op.is_predicate() || *op == UnaryOp::LogicalNot {
-                    DType::Bool
-                } else {
-                    from
-                };
-                if !unary_supported(*op, from, dtype) {
-                    return Err("an operation the JIT does not compile");
-                }
+                let dtype = unary_result(*op, from)?;
                 (self.ops.unary(*op, &x, from, dtype)?, dtype)
             }
             Expr::Binary(op, a, c) => {
                 let (x, from) = self.vector_expr(a, group)?;
                 let (y, _) = self.vector_expr(c, group)?;
-                let dtype = if op.is_comparison() || op.is_logical() {
-                    DType::Bool
-                } else {
-                    from
-                };
-                if !binary_supported(*op, dtype) {
-                    return Err("an operation the JIT does not compile");
-                }
+                let dtype = binary_result(*op, from)?;
                 (self.ops.binary(*op, &x, &y, from)?, dtype)
             }
             Expr::Select(c, a, d) => {
