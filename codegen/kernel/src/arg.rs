@@ -20,13 +20,10 @@ use lazyfuse_core::reference::Lines;
 use lazyfuse_core::{Counter, DType, DeviceBuffer, Error, EvalEnv, ReduceOp, Result, Scalar};
 use lazyfuse_fusion::Launch;
 
-use crate::launch::{ArgValue, Dim3};
+use crate::launch::ArgValue;
 use crate::producer::Producer;
-use crate::scan::{replayable, ChunkOf, DeviceRun, Reader, Source};
+use crate::scan::{geometry, replayable, ChunkOf, DeviceRun, Reader, Source};
 use crate::{Kernel, Val};
-
-/// Threads per block of the arg-reduction kernels.
-const BLOCK: u32 = 256;
 
 /// The two kernels of an arg-reduction of one operation and dtype.
 #[derive(Clone, Debug)]
@@ -209,7 +206,7 @@ impl ArgKernels {
             int(chunks),
             int(count * chunks),
         ]);
-        let (grid, block) = geometry(count * chunks)?;
+        let (grid, block) = geometry("arg-reduction", count * chunks)?;
         let launch = self.partials.prepare_launch(grid, block, &args)?;
         let mut arrays = source.arrays;
         arrays.extend([
@@ -229,7 +226,7 @@ impl ArgKernels {
             dtype: DType::I64,
             shape: &out,
         };
-        let (grid, block) = geometry(count)?;
+        let (grid, block) = geometry("arg-reduction", count)?;
         let launch = self.merge.prepare_launch(
             grid,
             block,
@@ -268,17 +265,6 @@ fn chunk_length(n: usize) -> usize {
         root += 1;
     }
     root.clamp(64, 1 << 16)
-}
-
-/// One thread per unit of `threads`, in blocks of [`BLOCK`].
-fn geometry(threads: usize) -> Result<(Dim3, Dim3)> {
-    let blocks = u32::try_from(threads.div_ceil(BLOCK as usize).max(1)).map_err(|_| {
-        Error::InvalidArgument {
-            op: "arg-reduction".into(),
-            message: format!("{threads} chunks are too many for one launch"),
-        }
-    })?;
-    Ok((Dim3::from(blocks), Dim3::from(BLOCK)))
 }
 
 #[cfg(test)]

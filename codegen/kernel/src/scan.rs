@@ -27,7 +27,7 @@ pub type DeviceRun<'a> = &'a mut dyn FnMut(
     &[(Arc<dyn DeviceBuffer>, DType)],
 ) -> Result<Vec<Arc<dyn DeviceBuffer>>>;
 
-/// Threads per block of the scan kernels.
+/// Threads per block of the scan (and arg-reduction) kernels.
 const BLOCK: u32 = 256;
 
 /// The three kernels of a scan of one operation and dtype.
@@ -225,15 +225,6 @@ impl ScanKernels {
             dtype,
             shape: &table,
         };
-        let geometry = |threads: usize| -> Result<(Dim3, Dim3)> {
-            let blocks = u32::try_from(threads.div_ceil(BLOCK as usize).max(1)).map_err(|_| {
-                Error::InvalidArgument {
-                    op: "scan".into(),
-                    message: format!("{threads} chunks are too many for one launch"),
-                }
-            })?;
-            Ok((Dim3::from(blocks), Dim3::from(BLOCK)))
-        };
         let chunk_args = [
             int(lines.n),
             int(lines.inner),
@@ -246,7 +237,7 @@ impl ScanKernels {
                 .ok_or_else(|| Error::internal("scan", "a scan kernel wrote nothing"))
         };
 
-        let (grid, block) = geometry(count * chunks)?;
+        let (grid, block) = geometry("scan", count * chunks)?;
         let mut args = source.args.clone();
         args.push(table_array.clone());
         args.extend(chunk_args.iter().cloned());
@@ -255,7 +246,7 @@ impl ScanKernels {
         arrays.push((zeros(count * chunks)?, dtype));
         let totals = first(run(&launch, &arrays)?)?;
 
-        let (grid, block) = geometry(count)?;
+        let (grid, block) = geometry("scan", count)?;
         let launch = self.carries.prepare_launch(
             grid,
             block,
@@ -263,7 +254,7 @@ impl ScanKernels {
         )?;
         let carries = first(run(&launch, &[(totals, dtype)])?)?;
 
-        let (grid, block) = geometry(count * chunks)?;
+        let (grid, block) = geometry("scan", count * chunks)?;
         let mut args = source.args;
         args.extend([table_array, flat_array]);
         args.extend(chunk_args.iter().cloned());
@@ -299,6 +290,18 @@ impl<'a> Source<'a, Arc<dyn DeviceBuffer>> {
             args: replay.launch_args(lens),
         }
     }
+}
+
+/// One thread per unit of `threads`, in blocks of [`BLOCK`], for the
+/// kernels of `op` (a scan or an arg-reduction).
+pub(crate) fn geometry(op: &str, threads: usize) -> Result<(Dim3, Dim3)> {
+    let blocks = u32::try_from(threads.div_ceil(BLOCK as usize).max(1)).map_err(|_| {
+        Error::InvalidArgument {
+            op: op.into(),
+            message: format!("{threads} chunks are too many for one launch"),
+        }
+    })?;
+    Ok((Dim3::from(blocks), Dim3::from(BLOCK)))
 }
 
 /// `producer` as the kernels computing it inside them replay it, with its

@@ -67,10 +67,7 @@ impl KernelLowering<'_, '_, '_> {
         body: &[Stmt],
         hoisted: &Hoisted<'_>,
     ) -> Result<(), Unsupported> {
-        let e = match end {
-            Bound::Expr(end) => self.expr(end)?.0,
-            Bound::Value(end) => end,
-        };
+        let e = self.bound(end)?;
         let proof = self.checked_once(Counter::Var(var), (start, e), hoisted)?;
         let variable = self.vars[var.index()];
         let counter = Counter::Var(var);

@@ -170,6 +170,14 @@ impl<'a> KernelLowering<'a, '_, '_> {
         self.outlined
     }
 
+    /// The value of a loop's bound, evaluated here.
+    pub(super) fn bound(&mut self, end: Bound<'_>) -> Result<Value, Unsupported> {
+        Ok(match end {
+            Bound::Expr(end) => self.expr(end)?.0,
+            Bound::Value(end) => end,
+        })
+    }
+
     pub(super) fn block(&mut self) -> Block {
         self.ops.b.create_block()
     }
@@ -189,10 +197,7 @@ impl<'a> KernelLowering<'a, '_, '_> {
         let (head, inner, exit) = (self.block(), self.block(), self.block());
         self.ops.b.ins().jump(head, &[]);
         self.ops.b.switch_to_block(head);
-        let e = match end {
-            Bound::Expr(end) => self.expr(end)?.0,
-            Bound::Value(end) => end,
-        };
+        let e = self.bound(end)?;
         let counter = self.ops.b.use_var(variable);
         let more = self.ops.b.ins().icmp(IntCC::SignedLessThan, counter, e);
         self.ops.b.ins().brif(more, inner, &[], exit, &[]);
