@@ -71,7 +71,7 @@ impl Context {
     /// backend compiles, run by a SIMT interpreter that checks every memory
     /// access (Numba's CUDA simulator, for lazyfuse).
     pub fn sim() -> Context {
-        Context::with_engine(sim_engine(None), Options::default())
+        Context::with_engine(sim_engine(None, None), Options::default())
     }
 
     /// CUDA device `device`; an error (not a panic) naming the reason when
@@ -109,14 +109,13 @@ fn cpu_engine(settings: CpuSettings) -> Arc<dyn Engine> {
     Arc::new(CpuEngine::new(CpuRuntime::new(settings)))
 }
 
-fn sim_engine(timing: Option<SimTiming>) -> Arc<dyn Engine> {
-    Arc::new(SimEngine::new(
-        timing.map_or_else(SimRuntime::default, SimRuntime::with_timing),
-    ))
+fn sim_engine(timing: Option<SimTiming>, memory_limit: Option<usize>) -> Arc<dyn Engine> {
+    Arc::new(SimEngine::new(SimRuntime::new(timing, memory_limit)))
 }
 
-fn cuda_engine(device: usize) -> Result<Arc<dyn Engine>> {
-    Ok(Arc::new(CudaEngine::new(CudaRuntime::new(device)?)))
+fn cuda_engine(device: usize, memory_limit: Option<usize>) -> Result<Arc<dyn Engine>> {
+    let runtime = CudaRuntime::new(device)?.with_memory_limit(memory_limit);
+    Ok(Arc::new(CudaEngine::new(runtime)))
 }
 
 /// Builds a [`Context`]: `Context::builder().backend("cpu").fusion(false).threads(2).build()?`.
@@ -127,6 +126,7 @@ pub struct ContextBuilder {
     options: Options,
     cpu: CpuSettings,
     sim: Option<SimTiming>,
+    device_memory_limit: Option<usize>,
 }
 
 impl Default for ContextBuilder {
@@ -137,6 +137,7 @@ impl Default for ContextBuilder {
             options: Options::default(),
             cpu: CpuSettings::default(),
             sim: None,
+            device_memory_limit: None,
         }
     }
 }
@@ -197,14 +198,35 @@ impl ContextBuilder {
         self
     }
 
+    /// Caps the device memory a device backend's demands may use at
+    /// `bytes` (on `sim`, the simulated device's size; on `cuda`, its
+    /// memory pool's). A demand that needs more is split into chunks that
+    /// fit (the pipeline, `explain()` shows it) when it can be; otherwise
+    /// its allocation fails with an `Error`. No effect on the CPU.
+    pub fn device_memory_limit(mut self, bytes: usize) -> Self {
+        self.device_memory_limit = Some(bytes);
+        self
+    }
+
+    /// A device backend pipelines a demand (chunks whose copies overlap its
+    /// kernels) when it would move more than `bytes` between host and
+    /// device (default 64 MiB, [`lazyfuse_core::DEFAULT_PIPELINE_THRESHOLD`];
+    /// `usize::MAX`: only when device memory requires it). Results are the
+    /// same either way, up to the order in which a reduction adds.
+    pub fn pipeline_threshold(mut self, bytes: usize) -> Self {
+        self.options.pipeline_threshold = bytes;
+        self
+    }
+
     /// The context, or why the backend cannot be used.
     pub fn build(self) -> Result<Context> {
         let engine = match self.backend.as_str() {
-            "auto" | "" => cuda_engine(self.device).unwrap_or_else(|_| cpu_engine(self.cpu)),
+            "auto" | "" => cuda_engine(self.device, self.device_memory_limit)
+                .unwrap_or_else(|_| cpu_engine(self.cpu)),
             "cpu" => cpu_engine(self.cpu),
-            "sim" => sim_engine(self.sim),
+            "sim" => sim_engine(self.sim, self.device_memory_limit),
             "reference" => Arc::new(ReferenceEngine::new()),
-            "cuda" => cuda_engine(self.device)?,
+            "cuda" => cuda_engine(self.device, self.device_memory_limit)?,
             other => {
                 return Err(Error::InvalidArgument {
                     op: "Context::builder".into(),

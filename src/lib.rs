@@ -41,6 +41,8 @@ pub use lazyfuse_core::{
     Session, Signature, Stats, Stream, TimelineEvent, Ufunc,
 };
 pub use lazyfuse_cpu::JitMode;
+pub use lazyfuse_fusion::is_pipeline_stream;
+pub use lazyfuse_sim::SimTiming;
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {

@@ -376,6 +376,33 @@ impl<'a> SliceMut<'a> {
         with_slice_mut!(self, s => s.chunks_mut(size.max(1)).map(|c| Element::wrap_mut(c)).collect())
     }
 
+    /// The elements `range` of the slice, as a slice of their own; an
+    /// internal error past the end.
+    pub fn part(&mut self, range: std::ops::Range<usize>) -> Result<SliceMut<'_>> {
+        let len = self.len();
+        if range.start > range.end || range.end > len {
+            return Err(Error::internal(
+                "SliceMut::part",
+                format!("elements {range:?} of a slice of {len}"),
+            ));
+        }
+        Ok(with_slice_mut!(self, s => Element::wrap_mut(&mut s[range])))
+    }
+
+    /// Copies `source`'s elements from `start` on (as many as the slice
+    /// holds, of its dtype) in.
+    pub fn copy_from_range(&mut self, source: &HostBuffer, start: usize) -> Result<()> {
+        with_slice_mut!(self, s => {
+            let from = Element::slice_of(source)
+                .and_then(|f: &[_]| f.get(start..start.checked_add(s.len())?))
+                .ok_or_else(|| {
+                    Error::internal("copy", "the source range differs in dtype or lies past its end")
+                })?;
+            s.copy_from_slice(from);
+            Ok(())
+        })
+    }
+
     /// The elements' bytes to write (native endian), or `None` for bools
     /// (not every byte is a bool).
     pub fn as_bytes_mut(&mut self) -> Option<&mut [u8]> {

@@ -42,6 +42,11 @@ pub struct Stats {
     /// and the driver the rest). Copies from and to pinned memory
     /// ([`crate::PinnedBuf`]) count none.
     pub staged_bytes: u64,
+    /// Bytes the device read from or wrote to mapped host memory
+    /// ([`crate::MappedBuf`]) in place, instead of copying them: `sim`
+    /// counts each kernel's read of a mapped input and each result written
+    /// into mapped memory; none of them is an `h2d`/`d2h` copy.
+    pub mapped_bytes: u64,
 }
 
 /// One counter of [`Stats`].
@@ -59,12 +64,13 @@ pub enum Counter {
     DeviceAllocations,
     DeviceBytesAllocated,
     StagedBytes,
+    MappedBytes,
 }
 
 /// Thread-safe [`Stats`] accumulator owned by a context.
 #[derive(Debug, Default)]
 pub struct StatsCounter {
-    counters: [AtomicU64; 11],
+    counters: [AtomicU64; 12],
 }
 
 impl StatsCounter {
@@ -88,6 +94,7 @@ impl StatsCounter {
             device_allocations: get(Counter::DeviceAllocations),
             device_bytes_allocated: get(Counter::DeviceBytesAllocated),
             staged_bytes: get(Counter::StagedBytes),
+            mapped_bytes: get(Counter::MappedBytes),
         }
     }
 
@@ -108,14 +115,26 @@ pub struct Options {
     pub fusion: bool,
     /// Worker threads for CPU execution (0: all cores).
     pub threads: usize,
+    /// A device backend splits a demand into chunks whose copies overlap
+    /// its kernels (the pipeline) when the demand would move more than this
+    /// many bytes between host and device, or needs more device memory
+    /// than the device has free (default 64 MiB; `usize::MAX`: only when
+    /// memory requires it).
+    pub pipeline_threshold: usize,
 }
 
+/// [`Options::pipeline_threshold`]'s default: 64 MiB, a few milliseconds of
+/// copies over PCIe, long enough that overlapping them with the kernels
+/// pays for the extra launches.
+pub const DEFAULT_PIPELINE_THRESHOLD: usize = 64 << 20;
+
 impl Default for Options {
-    /// Fusion on, all cores.
+    /// Fusion on, all cores, the pipeline above 64 MiB moved.
     fn default() -> Self {
         Options {
             fusion: true,
             threads: 0,
+            pipeline_threshold: DEFAULT_PIPELINE_THRESHOLD,
         }
     }
 }
@@ -216,7 +235,17 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         Ok(())
     }
 
-    /// Ends [`Engine::pin_host`] of `buffer` (before it is freed).
+    /// Page-locks the memory of `buffer` and maps it into the device's
+    /// address space (`cuda`: `cuMemHostRegister` with
+    /// `CU_MEMHOSTREGISTER_DEVICEMAP`), so that kernels read it in place
+    /// and results are written into it with no copy; the engine treats it
+    /// as mapped until [`Engine::unpin_host`]. By default: pinned only.
+    fn map_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.pin_host(buffer)
+    }
+
+    /// Ends [`Engine::pin_host`] or [`Engine::map_host`] of `buffer`
+    /// (before it is freed).
     fn unpin_host(&self, buffer: &HostBuffer) {
         let _ = buffer;
     }

@@ -52,7 +52,9 @@ mod worker;
 pub use array::{Array, Operand};
 pub use dtype::{can_cast_safely, promote, DType, Kind};
 pub use element::{Element, HostBuffer, SliceMut, Wide};
-pub use engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
+pub use engine::{
+    Counter, Engine, EvalEnv, Options, Stats, StatsCounter, DEFAULT_PIPELINE_THRESHOLD,
+};
 pub use error::{Error, Result};
 pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};

@@ -20,6 +20,7 @@ use lazyfuse_core::{
 use crate::cache::ProgramCache;
 use crate::explain;
 use crate::partition::FusionOptions;
+use crate::pipeline::{self, Destinations, Leaves, Pipeline};
 use crate::plan::{self, Plan, Step};
 use crate::program::{BufferId, BufferKind, Launch, Program, Work};
 use crate::runtime::{Runtime, ScanInput};
@@ -63,6 +64,68 @@ impl<R: Runtime> Driver<R> {
         plan::plan(program, R::DEVICE, |b| {
             self.leaf(program, graph, b).is_some()
         })
+    }
+
+    /// The pipeline `program` runs as, when it runs as one (a device
+    /// runtime, a program that qualifies, and enough to move or too little
+    /// memory).
+    fn pipeline(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        options: &Options,
+    ) -> Option<Pipeline> {
+        if !R::DEVICE {
+            return None;
+        }
+        let available = || self.runtime.available_memory();
+        Pipeline::of(program, options, available, |b| {
+            self.leaf(program, graph, b).is_some()
+        })
+    }
+
+    /// Runs `pipeline`, its chunked outputs going to `destinations`;
+    /// returns the values of the launch's outputs (none when they went
+    /// into the caller's memory).
+    fn run_pipeline(
+        &self,
+        pipeline: &Pipeline,
+        program: &Program,
+        graph: &ExprGraph,
+        destinations: Destinations<'_>,
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Residency>> {
+        let op = self.runtime.name();
+        let resident = |b| self.leaf(program, graph, b);
+        let host = |b| {
+            program
+                .leaf(b, graph)
+                .and_then(|n| n.data.as_ref()?.host.clone())
+                .ok_or_else(|| Error::internal(op, "a pipelined leaf with no host data"))
+        };
+        let leaves = Leaves {
+            resident: &resident,
+            host: &host,
+        };
+        pipeline::run(&self.runtime, pipeline, leaves, destinations, env)
+    }
+
+    /// The value of a demanded leaf that no launch computed.
+    fn leaf_value(
+        &self,
+        program: &Program,
+        graph: &ExprGraph,
+        buffer: BufferId,
+    ) -> Result<Residency> {
+        let op = self.runtime.name();
+        match program.buffers[buffer.index()].kind {
+            // A demanded leaf (or a reshape of one) that no kernel read: nothing moved.
+            BufferKind::Leaf { .. } => program
+                .leaf(buffer, graph)
+                .and_then(|n| n.data.clone())
+                .ok_or_else(|| Error::internal(op, "a leaf with no data")),
+            BufferKind::Temp => Err(Error::internal(op, "an output was not computed")),
+        }
     }
 
     /// The runtime's copy of a leaf buffer, if it has one.
@@ -208,6 +271,34 @@ impl<R: Runtime> Driver<R> {
                     .scan_into(scan, ScanInput::Values(input), out, env)
             }
         }
+    }
+
+    /// Runs a demand of one output that runs as a pipeline with the output
+    /// going straight into `out`; `out` back when it does not.
+    fn pipeline_into<'a>(
+        &self,
+        graph: &ExprGraph,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        let program = self.program(graph, env.options)?;
+        let Some(pipeline) = self.pipeline(&program, graph, env.options) else {
+            return Ok(Some(out));
+        };
+        let written = pipeline.launch_outputs(&program);
+        let fits = match (program.outputs.as_slice(), written) {
+            ([output], [only]) => {
+                output.buffer == *only
+                    && program.buffers[only.index()].len == out.len()
+                    && program.buffers[only.index()].dtype == out.dtype()
+            }
+            _ => false,
+        };
+        if !fits || !pipeline.chunks_outputs() {
+            return Ok(Some(out));
+        }
+        self.run_pipeline(&pipeline, &program, graph, Destinations::Into(out), env)?;
+        Ok(None)
     }
 
     /// Runs user launch `index` of the program over its arguments' buffers
@@ -357,25 +448,26 @@ impl<R: Runtime> Engine for Driver<R> {
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        let op = self.runtime.name();
         let program = self.program(graph, env.options)?;
+        if let Some(pipeline) = self.pipeline(&program, graph, env.options) {
+            let values = self.run_pipeline(&pipeline, &program, graph, Destinations::New, env)?;
+            let written = pipeline.launch_outputs(&program);
+            return program
+                .outputs
+                .iter()
+                .map(|o| match written.iter().position(|b| *b == o.buffer) {
+                    Some(j) => Ok(values[j].clone()),
+                    None => self.leaf_value(&program, graph, o.buffer),
+                })
+                .collect();
+        }
         let buffers = self.run(&program, graph, None, env)?;
         program
             .outputs
             .iter()
-            .map(|o| {
-                let index = o.buffer.index();
-                match (&buffers[index], program.buffers[index].kind) {
-                    (Some(b), _) => Ok(self.runtime.residency(b.clone())),
-                    // A demanded leaf (or a reshape of one) that no kernel read: nothing moved.
-                    (None, BufferKind::Leaf { .. }) => program
-                        .leaf(o.buffer, graph)
-                        .and_then(|n| n.data.clone())
-                        .ok_or_else(|| Error::internal(op, "a leaf with no data")),
-                    (None, BufferKind::Temp) => {
-                        Err(Error::internal(op, "an output was not computed"))
-                    }
-                }
+            .map(|o| match &buffers[o.buffer.index()] {
+                Some(b) => Ok(self.runtime.residency(b.clone())),
+                None => self.leaf_value(&program, graph, o.buffer),
             })
             .collect()
     }
@@ -387,7 +479,7 @@ impl<R: Runtime> Engine for Driver<R> {
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
         if R::DEVICE {
-            return Ok(Some(out));
+            return self.pipeline_into(graph, out, env);
         }
         let program = self.program(graph, env.options)?;
         let [output] = program.outputs.as_slice() else {
@@ -492,6 +584,9 @@ impl<R: Runtime> Engine for Driver<R> {
             self.runtime.executor(),
             explain::program_listing(&program, &plan)
         );
+        if let Some(pipeline) = self.pipeline(&program, graph, options) {
+            text.push_str(&pipeline.describe(&program));
+        }
         for (k, launch) in program.launches.iter().enumerate() {
             text.push_str(&self.runtime.explain_launch(k, launch));
         }

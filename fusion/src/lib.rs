@@ -21,6 +21,7 @@ pub mod driver;
 pub mod explain;
 pub mod ir;
 pub mod partition;
+pub mod pipeline;
 pub mod plan;
 pub mod program;
 pub mod runtime;
@@ -35,6 +36,7 @@ pub use ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
 };
 pub use partition::{FusionOptions, Placement};
+pub use pipeline::{is_pipeline_stream, pipeline_stream, Pipeline};
 pub use plan::{Plan, Step};
 pub use program::{
     BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program, ScanKind,

@@ -3,6 +3,7 @@
 //! ([`ScanInput`]), and the default of running a scan's producer first.
 
 use std::fmt;
+use std::ops::Range;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
@@ -78,6 +79,35 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
 
     /// Copies host data into the runtime's memory (the driver counts it).
     fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Self::Buffer>;
+
+    /// Copies the elements `range` of host data into the runtime's memory,
+    /// as a buffer of their own (the driver counts it): one chunk of a
+    /// pipelined input. By default: a host copy of the range, uploaded.
+    fn upload_part(
+        &self,
+        host: &Arc<HostBuffer>,
+        range: Range<usize>,
+        env: EvalEnv<'_>,
+    ) -> Result<Self::Buffer> {
+        let mut part = HostBuffer::try_zeros(host.dtype(), range.len())?;
+        part.as_slice_mut().copy_from_range(host, range.start)?;
+        self.upload(&Arc::new(part), env)
+    }
+
+    /// The bytes of its memory the runtime can still allocate, when it has
+    /// a limit (`ContextBuilder::device_memory_limit`, or a device's free
+    /// memory); `None` when it does not know of one.
+    fn available_memory(&self) -> Option<usize> {
+        None
+    }
+
+    /// Makes later work on stream `waiter` wait for everything queued so
+    /// far on the streams `waited` (an event on a GPU): how the pipeline
+    /// forks its streams from the demand's stream and joins them back.
+    /// Runtimes that run everything in order have nothing to do.
+    fn wait_streams(&self, waiter: u64, waited: &[u64]) {
+        let _ = (waiter, waited);
+    }
 
     /// Copies a buffer back to host memory as elements of `dtype` (the
     /// driver counts it).

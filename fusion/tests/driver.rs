@@ -1,7 +1,9 @@
 //! The driver alone, on a runtime that records what it is asked to do: the
 //! plan's steps reach the runtime in order, each input is uploaded once and
 //! kept with its array, results stay in the runtime's memory until read,
-//! and `explain()` reads the cached program.
+//! and `explain()` reads the cached program; a pipelined demand forks its
+//! streams, runs its chunks on them and joins them back, holding the
+//! buffers of a few chunks at a time.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,11 +14,20 @@ use lazyfuse_core::{
     DType, DeviceBuffer, EvalEnv, HostBuffer, KernelLaunch, Options, Residency, Result, Session,
     UserKernel,
 };
-use lazyfuse_fusion::{Driver, Launch, Runtime, ScanLaunch};
+use lazyfuse_fusion::{is_pipeline_stream, Driver, Launch, Runtime, ScanLaunch};
+
+/// Buffers of one recorder alive now, and the most alive at once.
+type Live = Arc<Mutex<(usize, usize)>>;
 
 /// A device buffer of the recording runtime: its length only.
 #[derive(Debug)]
-struct Recorded(usize);
+struct Recorded(usize, Live);
+
+impl Drop for Recorded {
+    fn drop(&mut self) {
+        self.1.lock().unwrap().0 -= 1;
+    }
+}
 
 impl DeviceBuffer for Recorded {
     fn bytes(&self) -> usize {
@@ -32,9 +43,18 @@ impl DeviceBuffer for Recorded {
 #[derive(Debug, Default)]
 struct Recorder {
     calls: Mutex<Vec<String>>,
+    live: Live,
 }
 
 impl Recorder {
+    /// A buffer of `len` elements, counted alive until dropped.
+    fn buffer(&self, len: usize) -> Arc<dyn DeviceBuffer> {
+        let mut live = self.live.lock().unwrap();
+        live.0 += 1;
+        live.1 = live.1.max(live.0);
+        Arc::new(Recorded(len, Arc::clone(&self.live)))
+    }
+
     fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.calls.lock().unwrap())
     }
@@ -66,7 +86,7 @@ impl Runtime for Recorder {
 
     fn upload(&self, host: &Arc<HostBuffer>, _env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
         self.note(format!("upload {}", host.len()));
-        Ok(Arc::new(Recorded(host.len())))
+        Ok(self.buffer(host.len()))
     }
 
     fn download(
@@ -89,7 +109,7 @@ impl Runtime for Recorder {
         self.note(format!("launch reading {read}"));
         let outputs = launch.kernel.outputs.len();
         Ok((0..outputs)
-            .map(|_| Arc::new(Recorded(launch.domain_len())) as Arc<dyn DeviceBuffer>)
+            .map(|_| self.buffer(launch.domain_len()))
             .collect())
     }
 
@@ -107,7 +127,7 @@ impl Runtime for Recorder {
         Ok(launch
             .written
             .iter()
-            .map(|&w| Arc::new(Recorded(arrays[w].0.bytes() / 4)) as Arc<dyn DeviceBuffer>)
+            .map(|&w| self.buffer(arrays[w].0.bytes() / 4))
             .collect())
     }
 
@@ -118,7 +138,16 @@ impl Runtime for Recorder {
         _env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
         self.note(format!("scan axis {}", scan.axis));
-        Ok(Arc::new(Recorded(input.bytes() / 4)))
+        Ok(self.buffer(input.bytes() / 4))
+    }
+
+    fn wait_streams(&self, waiter: u64, waited: &[u64]) {
+        let name = |s: u64| match is_pipeline_stream(s) {
+            true => format!("lane {}", s & 3),
+            false => format!("stream {s}"),
+        };
+        let waited: Vec<String> = waited.iter().map(|&s| name(s)).collect();
+        self.note(format!("{} waits for {}", name(waiter), waited.join(", ")));
     }
 
     fn explain_launch(&self, index: usize, _launch: &Launch) -> String {
@@ -227,4 +256,39 @@ fn a_user_kernel_launch_is_a_step_of_the_plan_between_fused_kernels() {
     session.eval(&[&out[1]]).unwrap();
     assert!(driver.runtime().take().is_empty());
     assert_eq!(session.stats().kernel_launches, 3);
+}
+
+#[test]
+fn a_pipelined_demand_forks_and_joins_its_streams_and_holds_three_chunks() {
+    let driver = Arc::new(Driver::new(Recorder::default()));
+    let mut options = Options::default();
+    options.pipeline_threshold = 1 << 20;
+    let session = Session::new(driver.clone(), options);
+    let n = 1 << 20;
+    let a = session.from_slice(&vec![1.0f32; n]);
+    let b = session.from_slice(&vec![2.0f32; n]);
+    let y = &a * &b + 1.0f32;
+    let explained = y.explain();
+    // Chunks move 1 MiB at least: 12 bytes a row, 87,382 rows.
+    assert!(
+        explained.contains("12 chunks of 87382 elements on 3 streams"),
+        "{explained}"
+    );
+    y.to_vec::<f32>().unwrap();
+    let calls = driver.runtime().take();
+    let forks = [
+        "lane 0 waits for stream 0",
+        "lane 1 waits for stream 0",
+        "lane 2 waits for stream 0",
+    ];
+    assert_eq!(calls[..3], forks, "{calls:#?}");
+    for c in 0..12 {
+        let rows = if c < 11 { 87382 } else { n - 11 * 87382 };
+        let upload = format!("upload {rows}");
+        let chunk = [upload.as_str(), &upload, "launch reading 2", "download"];
+        assert_eq!(calls[3 + 4 * c..7 + 4 * c], chunk, "chunk {c}: {calls:#?}");
+    }
+    assert_eq!(calls[51..], ["stream 0 waits for lane 0, lane 1, lane 2"]);
+    // Two inputs and one output per chunk, for three chunks at most.
+    assert_eq!(driver.runtime().live.lock().unwrap().1, 9);
 }

@@ -15,6 +15,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{
@@ -234,6 +235,16 @@ impl CudaRuntime {
         })
     }
 
+    /// The runtime with its demands using at most `limit` bytes of device
+    /// memory (`None`: what the device has).
+    pub fn with_memory_limit(mut self, limit: Option<usize>) -> CudaRuntime {
+        if let Some(pool) = Arc::get_mut(&mut self.pool) {
+            // No buffer holds the pool yet: the runtime was just made.
+            pool.set_limit(limit);
+        }
+        self
+    }
+
     /// The device's compute capability, `(major, minor)`.
     pub fn compute_capability(&self) -> (i32, i32) {
         self.arch
@@ -265,6 +276,41 @@ impl CudaRuntime {
             bytes,
             pool: Arc::clone(&self.pool),
         })
+    }
+
+    /// Uploads `bytes`, all or part of `host`'s (which is held until the
+    /// stream synchronises when the copy reads pinned memory directly).
+    fn upload_bytes(
+        &self,
+        host: &Arc<HostBuffer>,
+        bytes: &[u8],
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let mut buffer = self.allocate(bytes.len(), env.stats)?;
+        if !bytes.is_empty() {
+            let slice = buffer
+                .slice
+                .as_mut()
+                .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
+            let pinned = self.is_pinned(bytes);
+            if !pinned {
+                env.stats.add(Counter::StagedBytes, bytes.len() as u64);
+            }
+            let mut view = slice.slice_mut(0..bytes.len());
+            let staged = !pinned
+                && bytes.len() >= STAGED_COPY
+                && lock(&self.staging).upload(&self.ctx, &self.stream, bytes, &mut view)?;
+            if pinned {
+                // A DMA from the pinned memory itself, asynchronous: hold it.
+                self.hold_until_synchronized(host);
+            }
+            if !staged {
+                self.stream
+                    .memcpy_htod(bytes, &mut view)
+                    .map_err(|e| device_error("cuMemcpyHtoD", e))?;
+            }
+        }
+        Ok(on_device(buffer))
     }
 
     /// Waits until the stream has done everything queued on it.
@@ -482,32 +528,36 @@ impl Runtime for CudaRuntime {
     }
 
     fn upload(&self, host: &Arc<HostBuffer>, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
-        let bytes = host.as_bytes();
-        let mut buffer = self.allocate(bytes.len(), env.stats)?;
-        if !bytes.is_empty() {
-            let slice = buffer
-                .slice
-                .as_mut()
-                .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
-            let pinned = self.is_pinned(bytes);
-            if !pinned {
-                env.stats.add(Counter::StagedBytes, bytes.len() as u64);
-            }
-            let mut view = slice.slice_mut(0..bytes.len());
-            let staged = !pinned
-                && bytes.len() >= STAGED_COPY
-                && lock(&self.staging).upload(&self.ctx, &self.stream, bytes, &mut view)?;
-            if pinned {
-                // A DMA from the pinned memory itself, asynchronous: hold it.
-                self.hold_until_synchronized(host);
-            }
-            if !staged {
-                self.stream
-                    .memcpy_htod(bytes, &mut view)
-                    .map_err(|e| device_error("cuMemcpyHtoD", e))?;
-            }
+        self.upload_bytes(host, host.as_bytes(), env)
+    }
+
+    fn upload_part(
+        &self,
+        host: &Arc<HostBuffer>,
+        range: Range<usize>,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let size = host.dtype().size();
+        let bytes = host
+            .as_bytes()
+            .get(range.start * size..range.end * size)
+            .ok_or_else(|| Error::internal("cuda upload", "a part past the end of its buffer"))?;
+        self.upload_bytes(host, bytes, env)
+    }
+
+    fn available_memory(&self) -> Option<usize> {
+        let pool = self.pool.stats();
+        // What the driver has free, plus the pool's cache (freed on need).
+        let device = self
+            .ctx
+            .bind_to_thread()
+            .ok()
+            .and_then(|()| cudarc::driver::result::mem_get_info().ok())
+            .map(|(free, _total)| free + pool.cached_bytes);
+        match (self.pool.available(), device) {
+            (Some(limit), Some(device)) => Some(limit.min(device)),
+            (limit, device) => limit.or(device),
         }
-        Ok(on_device(buffer))
     }
 
     fn download_into(

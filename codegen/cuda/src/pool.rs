@@ -78,6 +78,9 @@ impl<B> State<B> {
 /// A thread-safe caching allocator over a [`DeviceAllocator`], shareable as `Arc<CachingPool<A>>`.
 pub struct CachingPool<A: DeviceAllocator> {
     allocator: A,
+    /// The most bytes (of size classes) live and cached at once
+    /// (`ContextBuilder::device_memory_limit`); `None`: what the device has.
+    limit: Option<usize>,
     state: Mutex<State<A::Block>>,
 }
 
@@ -86,12 +89,26 @@ impl<A: DeviceAllocator> CachingPool<A> {
     pub fn new(allocator: A) -> Self {
         CachingPool {
             allocator,
+            limit: None,
             state: Mutex::new(State {
                 bins: HashMap::new(),
                 stats: PoolStats::default(),
                 deferral: Deferral::default(),
             }),
         }
+    }
+
+    /// Makes the pool hold at most `limit` bytes, live and cached (`None`:
+    /// no limit of its own).
+    pub fn set_limit(&mut self, limit: Option<usize>) {
+        self.limit = limit;
+    }
+
+    /// Bytes that can still be handed out under the pool's limit, if it
+    /// has one (cached blocks count as free: they are freed when needed).
+    pub fn available(&self) -> Option<usize> {
+        let live = self.lock().stats.live_bytes;
+        self.limit.map(|limit| limit.saturating_sub(live))
     }
 
     /// The underlying allocator.
@@ -138,6 +155,8 @@ impl<A: DeviceAllocator> CachingPool<A> {
                 });
             }
         }
+        let evicted = self.reserve(class)?;
+        drop(evicted);
         // The lock is not held across device calls: they can take milliseconds
         // and other threads may meanwhile be served from the cache.
         let block = match self.allocator.allocate(class) {
@@ -149,19 +168,56 @@ impl<A: DeviceAllocator> CachingPool<A> {
                     state.take_cached()
                 };
                 drop(cached);
-                self.allocator.allocate(class)?
+                self.allocator
+                    .allocate(class)
+                    .inspect_err(|_| self.unreserve(class))?
             }
-            Err(error) => return Err(error),
+            Err(error) => {
+                self.unreserve(class);
+                return Err(error);
+            }
         };
         let mut state = self.lock();
         state.stats.live_blocks += 1;
-        state.stats.live_bytes += class;
         state.stats.fresh_allocations += 1;
         Ok(PooledBlock {
             block,
             class,
             fresh: true,
         })
+    }
+
+    /// Counts `class` bytes as live before they are allocated, so that
+    /// threads allocating at once cannot pass the limit together; frees
+    /// the cache first when keeping it would pass the limit (the blocks
+    /// returned are dropped by the caller, after the lock). An error when
+    /// the live blocks leave no room.
+    fn reserve(&self, class: usize) -> Result<Vec<A::Block>> {
+        let mut state = self.lock();
+        let mut evicted = Vec::new();
+        if let Some(limit) = self.limit {
+            let stats = state.stats;
+            if stats.live_bytes + stats.cached_bytes + class > limit {
+                evicted = state.take_cached().0;
+            }
+            if state.stats.live_bytes + class > limit {
+                return Err(Error::Device {
+                    op: format!("cuda: allocating {class} bytes"),
+                    message: format!(
+                        "out of device memory: {} of the {limit}-byte device_memory_limit in use",
+                        state.stats.live_bytes
+                    ),
+                });
+            }
+        }
+        state.stats.live_bytes += class;
+        Ok(evicted)
+    }
+
+    /// Takes back a [`CachingPool::reserve`] whose allocation failed.
+    fn unreserve(&self, class: usize) {
+        let mut state = self.lock();
+        state.stats.live_bytes = state.stats.live_bytes.saturating_sub(class);
     }
 
     /// Returns a block to the bin of its size class for reuse.
@@ -308,6 +364,28 @@ mod tests {
         assert_eq!(Pool::size_class(3 * MIB - 5), 3 * MIB);
         assert_eq!(Pool::size_class(3 * MIB), 3 * MIB);
         assert_eq!(Pool::size_class(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn a_limit_frees_the_cache_first_then_refuses_with_an_error() {
+        let mut pool = Pool::new(FakeAllocator::new(1 << 30));
+        pool.set_limit(Some(4 * MIB));
+        assert_eq!(pool.available(), Some(4 * MIB));
+        let a = pool.allocate(2 * MIB).unwrap();
+        let b = pool.allocate(MIB).unwrap();
+        pool.recycle(b);
+        assert_eq!(pool.available(), Some(2 * MIB));
+        // 2 MiB live + 1 MiB cached + 2 MiB new passes 4 MiB: the cache goes.
+        let c = pool.allocate(2 * MIB).unwrap();
+        assert_eq!(pool.stats().cached_bytes, 0);
+        assert_eq!(pool.allocator().live(), 2);
+        let err = pool.allocate(MIB).unwrap_err().to_string();
+        assert!(err.contains("device_memory_limit"), "{err}");
+        assert_eq!(pool.stats().live_bytes, 4 * MIB);
+        pool.recycle(a);
+        pool.recycle(c);
+        assert_eq!(pool.available(), Some(4 * MIB));
+        assert!(pool.allocate(3 * MIB).is_ok());
     }
 
     #[test]

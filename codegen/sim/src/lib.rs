@@ -8,6 +8,7 @@
 //! Owns: the simulated device's memory and its runtime. Must not know: the
 //! CUDA driver, fusion internals, `Array`.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use lazyfuse_core::{
@@ -46,8 +47,15 @@ impl SimRuntime {
     /// A simulated device that keeps a timeline, timed by `timing` (the
     /// most recent 65,536 intervals are kept).
     pub fn with_timing(timing: SimTiming) -> SimRuntime {
+        SimRuntime::new(Some(timing), None)
+    }
+
+    /// A simulated device keeping a timeline when `timing` is given, with
+    /// `memory_limit` bytes of memory (`None`: as much as the host has).
+    pub fn new(timing: Option<SimTiming>, memory_limit: Option<usize>) -> SimRuntime {
         SimRuntime {
-            timing: Some(timing),
+            timing,
+            memory: Arc::new(SimMemory::with_limit(memory_limit)),
             ..SimRuntime::default()
         }
     }
@@ -136,6 +144,32 @@ impl Runtime for SimRuntime {
         let pinned = self.pinned.contains(bytes);
         self.copy_event(DeviceEngine::HostToDevice, bytes.len(), pinned, env);
         Ok(self.on_device(self.copy(host, env.stats)?))
+    }
+
+    fn upload_part(
+        &self,
+        host: &Arc<HostBuffer>,
+        range: Range<usize>,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let size = host.dtype().size();
+        let bytes = host
+            .as_bytes()
+            .get(range.start * size..range.end * size)
+            .ok_or_else(|| Error::internal("sim upload", "a part past the end of its buffer"))?;
+        let pinned = self.pinned.contains(bytes);
+        self.copy_event(DeviceEngine::HostToDevice, bytes.len(), pinned, env);
+        let mut copy = self.memory.allocate(host.dtype(), range.len(), env.stats)?;
+        copy.as_slice_mut().copy_from_range(host, range.start)?;
+        Ok(self.on_device(copy))
+    }
+
+    fn available_memory(&self) -> Option<usize> {
+        self.memory.available()
+    }
+
+    fn wait_streams(&self, waiter: u64, waited: &[u64]) {
+        self.timeline.wait(waiter, waited);
     }
 
     fn download(

@@ -7,12 +7,16 @@
 //! `Stats::device_allocations` shows. While a `defer_cleanup` guard lives,
 //! freed buffers are queued instead, and released when the last guard
 //! drops (Numba's deallocation queue).
+//!
+//! A memory may have a size (`ContextBuilder::device_memory_limit`): an
+//! allocation that would pass it first frees the cache, then fails with
+//! an error naming the sizes, as a GPU out of memory does.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lazyfuse_core::deferral::Deferral;
-use lazyfuse_core::{Counter, DType, DeviceBuffer, HostBuffer, Result, StatsCounter};
+use lazyfuse_core::{Counter, DType, DeviceBuffer, Error, HostBuffer, Result, StatsCounter};
 
 /// The most bytes of freed buffers kept for reuse.
 pub const CACHE_LIMIT: usize = 256 << 20;
@@ -21,6 +25,8 @@ pub const CACHE_LIMIT: usize = 256 << 20;
 /// it when dropped).
 #[derive(Debug, Default)]
 pub struct SimMemory {
+    /// The device's size in bytes; `None`: as large as the host allows.
+    limit: Option<usize>,
     state: Mutex<State>,
 }
 
@@ -28,37 +34,79 @@ pub struct SimMemory {
 struct State {
     free: HashMap<(DType, usize), Vec<HostBuffer>>,
     cached_bytes: usize,
+    /// Bytes of buffers handed out and not yet freed or cached (queued
+    /// deferred buffers included).
+    live_bytes: usize,
     deferral: Deferral<HostBuffer>,
 }
 
 impl SimMemory {
+    /// A memory of `limit` bytes (`None`: no limit).
+    pub fn with_limit(limit: Option<usize>) -> SimMemory {
+        SimMemory {
+            limit,
+            state: Mutex::default(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A buffer of `len` elements of `dtype`: a freed one if any (its
-    /// contents stale, as on a device), else a new allocation, counted.
+    /// contents stale, as on a device), else a new allocation, counted; an
+    /// error when it does not fit in the memory's limit.
     pub fn allocate(&self, dtype: DType, len: usize, stats: &StatsCounter) -> Result<HostBuffer> {
+        let bytes = len.saturating_mul(dtype.size());
         {
             let mut state = self.lock();
             if let Some(buffer) = state.free.get_mut(&(dtype, len)).and_then(Vec::pop) {
-                state.cached_bytes -= buffer.as_bytes().len();
+                state.cached_bytes -= bytes;
+                state.live_bytes += bytes;
                 return Ok(buffer);
             }
+            if let Some(limit) = self.limit {
+                if state.live_bytes + state.cached_bytes + bytes > limit {
+                    // As a pool out of memory does: free the cache, retry.
+                    state.free.clear();
+                    state.cached_bytes = 0;
+                }
+                if state.live_bytes + bytes > limit {
+                    return Err(Error::Device {
+                        op: format!("sim: allocating {len} {dtype} elements"),
+                        message: format!(
+                            "out of device memory: {bytes} bytes requested, {} of the {limit}-byte device_memory_limit in use",
+                            state.live_bytes
+                        ),
+                    });
+                }
+            }
+            state.live_bytes += bytes;
         }
-        let buffer = HostBuffer::try_zeros(dtype, len)?;
+        let buffer = HostBuffer::try_zeros(dtype, len).inspect_err(|_| {
+            self.lock().live_bytes -= bytes;
+        })?;
         stats.add(Counter::DeviceAllocations, 1);
-        stats.add(
-            Counter::DeviceBytesAllocated,
-            buffer.as_bytes().len() as u64,
-        );
+        stats.add(Counter::DeviceBytesAllocated, bytes as u64);
         Ok(buffer)
+    }
+
+    /// The bytes that can still be allocated, when the memory has a limit.
+    pub fn available(&self) -> Option<usize> {
+        let live = self.lock().live_bytes;
+        self.limit.map(|limit| limit.saturating_sub(live))
+    }
+
+    /// Bytes of buffers in use (cached ones not counted).
+    pub fn live_bytes(&self) -> usize {
+        self.lock().live_bytes
     }
 
     /// Takes back a buffer whose array is gone.
     fn release(&self, buffer: HostBuffer) {
         let mut state = self.lock();
         if let Some(buffer) = state.deferral.hold(buffer) {
+            state.live_bytes -= buffer.as_bytes().len();
             state.cache(buffer);
         }
     }
@@ -80,6 +128,7 @@ impl SimMemory {
     pub fn resume(&self) {
         let mut state = self.lock();
         for buffer in state.deferral.resume() {
+            state.live_bytes -= buffer.as_bytes().len();
             state.cache(buffer);
         }
     }

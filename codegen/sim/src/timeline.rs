@@ -76,6 +76,18 @@ impl Timeline {
         });
     }
 
+    /// Makes later work on `waiter` start after everything recorded so far
+    /// on the streams `waited` (a CUDA event recorded there and waited on).
+    pub fn wait(&self, waiter: u64, waited: &[u64]) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let ready = waited
+            .iter()
+            .filter_map(|s| state.stream_free.get(s).copied())
+            .fold(0.0, f64::max);
+        let free = state.stream_free.entry(waiter).or_insert(0.0);
+        *free = free.max(ready);
+    }
+
     /// The intervals so far, in the order they were queued.
     pub fn events(&self) -> Vec<TimelineEvent> {
         self.state
