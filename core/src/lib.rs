@@ -60,7 +60,7 @@ pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};
 pub use node::{Combine, CustomCombine, DeviceBuffer, KernelCall, Node, Op, Residency};
 pub use ops::{BinaryOp, ReduceOp, UnaryClass, UnaryOp, ALIASES};
-pub use pinned::{PinnedBuf, PinnedRanges};
+pub use pinned::{MappedBuf, PinnedBuf, PinnedRanges};
 pub use reducer::Reducer;
 pub use reference::ReferenceEngine;
 pub use scalar::{Literal, Scalar};

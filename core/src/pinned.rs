@@ -9,6 +9,11 @@
 //! values stay immutable. A buffer stays pinned until no array, copy in
 //! flight or `PinnedBuf` holds it: the session then unpins and frees it
 //! (at its next pinned allocation, or `PinnedBuf` drop).
+//!
+//! A [`MappedBuf`] ([`Session::mapped`], Numba's `cuda.mapped_array`) is a
+//! pinned buffer also mapped into the device's address space: arrays made
+//! from it are read by kernels in place (nothing is uploaded), and results
+//! read into it are written there by the device, with no copy.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -33,6 +38,8 @@ pub struct PinnedBuf<T: Element> {
     /// write unlists it (a listed buffer has a weak reference, and only an
     /// unreferenced one can be written); the next read lists it again.
     listed: AtomicBool,
+    /// Mapped into the device's address space, not only page-locked.
+    mapped: bool,
     element: PhantomData<T>,
 }
 
@@ -51,21 +58,40 @@ impl Session {
     /// host memory for this session's device (ordinary memory on `cpu` and
     /// the reference evaluator). Errors if the device refuses to pin it.
     pub fn pinned<T: Element>(&self, n: usize) -> Result<PinnedBuf<T>> {
-        let buffer = Arc::new(T::into_buffer(vec![T::from_wide(crate::Wide::Int(0)); n]));
-        self.pin(&buffer)?;
+        self.page_locked(n, false)
+    }
+
+    /// Numba's `cuda.mapped_array(n)`: `n` zeroed elements of host memory
+    /// mapped into this session's device (ordinary memory on `cpu` and the
+    /// reference evaluator): arrays made from it are read by kernels in
+    /// place, and `read_into` it is written by the device, with no copies
+    /// (`Stats::mapped_bytes` counts that traffic). Errors if the device
+    /// refuses to map it.
+    pub fn mapped<T: Element>(&self, n: usize) -> Result<MappedBuf<T>> {
+        self.page_locked(n, true).map(MappedBuf)
+    }
+
+    fn page_locked<T: Element>(&self, n: usize, mapped: bool) -> Result<PinnedBuf<T>> {
+        let elements = crate::element::try_vec(T::from_wide(crate::Wide::Int(0)), n)?;
+        let buffer = Arc::new(T::into_buffer(elements));
+        self.pin(&buffer, mapped)?;
         Ok(PinnedBuf {
             buffer,
             session: self.clone(),
             listed: AtomicBool::new(false),
+            mapped,
             element: PhantomData,
         })
     }
 
-    /// Pins `buffer`.
-    fn pin(&self, buffer: &Arc<HostBuffer>) -> Result<()> {
+    /// Pins `buffer`, and maps it into the device when `mapped`.
+    fn pin(&self, buffer: &Arc<HostBuffer>, mapped: bool) -> Result<()> {
         let mut registry = self.registry();
         self.sweep(&mut registry);
-        self.engine().pin_host(buffer)
+        match mapped {
+            true => self.engine().map_host(buffer),
+            false => self.engine().pin_host(buffer),
+        }
     }
 
     /// Lists `buffer` for [`Session::pinned_buffer_of`].
@@ -173,7 +199,7 @@ impl<T: Element> DerefMut for PinnedBuf<T> {
         }
         if Arc::get_mut(&mut self.buffer).is_none() {
             let copy = Arc::new((*self.buffer).clone());
-            let _ = self.session.pin(&copy);
+            let _ = self.session.pin(&copy, self.mapped);
             let old = std::mem::replace(&mut self.buffer, copy);
             self.session.retire(old);
         }
@@ -187,6 +213,45 @@ impl<T: Element> Drop for PinnedBuf<T> {
     fn drop(&mut self) {
         let buffer = std::mem::replace(&mut self.buffer, Arc::new(T::into_buffer(Vec::new())));
         self.session.retire(buffer);
+    }
+}
+
+/// Host memory mapped into the device's address space, of `T` elements
+/// (ordinary memory on engines without a device): kernels read the arrays
+/// made from it in place, and `read_into` it is written by the device,
+/// with no copies. Made by [`Session::mapped`]; derefs to `[T]`. As with
+/// [`PinnedBuf`], arrays share the buffer and writing it while one does
+/// copies it first, so array values stay immutable.
+#[derive(Debug)]
+pub struct MappedBuf<T: Element>(PinnedBuf<T>);
+
+impl<T: Element> MappedBuf<T> {
+    /// An array of `shape` (row-major) over this buffer's elements, read
+    /// by kernels in place; errors if the element count differs.
+    pub fn array(&self, shape: &[usize]) -> Result<Array> {
+        self.0.array(shape)
+    }
+
+    /// Whether an array shares the buffer now, so that the next write
+    /// copies it.
+    pub fn is_shared(&self) -> bool {
+        self.0.is_shared()
+    }
+}
+
+impl<T: Element> Deref for MappedBuf<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: Element> DerefMut for MappedBuf<T> {
+    /// The elements to write (copied into a new mapped buffer first while
+    /// an array shares them).
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.0
     }
 }
 

@@ -509,15 +509,16 @@ impl<R: Runtime> Engine for Driver<R> {
         let Some(buffer) = self.runtime.resident(value).filter(|_| R::DEVICE) else {
             return Ok(Some(out));
         };
-        let bytes = (out.len() * out.dtype().size()) as u64;
-        self.runtime.download_into(&buffer, out, env)?;
-        env.stats.add(Counter::D2hCopies, 1);
-        env.stats.add(Counter::D2hBytes, bytes);
+        pipeline::download_into(&self.runtime, &buffer, out, env)?;
         Ok(None)
     }
 
     fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
         self.runtime.pin_host(buffer)
+    }
+
+    fn map_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.runtime.map_host(buffer)
     }
 
     fn unpin_host(&self, buffer: &HostBuffer) {

@@ -138,7 +138,23 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         Ok(())
     }
 
-    /// Ends [`Runtime::pin_host`] of `buffer`.
+    /// Page-locks host memory and maps it into the device
+    /// (`Engine::map_host`): [`Runtime::resident`] then finds arrays over
+    /// it in place, and [`Runtime::is_mapped`] tells results read into it.
+    /// By default: pinned only.
+    fn map_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.pin_host(buffer)
+    }
+
+    /// Whether all of `bytes` lies in host memory mapped into the device:
+    /// a result read into it is written there by the device (counted as
+    /// mapped bytes, not as a copy).
+    fn is_mapped(&self, bytes: &[u8]) -> bool {
+        let _ = bytes;
+        false
+    }
+
+    /// Ends [`Runtime::pin_host`] or [`Runtime::map_host`] of `buffer`.
     fn unpin_host(&self, buffer: &HostBuffer) {
         let _ = buffer;
     }

@@ -66,12 +66,16 @@ impl DeviceAllocator for CudaAllocator {
     }
 }
 
-/// A buffer in GPU memory, returned to the pool when dropped.
+/// A buffer in GPU memory, returned to the pool when dropped; or host
+/// memory mapped into the device, read in place.
 pub struct CudaBuffer {
     slice: Option<CudaSlice<u8>>,
     class: usize,
     bytes: usize,
     pool: Arc<CachingPool<CudaAllocator>>,
+    /// The mapped host memory the slice points into (`None`: device memory
+    /// of the pool): held while the buffer lives, never freed by it.
+    mapped: Option<Arc<HostBuffer>>,
 }
 
 impl CudaBuffer {
@@ -84,8 +88,13 @@ impl CudaBuffer {
 
 impl Drop for CudaBuffer {
     fn drop(&mut self) {
-        if let Some(slice) = self.slice.take() {
-            self.pool.release(slice, self.class);
+        match (self.slice.take(), &self.mapped) {
+            // The host memory is not the device's to free.
+            (Some(slice), Some(_)) => {
+                slice.leak();
+            }
+            (Some(slice), None) => self.pool.release(slice, self.class),
+            (None, _) => {}
         }
     }
 }
@@ -140,6 +149,8 @@ pub struct CudaRuntime {
     disk: DiskCache,
     /// Host memory registered (page-locked) for this device.
     pinned: PinnedRanges,
+    /// Host memory registered and mapped into the device (also in `pinned`).
+    mapped: PinnedRanges,
     /// Pinned host buffers that queued copies read: held until the stream
     /// next synchronises.
     in_flight: Mutex<Vec<Arc<HostBuffer>>>,
@@ -230,6 +241,7 @@ impl CudaRuntime {
                 staging: Mutex::new(StagingRing::default()),
                 disk,
                 pinned: PinnedRanges::default(),
+                mapped: PinnedRanges::default(),
                 in_flight: Mutex::new(Vec::new()),
             })
         })
@@ -275,6 +287,7 @@ impl CudaRuntime {
             class: pooled.class,
             bytes,
             pool: Arc::clone(&self.pool),
+            mapped: None,
         })
     }
 
@@ -520,7 +533,10 @@ impl Runtime for CudaRuntime {
     }
 
     fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
-        value.device.clone()
+        value
+            .device
+            .clone()
+            .or_else(|| self.mapped_view(value.host.as_ref()?))
     }
 
     fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
@@ -579,6 +595,10 @@ impl Runtime for CudaRuntime {
 
     fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
         self.register_host(buffer)
+    }
+
+    fn map_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.register_mapped(buffer)
     }
 
     fn unpin_host(&self, buffer: &HostBuffer) {

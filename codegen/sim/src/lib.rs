@@ -41,6 +41,8 @@ pub struct SimRuntime {
     timeline: Timeline,
     /// Host memory pinned for the device: copies of it are not staged.
     pinned: PinnedRanges,
+    /// Host memory mapped into the device: read and written in place.
+    mapped: PinnedRanges,
 }
 
 impl SimRuntime {
@@ -132,7 +134,13 @@ impl Runtime for SimRuntime {
     }
 
     fn resident(&self, value: &Residency) -> Option<Arc<dyn DeviceBuffer>> {
-        value.device.clone()
+        value.device.clone().or_else(|| {
+            // Mapped host memory is the device's to read, in place.
+            let host = value.host.as_ref()?;
+            self.mapped
+                .contains(host.as_bytes())
+                .then(|| Arc::new(SimBuffer::mapped(Arc::clone(host))) as Arc<dyn DeviceBuffer>)
+        })
     }
 
     fn residency(&self, buffer: Arc<dyn DeviceBuffer>) -> Residency {
@@ -180,7 +188,7 @@ impl Runtime for SimRuntime {
     ) -> Result<Arc<HostBuffer>> {
         // Into new (pageable) host memory.
         self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), false, env);
-        Ok(Arc::new(sim_buffer(buffer)?.data.clone()))
+        Ok(Arc::new(sim_buffer(buffer)?.data().clone()))
     }
 
     fn download_into(
@@ -189,9 +197,14 @@ impl Runtime for SimRuntime {
         mut out: SliceMut<'_>,
         env: EvalEnv<'_>,
     ) -> Result<()> {
-        let pinned = out.as_bytes_mut().is_some_and(|b| self.pinned.contains(b));
-        self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), pinned, env);
-        out.copy_from(&sim_buffer(buffer)?.data)
+        let target = out.as_bytes_mut();
+        let mapped = target.as_deref().is_some_and(|b| self.mapped.contains(b));
+        let pinned = target.is_some_and(|b| self.pinned.contains(b));
+        if !mapped {
+            // Mapped memory is written by the device itself: no copy engine.
+            self.copy_event(DeviceEngine::DeviceToHost, buffer.bytes(), pinned, env);
+        }
+        out.copy_from(sim_buffer(buffer)?.data())
     }
 
     fn pin_host(&self, buffer: &HostBuffer) -> Result<()> {
@@ -199,8 +212,19 @@ impl Runtime for SimRuntime {
         Ok(())
     }
 
+    fn map_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.pinned.insert(buffer.as_bytes());
+        self.mapped.insert(buffer.as_bytes());
+        Ok(())
+    }
+
+    fn is_mapped(&self, bytes: &[u8]) -> bool {
+        self.mapped.contains(bytes)
+    }
+
     fn unpin_host(&self, buffer: &HostBuffer) {
         self.pinned.remove(buffer.as_bytes());
+        self.mapped.remove(buffer.as_bytes());
     }
 
     fn launch(
@@ -211,8 +235,17 @@ impl Runtime for SimRuntime {
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         let inputs = inputs
             .iter()
-            .map(|i| i.map(sim_buffer).transpose().map(|b| b.map(|b| &b.data)))
+            .map(|i| i.map(sim_buffer).transpose())
             .collect::<Result<Vec<_>>>()?;
+        let mapped_reads: usize = inputs
+            .iter()
+            .flatten()
+            .filter(|b| b.is_mapped())
+            .map(|b| b.bytes())
+            .sum();
+        env.stats.add(Counter::MappedBytes, mapped_reads as u64);
+        let inputs: Vec<Option<&HostBuffer>> =
+            inputs.iter().map(|i| i.map(SimBuffer::data)).collect();
         let program = self.lowered.get(launch, env)?;
         let elements = launch.domain.iter().product();
         self.kernel_event(&program.name, elements, env);
@@ -236,7 +269,13 @@ impl Runtime for SimRuntime {
         };
         let hosts = arrays
             .iter()
-            .map(|(b, _)| sim_buffer(b).map(|s| &s.data))
+            .map(|(b, _)| {
+                let buffer = sim_buffer(b)?;
+                if buffer.is_mapped() {
+                    env.stats.add(Counter::MappedBytes, buffer.bytes() as u64);
+                }
+                Ok(buffer.data())
+            })
             .collect::<Result<Vec<_>>>()?;
         // The kernel writes new versions: copies made on the device.
         let mut outputs: Vec<HostBuffer> = launch

@@ -152,26 +152,53 @@ impl State {
     }
 }
 
-/// A buffer in simulated device memory.
+/// A buffer the simulated device reads and writes: in its own memory, or
+/// host memory mapped into it (read in place).
 #[derive(Debug)]
 pub struct SimBuffer {
-    pub(crate) data: HostBuffer,
-    memory: Arc<SimMemory>,
+    data: Data,
+}
+
+#[derive(Debug)]
+enum Data {
+    /// In the device's memory, returned to it when dropped.
+    Device(HostBuffer, Arc<SimMemory>),
+    /// Host memory mapped into the device (`Session::mapped`).
+    Mapped(Arc<HostBuffer>),
 }
 
 impl SimBuffer {
     /// `data` in `memory`.
     pub(crate) fn new(data: HostBuffer, memory: &Arc<SimMemory>) -> SimBuffer {
         SimBuffer {
-            data,
-            memory: Arc::clone(memory),
+            data: Data::Device(data, Arc::clone(memory)),
         }
+    }
+
+    /// Host memory mapped into the device, read in place.
+    pub(crate) fn mapped(host: Arc<HostBuffer>) -> SimBuffer {
+        SimBuffer {
+            data: Data::Mapped(host),
+        }
+    }
+
+    /// The elements.
+    pub fn data(&self) -> &HostBuffer {
+        match &self.data {
+            Data::Device(data, _) => data,
+            Data::Mapped(host) => host,
+        }
+    }
+
+    /// Whether the buffer is mapped host memory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, Data::Mapped(_))
     }
 }
 
 impl DeviceBuffer for SimBuffer {
     fn bytes(&self) -> usize {
-        self.data.as_bytes().len()
+        self.data().as_bytes().len()
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -181,7 +208,8 @@ impl DeviceBuffer for SimBuffer {
 
 impl Drop for SimBuffer {
     fn drop(&mut self) {
-        let data = std::mem::replace(&mut self.data, HostBuffer::Bool(Vec::new()));
-        self.memory.release(data);
+        if let Data::Device(data, memory) = &mut self.data {
+            memory.release(std::mem::replace(data, HostBuffer::Bool(Vec::new())));
+        }
     }
 }

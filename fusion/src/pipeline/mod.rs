@@ -34,8 +34,8 @@ use smallvec::{smallvec, SmallVec};
 use crate::ir::{Body, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr};
 use crate::program::{BufferId, BufferKind, InputBinding, Launch, Program, Work};
 
+pub(crate) use run::{download_into, run, Destinations, Leaves};
 pub use run::{is_pipeline_stream, pipeline_stream};
-pub(crate) use run::{run, Destinations, Leaves};
 
 /// Streams the chunks take turns on: three keep an upload, a kernel and a
 /// download in flight at once.

@@ -164,16 +164,22 @@ fn upload<R: Runtime>(
     Ok(copy)
 }
 
-/// Downloads `buffer` into `out`, counting the copy.
-fn download_into<R: Runtime>(
+/// Downloads `buffer` into `out`, counting the copy (or, into mapped
+/// memory, the bytes the device wrote there).
+pub(crate) fn download_into<R: Runtime>(
     runtime: &R,
     buffer: &R::Buffer,
-    out: SliceMut<'_>,
+    mut out: SliceMut<'_>,
     env: EvalEnv<'_>,
 ) -> Result<()> {
     let bytes = (out.len() * out.dtype().size()) as u64;
+    let mapped = out.as_bytes_mut().is_some_and(|b| runtime.is_mapped(b));
     runtime.download_into(buffer, out, env)?;
-    env.stats.add(Counter::D2hCopies, 1);
-    env.stats.add(Counter::D2hBytes, bytes);
+    if mapped {
+        env.stats.add(Counter::MappedBytes, bytes);
+    } else {
+        env.stats.add(Counter::D2hCopies, 1);
+        env.stats.add(Counter::D2hBytes, bytes);
+    }
     Ok(())
 }

@@ -4,18 +4,36 @@
 //! memory is asynchronous: the runtime holds the source buffer until the
 //! stream next synchronises, so it cannot be freed or rewritten meanwhile
 //! (a `PinnedBuf` shared this way copies on write).
+//!
+//! Mapped host memory (`Session::mapped`) is registered with
+//! `CU_MEMHOSTREGISTER_DEVICEMAP` as well: kernels read arrays over it
+//! through its device address, in place, with no upload. Results read into
+//! it are copied there by one direct DMA (kernels do not write it in place
+//! yet), so they count as device-to-host copies.
 
 use std::sync::Arc;
 
 use cudarc::driver::sys;
-use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Result, SliceMut};
+use lazyfuse_core::{Counter, DeviceBuffer, EvalEnv, HostBuffer, Result, SliceMut};
 
-use super::{lock, CudaRuntime};
+use super::{lock, CudaBuffer, CudaRuntime};
 use crate::driver::device_error;
 
 impl CudaRuntime {
     /// Page-locks the memory of `buffer` for this device.
     pub(super) fn register_host(&self, buffer: &HostBuffer) -> Result<()> {
+        self.register(buffer, 0)
+    }
+
+    /// Page-locks the memory of `buffer` and maps it into the device's
+    /// address space.
+    pub(super) fn register_mapped(&self, buffer: &HostBuffer) -> Result<()> {
+        self.register(buffer, sys::CU_MEMHOSTREGISTER_DEVICEMAP)?;
+        self.mapped.insert(buffer.as_bytes());
+        Ok(())
+    }
+
+    fn register(&self, buffer: &HostBuffer, flags: u32) -> Result<()> {
         let bytes = buffer.as_bytes();
         if bytes.is_empty() || !self.pinned.insert(bytes) {
             return Ok(());
@@ -26,8 +44,9 @@ impl CudaRuntime {
         // SAFETY: `bytes` is live host memory of this length, and the
         // session keeps it alive and in place until `unregister_host`;
         // registering only page-locks it (nothing is written).
-        let status =
-            unsafe { sys::cuMemHostRegister_v2(bytes.as_ptr().cast_mut().cast(), bytes.len(), 0) };
+        let status = unsafe {
+            sys::cuMemHostRegister_v2(bytes.as_ptr().cast_mut().cast(), bytes.len(), flags)
+        };
         status.result().map_err(|e| {
             self.pinned.remove(bytes);
             device_error("cuMemHostRegister", e)
@@ -37,6 +56,7 @@ impl CudaRuntime {
     /// Ends [`CudaRuntime::register_host`] of `buffer`.
     pub(super) fn unregister_host(&self, buffer: &HostBuffer) {
         let bytes = buffer.as_bytes();
+        self.mapped.remove(bytes);
         if !self.pinned.remove(bytes) || self.ctx.bind_to_thread().is_err() {
             return;
         }
@@ -45,6 +65,35 @@ impl CudaRuntime {
         // SAFETY: the memory was registered by `register_host` and is still
         // live (the session unpins before it frees); no copy uses it.
         let _ = unsafe { sys::cuMemHostUnregister(bytes.as_ptr().cast_mut().cast()) };
+    }
+
+    /// A device buffer over mapped host memory `host` (its device
+    /// address), when `host` is mapped; kernels read it in place.
+    pub(super) fn mapped_view(&self, host: &Arc<HostBuffer>) -> Option<Arc<dyn DeviceBuffer>> {
+        let bytes = host.as_bytes();
+        if !self.mapped.contains(bytes) || self.ctx.bind_to_thread().is_err() {
+            return None;
+        }
+        let mut address: sys::CUdeviceptr = 0;
+        // SAFETY: `bytes` lies in host memory registered with
+        // CU_MEMHOSTREGISTER_DEVICEMAP (checked above), live while `host`
+        // is; the call only writes the device address into `address`.
+        let status = unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut address, bytes.as_ptr().cast_mut().cast(), 0)
+        };
+        status.result().ok()?;
+        // SAFETY: `address` is the device's address of `bytes.len()` bytes
+        // of mapped host memory, which the buffer keeps alive (it holds
+        // `host`) and never frees (its drop leaks the slice); kernels only
+        // read it (arguments are never written in place).
+        let slice = unsafe { self.stream.upgrade_device_ptr::<u8>(address, bytes.len()) };
+        Some(Arc::new(CudaBuffer {
+            slice: Some(slice),
+            class: 0,
+            bytes: bytes.len(),
+            pool: Arc::clone(&self.pool),
+            mapped: Some(Arc::clone(host)),
+        }))
     }
 
     /// Whether `host` lies in memory pinned for this device.
