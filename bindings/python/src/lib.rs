@@ -55,7 +55,14 @@ impl PyContext {
     /// Numba's `cuda.pinned_array`: a zeroed NumPy array of `shape` in
     /// page-locked memory of this context (downloads into it are direct).
     fn pinned_array(&self, py: Python<'_>, shape: Vec<usize>, dtype: &str) -> PyResult<PyObject> {
-        pinned::pinned_array(py, &self.inner, shape, parse_dtype(dtype)?)
+        pinned::pinned_array(py, &self.inner, shape, parse_dtype(dtype)?, false)
+    }
+
+    /// Numba's `cuda.mapped_array`: a zeroed NumPy array of `shape` in host
+    /// memory mapped into this context's device (results read into it are
+    /// written there by the device, with no copy).
+    fn mapped_array(&self, py: Python<'_>, shape: Vec<usize>, dtype: &str) -> PyResult<PyObject> {
+        pinned::pinned_array(py, &self.inner, shape, parse_dtype(dtype)?, true)
     }
 
     /// NumPy's `arange(start, stop, step)` as `dtype`.
@@ -80,6 +87,7 @@ impl PyContext {
             ("device_allocations", s.device_allocations),
             ("device_bytes_allocated", s.device_bytes_allocated),
             ("staged_bytes", s.staged_bytes),
+            ("mapped_bytes", s.mapped_bytes),
         ] {
             dict.set_item(name, value)?;
         }

@@ -1,11 +1,13 @@
-//! `cuda.pinned_array` on the Rust side: a NumPy array whose memory is a
-//! pinned buffer of the context (`PinnedBuf`), so that `copy_to_host(out=)`
-//! into it is a direct download with no staging copy. Its memory is owned
-//! by a `PinnedMemory` object, the NumPy array's base; lazyfuse arrays
-//! never share it (`asarray` copies it), so NumPy may write it freely.
+//! `cuda.pinned_array` and `cuda.mapped_array` on the Rust side: a NumPy
+//! array whose memory is a pinned buffer of the context (`PinnedBuf`), so
+//! that `copy_to_host(out=)` into it is a direct download with no staging
+//! copy, or a mapped one (`MappedBuf`), which the device writes in place.
+//! Its memory is owned by a `PinnedMemory` object, the NumPy array's base;
+//! lazyfuse arrays never share it (`asarray` copies it), so NumPy may write
+//! it freely.
 
 use half::f16;
-use lazyfuse::{Context, DType, Element, PinnedBuf};
+use lazyfuse::{Context, DType, Element, MappedBuf, PinnedBuf};
 use numpy::ndarray::ArrayViewD;
 use numpy::PyArray;
 use pyo3::exceptions::PyTypeError;
@@ -19,38 +21,64 @@ pub(crate) struct PyPinned {
     buffer: Pinned,
 }
 
-/// A pinned buffer of one of the dtypes NumPy has.
-enum Pinned {
-    F16(PinnedBuf<f16>),
-    F32(PinnedBuf<f32>),
-    F64(PinnedBuf<f64>),
-    I8(PinnedBuf<i8>),
-    I16(PinnedBuf<i16>),
-    I32(PinnedBuf<i32>),
-    I64(PinnedBuf<i64>),
-    U8(PinnedBuf<u8>),
-    U16(PinnedBuf<u16>),
-    U32(PinnedBuf<u32>),
-    U64(PinnedBuf<u64>),
-    Bool(PinnedBuf<bool>),
+/// Page-locked host memory of `T`: pinned, or mapped into the device.
+enum Locked<T: Element> {
+    Pinned(PinnedBuf<T>),
+    Mapped(MappedBuf<T>),
 }
 
-/// A NumPy array of `shape` over pinned memory of `cx`: zeroed, writeable.
+impl<T: Element> Locked<T> {
+    /// `n` zeroed elements of `cx`, mapped when `mapped`.
+    fn new(cx: &Context, n: usize, mapped: bool) -> PyResult<Locked<T>> {
+        Ok(match mapped {
+            true => Locked::Mapped(cx.mapped(n).map_err(to_py)?),
+            false => Locked::Pinned(cx.pinned(n).map_err(to_py)?),
+        })
+    }
+
+    fn elements(&self) -> &[T] {
+        match self {
+            Locked::Pinned(b) => b,
+            Locked::Mapped(b) => b,
+        }
+    }
+}
+
+/// A page-locked buffer of one of the dtypes NumPy has.
+enum Pinned {
+    F16(Locked<f16>),
+    F32(Locked<f32>),
+    F64(Locked<f64>),
+    I8(Locked<i8>),
+    I16(Locked<i16>),
+    I32(Locked<i32>),
+    I64(Locked<i64>),
+    U8(Locked<u8>),
+    U16(Locked<u16>),
+    U32(Locked<u32>),
+    U64(Locked<u64>),
+    Bool(Locked<bool>),
+}
+
+/// A NumPy array of `shape` over pinned (or, when `mapped`, mapped) memory
+/// of `cx`: zeroed, writeable.
 pub(crate) fn pinned_array(
     py: Python<'_>,
     cx: &Context,
     shape: Vec<usize>,
     dtype: DType,
+    mapped: bool,
 ) -> PyResult<PyObject> {
     let n = shape.iter().product();
+    let what = if mapped { "mapped_array" } else { "pinned_array" };
     macro_rules! make {
         ($($variant:ident => $t:ty),*) => {
             match dtype {
-                $(DType::$variant => Pinned::$variant(cx.pinned::<$t>(n).map_err(to_py)?),)*
+                $(DType::$variant => Pinned::$variant(Locked::new(cx, n, mapped)?),)*
                 DType::BF16 => {
-                    return Err(PyTypeError::new_err(
-                        "pinned_array: NumPy has no bfloat16 (use float32)",
-                    ))
+                    return Err(PyTypeError::new_err(format!(
+                        "{what}: NumPy has no bfloat16 (use float32)",
+                    )))
                 }
             }
         };
@@ -61,7 +89,7 @@ pub(crate) fn pinned_array(
     macro_rules! view {
         ($($variant:ident),*) => {
             match &owner.get().buffer {
-                $(Pinned::$variant(b) => numpy_view(b, &shape, &owner),)*
+                $(Pinned::$variant(b) => numpy_view(b.elements(), &shape, &owner, what),)*
             }
         };
     }
@@ -70,12 +98,13 @@ pub(crate) fn pinned_array(
 
 /// A NumPy array over `buffer`'s elements, in `shape`, kept alive by `owner`.
 fn numpy_view<T: Element + numpy::Element>(
-    buffer: &PinnedBuf<T>,
+    buffer: &[T],
     shape: &[usize],
     owner: &Bound<'_, PyPinned>,
+    what: &str,
 ) -> PyResult<PyObject> {
-    let view = ArrayViewD::from_shape(shape, &buffer[..])
-        .map_err(|e| PyTypeError::new_err(format!("pinned_array: {e}")))?;
+    let view = ArrayViewD::from_shape(shape, buffer)
+        .map_err(|e| PyTypeError::new_err(format!("{what}: {e}")))?;
     // SAFETY: `owner` (the array's base) owns the pinned buffer and is
     // frozen: the buffer is neither freed nor reallocated while the NumPy
     // array lives, and no lazyfuse array shares it (asarray copies it), so

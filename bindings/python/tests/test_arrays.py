@@ -187,3 +187,18 @@ def test_pinned_arrays_take_downloads_with_no_staging():
         assert flags.tolist() == [False, True, False]
         with pytest.raises(ValueError, match="C-ordered"):
             lf.cuda.pinned_array(3, order="F")
+
+
+def test_mapped_arrays_are_written_by_the_device_in_place():
+    with lf.use("sim") as cx:
+        m = lf.cuda.mapped_array((2, 512), np.float64)
+        assert isinstance(m, np.ndarray) and m.shape == (2, 512) and not m.any()
+        d = lf.cuda.to_device(np.arange(1024, dtype=np.float64).reshape(2, 512))
+        before = cx.stats()
+        (d + 0.5).copy_to_host(out=m)
+        after = cx.stats()
+        assert m[0, 0] == 0.5 and m[1, 511] == 1023.5
+        assert after["d2h_copies"] == before["d2h_copies"], "no copy: written in place"
+        assert after["mapped_bytes"] - before["mapped_bytes"] == 8 * 1024
+        with pytest.raises(ValueError, match="C-ordered"):
+            lf.cuda.mapped_array(3, order="F")

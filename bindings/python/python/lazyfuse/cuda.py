@@ -53,6 +53,20 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     return current_context()._cx.pinned_array(shape, _dtype_name(dtype))
 
 
+def mapped_array(shape, dtype=np.float64, strides=None, order="C", portable=False, wc=False):
+    """Numba's ``cuda.mapped_array``: a zeroed NumPy array in host memory
+    mapped into the current context's device; ``copy_to_host(out=it)`` has
+    the device write it in place, with no copy (on ``sim``,
+    ``stats()["mapped_bytes"]`` counts that traffic). ``asarray``/
+    ``to_device`` of it copy it, as of any NumPy array (NumPy may write it).
+    ``portable`` and ``wc`` are accepted and have no effect."""
+    from . import _dtype_name, current_context
+    if strides is not None or order != "C":
+        raise ValueError("mapped_array: only C-ordered arrays without explicit strides")
+    shape = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    return current_context()._cx.mapped_array(shape, _dtype_name(dtype))
+
+
 @contextlib.contextmanager
 def defer_cleanup():
     """While inside, device buffers whose arrays are gone are queued rather
