@@ -3,17 +3,15 @@
 //! filled by a ufunc's `out=` (Numba's `device_array` + `add(x, y,
 //! out=out)` + `copy_to_host`), two streams whose copies and kernels
 //! overlap on the simulated timeline, pinned host memory (uploads and
-//! downloads with no staging copy), deferred cleanup, and a per-thread
-//! local array in a kernel. `docs/memory.md` puts them beside Numba's.
-//!
-//! Not here yet: mapped host memory (`cx.mapped`) and the automatic
-//! chunked pipeline; see `docs/memory.md`.
+//! downloads with no staging copy), mapped host memory (read and written by
+//! the device in place), deferred cleanup, and a per-thread local array in
+//! a kernel; then, on `sim` only, the automatic pipeline that runs 64 MiB
+//! inputs on a 16 MiB device. `docs/memory.md` puts them beside Numba's.
 //!
 //! Run: `cargo run --example memory`.
 
-use lazyfuse::codegen::sim::SimTiming;
 use lazyfuse::kernel::Kernel;
-use lazyfuse::{Context, DType, Expr, Result, Ufunc};
+use lazyfuse::{Context, DType, Expr, Result, SimTiming, Ufunc};
 
 fn main() -> Result<()> {
     // The simulated GPU with a timeline: 10 GB/s copies each way, 10^9
@@ -32,10 +30,11 @@ fn main() -> Result<()> {
         destination(&cx)?;
         two_streams(&cx)?;
         pinned(&cx)?;
+        mapped(&cx)?;
         deferred_cleanup(&cx)?;
         local_array(&cx)?;
     }
-    Ok(())
+    out_of_core()
 }
 
 /// `out_device = cuda.device_array(n)`; `add_ufunc(x, y, out=out_device)`;
@@ -123,6 +122,65 @@ fn pinned(cx: &Context) -> Result<()> {
     // Writing `h` while `a` shares it copies it first: `a` keeps its values.
     h[8] = -1.0;
     assert_eq!(a.to_vec::<f32>()?[8], 8.0);
+    Ok(())
+}
+
+/// `cuda.mapped_array`: the device reads the input and writes the result
+/// in host memory, in place: nothing is copied.
+fn mapped(cx: &Context) -> Result<()> {
+    let n = 1 << 16;
+    let mut m = cx.mapped::<f32>(n)?;
+    for (i, v) in m.iter_mut().enumerate() {
+        *v = i as f32;
+    }
+    let a = m.array(&[n])?;
+    let mut out = cx.mapped::<f32>(n)?;
+    let before = cx.stats();
+    (&a * 2.0f32).read_into(&mut out[..])?;
+    let stats = cx.stats();
+    println!(
+        "mapped: out[8] = {}; {} copies, {} bytes read and written in place",
+        out[8],
+        (stats.h2d_copies + stats.d2h_copies) - (before.h2d_copies + before.d2h_copies),
+        stats.mapped_bytes - before.mapped_bytes
+    );
+    Ok(())
+}
+
+/// No stream code: 3 × 64 MiB in, 64 MiB out, on a simulated device of
+/// 16 MiB; the plan runs in chunks whose copies overlap the kernels.
+fn out_of_core() -> Result<()> {
+    let cx = Context::builder()
+        .backend("sim")
+        .device_memory_limit(16 << 20)
+        .sim_timing(SimTiming {
+            elements_per_second: 3e9, // a kernel as slow as its copies
+            ..SimTiming::default()
+        })
+        .build()?;
+    let n = 16 << 20;
+    let a: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
+    let (x, y, z) = (cx.from_slice(&a), cx.from_slice(&a), cx.from_slice(&a));
+    let e = &(&x * &y) + &z;
+    let explain = e.explain();
+    for line in explain
+        .lines()
+        .filter(|l| l.contains("pipeline") || l.contains("chunk"))
+    {
+        println!("{line}");
+    }
+    let v = e.to_vec::<f32>()?;
+    let events = cx.timeline().unwrap_or_default();
+    let start = events.iter().map(|e| e.start).fold(f64::INFINITY, f64::min);
+    let end = events.iter().map(|e| e.end).fold(0.0, f64::max);
+    let serial: f64 = events.iter().map(|e| e.end - e.start).sum();
+    println!(
+        "out of core: v[12345] = {} ({}); {:.2} ms pipelined against {:.2} ms one after another",
+        v[12345],
+        a[12345] * a[12345] + a[12345],
+        (end - start) * 1e3,
+        serial * 1e3
+    );
     Ok(())
 }
 
