@@ -238,6 +238,48 @@ fn gpu_mapped_memory_is_read_in_place_and_large_demands_run_in_chunks() {
     );
 }
 
+#[test]
+fn gpu_streams_run_on_cuda_streams_of_their_own_and_agree_with_one() {
+    let Some(cx) = gpu_or_skip("gpu_streams_run_on_cuda_streams_of_their_own_and_agree_with_one")
+    else {
+        return;
+    };
+    let n = 1 << 20;
+    let base = cx.from_slice(&(0..n).map(|i| (i % 977) as f32).collect::<Vec<_>>());
+    let streams: Vec<_> = (0..4).map(|_| cx.stream()).collect();
+    // Each stream builds on the last value of the stream before it, so that
+    // values cross streams while their buffers are freed and reused.
+    let mut values = vec![base.clone(); streams.len()];
+    for round in 0..25 {
+        let mut pending = Vec::new();
+        for (k, s) in streams.iter().enumerate() {
+            let from = &values[(k + streams.len() - 1) % streams.len()];
+            let next = (from * 0.5f32 + &base).sqrt() + (round as f32);
+            pending.push(s.eval(&[&next]).unwrap());
+            values[k] = next;
+        }
+        for p in pending {
+            p.wait().unwrap();
+        }
+    }
+    let on_cpu = Context::cpu();
+    let base_cpu = on_cpu.from_slice(&base.to_vec::<f32>().unwrap());
+    let mut want = vec![base_cpu.clone(); streams.len()];
+    for round in 0..25 {
+        for k in 0..streams.len() {
+            let from = &want[(k + streams.len() - 1) % streams.len()];
+            want[k] = (from * 0.5f32 + &base_cpu).sqrt() + (round as f32);
+        }
+    }
+    for (got, want) in values.iter().zip(&want) {
+        let (got, want) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+        assert!(got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| (g - w).abs() <= 1e-5 * w.abs().max(1.0)));
+    }
+}
+
 /// Says a test was skipped on the terminal itself (past the test harness's
 /// output capture), so a run without a GPU or NVRTC shows what it did not check.
 fn skipped(message: &str) {

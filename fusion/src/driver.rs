@@ -110,6 +110,20 @@ impl<R: Runtime> Driver<R> {
         pipeline::run(&self.runtime, pipeline, leaves, destinations, env)
     }
 
+    /// Runs `work`, a demand's work on `env.stream`, between
+    /// [`Runtime::enter_stream`] and [`Runtime::leave_stream`] (for a
+    /// stream other than 0); the stream is left even when `work` fails.
+    fn on_stream<T>(&self, env: EvalEnv<'_>, work: impl FnOnce() -> Result<T>) -> Result<T> {
+        if env.stream == 0 {
+            return work();
+        }
+        self.runtime.enter_stream(env.stream);
+        let done = work();
+        let left = self.runtime.leave_stream(env.stream);
+        let value = done?;
+        left.map(|()| value)
+    }
+
     /// The value of a demanded leaf that no launch computed.
     fn leaf_value(
         &self,
@@ -401,6 +415,80 @@ impl<R: Runtime> Driver<R> {
         self.upload(host, env)
     }
 
+    /// [`Engine::evaluate`] within its stream.
+    fn evaluate_on_stream(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
+        let program = self.program(graph, env.options)?;
+        if let Some(pipeline) = self.pipeline(&program, graph, env.options) {
+            let values = self.run_pipeline(&pipeline, &program, graph, Destinations::New, env)?;
+            let written = pipeline.launch_outputs(&program);
+            return program
+                .outputs
+                .iter()
+                .map(|o| match written.iter().position(|b| *b == o.buffer) {
+                    Some(j) => Ok(values[j].clone()),
+                    None => self.leaf_value(&program, graph, o.buffer),
+                })
+                .collect();
+        }
+        let buffers = self.run(&program, graph, None, env)?;
+        program
+            .outputs
+            .iter()
+            .map(|o| match &buffers[o.buffer.index()] {
+                Some(b) => Ok(self.runtime.residency(b.clone())),
+                None => self.leaf_value(&program, graph, o.buffer),
+            })
+            .collect()
+    }
+
+    /// [`Engine::evaluate_into`] within its stream.
+    fn evaluate_into_on_stream<'a>(
+        &self,
+        graph: &ExprGraph,
+        out: SliceMut<'a>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<SliceMut<'a>>> {
+        if R::DEVICE {
+            return self.pipeline_into(graph, out, env);
+        }
+        let program = self.program(graph, env.options)?;
+        let [output] = program.outputs.as_slice() else {
+            return Ok(Some(out));
+        };
+        if program.buffers[output.buffer.index()].len != out.len() {
+            return Ok(Some(out));
+        }
+        match program.schedule.last() {
+            Some(&Work::Fused(l)) => self.launch_last_into(&program, graph, l, out, env),
+            Some(&Work::Scan(s)) if program.scans[s].output == output.buffer => {
+                self.scan_last_into(&program, graph, s, out, env)
+            }
+            Some(&Work::User(u)) if program.user_launches[u].outputs == [Some(output.buffer)] => {
+                self.user_last_into(&program, graph, u, out, env)
+            }
+            _ => Ok(Some(out)),
+        }
+    }
+
+    /// Downloads `value` (a device value) as `dtype` elements, counted.
+    fn download(
+        &self,
+        value: &Residency,
+        dtype: DType,
+        env: EvalEnv<'_>,
+    ) -> Result<Arc<HostBuffer>> {
+        let op = self.runtime.name();
+        let buffer = self
+            .runtime
+            .resident(value)
+            .ok_or_else(|| Error::internal(op, format!("a {dtype} value with no copy")))?;
+        let host = self.runtime.download(&buffer, dtype, env)?;
+        env.stats.add(Counter::D2hCopies, 1);
+        env.stats
+            .add(Counter::D2hBytes, host.as_bytes().len() as u64);
+        Ok(host)
+    }
+
     /// What `explain()` says of the user launches: what runs each.
     fn explain_user_launches(&self, program: &Program, graph: &ExprGraph) -> String {
         let mut text = String::new();
@@ -448,28 +536,7 @@ impl<R: Runtime> Engine for Driver<R> {
     }
 
     fn evaluate(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
-        let program = self.program(graph, env.options)?;
-        if let Some(pipeline) = self.pipeline(&program, graph, env.options) {
-            let values = self.run_pipeline(&pipeline, &program, graph, Destinations::New, env)?;
-            let written = pipeline.launch_outputs(&program);
-            return program
-                .outputs
-                .iter()
-                .map(|o| match written.iter().position(|b| *b == o.buffer) {
-                    Some(j) => Ok(values[j].clone()),
-                    None => self.leaf_value(&program, graph, o.buffer),
-                })
-                .collect();
-        }
-        let buffers = self.run(&program, graph, None, env)?;
-        program
-            .outputs
-            .iter()
-            .map(|o| match &buffers[o.buffer.index()] {
-                Some(b) => Ok(self.runtime.residency(b.clone())),
-                None => self.leaf_value(&program, graph, o.buffer),
-            })
-            .collect()
+        self.on_stream(env, || self.evaluate_on_stream(graph, env))
     }
 
     fn evaluate_into<'a>(
@@ -478,26 +545,7 @@ impl<R: Runtime> Engine for Driver<R> {
         out: SliceMut<'a>,
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
-        if R::DEVICE {
-            return self.pipeline_into(graph, out, env);
-        }
-        let program = self.program(graph, env.options)?;
-        let [output] = program.outputs.as_slice() else {
-            return Ok(Some(out));
-        };
-        if program.buffers[output.buffer.index()].len != out.len() {
-            return Ok(Some(out));
-        }
-        match program.schedule.last() {
-            Some(&Work::Fused(l)) => self.launch_last_into(&program, graph, l, out, env),
-            Some(&Work::Scan(s)) if program.scans[s].output == output.buffer => {
-                self.scan_last_into(&program, graph, s, out, env)
-            }
-            Some(&Work::User(u)) if program.user_launches[u].outputs == [Some(output.buffer)] => {
-                self.user_last_into(&program, graph, u, out, env)
-            }
-            _ => Ok(Some(out)),
-        }
+        self.on_stream(env, || self.evaluate_into_on_stream(graph, out, env))
     }
 
     fn download_into<'a>(
@@ -509,7 +557,9 @@ impl<R: Runtime> Engine for Driver<R> {
         let Some(buffer) = self.runtime.resident(value).filter(|_| R::DEVICE) else {
             return Ok(Some(out));
         };
-        pipeline::download_into(&self.runtime, &buffer, out, env)?;
+        self.on_stream(env, || {
+            pipeline::download_into(&self.runtime, &buffer, out, env)
+        })?;
         Ok(None)
     }
 
@@ -534,16 +584,7 @@ impl<R: Runtime> Engine for Driver<R> {
         if let Some(host) = &value.host {
             return Ok(Arc::clone(host));
         }
-        let op = self.runtime.name();
-        let buffer = self
-            .runtime
-            .resident(value)
-            .ok_or_else(|| Error::internal(op, format!("a {dtype} value with no copy")))?;
-        let host = self.runtime.download(&buffer, dtype, env)?;
-        env.stats.add(Counter::D2hCopies, 1);
-        env.stats
-            .add(Counter::D2hBytes, host.as_bytes().len() as u64);
-        Ok(host)
+        self.on_stream(env, || self.download(value, dtype, env))
     }
 
     fn to_device(
@@ -554,7 +595,7 @@ impl<R: Runtime> Engine for Driver<R> {
         if !R::DEVICE {
             return Ok(None);
         }
-        let buffer = self.in_runtime(value, env)?;
+        let buffer = self.on_stream(env, || self.in_runtime(value, env))?;
         Ok(self.runtime.residency(buffer).device)
     }
 

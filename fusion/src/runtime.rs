@@ -109,6 +109,21 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         let _ = (waiter, waited);
     }
 
+    /// Work of a demand on stream `stream` (not 0) begins: the runtime may
+    /// run it on a queue of its own (a CUDA stream). Every
+    /// `enter_stream` is followed by one [`Runtime::leave_stream`].
+    fn enter_stream(&self, stream: u64) {
+        let _ = stream;
+    }
+
+    /// The work of a demand on `stream` is queued: the runtime waits for
+    /// it, so that its results are complete when the demand returns (and
+    /// reports an asynchronous error of it).
+    fn leave_stream(&self, stream: u64) -> Result<()> {
+        let _ = stream;
+        Ok(())
+    }
+
     /// Copies a buffer back to host memory as elements of `dtype` (the
     /// driver counts it).
     fn download(

@@ -16,10 +16,12 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use lazyfuse_core::reference::Lines;
@@ -42,15 +44,22 @@ use lazyfuse_device::{bind, cuda, lower};
 mod args;
 mod pinned;
 mod staging;
+mod streams;
 mod user;
 
 use args::ScalarArg;
 use staging::StagingRing;
 
-/// Device memory from cudarc's stream-ordered allocator.
+/// Device memory from cudarc's stream-ordered allocator (on the main
+/// stream), and the side streams whose events say when a block they used
+/// is free again.
 pub struct CudaAllocator {
     stream: Arc<CudaStream>,
+    side: SideStreams,
 }
+
+/// The runtime's side streams, created on first use (`streams`).
+type SideStreams = Arc<Mutex<Vec<Arc<CudaStream>>>>;
 
 impl DeviceAllocator for CudaAllocator {
     type Block = CudaSlice<u8>;
@@ -64,6 +73,12 @@ impl DeviceAllocator for CudaAllocator {
     fn is_out_of_memory(&self, error: &Error) -> bool {
         driver::is_out_of_memory(error)
     }
+
+    type Fence = CudaEvent;
+
+    fn is_done(&self, fence: &CudaEvent) -> bool {
+        fence.is_complete()
+    }
 }
 
 /// A buffer in GPU memory, returned to the pool when dropped; or host
@@ -76,6 +91,40 @@ pub struct CudaBuffer {
     /// The mapped host memory the slice points into (`None`: device memory
     /// of the pool): held while the buffer lives, never freed by it.
     mapped: Option<Arc<HostBuffer>>,
+    /// The side streams (bit `k` for side stream `k`) that queued work on
+    /// the buffer: it returns to the pool once that work is done.
+    used_on: AtomicU16,
+}
+
+impl CudaBuffer {
+    /// Notes that work on stream `id` uses the buffer.
+    fn use_on(&self, id: u64) {
+        let slot = streams::slot(id);
+        if slot != 0 {
+            self.used_on.fetch_or(1 << slot, Ordering::Relaxed);
+        }
+    }
+
+    /// Events recorded now on the side streams that used the buffer: after
+    /// them, it is free. A stream that cannot record one is waited for.
+    fn fences(&self) -> Vec<CudaEvent> {
+        let used = self.used_on.load(Ordering::Relaxed);
+        if used == 0 {
+            return Vec::new();
+        }
+        let side = lock(&self.pool.allocator().side);
+        (1..=streams::SIDE_STREAMS)
+            .filter(|slot| used & (1 << slot) != 0)
+            .filter_map(|slot| side.get(slot - 1))
+            .filter_map(|stream| match stream.record_event(None) {
+                Ok(event) => Some(event),
+                Err(_) => {
+                    let _ = stream.synchronize();
+                    None
+                }
+            })
+            .collect()
+    }
 }
 
 impl CudaBuffer {
@@ -93,7 +142,10 @@ impl Drop for CudaBuffer {
             (Some(slice), Some(_)) => {
                 slice.leak();
             }
-            (Some(slice), None) => self.pool.release(slice, self.class),
+            (Some(slice), None) => {
+                let fences = self.fences();
+                self.pool.release_after(slice, self.class, fences);
+            }
             (None, _) => {}
         }
     }
@@ -151,15 +203,17 @@ pub struct CudaRuntime {
     pinned: PinnedRanges,
     /// Host memory registered and mapped into the device (also in `pinned`).
     mapped: PinnedRanges,
-    /// Pinned host buffers that queued copies read: held until the stream
-    /// next synchronises.
-    in_flight: Mutex<Vec<Arc<HostBuffer>>>,
+    /// Pinned host buffers that queued copies read, with the slot of the
+    /// stream that reads them (`streams`): held until it next synchronises.
+    in_flight: Mutex<Vec<(usize, Arc<HostBuffer>)>>,
+    /// The side streams, shared with the pool's allocator.
+    side: SideStreams,
 }
 
 impl Drop for CudaRuntime {
     fn drop(&mut self) {
         // Nothing queued may outlive the buffers and modules it uses.
-        let _ = self.stream.synchronize();
+        self.synchronize_all();
     }
 }
 
@@ -205,10 +259,14 @@ impl CudaRuntime {
         guarded("creating the CUDA context", || {
             let ctx = CudaContext::new(ordinal)
                 .map_err(|e| device_error("cuDevicePrimaryCtxRetain", e))?;
-            // SAFETY: every allocation, copy, launch and free of this engine
-            // goes to its one stream, so stream order alone keeps each use of
-            // a buffer before its reuse or free; per-buffer events would only
-            // add work. (Pinned staging buffers keep their own events.)
+            // SAFETY: allocations and frees go to the main stream, and so
+            // does all work outside a `Stream`: stream order keeps each use
+            // of a buffer before its reuse or free. Work on a side stream
+            // first waits for the main stream, and a buffer it used returns
+            // to the pool only after events recorded on that side stream
+            // (`streams`, `CudaBuffer::fences`). Per-buffer events on every
+            // use would only add work. (Pinned staging buffers keep their
+            // own events.)
             unsafe { ctx.disable_event_tracking() };
             let arch = ctx
                 .compute_capability()
@@ -225,8 +283,10 @@ impl CudaRuntime {
                     ),
                 }
             })?;
+            let side = SideStreams::default();
             let pool = Arc::new(CachingPool::new(CudaAllocator {
                 stream: Arc::clone(&stream),
+                side: Arc::clone(&side),
             }));
             Ok(CudaRuntime {
                 ordinal,
@@ -243,6 +303,7 @@ impl CudaRuntime {
                 pinned: PinnedRanges::default(),
                 mapped: PinnedRanges::default(),
                 in_flight: Mutex::new(Vec::new()),
+                side,
             })
         })
     }
@@ -288,6 +349,7 @@ impl CudaRuntime {
             bytes,
             pool: Arc::clone(&self.pool),
             mapped: None,
+            used_on: AtomicU16::new(0),
         })
     }
 
@@ -301,6 +363,8 @@ impl CudaRuntime {
     ) -> Result<Arc<dyn DeviceBuffer>> {
         let mut buffer = self.allocate(bytes.len(), env.stats)?;
         if !bytes.is_empty() {
+            let stream = self.stream(env.stream)?;
+            buffer.use_on(env.stream);
             let slice = buffer
                 .slice
                 .as_mut()
@@ -312,27 +376,18 @@ impl CudaRuntime {
             let mut view = slice.slice_mut(0..bytes.len());
             let staged = !pinned
                 && bytes.len() >= STAGED_COPY
-                && lock(&self.staging).upload(&self.ctx, &self.stream, bytes, &mut view)?;
+                && lock(&self.staging).upload(&self.ctx, &stream, bytes, &mut view)?;
             if pinned {
                 // A DMA from the pinned memory itself, asynchronous: hold it.
-                self.hold_until_synchronized(host);
+                self.hold_until_synchronized(env.stream, host);
             }
             if !staged {
-                self.stream
+                stream
                     .memcpy_htod(bytes, &mut view)
                     .map_err(|e| device_error("cuMemcpyHtoD", e))?;
             }
         }
         Ok(on_device(buffer))
-    }
-
-    /// Waits until the stream has done everything queued on it.
-    fn synchronize(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(|e| device_error("cuStreamSynchronize", e))?;
-        lock(&self.in_flight).clear();
-        Ok(())
     }
 
     /// The loaded program for `launch`: from memory, the disk cache, or NVRTC.
@@ -419,8 +474,9 @@ impl CudaRuntime {
         loaded: &LoadedProgram,
         launch: &Launch,
         inputs: &[Option<&CudaBuffer>],
-        stats: &StatsCounter,
+        env: EvalEnv<'_>,
     ) -> Result<Vec<CudaBuffer>> {
+        let stats = env.stats;
         let program = &loaded.program;
         let sizes = bind::Sizes::of(launch);
         let out_len = if launch.kernel.reduction.is_some() {
@@ -435,6 +491,17 @@ impl CudaRuntime {
             .partials
             .map(|d| self.allocate(sizes.partial_count * d.size(), stats))
             .transpose()?;
+        // After the allocations: the side stream waits for them too.
+        let stream = self.stream(env.stream)?;
+        for buffer in inputs
+            .iter()
+            .flatten()
+            .copied()
+            .chain(&outputs)
+            .chain(&partials)
+        {
+            buffer.use_on(env.stream);
+        }
         for (kernel, function) in program.kernels.iter().zip(&loaded.functions) {
             let missing =
                 |what: &str| Error::internal("cuda launch", format!("no buffer for {what}"));
@@ -449,7 +516,7 @@ impl CudaRuntime {
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let mut args = self.stream.launch_builder(function);
+            let mut args = stream.launch_builder(function);
             for (param, scalar) in kernel.params.iter().zip(&scalars) {
                 match (param.source, scalar) {
                     (_, Some(scalar)) => scalar.push(&mut args),
@@ -490,8 +557,8 @@ impl CudaRuntime {
             // scalars are checked against the parameter dtypes); every buffer
             // holds the elements its index arithmetic reaches (the simulator
             // checks the same program's accesses); a buffer dropped after the
-            // launch is freed or reused only through this engine's one
-            // stream, after the kernel.
+            // launch is reused only after the kernel (the stream's order on
+            // the main stream, the buffer's fences on a side stream).
             unsafe { args.launch(config) }.map_err(|e| {
                 device_error(
                     format!(
@@ -561,6 +628,19 @@ impl Runtime for CudaRuntime {
         self.upload_bytes(host, bytes, env)
     }
 
+    fn leave_stream(&self, stream: u64) -> Result<()> {
+        self.leave(stream)
+    }
+
+    fn wait_streams(&self, waiter: u64, waited: &[u64]) {
+        if self.wait_for(waiter, waited).is_err() {
+            // No event could order them: order them by waiting here.
+            for &stream in waited {
+                let _ = self.synchronize(stream);
+            }
+        }
+    }
+
     fn available_memory(&self) -> Option<usize> {
         let pool = self.pool.stats();
         // What the driver has free, plus the pool's cache (freed on need).
@@ -584,6 +664,7 @@ impl Runtime for CudaRuntime {
     ) -> Result<()> {
         let buffer = cuda_buffer(device)?;
         if buffer.bytes > 0 {
+            buffer.use_on(env.stream);
             let view = buffer.slice()?.slice(0..buffer.bytes);
             if self.download_direct(&view, &mut out, env)? {
                 return Ok(());
@@ -615,10 +696,12 @@ impl Runtime for CudaRuntime {
         let buffer = cuda_buffer(device)?;
         let mut bytes = vec![0u8; buffer.bytes];
         if !bytes.is_empty() {
+            let stream = self.stream(env.stream)?;
+            buffer.use_on(env.stream);
             let view = buffer.slice()?.slice(0..buffer.bytes);
-            self.copy_to_host(&view, &mut bytes)?;
+            self.copy_to_host(&stream, &view, &mut bytes)?;
         }
-        self.synchronize()?;
+        self.synchronize(env.stream)?;
         HostBuffer::from_bytes(dtype, &bytes).map(Arc::new)
     }
 
@@ -633,7 +716,7 @@ impl Runtime for CudaRuntime {
             .map(|i| i.map(cuda_buffer).transpose())
             .collect::<Result<Vec<_>>>()?;
         let loaded = self.program(launch, env)?;
-        let outputs = self.run(&loaded, launch, &inputs, env.stats)?;
+        let outputs = self.run(&loaded, launch, &inputs, env)?;
         Ok(outputs.into_iter().map(on_device).collect())
     }
 

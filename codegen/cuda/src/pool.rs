@@ -25,6 +25,11 @@ pub trait DeviceAllocator: Send + Sync {
     fn allocate(&self, bytes: usize) -> Result<Self::Block>;
     /// True when `error` means the device is out of memory (e.g. the message contains "CUDA_ERROR_OUT_OF_MEMORY").
     fn is_out_of_memory(&self, error: &Error) -> bool;
+    /// A point in a queue of device work (a CUDA event) after which a
+    /// released block is no longer in use.
+    type Fence: Send;
+    /// Whether the work before `fence` is done.
+    fn is_done(&self, fence: &Self::Fence) -> bool;
 }
 
 /// A block handed out by a [`CachingPool`], with the size class it must be given back to.
@@ -75,9 +80,20 @@ impl<B> State<B> {
     }
 }
 
+/// A released block, its class, and the fences it waits for.
+type Pending<A> = (
+    <A as DeviceAllocator>::Block,
+    usize,
+    Vec<<A as DeviceAllocator>::Fence>,
+);
+
 /// A thread-safe caching allocator over a [`DeviceAllocator`], shareable as `Arc<CachingPool<A>>`.
 pub struct CachingPool<A: DeviceAllocator> {
     allocator: A,
+    /// Blocks released while work queued on other streams may still use
+    /// them, each with the fences after which it is free (still counted
+    /// live until then).
+    pending: Mutex<Vec<Pending<A>>>,
     /// The most bytes (of size classes) live and cached at once
     /// (`ContextBuilder::device_memory_limit`); `None`: what the device has.
     limit: Option<usize>,
@@ -89,6 +105,7 @@ impl<A: DeviceAllocator> CachingPool<A> {
     pub fn new(allocator: A) -> Self {
         CachingPool {
             allocator,
+            pending: Mutex::new(Vec::new()),
             limit: None,
             state: Mutex::new(State {
                 bins: HashMap::new(),
@@ -107,6 +124,7 @@ impl<A: DeviceAllocator> CachingPool<A> {
     /// Bytes that can still be handed out under the pool's limit, if it
     /// has one (cached blocks count as free: they are freed when needed).
     pub fn available(&self) -> Option<usize> {
+        self.collect_pending();
         let live = self.lock().stats.live_bytes;
         self.limit.map(|limit| limit.saturating_sub(live))
     }
@@ -139,6 +157,7 @@ impl<A: DeviceAllocator> CachingPool<A> {
     /// returned as is.
     pub fn allocate(&self, bytes: usize) -> Result<PooledBlock<A::Block>> {
         let class = Self::size_class(bytes);
+        self.collect_pending();
         {
             let mut state = self.lock();
             if let Some(block) = state.bins.get_mut(&class).and_then(Vec::pop) {
@@ -220,6 +239,47 @@ impl<A: DeviceAllocator> CachingPool<A> {
         state.stats.live_bytes = state.stats.live_bytes.saturating_sub(class);
     }
 
+    /// Returns a block for reuse once the work before every fence is done:
+    /// until then it is neither reused nor freed (and counts as live).
+    pub fn release_after(&self, block: A::Block, class: usize, fences: Vec<A::Fence>) {
+        if fences.is_empty() {
+            self.release(block, class);
+        } else {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((block, class, fences));
+        }
+    }
+
+    /// Releases the pending blocks whose fences are all done.
+    fn collect_pending(&self) {
+        let done: Vec<(A::Block, usize)> = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if pending.is_empty() {
+                return;
+            }
+            let (done, waiting): (Vec<_>, Vec<_>) = pending
+                .drain(..)
+                .partition(|(_, _, fences)| fences.iter().all(|f| self.allocator.is_done(f)));
+            *pending = waiting;
+            done.into_iter()
+                .map(|(block, class, _)| (block, class))
+                .collect()
+        };
+        for (block, class) in done {
+            self.release(block, class);
+        }
+    }
+
+    /// Blocks released with fences not yet done.
+    pub fn pending_blocks(&self) -> usize {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     /// Returns a block to the bin of its size class for reuse.
     pub fn release(&self, block: A::Block, class: usize) {
         let mut state = self.lock();
@@ -270,6 +330,7 @@ impl<A: DeviceAllocator> CachingPool<A> {
 
     /// Frees every cached (unused) block; returns the bytes freed.
     pub fn trim(&self) -> usize {
+        self.collect_pending();
         let (cached, freed) = self.lock().take_cached();
         drop(cached);
         freed
@@ -348,9 +409,42 @@ mod tests {
         fn is_out_of_memory(&self, error: &Error) -> bool {
             matches!(error, Error::Device { message, .. } if message.contains("CUDA_ERROR_OUT_OF_MEMORY"))
         }
+        /// A flag another stream's work sets when it is done.
+        type Fence = Arc<std::sync::atomic::AtomicBool>;
+        fn is_done(&self, fence: &Self::Fence) -> bool {
+            fence.load(std::sync::atomic::Ordering::Acquire)
+        }
     }
 
     type Pool = CachingPool<FakeAllocator>;
+
+    #[test]
+    fn a_block_released_with_fences_is_reused_only_once_they_are_done() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let pool = Pool::new(FakeAllocator::new(1 << 30));
+        let a = pool.allocate(1000).unwrap();
+        let (first, second) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        pool.release_after(
+            a.block,
+            a.class,
+            vec![Arc::clone(&first), Arc::clone(&second)],
+        );
+        assert_eq!((pool.pending_blocks(), pool.stats().live_blocks), (1, 1));
+        // Work on another stream may still use it: a new block.
+        let b = pool.allocate(1000).unwrap();
+        assert!(b.fresh);
+        first.store(true, Ordering::Release);
+        assert!(pool.allocate(1000).unwrap().fresh, "one fence is not done");
+        second.store(true, Ordering::Release);
+        let c = pool.allocate(1000).unwrap();
+        assert!(!c.fresh, "reused once every fence is done");
+        assert_eq!(pool.pending_blocks(), 0);
+        pool.recycle(b);
+        pool.recycle(c);
+    }
 
     #[test]
     fn size_classes() {

@@ -44,6 +44,10 @@ pub(crate) struct Leaves<'a, B> {
 
 /// Runs `pipeline` on `runtime`; returns one value per output of the
 /// launch (none when they went `Into` the caller's memory).
+///
+/// The host queues chunk `c`'s uploads and kernel, then downloads chunk
+/// `c - 1`: on a device whose downloads make the host wait, the device
+/// meanwhile copies and computes chunk `c`.
 pub(crate) fn run<R: Runtime>(
     runtime: &R,
     pipeline: &Pipeline,
@@ -51,9 +55,90 @@ pub(crate) fn run<R: Runtime>(
     destinations: Destinations<'_>,
     env: EvalEnv<'_>,
 ) -> Result<Vec<Residency>> {
-    let inputs = &pipeline.launch.inputs;
+    let whole = whole_inputs(runtime, pipeline, &leaves, env)?;
+    let mut outputs = Outputs::new(pipeline, destinations)?;
+    let lanes = Lanes::enter(runtime, env.stream);
+    // Each chunk's buffers, until its stream takes its next chunk.
+    let mut held: VecDeque<Vec<R::Buffer>> = VecDeque::with_capacity(LANES);
+    let mut pending: Option<Chunk<R::Buffer>> = None;
+    for index in 0..pipeline.chunks() {
+        if held.len() == LANES {
+            held.pop_front();
+        }
+        let first = index * pipeline.chunk_rows;
+        let mut chunk = Chunk {
+            index,
+            first,
+            rows: pipeline.chunk_rows.min(pipeline.rows - first),
+            stream: lanes.ids[index % LANES],
+            produced: Vec::new(),
+        };
+        let env = EvalEnv {
+            stream: chunk.stream,
+            ..env
+        };
+        let mut buffers = whole.clone();
+        let inputs = pipeline.launch.inputs.iter().zip(&pipeline.feeds);
+        for (k, (binding, feed)) in inputs.enumerate() {
+            if let (Some(b), Feed::Streamed, false) = (binding.buffer, feed, pipeline.resident[k]) {
+                let start = binding.offset + first * pipeline.row_len;
+                let range = start..start + chunk.rows * pipeline.row_len;
+                buffers[k] = Some(upload(runtime, &(leaves.host)(b)?, Some(range), env)?);
+            }
+        }
+        let launch = pipeline.chunk_launch(first, chunk.rows);
+        let refs: Vec<Option<&R::Buffer>> = buffers.iter().map(Option::as_ref).collect();
+        chunk.produced = runtime.launch(&launch, &refs, env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        if let Some(previous) = pending.take() {
+            outputs.download(runtime, pipeline, &previous, env)?;
+        }
+        held.push_back(
+            buffers
+                .into_iter()
+                .flatten()
+                .chain(chunk.produced.iter().cloned())
+                .collect(),
+        );
+        pending = Some(chunk);
+    }
+    if let Some(last) = pending.take() {
+        outputs.download(runtime, pipeline, &last, env)?;
+    }
+    drop(held);
+    lanes.leave(env.stream)?;
+    if let (Some(merge), Some(partials)) = (&pipeline.merge, outputs.partials) {
+        let input = upload(runtime, &Arc::new(partials), None, env)?;
+        let merged = runtime.launch(&pipeline.merge_launch(merge), &[Some(&input)], env)?;
+        env.stats.add(Counter::KernelLaunches, 1);
+        return Ok(merged.into_iter().map(|b| runtime.residency(b)).collect());
+    }
+    Ok(outputs
+        .new
+        .into_iter()
+        .map(|o| Residency::host(Arc::new(o)))
+        .collect())
+}
+
+/// One chunk in flight: its rows, its stream, its outputs.
+struct Chunk<B> {
+    index: usize,
+    first: usize,
+    rows: usize,
+    stream: u64,
+    produced: Vec<B>,
+}
+
+/// The inputs every chunk reads whole: those already on the device, and
+/// those read whole, uploaded once (on the demand's stream).
+fn whole_inputs<R: Runtime>(
+    runtime: &R,
+    pipeline: &Pipeline,
+    leaves: &Leaves<'_, R::Buffer>,
+    env: EvalEnv<'_>,
+) -> Result<Vec<Option<R::Buffer>>> {
     let op = runtime.name();
-    // Inputs already on the device, and those read whole, uploaded once.
+    let inputs = &pipeline.launch.inputs;
     let mut whole: Vec<Option<R::Buffer>> = vec![None; inputs.len()];
     for (k, (binding, feed)) in inputs.iter().zip(&pipeline.feeds).enumerate() {
         let Some(b) = binding.buffer else { continue };
@@ -65,83 +150,131 @@ pub(crate) fn run<R: Runtime>(
             whole[k] = Some(upload(runtime, &(leaves.host)(b)?, None, env)?);
         }
     }
-    let lanes: Vec<u64> = (0..LANES).map(|k| pipeline_stream(env.stream, k)).collect();
-    for &lane in &lanes {
-        runtime.wait_streams(lane, &[env.stream]);
-    }
-    let kernel = &pipeline.launch.kernel;
-    let mut partials = pipeline
-        .merge
-        .as_ref()
-        .map(|m| HostBuffer::try_zeros(m.kernel.inputs[0].dtype, pipeline.chunks() * m.kept_len))
-        .transpose()?;
-    let mut into = match destinations {
-        Destinations::Into(out) => Some(out),
-        Destinations::New => None,
-    };
-    let mut outputs = match (&partials, &into) {
-        (None, None) => (0..kernel.outputs.len())
-            .map(|j| {
-                HostBuffer::try_zeros(kernel.output_dtype(j), pipeline.rows * pipeline.out_row_len)
+    Ok(whole)
+}
+
+/// Where the chunks' outputs land.
+struct Outputs<'a> {
+    /// A reduction's partial results, one run of `kept` per chunk.
+    partials: Option<HostBuffer>,
+    /// The caller's memory, for the launch's one output.
+    into: Option<SliceMut<'a>>,
+    /// New host buffers, one per output.
+    new: Vec<HostBuffer>,
+}
+
+impl<'a> Outputs<'a> {
+    fn new(pipeline: &Pipeline, destinations: Destinations<'a>) -> Result<Outputs<'a>> {
+        let kernel = &pipeline.launch.kernel;
+        let partials = pipeline
+            .merge
+            .as_ref()
+            .map(|m| {
+                HostBuffer::try_zeros(m.kernel.inputs[0].dtype, pipeline.chunks() * m.kept_len)
             })
-            .collect::<Result<Vec<_>>>()?,
-        _ => Vec::new(),
-    };
-    // Each chunk's buffers, until its stream takes its next chunk.
-    let mut held: VecDeque<Vec<R::Buffer>> = VecDeque::with_capacity(LANES);
-    for c in 0..pipeline.chunks() {
-        let first = c * pipeline.chunk_rows;
-        let rows = pipeline.chunk_rows.min(pipeline.rows - first);
+            .transpose()?;
+        let into = match destinations {
+            Destinations::Into(out) => Some(out),
+            Destinations::New => None,
+        };
+        let new = match (&partials, &into) {
+            (None, None) => (0..kernel.outputs.len())
+                .map(|j| {
+                    let len = pipeline.rows * pipeline.out_row_len;
+                    HostBuffer::try_zeros(kernel.output_dtype(j), len)
+                })
+                .collect::<Result<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
+        Ok(Outputs {
+            partials,
+            into,
+            new,
+        })
+    }
+
+    /// Downloads `chunk`'s outputs into their places, on its stream.
+    fn download<R: Runtime>(
+        &mut self,
+        runtime: &R,
+        pipeline: &Pipeline,
+        chunk: &Chunk<R::Buffer>,
+        env: EvalEnv<'_>,
+    ) -> Result<()> {
         let env = EvalEnv {
-            stream: lanes[c % LANES],
+            stream: chunk.stream,
             ..env
         };
-        if held.len() == LANES {
-            held.pop_front();
-        }
-        let mut buffers = whole.clone();
-        for (k, (binding, feed)) in inputs.iter().zip(&pipeline.feeds).enumerate() {
-            if let (Some(b), Feed::Streamed, false) = (binding.buffer, feed, pipeline.resident[k]) {
-                let start = binding.offset + first * pipeline.row_len;
-                let range = start..start + rows * pipeline.row_len;
-                buffers[k] = Some(upload(runtime, &(leaves.host)(b)?, Some(range), env)?);
-            }
-        }
-        let launch = pipeline.chunk_launch(first, rows);
-        let refs: Vec<Option<&R::Buffer>> = buffers.iter().map(Option::as_ref).collect();
-        let produced = runtime.launch(&launch, &refs, env)?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        let out_range = first * pipeline.out_row_len..(first + rows) * pipeline.out_row_len;
-        for (j, value) in produced.iter().enumerate() {
-            match (&mut partials, &mut into) {
+        let rows =
+            chunk.first * pipeline.out_row_len..(chunk.first + chunk.rows) * pipeline.out_row_len;
+        for (j, value) in chunk.produced.iter().enumerate() {
+            let mut all;
+            let target = match (&mut self.partials, &mut self.into) {
                 (Some(p), _) => {
                     let kept = p.len() / pipeline.chunks();
-                    let mut all = p.as_slice_mut();
-                    download_into(runtime, value, all.part(c * kept..(c + 1) * kept)?, env)?;
+                    all = p.as_slice_mut();
+                    all.part(chunk.index * kept..(chunk.index + 1) * kept)?
                 }
-                (None, Some(out)) => {
-                    download_into(runtime, value, out.part(out_range.clone())?, env)?;
-                }
+                (None, Some(out)) => out.part(rows.clone())?,
                 (None, None) => {
-                    let mut all = outputs[j].as_slice_mut();
-                    download_into(runtime, value, all.part(out_range.clone())?, env)?;
+                    all = self.new[j].as_slice_mut();
+                    all.part(rows.clone())?
                 }
+            };
+            download_into(runtime, value, target, env)?;
+        }
+        Ok(())
+    }
+}
+
+/// The pipeline's streams, entered and forked from the demand's stream; left
+/// (joined back) by [`Lanes::leave`], or on drop when a chunk failed.
+struct Lanes<'r, R: Runtime> {
+    runtime: &'r R,
+    ids: Vec<u64>,
+    left: bool,
+}
+
+impl<'r, R: Runtime> Lanes<'r, R> {
+    fn enter(runtime: &'r R, stream: u64) -> Lanes<'r, R> {
+        let ids: Vec<u64> = (0..LANES).map(|k| pipeline_stream(stream, k)).collect();
+        for &lane in &ids {
+            runtime.enter_stream(lane);
+            runtime.wait_streams(lane, &[stream]);
+        }
+        Lanes {
+            runtime,
+            ids,
+            left: false,
+        }
+    }
+
+    /// Joins the lanes back into `stream` and leaves them; the first error
+    /// of their work, if any.
+    fn leave(mut self, stream: u64) -> Result<()> {
+        self.runtime.wait_streams(stream, &self.ids);
+        self.left = true;
+        let mut outcome = Ok(());
+        for &lane in &self.ids {
+            let left = self.runtime.leave_stream(lane);
+            if outcome.is_ok() {
+                outcome = left;
             }
         }
-        held.push_back(buffers.into_iter().flatten().chain(produced).collect());
+        outcome
     }
-    drop(held);
-    runtime.wait_streams(env.stream, &lanes);
-    if let (Some(merge), Some(partials)) = (&pipeline.merge, partials) {
-        let input = upload(runtime, &Arc::new(partials), None, env)?;
-        let merged = runtime.launch(&pipeline.merge_launch(merge), &[Some(&input)], env)?;
-        env.stats.add(Counter::KernelLaunches, 1);
-        return Ok(merged.into_iter().map(|b| runtime.residency(b)).collect());
+}
+
+impl<R: Runtime> Drop for Lanes<'_, R> {
+    fn drop(&mut self) {
+        if !self.left {
+            // A chunk failed: its queued work still ends before the memory
+            // it uses is handed back.
+            for &lane in &self.ids {
+                let _ = self.runtime.leave_stream(lane);
+            }
+        }
     }
-    Ok(outputs
-        .into_iter()
-        .map(|o| Residency::host(Arc::new(o)))
-        .collect())
 }
 
 /// Uploads `host`, or its elements `range`, counting the copy.

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::sys;
+use cudarc::driver::{sys, CudaStream};
 use lazyfuse_core::{Counter, DeviceBuffer, EvalEnv, HostBuffer, Result, SliceMut};
 
 use super::{lock, CudaBuffer, CudaRuntime};
@@ -61,7 +61,7 @@ impl CudaRuntime {
             return;
         }
         // Nothing may still be copying from or into it.
-        let _ = self.synchronize();
+        self.synchronize_all();
         // SAFETY: the memory was registered by `register_host` and is still
         // live (the session unpins before it frees); no copy uses it.
         let _ = unsafe { sys::cuMemHostUnregister(bytes.as_ptr().cast_mut().cast()) };
@@ -93,18 +93,13 @@ impl CudaRuntime {
             bytes: bytes.len(),
             pool: Arc::clone(&self.pool),
             mapped: Some(Arc::clone(host)),
+            used_on: Default::default(),
         }))
     }
 
     /// Whether `host` lies in memory pinned for this device.
     pub(super) fn is_pinned(&self, host: &[u8]) -> bool {
         self.pinned.contains(host)
-    }
-
-    /// Keeps `host` (pinned memory an asynchronous copy reads) alive until
-    /// the stream next synchronises.
-    pub(super) fn hold_until_synchronized(&self, host: &Arc<HostBuffer>) {
-        lock(&self.in_flight).push(Arc::clone(host));
     }
 
     /// Copies `source` straight into `out` and waits for it; false (nothing
@@ -118,15 +113,16 @@ impl CudaRuntime {
         let Some(target) = out.as_bytes_mut().filter(|t| t.len() == source.len()) else {
             return Ok(false);
         };
+        let stream = self.stream(env.stream)?;
         if self.is_pinned(target) {
-            self.stream
+            stream
                 .memcpy_dtoh(source, target)
                 .map_err(|e| device_error("cuMemcpyDtoH", e))?;
         } else {
             env.stats.add(Counter::StagedBytes, target.len() as u64);
-            self.copy_to_host(source, target)?;
+            self.copy_to_host(&stream, source, target)?;
         }
-        self.synchronize()?;
+        self.synchronize(env.stream)?;
         Ok(true)
     }
 
@@ -135,15 +131,16 @@ impl CudaRuntime {
     /// The caller synchronises.
     pub(super) fn copy_to_host(
         &self,
+        stream: &Arc<CudaStream>,
         source: &cudarc::driver::CudaView<'_, u8>,
         target: &mut [u8],
     ) -> Result<()> {
         if target.len() >= super::STAGED_COPY
-            && lock(&self.staging).download(&self.ctx, &self.stream, source, target)?
+            && lock(&self.staging).download(&self.ctx, stream, source, target)?
         {
             return Ok(());
         }
-        self.stream
+        stream
             .memcpy_dtoh(source, target)
             .map_err(|e| device_error("cuMemcpyDtoH", e))
     }

@@ -52,7 +52,17 @@ impl CudaRuntime {
             let source = inputs
                 .get(w)
                 .ok_or_else(|| Error::internal("cuda backend", "a written argument is missing"))?;
-            let mut copy = self.allocate(source.bytes, env.stats)?;
+            outputs.push(self.allocate(source.bytes, env.stats)?);
+        }
+        // After the allocations: a side stream waits for them too.
+        let stream = self.stream(env.stream)?;
+        for buffer in inputs.iter().copied().chain(&outputs) {
+            buffer.use_on(env.stream);
+        }
+        for (&w, copy) in launch.written.iter().zip(&mut outputs) {
+            let source = inputs
+                .get(w)
+                .ok_or_else(|| Error::internal("cuda backend", "a written argument is missing"))?;
             if source.bytes > 0 {
                 let from = source.slice()?.slice(0..source.bytes);
                 let target = copy
@@ -60,11 +70,10 @@ impl CudaRuntime {
                     .as_mut()
                     .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))?;
                 let mut to = target.slice_mut(0..source.bytes);
-                self.stream
+                stream
                     .memcpy_dtod(&from, &mut to)
                     .map_err(|e| device_error("cuMemcpyDtoD", e))?;
             }
-            outputs.push(copy);
         }
         let function = self.user_function(&name, &source, env)?;
         let slice_of = |k: usize| -> Result<&CudaSlice<u8>> {
@@ -76,7 +85,7 @@ impl CudaRuntime {
                     .slice(),
             }
         };
-        let mut args = self.stream.launch_builder(&function);
+        let mut args = stream.launch_builder(&function);
         for arg in &plan {
             match *arg {
                 Arg::Array(k) => {
@@ -99,8 +108,8 @@ impl CudaRuntime {
         // against the launch's arrays and scalars when it was made, scalars
         // against the parameter dtypes), every buffer holds its array's
         // elements, the geometry was checked against the hardware limits, and
-        // buffers are freed or reused only through the engine's one stream,
-        // after the kernel.
+        // buffers are reused only after the kernel (the stream's order on
+        // the main stream, the buffers' fences on a side stream).
         unsafe { args.launch(config) }.map_err(|e| {
             device_error(
                 format!(
