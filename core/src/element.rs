@@ -550,6 +550,23 @@ impl HostBuffer {
         with_buffer!(self, v => bytemuck::cast_slice(v.as_slice()))
     }
 
+    /// The raw bytes of the elements `range`; an internal error naming
+    /// `op` past the end.
+    pub fn bytes_of(&self, range: std::ops::Range<usize>, op: &str) -> Result<&[u8]> {
+        let size = self.dtype().size();
+        range
+            .start
+            .checked_mul(size)
+            .zip(range.end.checked_mul(size))
+            .and_then(|(start, end)| self.as_bytes().get(start..end))
+            .ok_or_else(|| {
+                Error::internal(
+                    op,
+                    format!("elements {range:?} of a buffer of {}", self.len()),
+                )
+            })
+    }
+
     /// The elements as `&[T]`, or `None` if `T` is not the buffer's type.
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
         T::slice_of(self)

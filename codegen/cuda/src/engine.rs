@@ -620,11 +620,7 @@ impl Runtime for CudaRuntime {
         range: Range<usize>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let size = host.dtype().size();
-        let bytes = host
-            .as_bytes()
-            .get(range.start * size..range.end * size)
-            .ok_or_else(|| Error::internal("cuda upload", "a part past the end of its buffer"))?;
+        let bytes = host.bytes_of(range, "cuda upload")?;
         self.upload_bytes(host, bytes, env)
     }
 

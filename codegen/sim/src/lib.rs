@@ -160,11 +160,7 @@ impl Runtime for SimRuntime {
         range: Range<usize>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let size = host.dtype().size();
-        let bytes = host
-            .as_bytes()
-            .get(range.start * size..range.end * size)
-            .ok_or_else(|| Error::internal("sim upload", "a part past the end of its buffer"))?;
+        let bytes = host.bytes_of(range.clone(), "sim upload")?;
         let pinned = self.pinned.contains(bytes);
         self.copy_event(DeviceEngine::HostToDevice, bytes.len(), pinned, env);
         let mut copy = self.memory.allocate(host.dtype(), range.len(), env.stats)?;
