@@ -70,7 +70,11 @@ pub(crate) fn pinned_array(
     mapped: bool,
 ) -> PyResult<PyObject> {
     let n = shape.iter().product();
-    let what = if mapped { "mapped_array" } else { "pinned_array" };
+    let what = if mapped {
+        "mapped_array"
+    } else {
+        "pinned_array"
+    };
     macro_rules! make {
         ($($variant:ident => $t:ty),*) => {
             match dtype {

@@ -105,6 +105,18 @@ impl CudaBuffer {
         }
     }
 
+    /// Waits for the main stream and the side streams that used the buffer.
+    fn wait_for_readers(&self) {
+        let _ = self.pool.allocator().stream.synchronize();
+        let used = self.used_on.load(Ordering::Relaxed);
+        let side = lock(&self.pool.allocator().side);
+        for (k, stream) in side.iter().enumerate() {
+            if used & (1 << (k + 1)) != 0 {
+                let _ = stream.synchronize();
+            }
+        }
+    }
+
     /// Events recorded now on the side streams that used the buffer: after
     /// them, it is free. A stream that cannot record one is waited for.
     fn fences(&self) -> Vec<CudaEvent> {
@@ -138,9 +150,11 @@ impl CudaBuffer {
 impl Drop for CudaBuffer {
     fn drop(&mut self) {
         match (self.slice.take(), &self.mapped) {
-            // The host memory is not the device's to free.
+            // The host memory is not the device's to free; the host may
+            // write it once no queued kernel reads it.
             (Some(slice), Some(_)) => {
                 slice.leak();
+                self.wait_for_readers();
             }
             (Some(slice), None) => {
                 let fences = self.fences();

@@ -28,8 +28,9 @@ mod run;
 use std::fmt::Write;
 use std::sync::Arc;
 
+use lazyfuse_core::shape::contiguous_strides;
 use lazyfuse_core::{Options, Shape};
-use smallvec::{smallvec, SmallVec};
+use smallvec::smallvec;
 
 use crate::ir::{Body, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr};
 use crate::program::{BufferId, BufferKind, InputBinding, Launch, Program, Work};
@@ -307,7 +308,10 @@ impl Pipeline {
             inputs: vec![InputBinding {
                 buffer: None,
                 offset: 0,
-                strides: contiguous_strides(&domain),
+                strides: contiguous_strides(&domain)
+                    .iter()
+                    .map(|&s| s as isize)
+                    .collect(),
             }],
             domain,
             args: self.launch.args.clone(),
@@ -520,17 +524,6 @@ fn merge_of(kernel: &FusedKernel, reduction: &ReductionIr, domain: &[usize]) -> 
         kept_len: kept.iter().product(),
         kept,
     }
-}
-
-/// Row-major strides of `shape`, in elements.
-fn contiguous_strides(shape: &[usize]) -> SmallVec<[isize; 4]> {
-    let mut strides: SmallVec<[isize; 4]> = smallvec![0; shape.len()];
-    let mut step = 1isize;
-    for (stride, &extent) in strides.iter_mut().zip(shape).rev() {
-        *stride = step;
-        step *= extent as isize;
-    }
-    strides
 }
 
 /// `bytes` in MiB, for `explain()`.

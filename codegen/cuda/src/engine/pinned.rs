@@ -7,9 +7,11 @@
 //!
 //! Mapped host memory (`Session::mapped`) is registered with
 //! `CU_MEMHOSTREGISTER_DEVICEMAP` as well: kernels read arrays over it
-//! through its device address, in place, with no upload. Results read into
-//! it are copied there by one direct DMA (kernels do not write it in place
-//! yet), so they count as device-to-host copies.
+//! through its device address, in place, with no upload (the view waits
+//! for the kernels that read it when it is dropped, so the host writes the
+//! memory only after them). Results read into it are copied there by one
+//! direct DMA (kernels do not write it in place yet), so they count as
+//! device-to-host copies.
 
 use std::sync::Arc;
 
