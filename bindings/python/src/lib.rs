@@ -26,12 +26,26 @@ struct PyContext {
 #[pymethods]
 impl PyContext {
     #[new]
-    #[pyo3(signature = (backend = "auto"))]
-    fn new(backend: &str) -> PyResult<PyContext> {
-        let inner = match backend {
-            "default" => Context::new(),
-            name => Context::builder().backend(name).build().map_err(to_py)?,
-        };
+    #[pyo3(signature = (backend = "auto", device_memory_limit = None, pipeline_threshold = None))]
+    fn new(
+        backend: &str,
+        device_memory_limit: Option<usize>,
+        pipeline_threshold: Option<usize>,
+    ) -> PyResult<PyContext> {
+        let settings = (device_memory_limit, pipeline_threshold);
+        if backend == "default" && settings == (None, None) {
+            return Ok(PyContext {
+                inner: Context::new(),
+            });
+        }
+        let mut builder = Context::builder().backend(backend);
+        if let Some(bytes) = device_memory_limit {
+            builder = builder.device_memory_limit(bytes);
+        }
+        if let Some(bytes) = pipeline_threshold {
+            builder = builder.pipeline_threshold(bytes);
+        }
+        let inner = builder.build().map_err(to_py)?;
         Ok(PyContext { inner })
     }
 

@@ -202,3 +202,18 @@ def test_mapped_arrays_are_written_by_the_device_in_place():
         assert after["mapped_bytes"] - before["mapped_bytes"] == 8 * 1024
         with pytest.raises(ValueError, match="C-ordered"):
             lf.cuda.mapped_array(3, order="F")
+
+
+def test_a_demand_larger_than_the_device_runs_in_chunks():
+    n = 1 << 22  # 16 MiB of float32 per array
+    a = np.arange(n, dtype=np.float32) % 61
+    b = (np.arange(n, dtype=np.float32) * 7) % 53
+    with lf.use(lf.Context("sim", device_memory_limit=8 << 20)) as cx:
+        x, y = lf.asarray(a), lf.asarray(b)
+        e = x * y + 1
+        assert "pipeline (instead of the plan above)" in e.explain()
+        np.testing.assert_array_equal(e.numpy(), a * b + 1)
+        total = (x * x + y * y).sum()
+        np.testing.assert_allclose(float(total), float(np.sum((a * a + b * b).astype(np.float64))), rtol=1e-5)
+    with pytest.raises(TypeError):
+        lf.Context("sim", 8 << 20)  # keywords only

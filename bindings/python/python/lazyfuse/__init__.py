@@ -38,14 +38,22 @@ __all__ = [
 class Context:
     """A backend: ``"cpu"``, ``"sim"`` (a simulated GPU), ``"cuda"``,
     ``"reference"``, ``"auto"`` (CUDA if usable, else the CPU) or
-    ``"default"`` (what ``LAZYFUSE_BACKEND`` names, else ``"auto"``)."""
+    ``"default"`` (what ``LAZYFUSE_BACKEND`` names, else ``"auto"``).
+
+    ``device_memory_limit`` caps the device memory demands use (on
+    ``"sim"``, the simulated device's size); ``pipeline_threshold`` is how
+    many bytes a demand moves before it runs as a pipeline of chunks
+    (default 64 MiB). A demand too large for the device runs in chunks when
+    it can (``explain()`` shows the pipeline)."""
 
     __slots__ = ("_cx",)
 
-    def __init__(self, backend="default"):
+    def __init__(self, backend="default", *, device_memory_limit=None, pipeline_threshold=None):
         if backend == "default":
             backend = os.environ.get("LAZYFUSE_BACKEND", "default") or "default"
-        self._cx = _native.Context(backend)
+            if backend == "default" and (device_memory_limit, pipeline_threshold) != (None, None):
+                backend = "auto"
+        self._cx = _native.Context(backend, device_memory_limit, pipeline_threshold)
 
     @property
     def backend(self):
