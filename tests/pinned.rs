@@ -124,3 +124,36 @@ fn a_pinned_buffer_outlives_its_arrays_and_they_outlive_it() {
         }
     }
 }
+
+#[test]
+fn an_upload_of_a_pinned_buffer_is_made_now_and_does_not_share_it() {
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        let mut h = cx.pinned::<f32>(256).unwrap();
+        h.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+        cx.reset_stats();
+        let d = h.upload(&[16, 16]).unwrap();
+        assert!(
+            !h.is_shared(),
+            "{name}: the array keeps only its device copy"
+        );
+        if name == "sim" {
+            let stats = cx.stats();
+            assert_eq!((stats.h2d_copies, stats.staged_bytes), (1, 0), "{stats:?}");
+        }
+        h[0] = 1e6; // written in place: nothing shares it
+        assert_eq!(d.max().item::<f32>().unwrap(), 255.0, "{name}");
+        assert_eq!(d.shape(), [16, 16]);
+        assert!(h.upload(&[3]).is_err(), "{name}: 256 elements are not 3");
+
+        let mut m = cx.mapped::<f32>(4).unwrap();
+        m.copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
+        let copy = m.upload(&[4]).unwrap();
+        m[0] = -1.0;
+        assert_eq!(
+            copy.to_vec::<f32>().unwrap(),
+            [1.0, 2.0, 3.0, 4.0],
+            "{name}"
+        );
+    }
+}

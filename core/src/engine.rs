@@ -250,6 +250,14 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         let _ = buffer;
     }
 
+    /// Waits until the work queued on `stream` (0: outside any stream) is
+    /// done, copies from host memory included; its errors come back here.
+    /// Engines that finish their work before returning have nothing to do.
+    fn synchronize(&self, stream: u64) -> Result<()> {
+        let _ = stream;
+        Ok(())
+    }
+
     /// Frees device memory the engine keeps cached for reuse (a caching
     /// allocator's pool); returns the bytes released. Host engines keep none.
     fn release_memory(&self) -> usize {

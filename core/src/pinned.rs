@@ -174,6 +174,26 @@ impl<T: Element> PinnedBuf<T> {
     pub fn is_shared(&self) -> bool {
         Arc::strong_count(&self.buffer) > 1
     }
+
+    /// Numba's `cuda.to_device(h)`: an array of `shape` holding a device
+    /// copy of the buffer's elements, uploaded now straight from the pinned
+    /// memory (no staging copy) and complete when this returns. The array
+    /// does not share the buffer: later writes of it (through this handle or
+    /// any other view of its memory) do not reach the array. On engines
+    /// without a device, the array holds a host copy.
+    pub fn upload(&self, shape: &[usize]) -> Result<Array> {
+        let shared = self.array(shape)?;
+        let node = shared.node();
+        let engine = self.session.engine();
+        let env = self.session.env();
+        let Some(device) = engine.to_device(&node.residency(), env)? else {
+            return self.session.from_buffer((*self.buffer).clone(), shape);
+        };
+        engine.synchronize(env.stream)?;
+        // Only the device copy: the array forgets the pinned memory.
+        node.set_residency(crate::node::Residency::device(device));
+        Ok(shared)
+    }
 }
 
 impl<T: Element> Deref for PinnedBuf<T> {
@@ -236,6 +256,16 @@ impl<T: Element> MappedBuf<T> {
     /// copies it.
     pub fn is_shared(&self) -> bool {
         self.0.is_shared()
+    }
+
+    /// An array of `shape` holding a device copy of the buffer's current
+    /// elements, made now (the device reads the mapped memory for it); later
+    /// writes of the buffer do not reach the array.
+    pub fn upload(&self, shape: &[usize]) -> Result<Array> {
+        let session = &self.0.session;
+        session
+            .from_buffer((*self.0.buffer).clone(), shape)?
+            .to_device()
     }
 }
 

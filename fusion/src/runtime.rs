@@ -101,6 +101,12 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         None
     }
 
+    /// Waits until the work queued on `stream` is done (`Engine::synchronize`).
+    fn synchronize(&self, stream: u64) -> Result<()> {
+        let _ = stream;
+        Ok(())
+    }
+
     /// Makes later work on stream `waiter` wait for everything queued so
     /// far on the streams `waited` (an event on a GPU): how the pipeline
     /// forks its streams from the demand's stream and joins them back.

@@ -21,6 +21,26 @@ pub(crate) struct PyPinned {
     buffer: Pinned,
 }
 
+#[pymethods]
+impl PyPinned {
+    /// Numba's `cuda.to_device` of the NumPy array over this memory: a
+    /// device copy of its elements as `shape`, made now (straight from
+    /// pinned memory, with no staging copy); later writes of the NumPy
+    /// array do not reach it.
+    fn upload(&self, py: Python<'_>, shape: Vec<usize>) -> PyResult<crate::array::PyArr> {
+        macro_rules! upload {
+            ($($variant:ident),*) => {
+                match &self.buffer {
+                    $(Pinned::$variant(b) => b.upload(&shape),)*
+                }
+            };
+        }
+        let array =
+            py.allow_threads(|| upload!(F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool));
+        array.map(crate::array::PyArr::new).map_err(to_py)
+    }
+}
+
 /// Page-locked host memory of `T`: pinned, or mapped into the device.
 enum Locked<T: Element> {
     Pinned(PinnedBuf<T>),
@@ -40,6 +60,14 @@ impl<T: Element> Locked<T> {
         match self {
             Locked::Pinned(b) => b,
             Locked::Mapped(b) => b,
+        }
+    }
+
+    /// A device copy of the elements as `shape`, made now.
+    fn upload(&self, shape: &[usize]) -> lazyfuse::Result<lazyfuse::Array> {
+        match self {
+            Locked::Pinned(b) => b.upload(shape),
+            Locked::Mapped(b) => b.upload(shape),
         }
     }
 }

@@ -172,8 +172,10 @@ def test_pinned_arrays_take_downloads_with_no_staging():
         h = lf.cuda.pinned_array((4, 256), np.float32)
         assert isinstance(h, np.ndarray) and h.shape == (4, 256) and not h.any()
         h[:] = np.arange(1024, dtype=np.float32).reshape(4, 256)
-        d = lf.cuda.to_device(h)  # a copy, as of any NumPy array
-        h[0, 0] = -1.0
+        staged = cx.stats()["staged_bytes"]
+        d = lf.cuda.to_device(h)  # uploaded now, straight from the pinned memory
+        assert cx.stats()["staged_bytes"] == staged, "no staging copy"
+        h[0, 0] = -1.0  # does not reach the device copy
         out = lf.cuda.pinned_array((4, 256), np.float32)
         before = cx.stats()["staged_bytes"]
         (d * 2).copy_to_host(out=out)

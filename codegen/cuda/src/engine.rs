@@ -642,6 +642,10 @@ impl Runtime for CudaRuntime {
         self.leave(stream)
     }
 
+    fn synchronize(&self, stream: u64) -> Result<()> {
+        CudaRuntime::synchronize(self, stream)
+    }
+
     fn wait_streams(&self, waiter: u64, waited: &[u64]) {
         if self.wait_for(waiter, waited).is_err() {
             // No event could order them: order them by waiting here.

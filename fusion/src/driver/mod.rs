@@ -466,6 +466,10 @@ impl<R: Runtime> Engine for Driver<R> {
         Ok(self.runtime.residency(buffer).device)
     }
 
+    fn synchronize(&self, stream: u64) -> Result<()> {
+        self.runtime.synchronize(stream)
+    }
+
     fn release_memory(&self) -> usize {
         self.runtime.release_memory()
     }

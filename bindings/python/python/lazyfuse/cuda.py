@@ -21,8 +21,13 @@ def is_available():
 
 
 def to_device(array, stream=0):
-    """Copies a NumPy array to the device (now, or queued on ``stream``)."""
+    """Copies a NumPy array to the device (now, or queued on ``stream``).
+    An array made by ``pinned_array`` is uploaded straight from its pinned
+    memory, with no staging copy; later writes of it do not reach the
+    device copy."""
     from . import Array, asarray
+    if not isinstance(stream, Stream) and isinstance(getattr(array, "base", None), _native.PinnedMemory):
+        return Array(array.base.upload(list(array.shape)))
     a = asarray(array)
     if isinstance(stream, Stream):
         return Array(stream._s.to_device(a._a))
@@ -44,8 +49,9 @@ def device_array_like(array, stream=0):
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     """Numba's ``cuda.pinned_array``: a zeroed NumPy array in page-locked
     host memory of the current context; ``copy_to_host(out=it)`` downloads
-    straight into it, with no staging copy (``stats()["staged_bytes"]``).
-    ``asarray``/``to_device`` of it copy it, as of any NumPy array."""
+    straight into it and ``to_device(it)`` uploads straight from it, with no
+    staging copy (``stats()["staged_bytes"]``). ``asarray`` of it copies it,
+    as of any NumPy array."""
     from . import _dtype_name, current_context
     if strides is not None or order != "C":
         raise ValueError("pinned_array: only C-ordered arrays without explicit strides")
