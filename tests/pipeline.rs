@@ -169,7 +169,11 @@ fn every_shape_of_pipelined_work_matches_the_unchunked_plan() {
     let a = input(rows * cols, 8);
     let row = input(cols, 9);
     type Case = (&'static str, bool, fn(&Array, &Array) -> Array);
-    let cases: [Case; 8] = [
+    /// `0, 1, 2, ...` over `n` elements of `a`'s session.
+    fn positions(a: &Array, n: usize) -> Array {
+        a.session().arange(0.0, n as f64, 1.0, lazyfuse::DType::F32)
+    }
+    let cases: [Case; 10] = [
         ("element-wise with a broadcast row", true, |a, r| {
             &(a * 2.0f32) + r
         }),
@@ -180,6 +184,12 @@ fn every_shape_of_pipelined_work_matches_the_unchunked_plan() {
         ("min of squares", true, |a, _| (a * a).min()),
         ("cast to f64 and summed over rows", true, |a, _| {
             a.astype(lazyfuse::DType::F64).sum_axis(0)
+        }),
+        ("flattened, plus its positions (arange)", true, |a, _| {
+            &a.reshape(&[300_000]) + &positions(a, 300_000)
+        }),
+        ("weighted by positions along rows, summed", true, |a, _| {
+            (a * &positions(a, 1000)).sum()
         }),
         // A strided view is read whole by the plain plan: not pipelined.
         ("max of a slice", false, |a, _| {

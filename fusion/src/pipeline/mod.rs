@@ -3,8 +3,9 @@
 //! overlap its kernels, with no stream code from the user.
 //!
 //! A program of one fused launch qualifies when its inputs are dense over
-//! the domain (streamed chunk by chunk) or read whole (scalars, and inputs
-//! broadcast along the first axis): an element-wise kernel, or a reduction.
+//! the domain (streamed chunk by chunk), read whole (scalars, and inputs
+//! broadcast along the first axis) or generated (`arange`): an
+//! element-wise kernel, or a reduction.
 //! The domain is cut along its first axis into chunks of rows (flattened
 //! first when every input is dense or a scalar and the kernel is
 //! element-wise or reduces everything). Chunk `i`'s upload, kernel and
@@ -62,6 +63,9 @@ enum Feed {
     /// Read whole by every chunk (a scalar, or broadcast along the first
     /// axis): uploaded once.
     Whole,
+    /// Generated from its position (`arange`): each chunk starts at its
+    /// rows' offset.
+    Generated,
 }
 
 /// Why a demand is pipelined.
@@ -220,6 +224,7 @@ impl Pipeline {
             match feed {
                 Feed::Streamed => per_row += self.row_len * desc.dtype.size(),
                 Feed::Whole => whole += desc.len * desc.dtype.size(),
+                Feed::Generated => {}
             }
         }
         let kernel = &self.launch.kernel;
@@ -288,12 +293,14 @@ impl Pipeline {
             .zip(&self.feeds)
             .zip(&self.resident);
         for ((input, feed), &on_device) in inputs {
-            if *feed == Feed::Streamed {
-                input.offset = if on_device {
-                    input.offset + first * self.row_len
-                } else {
-                    0
-                };
+            match (feed, on_device) {
+                (Feed::Streamed, true) => input.offset += first * self.row_len,
+                (Feed::Streamed, false) => input.offset = 0,
+                (Feed::Generated, _) => {
+                    let start = input.offset as isize + first as isize * input.strides[0];
+                    input.offset = start.max(0) as usize;
+                }
+                (Feed::Whole, _) => {}
             }
         }
         launch
@@ -341,7 +348,7 @@ impl Pipeline {
             .zip(&self.feeds)
             .filter_map(|(i, f)| Some((i.buffer?, f)))
             .map(|(b, f)| match f {
-                Feed::Streamed => format!("{b}[chunk]"),
+                Feed::Streamed | Feed::Generated => format!("{b}[chunk]"),
                 Feed::Whole => format!("{b} (once)"),
             })
             .collect();
@@ -416,19 +423,19 @@ fn feeds(program: &Program, launch: &Launch) -> Option<Vec<Feed>> {
         .iter()
         .zip(&launch.inputs)
         .map(|(input, binding)| {
+            if input.kind == InputKind::Iota {
+                return Some(Feed::Generated);
+            }
             let leaf = matches!(
                 program.buffers[binding.buffer?.index()].kind,
                 BufferKind::Leaf { .. }
             );
-            match (input.kind, input.layout) {
-                (InputKind::Buffer, Layout::Contiguous) if leaf => Some(Feed::Streamed),
-                (InputKind::Buffer, Layout::Scalar) if leaf => Some(Feed::Whole),
-                (InputKind::Buffer, Layout::Strided)
-                    if leaf && binding.strides.first() == Some(&0) =>
-                {
-                    Some(Feed::Whole)
-                }
-                _ => None,
+            match input.layout {
+                _ if !leaf => None,
+                Layout::Contiguous => Some(Feed::Streamed),
+                Layout::Scalar => Some(Feed::Whole),
+                Layout::Strided if binding.strides.first() == Some(&0) => Some(Feed::Whole),
+                Layout::Strided => None,
             }
         })
         .collect()
@@ -466,9 +473,14 @@ fn flattened(launch: &Launch) -> Option<Launch> {
 }
 
 /// `kernel` reading its streamed inputs that are already on the device in
-/// place: strided, from their chunk's offset (a dense input starts at 0).
+/// place, and generating positions, from their chunk's offset: strided
+/// (a dense input starts at 0).
 fn read_in_place(kernel: Arc<FusedKernel>, feeds: &[Feed], resident: &[bool]) -> Arc<FusedKernel> {
-    let in_place = |k: usize| feeds[k] == Feed::Streamed && resident[k];
+    let in_place = |k: usize| match feeds[k] {
+        Feed::Streamed => resident[k],
+        Feed::Generated => true,
+        Feed::Whole => false,
+    };
     if !(0..feeds.len()).any(in_place) {
         return kernel;
     }
