@@ -165,7 +165,7 @@ fn unpipelined(build: impl Fn(&Context) -> Array) -> Vec<f64> {
 
 #[test]
 fn every_shape_of_pipelined_work_matches_the_unchunked_plan() {
-    let (rows, cols) = (300, 1000);
+    let (rows, cols) = (600, 1000);
     let a = input(rows * cols, 8);
     let row = input(cols, 9);
     type Case = (&'static str, bool, fn(&Array, &Array) -> Array);
@@ -186,7 +186,7 @@ fn every_shape_of_pipelined_work_matches_the_unchunked_plan() {
             a.astype(lazyfuse::DType::F64).sum_axis(0)
         }),
         ("flattened, plus its positions (arange)", true, |a, _| {
-            &a.reshape(&[300_000]) + &positions(a, 300_000)
+            &a.reshape(&[600_000]) + &positions(a, 600_000)
         }),
         ("weighted by positions along rows, summed", true, |a, _| {
             (a * &positions(a, 1000)).sum()

@@ -141,8 +141,13 @@ impl Pipeline {
             return None;
         };
         let original = &program.launches[*l];
-        let feeds = feeds(program, original)?;
         let traffic = Traffic::of(program, original, &resident);
+        if traffic.moved < 2 * MIN_CHUNK_BYTES {
+            // Too little for two chunks: small demands (the hot path) ask
+            // nothing more, not even the device's free memory.
+            return None;
+        }
+        let feeds = feeds(program, original)?;
         let available = available();
         let reason = match available {
             Some(available) if traffic.needed > available => Reason::Needs {
