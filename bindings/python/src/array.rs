@@ -59,6 +59,25 @@ impl PyArr {
     }
 }
 
+/// A fill value as lazyfuse's scalar: Python and NumPy ints exactly (not
+/// through a float, so `2**53 + 1` stays itself), bools, floats.
+pub(crate) fn fill_value(value: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    let is_bool = value.is_instance_of::<PyBool>()
+        || value
+            .get_type()
+            .name()
+            .is_ok_and(|n| n == "bool" || n == "bool_");
+    if is_bool {
+        return Ok(Scalar::from(value.is_truthy()?));
+    }
+    if !value.is_instance_of::<PyFloat>() {
+        if let Ok(i) = value.extract::<i128>() {
+            return Ok(Scalar::from(i));
+        }
+    }
+    Ok(Scalar::from(value.extract::<f64>()?))
+}
+
 fn axes_of(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
     match axis {
         None => Ok(None),
@@ -192,6 +211,24 @@ impl PyArr {
         PyArr::checked(self.inner.slice_axis(axis, start, stop, step))
     }
 
+    /// `shape` filled with `value` as `dtype`, in this array's context
+    /// (`zeros_like` and friends follow their argument's context).
+    fn full_like(
+        &self,
+        shape: Vec<usize>,
+        value: &Bound<'_, PyAny>,
+        dtype: &str,
+    ) -> PyResult<PyArr> {
+        let dtype = crate::parse_dtype(dtype)?;
+        PyArr::checked(self.inner.session().full(&shape, fill_value(value)?, dtype))
+    }
+
+    /// `0, 1, …, n-1` as `dtype`, in this array's context.
+    fn arange_like(&self, n: usize, dtype: &str) -> PyResult<PyArr> {
+        let dtype = crate::parse_dtype(dtype)?;
+        PyArr::checked(self.inner.session().arange(0.0, n as f64, 1.0, dtype))
+    }
+
     /// Re-binds this array to `value` (`out=`).
     fn assign(&self, value: PyRef<'_, PyArr>) -> PyResult<()> {
         self.inner.assign(&value.inner).map_err(to_py)
@@ -218,13 +255,15 @@ impl PyArr {
     }
 
     /// Computes the array and keeps its value.
-    fn eval(&self) -> PyResult<()> {
-        self.inner.eval().map_err(to_py)
+    fn eval(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| self.inner.eval()).map_err(to_py)
     }
 
     /// Computes it and copies it to the device now (Numba's `to_device`).
-    fn to_device(&self) -> PyResult<PyArr> {
-        self.inner.to_device().map(PyArr::new).map_err(to_py)
+    fn to_device(&self, py: Python<'_>) -> PyResult<PyArr> {
+        py.allow_threads(|| self.inner.to_device())
+            .map(PyArr::new)
+            .map_err(to_py)
     }
 
     /// How lazyfuse would run it.

@@ -5,20 +5,38 @@
 use half::{bf16, f16};
 use lazyfuse::{Array, DType, Session};
 use numpy::{
-    PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
+    PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::errors::to_py;
+use crate::errors::{self, to_py};
+
+/// The most dimensions an array from NumPy may have: rust-numpy's views
+/// panic past 32 (NumPy 1's limit; NumPy 2 allows 64).
+const MAX_NDIM: usize = 32;
 
 /// Copies a NumPy array into a new array of `cx`.
 pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Array> {
+    let ndim = match array.downcast::<PyUntypedArray>() {
+        Ok(untyped) => untyped.ndim(),
+        Err(_) => array.getattr("ndim")?.extract()?,
+    };
+    if ndim > MAX_NDIM {
+        return Err(errors::raise(
+            "ArgumentError",
+            format!("asarray: a NumPy array of {ndim} dimensions (expected at most {MAX_NDIM})"),
+        ));
+    }
     macro_rules! try_dtypes {
         ($($t:ty),*) => {$(
             if let Ok(view) = array.extract::<PyReadonlyArrayDyn<'_, $t>>() {
                 let shape = view.shape().to_vec();
-                let data: Vec<$t> = view.as_array().iter().copied().collect();
+                let data: Vec<$t> = match view.as_slice() {
+                    Ok(dense) => dense.to_vec(),
+                    Err(_) => view.as_array().iter().copied().collect(),
+                };
                 return cx.from_vec(data, &shape).map_err(to_py);
             }
         )*};
@@ -38,7 +56,7 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
     let shape = array.shape().to_vec();
     macro_rules! convert {
         ($t:ty) => {{
-            let data = array.to_vec::<$t>().map_err(to_py)?;
+            let data = py.allow_threads(|| array.to_vec::<$t>()).map_err(to_py)?;
             let flat = PyArray1::from_vec(py, data);
             Ok(flat.reshape(shape)?.into_any().unbind())
         }};
@@ -57,8 +75,8 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
         DType::U64 => convert!(u64),
         DType::Bool => convert!(bool),
         DType::BF16 => {
-            let data: Vec<f32> = array
-                .to_vec::<bf16>()
+            let data: Vec<f32> = py
+                .allow_threads(|| array.to_vec::<bf16>())
                 .map_err(to_py)?
                 .into_iter()
                 .map(f32::from)
@@ -73,6 +91,21 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
 /// array of its shape and dtype (no intermediate copy; the GIL is released
 /// while it runs). `bfloat16` arrays, which NumPy lacks, cannot be.
 pub(crate) fn read_into(py: Python<'_>, array: &Array, out: &Bound<'_, PyAny>) -> PyResult<()> {
+    // Checked before the typed view is taken: rust-numpy's views panic
+    // past 32 dimensions, and the untyped array reads its shape directly.
+    let untyped = out
+        .downcast::<PyUntypedArray>()
+        .map_err(|_| PyTypeError::new_err("copy_to_host: out must be a NumPy array"))?;
+    let out_shape = untyped.shape();
+    if out_shape != array.shape() {
+        return Err(errors::raise(
+            "ShapeError",
+            format!(
+                "copy_to_host: out has shape {out_shape:?}, the array {:?} (expected the same)",
+                array.shape()
+            ),
+        ));
+    }
     macro_rules! into {
         ($t:ty) => {{
             let mut view = out.extract::<PyReadwriteArrayDyn<'_, $t>>().map_err(|_| {
@@ -81,13 +114,6 @@ pub(crate) fn read_into(py: Python<'_>, array: &Array, out: &Bound<'_, PyAny>) -
                     array.dtype()
                 ))
             })?;
-            if view.shape() != array.shape() {
-                return Err(PyValueError::new_err(format!(
-                    "copy_to_host: out has shape {:?}, the array {:?} (expected the same)",
-                    view.shape(),
-                    array.shape()
-                )));
-            }
             let slice = view.as_slice_mut().map_err(|_| {
                 PyValueError::new_err("copy_to_host: out must be C-contiguous")
             })?;
@@ -117,8 +143,7 @@ pub(crate) fn read_into(py: Python<'_>, array: &Array, out: &Bound<'_, PyAny>) -
 pub(crate) fn item(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
     macro_rules! scalar {
         ($t:ty) => {
-            array
-                .item::<$t>()
+            py.allow_threads(|| array.item::<$t>())
                 .map_err(to_py)?
                 .into_pyobject(py)?
                 .into_any()
@@ -126,11 +151,11 @@ pub(crate) fn item(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
         };
     }
     Ok(match array.dtype() {
-        DType::F16 => f32::from(array.item::<f16>().map_err(to_py)?)
+        DType::F16 => f32::from(py.allow_threads(|| array.item::<f16>()).map_err(to_py)?)
             .into_pyobject(py)?
             .into_any()
             .unbind(),
-        DType::BF16 => f32::from(array.item::<bf16>().map_err(to_py)?)
+        DType::BF16 => f32::from(py.allow_threads(|| array.item::<bf16>()).map_err(to_py)?)
             .into_pyobject(py)?
             .into_any()
             .unbind(),
@@ -144,8 +169,8 @@ pub(crate) fn item(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
         DType::U16 => scalar!(u16),
         DType::U32 => scalar!(u32),
         DType::U64 => scalar!(u64),
-        DType::Bool => array
-            .item::<bool>()
+        DType::Bool => py
+            .allow_threads(|| array.item::<bool>())
             .map_err(to_py)?
             .into_pyobject(py)?
             .to_owned()

@@ -3,18 +3,18 @@
 //! replayed on lazyfuse's kernel builder.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use lazyfuse::core::{BinaryOp, UnaryOp};
 use lazyfuse::kernel::{
     ArrayParam, Dim, Kernel, KernelArg, KernelScope, LocalArrayRef, SharedArrayRef, Val,
 };
-use lazyfuse::{DType, GUfunc};
+use lazyfuse::{promote, DType, GUfunc};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::array::PyArr;
-use crate::errors::{to_py, CompileError};
+use crate::errors::{compile_error, to_py};
 
 /// What a name means in the body being replayed.
 #[derive(Clone)]
@@ -30,19 +30,31 @@ enum Binding {
 struct Replay {
     scopes: Vec<HashMap<String, Binding>>,
     error: Option<PyErr>,
+    /// Each local's dtype as an earlier replay learned it (empty on the
+    /// first): locals are declared with it.
+    learned: Learned,
+    /// What this replay learns: each local's dtype, promoted over every
+    /// value assigned to it (Numba's type unification: `s = 0` then
+    /// `s += 0.5` makes `s` a float64).
+    learns: Learned,
+    /// The dtype each local was declared with on this replay.
+    declared: Learned,
     /// Function-scoped names (first assigned in a nested block, `hoist`)
-    /// and the dtype of their first assignment, once known.
-    hoisted: HashMap<String, Option<DType>>,
+    /// this replay could not declare at the top: their dtype was unknown.
+    pending: HashSet<String>,
 }
 
-/// The dtypes of the function-scoped names, learned by a first replay
-/// (whose kernel is dropped) so that the second declares them at the top.
-type Learned = HashMap<String, Option<DType>>;
+/// Each local's dtype, learned by one replay for the next.
+type Learned = HashMap<String, DType>;
+
+/// At most this many replays unify the locals' dtypes (each one only
+/// widens a dtype, so two or three suffice in practice).
+const MAX_REPLAYS: usize = 8;
 
 type Node<'py> = Bound<'py, PyAny>;
 
 fn fail(message: String) -> PyErr {
-    CompileError::new_err(message)
+    compile_error(message)
 }
 
 fn split_tag<'py>(node: &Node<'py>) -> PyResult<(String, Bound<'py, PyTuple>)> {
@@ -58,23 +70,27 @@ fn dtype(name: &str) -> PyResult<DType> {
 
 impl Replay {
     /// A replay with `bindings` (the parameters) and what an earlier
-    /// replay learned of the function-scoped names (empty on the first).
+    /// replay learned of the locals (empty on the first).
     fn new(bindings: HashMap<String, Binding>, learned: Learned) -> RefCell<Replay> {
         RefCell::new(Replay {
             scopes: vec![bindings],
             error: None,
-            hoisted: learned,
+            learned,
+            learns: Learned::new(),
+            declared: Learned::new(),
+            pending: HashSet::new(),
         })
     }
 
-    /// True when `body` starts with a `hoist` statement: the function has
-    /// names first assigned in a nested block, so it is replayed twice.
-    fn needs_two_passes(body: &Node<'_>) -> bool {
-        body.downcast::<PyList>()
-            .ok()
-            .and_then(|list| list.get_item(0).ok())
-            .and_then(|first| split_tag(&first).ok())
-            .is_some_and(|(tag, _)| tag == "hoist")
+    /// True when another replay would declare some local differently:
+    /// a local was widened by a later assignment, or a function-scoped
+    /// name could not be declared at the top.
+    fn needs_another(&self) -> bool {
+        !self.pending.is_empty()
+            || self
+                .learns
+                .iter()
+                .any(|(name, dt)| self.declared.get(name) != Some(dt))
     }
 
     fn lookup(&self, name: &str) -> PyResult<Binding> {
@@ -94,6 +110,17 @@ impl Replay {
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), binding);
         }
+    }
+
+    /// Records that `value_dtype` is assigned to `name`; returns the dtype
+    /// to declare `name` with if this assignment declares it.
+    fn assigned(&mut self, name: &str, value_dtype: DType) -> DType {
+        let unified = self
+            .learns
+            .get(name)
+            .map_or(value_dtype, |&dt| promote(dt, value_dtype));
+        self.learns.insert(name.to_string(), unified);
+        self.learned.get(name).copied().unwrap_or(value_dtype)
     }
 }
 
@@ -118,18 +145,20 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
     let (tag, t) = split_tag(node)?;
     match tag.as_str() {
         "hoist" => {
-            // Declared at the top with the dtype the first replay learned
+            // Declared at the top with the dtype an earlier replay learned
             // (none yet on the first replay: the first assignment binds it).
             let names: Vec<String> = t.get_item(1)?.extract()?;
             for name in names {
-                let learned = state.borrow().hoisted.get(&name).copied().flatten();
+                let learned = state.borrow().learned.get(&name).copied();
+                let mut s = state.borrow_mut();
                 match learned {
                     Some(dt) => {
                         let local = k.local(Val::constant(0.0, dt));
-                        state.borrow_mut().bind(&name, Binding::Local(local));
+                        s.declared.insert(name.clone(), dt);
+                        s.bind(&name, Binding::Local(local));
                     }
                     None => {
-                        state.borrow_mut().hoisted.insert(name, None);
+                        s.pending.insert(name);
                     }
                 }
             }
@@ -138,18 +167,19 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
             let name: String = t.get_item(1)?.extract()?;
             let value = expr(state, k, &t.get_item(2)?)?;
             let existing = state.borrow().lookup(&name).ok();
+            let declare_as = state.borrow_mut().assigned(&name, value.dtype());
             match existing {
                 Some(Binding::Local(local)) => k.set(&local, value),
                 Some(Binding::Value(_)) | None => {
-                    let dt = value.dtype();
-                    let local = k.local(value);
+                    let local = k.local(value.cast(declare_as));
                     let mut s = state.borrow_mut();
-                    if let Some(learned @ None) = s.hoisted.get_mut(&name) {
-                        // First replay: learn the dtype; after the block the
-                        // name reads as a zero, so that this replay's kernel
-                        // (dropped) stays valid.
-                        *learned = Some(dt);
-                        s.scopes[0].insert(name.clone(), Binding::Value(Val::constant(0.0, dt)));
+                    s.declared.insert(name.clone(), declare_as);
+                    if s.pending.contains(&name) {
+                        // First replay of a function-scoped name: after the
+                        // block it reads as a zero, so that this replay's
+                        // kernel (dropped) stays valid.
+                        let zero = Binding::Value(Val::constant(0.0, declare_as));
+                        s.scopes[0].insert(name.clone(), zero);
                     }
                     s.bind(&name, Binding::Local(local));
                 }
@@ -194,7 +224,7 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
             let body = t.get_item(2)?;
             k.while_(cond, |k| block(state, k, &body));
         }
-        "for" | "prange" => {
+        "for" | "prange" | "for_signed" => {
             let var: String = t.get_item(1)?.extract()?;
             let start = expr(state, k, &t.get_item(2)?)?;
             let stop = expr(state, k, &t.get_item(3)?)?;
@@ -208,10 +238,10 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
                 block(state, k, &body);
                 state.borrow_mut().scopes.pop();
             };
-            if tag == "for" {
-                k.for_range(start, stop, step, run);
-            } else {
-                k.par_range(start, stop, run);
+            match tag.as_str() {
+                "for" => k.for_range(start, stop, step, run),
+                "prange" => k.par_range(start, stop, run),
+                _ => signed_range(k, (start, stop, step), run),
             }
         }
         "expr" => {
@@ -220,6 +250,25 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
         other => return Err(fail(format!("no statement '{other}'"))),
     }
     Ok(())
+}
+
+/// `for i in range(start, stop, step)` whose step is not a positive
+/// constant: Python's meaning for a step of either sign (a negative one
+/// counts down). The loop runs over the iteration number `j`, with
+/// `i = start + j*step`; `start` and `step` are read once, as Python does.
+fn signed_range(
+    k: &mut KernelScope,
+    (start, stop, step): (Val, Val, Val),
+    run: impl FnOnce(&mut KernelScope, Val),
+) {
+    let start = k.local(start.cast(DType::I64)).get();
+    let step = k.local(step.cast(DType::I64)).get();
+    // ceil((stop - start) / step) = -((start - stop) // step), for either
+    // sign of step; none when it is negative. A zero step runs nothing
+    // (integer division by zero is 0 here; Python raises).
+    let count = -(&start - stop.cast(DType::I64)).apply_binary(BinaryOp::FloorDiv, &step);
+    let count = count.apply_binary(BinaryOp::Maximum, Val::from(0i64));
+    k.for_range(0i64, count, 1i64, |k, j| run(k, &start + &j * &step));
 }
 
 /// The indices of an access to `target`; a 0-d array takes `[0]`, as
@@ -238,6 +287,13 @@ fn indices(
     if let Binding::Array(a) = target {
         if a.ndim() == 0 && values.len() == 1 {
             return Ok(Vec::new());
+        }
+        if values.len() != a.ndim() {
+            return Err(fail(format!(
+                "an array of {} dimensions indexed with {} indices (expected one per dimension)",
+                a.ndim(),
+                values.len()
+            )));
         }
     }
     Ok(values)
@@ -354,7 +410,15 @@ fn array_expr(
                 return Err(fail(format!("'{name}' is not an array argument")));
             };
             if tag == "shape" {
-                a.len(t.get_item(2)?.extract()?)
+                let dim: i64 = t.get_item(2)?.extract()?;
+                let ndim = a.ndim() as i64;
+                let axis = if dim < 0 { dim + ndim } else { dim };
+                if !(0..ndim).contains(&axis) {
+                    return Err(fail(format!(
+                        "{name}.shape[{dim}] of an array of {ndim} dimensions"
+                    )));
+                }
+                a.len(axis as usize)
             } else {
                 (0..a.ndim()).fold(Val::from(1i64), |n, d| n * a.len(d))
             }
@@ -447,7 +511,10 @@ pub(crate) struct PyKernel {
 }
 
 /// Builds the kernel `name` over `params` (`(name, dtype, ndim, written)`,
-/// `ndim` < 0 for a scalar) from the translated `body`.
+/// `ndim` < 0 for a scalar) from the translated `body`. The body is
+/// replayed until every local is declared with the dtype of all the
+/// values assigned to it (usually once; twice when a local widens or is
+/// first assigned in a nested block).
 #[pyfunction]
 pub(crate) fn build_kernel(
     name: &str,
@@ -455,29 +522,51 @@ pub(crate) fn build_kernel(
     body: &Bound<'_, PyAny>,
 ) -> PyResult<PyKernel> {
     let mut learned = Learned::new();
-    if Replay::needs_two_passes(body) {
-        // The first replay only learns the function-scoped names' dtypes.
-        let _ = replay_kernel(name, &params, body, Learned::new(), &mut learned);
+    for replay in 1.. {
+        let (kernel, failure, outcome) = replay_kernel(name, &params, body, learned);
+        if outcome.again && replay < MAX_REPLAYS {
+            learned = outcome.learned;
+            continue;
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        return Ok(PyKernel {
+            inner: kernel.map_err(to_py)?,
+        });
     }
-    let (kernel, failure) = replay_kernel(name, &params, body, learned, &mut Learned::new());
-    if let Some(e) = failure {
-        return Err(e);
+    unreachable!("the replays end at MAX_REPLAYS")
+}
+
+/// What one replay learned of the locals, and whether another replay
+/// would declare some local differently.
+#[derive(Default)]
+struct Outcome {
+    learned: Learned,
+    again: bool,
+}
+
+impl Outcome {
+    fn of(state: Replay) -> (Outcome, Option<PyErr>) {
+        let again = state.needs_another();
+        let outcome = Outcome {
+            learned: state.learns,
+            again,
+        };
+        (outcome, state.error)
     }
-    Ok(PyKernel {
-        inner: kernel.map_err(to_py)?,
-    })
 }
 
 /// One replay of `body` on the kernel builder, given what an earlier one
-/// learned; what this one learned goes into `learns`.
+/// learned.
 fn replay_kernel(
     name: &str,
     params: &[(String, String, i64, bool)],
     body: &Bound<'_, PyAny>,
     learned: Learned,
-    learns: &mut Learned,
-) -> (lazyfuse::Result<Kernel>, Option<PyErr>) {
+) -> (lazyfuse::Result<Kernel>, Option<PyErr>, Outcome) {
     let mut failure = None;
+    let mut outcome = Outcome::default();
     let kernel = Kernel::build(name, |k| {
         let mut bindings = HashMap::new();
         for (pname, dt, ndim, written) in params {
@@ -495,13 +584,11 @@ fn replay_kernel(
             };
             bindings.insert(pname.clone(), binding);
         }
-        let state = Replay::new(bindings, learned.clone());
+        let state = Replay::new(bindings, learned);
         block(&state, k, body);
-        let state = state.into_inner();
-        failure = state.error;
-        *learns = state.hoisted;
+        (outcome, failure) = Outcome::of(state.into_inner());
     });
-    (kernel, failure)
+    (kernel, failure, outcome)
 }
 
 #[pymethods]
@@ -570,7 +657,8 @@ pub(crate) struct PyGUfunc {
 }
 
 /// Builds a gufunc over `layout` and `signatures` whose body (translated,
-/// over the argument names `params`) is `body`.
+/// over the argument names `params`) is `body`, replayed as a kernel's is
+/// until its locals' dtypes settle.
 #[pyfunction]
 pub(crate) fn build_gufunc(
     name: &str,
@@ -580,20 +668,24 @@ pub(crate) fn build_gufunc(
     body: &Bound<'_, PyAny>,
 ) -> PyResult<PyGUfunc> {
     let sigs: Vec<&str> = signatures.iter().map(String::as_str).collect();
-    // The body is traced once per signature, each with its own dtypes:
-    // the first replay learns the function-scoped names' per signature.
+    // The body is traced once per signature, each with its own dtypes, so
+    // the locals' dtypes are learned per signature.
     let mut learned: Vec<Learned> = vec![Learned::new(); sigs.len()];
-    if Replay::needs_two_passes(body) {
-        let (_, _, learns) = replay_gufunc(name, layout, &sigs, &params, body, &learned);
-        learned = learns;
+    for replay in 1.. {
+        let (built, failure, outcomes) =
+            replay_gufunc(name, layout, &sigs, &params, body, &learned);
+        if outcomes.iter().any(|o| o.again) && replay < MAX_REPLAYS {
+            learned = outcomes.into_iter().map(|o| o.learned).collect();
+            continue;
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        return Ok(PyGUfunc {
+            inner: built.map_err(to_py)?,
+        });
     }
-    let (built, failure, _) = replay_gufunc(name, layout, &sigs, &params, body, &learned);
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    Ok(PyGUfunc {
-        inner: built.map_err(to_py)?,
-    })
+    unreachable!("the replays end at MAX_REPLAYS")
 }
 
 /// One replay of a gufunc's `body`, once per signature, given what an
@@ -605,26 +697,26 @@ fn replay_gufunc(
     params: &[String],
     body: &Bound<'_, PyAny>,
     learned: &[Learned],
-) -> (lazyfuse::Result<GUfunc>, Option<PyErr>, Vec<Learned>) {
+) -> (lazyfuse::Result<GUfunc>, Option<PyErr>, Vec<Outcome>) {
     let failure: RefCell<Option<PyErr>> = RefCell::new(None);
-    let learns: RefCell<Vec<Learned>> = RefCell::new(Vec::new());
+    let outcomes: RefCell<Vec<Outcome>> = RefCell::new(Vec::new());
     let built = GUfunc::build(name, layout, sigs, |k, args| {
         let bindings = params
             .iter()
             .cloned()
             .zip(args.iter().cloned().map(Binding::Array))
             .collect();
-        let index = learns.borrow().len();
+        let index = outcomes.borrow().len();
         let earlier = learned.get(index).cloned().unwrap_or_default();
         let state = Replay::new(bindings, earlier);
         block(&state, k, body);
-        let state = state.into_inner();
-        if let Some(e) = state.error {
+        let (outcome, error) = Outcome::of(state.into_inner());
+        if let Some(e) = error {
             failure.borrow_mut().get_or_insert(e);
         }
-        learns.borrow_mut().push(state.hoisted);
+        outcomes.borrow_mut().push(outcome);
     });
-    (built, failure.into_inner(), learns.into_inner())
+    (built, failure.into_inner(), outcomes.into_inner())
 }
 
 #[pymethods]

@@ -61,9 +61,9 @@ impl PyContext {
     }
 
     /// `shape` filled with `value` as `dtype` (a NumPy dtype name).
-    fn full(&self, shape: Vec<usize>, value: f64, dtype: &str) -> PyResult<PyArr> {
+    fn full(&self, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<PyArr> {
         let dtype = parse_dtype(dtype)?;
-        PyArr::checked(self.inner.full(&shape, value, dtype))
+        PyArr::checked(self.inner.full(&shape, array::fill_value(value)?, dtype))
     }
 
     /// Numba's `cuda.pinned_array`: a zeroed NumPy array of `shape` in
@@ -305,6 +305,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::build_gufunc, m)?)?;
     m.add_function(wrap_pyfunction!(bench::bench_rust_case, m)?)?;
-    errors::register(m)?;
     Ok(())
 }
