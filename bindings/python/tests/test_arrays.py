@@ -161,8 +161,15 @@ def test_copy_to_host_into_an_array_writes_that_array():
     strided = np.zeros((2, 6), np.float32)[:, ::2]
     x.copy_to_host(out=strided)
     assert strided.tolist() == x.numpy().tolist()
-    with pytest.raises(ValueError):
+    with pytest.raises(lf.ShapeError):
         x.copy_to_host(out=np.zeros(5, np.float32))
+    with pytest.raises(lf.ShapeError):  # Numba refuses a broadcast too
+        lf.asarray(np.arange(3.0)).copy_to_host(out=np.zeros((2, 3)))
+    with pytest.raises(lf.DTypeError):  # a narrowing cast: refused, as Numba does
+        (x + 0.5).astype(np.float64).copy_to_host(out=np.zeros((2, 3), np.float32))
+    into_column = np.zeros((2, 3, 1), np.float32)  # axes of length 1 may differ, as in Numba
+    x.copy_to_host(out=into_column)
+    assert into_column[:, :, 0].tolist() == x.numpy().tolist()
     with pytest.raises(ValueError, match="shape"):
         x._a.read_into(np.zeros(6, np.float32))
 

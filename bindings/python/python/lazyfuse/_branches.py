@@ -22,7 +22,7 @@ import ast
 import inspect
 import textwrap
 
-from ._native import CompileError
+from .errors import CompileError
 
 # Paths through symbolic branches, and iterations of unrolled loops, that a
 # function may take before tracing it is refused (each path is a copy of

@@ -12,18 +12,20 @@ of two values; ``arr.shape[d]``, ``arr.size``, ``len(arr)``;
 ``cuda.shared.array``, ``cuda.local.array``, ``cuda.syncthreads()``,
 ``cuda.atomic.add/max/min/compare_and_swap``; calls of
 ``@cuda.jit(device=True)`` functions whose body is one ``return``; a bare
-``return`` (outside loops) that ends the thread's work. A local keeps the
-dtype of its first value and, as in Python, is visible in the whole
-function, also when first assigned inside an ``if``/loop body (it is zero
-until assigned). Anything else raises ``CompileError`` naming the line and
-the construct.
+``return`` (outside loops) that ends the thread's work; ``range`` with a
+step of either sign; global and closure numbers, read as constants (Numba
+freezes them). A local's dtype is that of all the values assigned to it
+(Numba's unification: ``s = 0`` then ``s += 0.5`` is a float64) and, as in
+Python, it is visible in the whole function, also when first assigned
+inside an ``if``/loop body (it is zero until assigned). Anything else
+raises ``CompileError`` naming the file, the line and the construct.
 """
 
 import ast
 import inspect
 import textwrap
 
-from ._native import CompileError
+from .errors import CompileError
 from ._trace import _MATH
 
 _BINOPS = {
@@ -54,8 +56,8 @@ class DeviceFunction:
         body = [s for s in tree.body if not _is_docstring(s)]
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise CompileError(
-                f"device function '{function.__name__}' (line {tree.lineno}): only a body of one "
-                "`return <expression>` can be inlined"
+                f"device function '{function.__name__}' ({_where(function, tree)}): only a body of "
+                "one `return <expression>` can be inlined"
             )
         self.params = [a.arg for a in tree.args.args]
         self.expression = body[0].value
@@ -65,15 +67,36 @@ class DeviceFunction:
 
 
 def _parse(function):
+    """The function's definition, its line numbers those of its file."""
     try:
-        source = textwrap.dedent(inspect.getsource(function))
+        lines, first_line = inspect.getsourcelines(function)
     except (OSError, TypeError) as e:
-        raise CompileError(f"cannot read the source of {function!r}: {e}") from None
-    tree = ast.parse(source)
+        raise CompileError(
+            f"cannot read the source of {function!r}: {e} (lazyfuse translates kernels from their "
+            "source: define them in a file or a notebook cell, not in exec() or on standard input)"
+        ) from None
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    ast.increment_lineno(tree, first_line - 1)
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise CompileError(f"{function!r} is not a plain function")
     return node
+
+
+def _where(function, node):
+    """``file, line N`` of ``node`` (line numbers are the file's)."""
+    try:
+        file = inspect.getsourcefile(function) or "<unknown>"
+    except TypeError:
+        file = "<unknown>"
+    return f"{file}, line {getattr(node, 'lineno', '?')}"
+
+
+def _constant(value):
+    """A global or closure value a kernel may read as a constant (Numba
+    freezes them at compile time): a number or a bool."""
+    import numpy as np
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
 def _may_return(stmt):
@@ -122,14 +145,18 @@ class Translator:
             names = function.__code__.co_freevars
             self.env.update({n: c.cell_contents for n, c in zip(names, function.__closure__)})
         self.gufunc = gufunc
+        # Names the function binds: they are its locals, never globals.
+        self.bound = set(self.params) | {
+            n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         self.written = set()
         self.inline = {}  # name -> expression tuple, for device functions' parameters
         self.loops = 0  # loops around the statement being translated
 
     def fail(self, node, what):
-        line = getattr(node, "lineno", self.tree.lineno)
+        where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
         raise CompileError(
-            f"{self.function.__name__}, line {line}: {what} is not in the subset lazyfuse translates "
+            f"{self.function.__name__} ({where}): {what} is not in the subset lazyfuse translates "
             f"({ast.unparse(node) if isinstance(node, ast.AST) else node})"
         )
 
@@ -244,6 +271,8 @@ class Translator:
         kind = "prange" if name == "prange" and self.gufunc else "for"
         if kind == "prange" and len(args) == 3:
             self.fail(s, "prange with a step")
+        if not (step[0] == "const" and isinstance(step[1], int) and step[1] > 0):
+            kind = "for_signed"  # a step that may be negative: counts down as Python's
         return (kind, s.target.id, start, stop, step, self.loop_body(s.body))
 
     def loop_body(self, stmts):
@@ -278,6 +307,8 @@ class Translator:
                 return ("array", e.id)
             if e.id in ("True", "False"):
                 return ("const", int(e.id == "True"), "bool")
+            if e.id not in self.bound:
+                return self.global_value(e)
             return ("var", e.id)
         if isinstance(e, ast.BinOp):
             op = _BINOPS.get(type(e.op))
@@ -321,9 +352,11 @@ class Translator:
                 e.value.value, ast.Name
             ):
                 dim = e.slice
-                if not (isinstance(dim, ast.Constant) and isinstance(dim.value, int)):
+                negative = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub)
+                value = dim.operand if negative else dim
+                if not (isinstance(value, ast.Constant) and type(value.value) is int):
                     self.fail(e, "a shape index that is not a constant")
-                return ("shape", e.value.value.id, dim.value)
+                return ("shape", e.value.value.id, -value.value if negative else value.value)
             array, indices = self.subscript(e)
             return ("load", array, indices)
         if isinstance(e, ast.Attribute):
@@ -331,6 +364,19 @@ class Translator:
         if isinstance(e, ast.Call):
             return self.call(e)
         self.fail(e, type(e).__name__)
+
+    def global_value(self, e):
+        """A name the function does not bind: a global or closure number
+        (a constant, as Numba freezes it), else an error naming it."""
+        if e.id not in self.env:
+            self.fail(e, f"the name '{e.id}', defined nowhere (not an argument, a local or a global)")
+        value = self.env[e.id]
+        if not _constant(value):
+            self.fail(e, f"the global '{e.id}' (a {type(value).__name__}; only numbers are constants "
+                         "in kernels: pass arrays as arguments)")
+        if isinstance(value, (bool, __import__("numpy").bool_)):
+            return ("const", int(value), "bool")
+        return ("const", value.item() if hasattr(value, "item") else value)
 
     def attribute(self, e):
         chain = ast.unparse(e).split(".")
@@ -367,13 +413,18 @@ class Translator:
             sizes = []
             for d in dims:
                 value = d.value if isinstance(d, ast.Constant) else self.env.get(getattr(d, "id", None))
-                if not isinstance(value, int):
+                if isinstance(value, bool) or not isinstance(value, (int, __import__("numpy").integer)):
                     self.fail(e, "an array shape that is not made of constants")
-                sizes.append(value)
+                sizes.append(int(value))
             return (f"{tail[-2]}_array", _dtype_name(dtype, self.env), sizes)
         if len(tail) >= 2 and tail[-2] == "atomic" and tail[-1] in _ATOMICS:
-            if len(args) not in (3, 4) or not isinstance(args[0], ast.Name):
-                self.fail(e, f"{path} with these arguments")
+            if tail[-1] == "compare_and_swap" and len(args) == 3:
+                # Numba's compare_and_swap(ary, old, val) works on ary[0].
+                args = [args[0], ast.Constant(0, lineno=e.lineno, col_offset=0)] + list(args[1:])
+            arity = 4 if _ATOMICS[tail[-1]] == "cas" else 3
+            if len(args) != arity or not isinstance(args[0], ast.Name):
+                self.fail(e, f"{path} with these arguments (expected {arity}: array, index, "
+                             f"{'old, value' if arity == 4 else 'value'})")
             array = args[0].id
             index = args[1]
             items = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -401,6 +452,7 @@ class Translator:
             sub.__dict__.update(self.__dict__)
             sub.function, sub.inline = target.function, values
             sub.env = dict(target.function.__globals__)
+            sub.bound = set(target.params)
             result = sub.expr(target.expression)
             self.inline = saved
             return result

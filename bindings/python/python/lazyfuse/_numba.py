@@ -12,7 +12,7 @@ context, so the tutorials run anywhere.
 import numpy as np
 
 from . import _native, _trace
-from ._native import CompileError
+from .errors import CompileError
 
 
 class _Type:
@@ -71,15 +71,18 @@ class Vectorized:
         return self._context
 
     def __call__(self, *args, out=None):
-        from . import Array, asarray
-        arrays = [a if isinstance(a, Array) else asarray(a, context=self._cx()) for a in args]
-        if out is None:
-            return Array(self._ufunc.call([a._a for a in arrays]))
-        if isinstance(out, Array):
+        """Applies the ufunc (lazy). NumPy inputs join the context of the
+        lazyfuse inputs when there are any, else the target's; ``out=``
+        (a lazyfuse or NumPy array) takes the result as NumPy's does."""
+        from . import Array, _store, asarray
+        lazy = next((a for a in args if isinstance(a, Array)), None)
+        arrays = [a if isinstance(a, Array) else (
+            lazy._like(a) if lazy is not None else asarray(a, context=self._cx())) for a in args]
+        if isinstance(out, Array) and out.shape == np.broadcast_shapes(*(a.shape for a in arrays)):
             self._ufunc.call_into([a._a for a in arrays], out._a)
             return out
-        np.copyto(out, self._ufunc.call([a._a for a in arrays]).numpy())
-        return out
+        result = Array(self._ufunc.call([a._a for a in arrays]))
+        return result if out is None else _store(result, out, f"ufunc '{self.__name__}'")
 
 
 def vectorize(signatures=None, target="cpu", **options):
@@ -197,7 +200,10 @@ class GUVectorized:
             raise TypeError(
                 f"{self.__name__} takes {self._nin} inputs (and optionally its {self._nout} outputs), got {len(args)} arguments"
             )
-        ins = [a if isinstance(a, Array) else asarray(a, context=self._context) for a in args[:self._nin]]
+        lazy = next((a for a in args if isinstance(a, Array)), None)
+        ins = [a if isinstance(a, Array) else (
+            lazy._like(a) if lazy is not None else asarray(a, context=self._context))
+            for a in args[:self._nin]]
         outs = args[self._nin:]
         if not outs:
             results = [Array(r) for r in self._g.call([a._a for a in ins])]
@@ -210,7 +216,7 @@ class GUVectorized:
                 if isinstance(out, Array):
                     out._a.assign(result)
                 else:
-                    np.copyto(out, result.numpy())
+                    Array(result).copy_to_host(out)  # straight into it when it is dense
         return outs[0] if self._nout == 1 else tuple(outs)
 
 

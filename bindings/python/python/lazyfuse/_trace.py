@@ -15,7 +15,7 @@ import math
 import types
 
 from . import _branches
-from ._native import CompileError
+from .errors import CompileError
 
 
 class _Branching(CompileError):

@@ -20,30 +20,57 @@ def is_available():
         return False
 
 
-def to_device(array, stream=0):
-    """Copies a NumPy array to the device (now, or queued on ``stream``).
-    An array made by ``pinned_array`` is uploaded straight from its pinned
-    memory, with no staging copy; later writes of it do not reach the
-    device copy."""
+def to_device(obj, stream=0, copy=True, to=None):
+    """Numba's ``cuda.to_device``: copies a NumPy array to the device (now,
+    or queued on ``stream``). An array made by ``pinned_array`` is uploaded
+    straight from its pinned memory, with no staging copy; later writes of
+    it do not reach the device copy. With ``to=`` (a device array of the
+    same shape and dtype) that array takes the value and is returned.
+    ``copy`` is accepted as Numba's is (the device copy is always made)."""
     from . import Array, asarray
-    if not isinstance(stream, Stream) and isinstance(getattr(array, "base", None), _native.PinnedMemory):
-        return Array(array.base.upload(list(array.shape)))
-    a = asarray(array)
+    if to is not None:
+        if not isinstance(to, Array):
+            raise TypeError(f"to_device: to= must be a device array, not {type(to).__name__}")
+        value = obj if isinstance(obj, Array) else to._like(np.asarray(obj))
+        if value.dtype != to.dtype or value.shape != to.shape:
+            from .errors import ShapeError
+            raise ShapeError(
+                f"to_device: to= is {to.dtype}{list(to.shape)}, the array {value.dtype}{list(value.shape)} "
+                "(expected the same shape and dtype)"
+            )
+        to._a.assign(value._a)
+        return to
+    if not isinstance(stream, Stream) and isinstance(getattr(obj, "base", None), _native.PinnedMemory):
+        return Array(obj.base.upload(list(obj.shape)))
+    a = asarray(obj)
     if isinstance(stream, Stream):
         return Array(stream._s.to_device(a._a))
     return a.eval()._to_device()
 
 
-def device_array(shape, dtype=np.float64, stream=0):
-    """An uninitialised device array (zeros here)."""
+def _layout(what, strides, order):
+    if strides is not None:
+        raise ValueError(f"{what}: explicit strides are not supported (lazyfuse lays arrays out itself)")
+    if order not in ("C", "F"):
+        raise ValueError(f"{what}: order must be 'C' or 'F', not {order!r}")
+
+
+def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+    """Numba's ``cuda.device_array``: an uninitialised device array (zeros
+    here). ``order="F"`` gives a column-major one (a transposed view)."""
     from . import empty
+    _layout("device_array", strides, order)
+    if order == "F":
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return empty(shape[::-1], dtype).T
     return empty(shape, dtype)
 
 
-def device_array_like(array, stream=0):
-    """A device array of ``array``'s shape and dtype."""
-    from . import empty
-    return empty(np.shape(array), np.asarray(array).dtype if not hasattr(array, "dtype") else array.dtype)
+def device_array_like(ary, stream=0):
+    """A device array of ``ary``'s shape and dtype (a lazyfuse ``ary``: in
+    its context)."""
+    from . import empty_like
+    return empty_like(ary)
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
@@ -87,34 +114,100 @@ def defer_cleanup():
 
 class Reduce:
     """A reduction made by ``@cuda.reduce``: ``f(array, init=0)`` combines
-    every element with the traced binary function, starting from ``init``."""
+    every element with the traced binary function, then the result with
+    ``init`` once, as Numba does (so a product or a maximum wants an
+    ``init`` of 1 or of the lowest value: with the default 0 it is 0, in
+    Numba too). The result is a NumPy scalar of the array's dtype; an
+    empty array gives ``init``.
+
+    lazyfuse reduces in any order and pads with a neutral element of the
+    function, which it finds by trying 0, 1, the dtype's lowest and highest
+    values (±inf for floats) on sample values."""
 
     def __init__(self, function):
         self.__name__ = function.__name__
+        self._function = function
         expr, names = _trace.expression(function, f"cuda.reduce '{function.__name__}'")
         if len(names) != 2:
             raise TypeError(f"cuda.reduce '{function.__name__}' takes a function of two arguments")
         self._expr, self._names = expr, names
+        self._reducers = {}
 
-    def __call__(self, array, size=None, res=None, init=0, stream=0):
+    def _reducer(self, dtype):
+        if dtype not in self._reducers:
+            identity = _neutral_element(self._function, dtype)
+            if identity is None:
+                from .errors import ArgumentError
+                raise ArgumentError(
+                    f"cuda.reduce '{self.__name__}' over {dtype}: found no neutral element among "
+                    "0, 1 and the dtype's lowest and highest values (lazyfuse reduces in any order "
+                    "and pads with one; expected an associative, commutative function that has one)"
+                )
+            self._reducers[dtype] = _native.Reducer(
+                self.__name__, self._expr, self._names[0], self._names[1], float(identity)
+            )
+        return self._reducers[dtype]
+
+    def __call__(self, arr, size=None, res=None, init=0, stream=0):
         from . import Array, asarray
-        a = array if isinstance(array, Array) else asarray(array)
+        a = arr if isinstance(arr, Array) else asarray(arr)
         if size is not None:
             a = a.reshape(-1)[:size]
-        reducer = _native.Reducer(self.__name__, self._expr, self._names[0], self._names[1], float(init))
-        value = Array(reducer.reduce(a._a))
-        if res is not None:
-            if isinstance(res, Array):
-                res._a.assign(value.reshape(res.shape)._a)
-            else:
-                res[0] = value.item()
-            return None
-        return value.item()
+        if not isinstance(a.dtype, np.dtype):
+            a = a.astype(np.float32)  # bfloat16: reduced as float32
+        kind = a.dtype.type
+        init = kind(init)
+        if a.size == 0:
+            result = init
+        else:
+            reduced = kind(Array(self._reducer(a.dtype).reduce(a._a)).item())
+            with np.errstate(all="ignore"):
+                result = kind(self._function(reduced, init))
+        if res is None:
+            return result
+        if isinstance(res, Array):
+            # Numba writes the result into res[0]; the rest of res stays.
+            from . import where
+            flat = res.reshape(-1)
+            first = Array(flat._a.arange_like(flat.size, "int64")) == 0
+            res._a.assign(where(first, result, flat).astype(res.dtype).reshape(res.shape)._a)
+        else:
+            res.reshape(-1)[0] = result
+        return None
 
 
 def reduce(function):
     """Numba's ``@cuda.reduce``."""
     return Reduce(function)
+
+
+def _samples(dtype):
+    """Values to try a reduction's candidate neutral elements on."""
+    if dtype == np.bool_:
+        return [False, True], [False, True]
+    if np.issubdtype(dtype, np.floating):
+        return [-3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.0, 7.75], [0.0, 1.0, -np.inf, np.inf]
+    info = np.iinfo(dtype)
+    values = [0, 1, 2, 5, 9] + ([-9, -2, -1] if info.min < 0 else [])
+    return values, [0, 1, info.min, info.max]
+
+
+def _neutral_element(function, dtype):
+    """The first candidate ``e`` with ``f(e, x) == x == f(x, e)`` on every
+    sample value ``x`` of ``dtype`` (Python's ``function`` on NumPy
+    scalars), or None."""
+    kind = np.dtype(dtype).type
+    values, candidates = _samples(np.dtype(dtype))
+    for candidate in candidates:
+        e = kind(candidate)
+        try:
+            with np.errstate(all="ignore"):
+                if all(function(e, kind(x)) == kind(x) and function(kind(x), e) == kind(x)
+                       for x in values):
+                    return candidate
+        except Exception:  # the function cannot take these values: not this one
+            continue
+    return None
 
 
 class Dispatcher:
@@ -162,6 +255,7 @@ class Dispatcher:
             written = [p for p, k in zip(params, key) if isinstance(k, tuple) and p in translator.written]
             self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written)
         kernel, written = self._kernels[key]
+        _refuse_aliases(self.__name__, params, args, written)
         dims = lambda d: list(d) if isinstance(d, (tuple, list)) else [int(d)]
         results = kernel.launch(dims(grid), dims(block), [a._a if isinstance(a, Array) else a for a in lazy])
         for name, result in zip(written, results):
@@ -169,7 +263,30 @@ class Dispatcher:
             if isinstance(original, Array):
                 original._a.assign(result)
             else:
-                np.copyto(original, result.numpy())
+                Array(result).copy_to_host(original)  # straight into it when it is dense
+
+
+def _refuse_aliases(name, params, args, written):
+    """Arguments that share memory (the same array twice, or overlapping
+    NumPy views) where the kernel writes one of them: lazyfuse gives each
+    argument its own value, so the writes through one would not be seen
+    through the other, as they are in Numba. Refused, naming both, rather
+    than run."""
+    from . import Array
+    arrays = [(p, a) for p, a in zip(params, args) if isinstance(a, (Array, np.ndarray))]
+    for i, (p, a) in enumerate(arrays):
+        for q, b in arrays[i + 1:]:
+            if p not in written and q not in written:
+                continue
+            same = a is b or (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                              and np.may_share_memory(a, b))
+            if same:
+                from .errors import ArgumentError
+                raise ArgumentError(
+                    f"kernel '{name}': arguments '{p}' and '{q}' share memory (lazyfuse gives each "
+                    "argument its own value, so writes through one would not reach the other; "
+                    "expected distinct arrays)"
+                )
 
 
 def jit(function=None, device=False, **options):

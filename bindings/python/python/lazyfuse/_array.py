@@ -1,0 +1,512 @@
+"""``lazyfuse.Array``: the lazy array's Python face (operators, methods,
+views, demands) and NumPy's protocols over it (``__array_ufunc__``,
+``__array_function__``, ``__array__``, ``__dlpack__``), with ``where`` and
+the ``out=`` rules they share. The constructors and contexts are in the
+package's ``__init__``."""
+
+import operator
+
+import numpy as np
+
+from . import _native
+from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return None
+    if dtype in (bool, "bool"):
+        return "bool"
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return dtype
+    return np.dtype(dtype).name
+
+
+_NUMPY_DTYPES = {}
+
+
+def _numpy_dtype(name):
+    """NumPy's dtype object for a dtype name, cached: NumPy returns the
+    same object for every native-order array of a builtin dtype, so the
+    hot path can compare by identity (``dtype.name`` takes a microsecond)."""
+    dtype = _NUMPY_DTYPES.get(name)
+    if dtype is None:
+        dtype = _NUMPY_DTYPES[name] = np.dtype(name)
+    return dtype
+
+
+# NumPy ufunc name -> lazyfuse operation name, where they differ.
+_UFUNC_NAMES = {
+    "true_divide": "divide", "absolute": "abs", "conjugate": None,
+}
+
+_BINARY = {
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
+    "mod", "power", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
+    "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
+    "copysign", "fmod",
+}
+
+def _positive(x):
+    if x.dtype == np.bool_:
+        raise TypeError("ufunc 'positive' did not contain a loop for bool (NumPy refuses it too)")
+    return Array(x._a.astype(x._a.dtype_name))
+
+
+_UNARY_SPECIAL = {"positive": _positive}
+
+
+def _fmax_fmin(name, a, b):
+    """``fmax``/``fmin``: as ``maximum``/``minimum``, but a NaN loses to a
+    number (NaN only where both are)."""
+    first = a if isinstance(a, Array) else b
+    a, b = (x if isinstance(x, (Array, bool, int, float)) else first._like(x) for x in (a, b))
+    extreme = np.maximum(a, b) if name == "fmax" else np.minimum(a, b)
+    a_nan, b_nan = (np.isnan(x) if isinstance(x, Array) else first._like(x != x) for x in (a, b))
+    return where(b_nan, where(a_nan, extreme, a), where(a_nan, b, extreme))
+
+
+_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
+               "std", "cumsum", "cumprod")
+
+
+class Array:
+    """A lazy n-dimensional array (see the module documentation)."""
+
+    __slots__ = ("_a",)
+    __array_priority__ = 100
+
+    def __init__(self, native):
+        self._a = native
+
+    # --- properties -------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(self._a.shape)
+
+    @property
+    def dtype(self):
+        name = self._a.dtype_name
+        return name if name == "bfloat16" else np.dtype(name)
+
+    @property
+    def ndim(self):
+        return len(self._a.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self._a.shape:
+            n *= d
+        return n
+
+    @property
+    def T(self):
+        return Array(self._a.transpose(None))
+
+    def __len__(self):
+        if not self._a.shape:
+            raise TypeError("len() of a 0-d array")
+        return self._a.shape[0]
+
+    def __repr__(self):
+        """The values, as NumPy's ``repr`` shows them (this computes the
+        array, as printing a CuPy or JAX array does); if it cannot be
+        computed, its shape, dtype and the error."""
+        prefix = "lazyfuse.Array("
+        try:
+            values = self._a.numpy()
+        except LazyfuseError as e:
+            return (f"{prefix}shape={self.shape}, dtype={self._a.dtype_name}, "
+                    f"backend={self._a.backend!r}, not computable: {e})")
+        body = np.array2string(values, separator=", ", prefix=prefix)
+        return f"{prefix}{body}, dtype={self._a.dtype_name}, backend={self._a.backend!r})"
+
+    def __str__(self):
+        """The values as ``print`` of a NumPy array shows them (computed)."""
+        return str(self._a.numpy())
+
+    def _describe(self):
+        """Shape, dtype and backend, without computing anything."""
+        state = ", computed" if self._a.is_materialized else ""
+        return f"lazyfuse.Array(shape={self.shape}, dtype={self._a.dtype_name}, backend={self._a.backend!r}{state})"
+
+    # --- building ---------------------------------------------------------
+    def _binary(self, op, other, reflected=False):
+        if isinstance(other, Array):
+            other = other._a
+        elif not isinstance(other, (bool, int, float, np.ndarray, np.generic, list, tuple)):
+            return NotImplemented
+        return Array(self._a.binary(op, other, reflected))
+
+    def __add__(self, o): return self._binary("add", o)
+    def __radd__(self, o): return self._binary("add", o, True)
+    def __sub__(self, o): return self._binary("subtract", o)
+    def __rsub__(self, o): return self._binary("subtract", o, True)
+    def __mul__(self, o): return self._binary("multiply", o)
+    def __rmul__(self, o): return self._binary("multiply", o, True)
+    def __truediv__(self, o): return self._binary("divide", o)
+    def __rtruediv__(self, o): return self._binary("divide", o, True)
+    def __floordiv__(self, o): return self._binary("floor_divide", o)
+    def __rfloordiv__(self, o): return self._binary("floor_divide", o, True)
+    def __mod__(self, o): return self._binary("remainder", o)
+    def __rmod__(self, o): return self._binary("remainder", o, True)
+    def __pow__(self, o): return self._binary("power", o)
+    def __rpow__(self, o): return self._binary("power", o, True)
+    def __and__(self, o): return self._binary("bitwise_and", o)
+    def __rand__(self, o): return self._binary("bitwise_and", o, True)
+    def __or__(self, o): return self._binary("bitwise_or", o)
+    def __ror__(self, o): return self._binary("bitwise_or", o, True)
+    def __xor__(self, o): return self._binary("bitwise_xor", o)
+    def __rxor__(self, o): return self._binary("bitwise_xor", o, True)
+    def __lshift__(self, o): return self._binary("left_shift", o)
+    def __rshift__(self, o): return self._binary("right_shift", o)
+    def __lt__(self, o): return self._binary("less", o)
+    def __le__(self, o): return self._binary("less_equal", o)
+    def __gt__(self, o): return self._binary("greater", o)
+    def __ge__(self, o): return self._binary("greater_equal", o)
+    def __eq__(self, o): return self._binary("equal", o)
+    def __ne__(self, o): return self._binary("not_equal", o)
+    __hash__ = None
+
+    def __rlshift__(self, o): return self._binary("left_shift", o, True)
+    def __rrshift__(self, o): return self._binary("right_shift", o, True)
+
+    def _inplace(self, op, other):
+        """NumPy's ``x op= y``: ``x`` itself takes the new value (every
+        name bound to this object sees it), in ``x``'s dtype; like NumPy,
+        a result that would need a wider dtype (``int += float``) is a
+        ``DTypeError``."""
+        result = self._binary(op, other)
+        if result is NotImplemented:
+            return NotImplemented
+        return _store(result, self, f"{op} (in place)")
+
+    def __iadd__(self, o): return self._inplace("add", o)
+    def __isub__(self, o): return self._inplace("subtract", o)
+    def __imul__(self, o): return self._inplace("multiply", o)
+    def __itruediv__(self, o): return self._inplace("divide", o)
+    def __ifloordiv__(self, o): return self._inplace("floor_divide", o)
+    def __imod__(self, o): return self._inplace("remainder", o)
+    def __ipow__(self, o): return self._inplace("power", o)
+    def __iand__(self, o): return self._inplace("bitwise_and", o)
+    def __ior__(self, o): return self._inplace("bitwise_or", o)
+    def __ixor__(self, o): return self._inplace("bitwise_xor", o)
+    def __ilshift__(self, o): return self._inplace("left_shift", o)
+    def __irshift__(self, o): return self._inplace("right_shift", o)
+
+    def __neg__(self): return Array(self._a.unary("negative"))
+    def __pos__(self): return self
+    def __abs__(self): return Array(self._a.unary("abs"))
+    def __invert__(self): return Array(self._a.unary("invert"))
+
+    def astype(self, dtype):
+        return Array(self._a.astype(_dtype_name(dtype)))
+
+    def view(self, dtype=None):
+        """NumPy's ``a.view(dtype)`` for a dtype of the same element size:
+        each element's bits read as ``dtype`` (lazy, fused like a cast)."""
+        if dtype is None:
+            return self
+        return Array(self._a.view(_dtype_name(dtype)))
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        shape = [operator.index(d) for d in shape]
+        if shape.count(-1) > 1 or any(d < -1 for d in shape):
+            raise ArgumentError(
+                f"reshape: new shape {tuple(shape)} (expected sizes of at least 0, and at most one -1)"
+            )
+        if -1 in shape:
+            known = 1
+            for d in shape:
+                if d != -1:
+                    known *= d
+            shape[shape.index(-1)] = self.size // known if known else 0
+        return Array(self._a.reshape(shape))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = axes[0]
+        axes = [operator.index(a) for a in axes]
+        return Array(self._a.transpose([a + self.ndim if a < 0 else a for a in axes] if axes else None))
+
+    def __getitem__(self, key):
+        """Basic indexing: ints and slices (views); ``...`` and ``None``
+        (``np.newaxis``) are allowed."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        for k in key:
+            if isinstance(k, (bool, np.bool_)):
+                raise IndexError("lazyfuse arrays take basic indices (ints, slices, ..., None), not booleans")
+        if any(k is None for k in key):
+            return self._with_new_axes(key)
+        if any(k is Ellipsis for k in key):
+            at = key.index(Ellipsis)
+            key = key[:at] + (slice(None),) * (self.ndim - len(key) + 1) + key[at + 1:]
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices: {len(key)} for an array of dimension {self.ndim}")
+        a, drop = self._a, []
+        for axis, k in enumerate(key):
+            if isinstance(k, slice):
+                a = a.slice_axis(axis, k.start, k.stop, 1 if k.step is None else k.step)
+            elif isinstance(k, (int, np.integer)):
+                n = self.shape[axis]
+                i = int(k) + n if k < 0 else int(k)
+                if not 0 <= i < n:
+                    raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {n}")
+                a = a.slice_axis(axis, i, i + 1, 1)
+                drop.append(axis)
+            else:
+                raise IndexError(
+                    f"lazyfuse arrays take basic indices (ints, slices, ...), not {type(k).__name__}"
+                )
+        if drop:
+            a = a.reshape([d for axis, d in enumerate(a.shape) if axis not in drop])
+        return Array(a)
+
+    def _with_new_axes(self, key):
+        """``x[..., None, i]``: the key without its ``None``s, then a
+        length-1 axis where each ``None`` stood among the result's axes."""
+        rest = tuple(k for k in key if k is not None)
+        if sum(k is Ellipsis for k in rest) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if Ellipsis not in rest:
+            rest = rest + (Ellipsis,)
+            key = key + (Ellipsis,)
+        value = self[rest]
+        # Axes of the result each key entry stands for: ints drop theirs,
+        # `...` stands for the ones no other entry names.
+        spanned = value.ndim - sum(isinstance(k, slice) for k in rest)
+        shape, axis = [], 0
+        for k in key:
+            if k is None:
+                shape.append(1)
+            elif k is Ellipsis:
+                shape.extend(value.shape[axis:axis + spanned])
+                axis += spanned
+            elif isinstance(k, slice):
+                shape.append(value.shape[axis])
+                axis += 1
+        return value.reshape(tuple(shape))
+
+    def _reduce(self, name, axis=None, keepdims=False, ddof=0):
+        if isinstance(axis, tuple) and name not in ("sum", "prod", "min", "max", "mean", "any", "all"):
+            raise ValueError(f"{name} takes one axis or None")
+        return Array(self._a.reduce(name, axis, keepdims, ddof))
+
+    def sum(self, axis=None, keepdims=False): return self._reduce("sum", axis, keepdims)
+    def prod(self, axis=None, keepdims=False): return self._reduce("prod", axis, keepdims)
+    def min(self, axis=None, keepdims=False): return self._reduce("min", axis, keepdims)
+    def max(self, axis=None, keepdims=False): return self._reduce("max", axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return self._reduce("mean", axis, keepdims)
+    def any(self, axis=None, keepdims=False): return self._reduce("any", axis, keepdims)
+    def all(self, axis=None, keepdims=False): return self._reduce("all", axis, keepdims)
+    def argmax(self, axis=None): return self._reduce("argmax", axis)
+    def argmin(self, axis=None): return self._reduce("argmin", axis)
+    def var(self, axis=None, ddof=0, keepdims=False): return self._moment("var", axis, ddof, keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False): return self._moment("std", axis, ddof, keepdims)
+
+    def _moment(self, name, axis, ddof, keepdims):
+        """``var``/``std`` over ``axis`` (also several: moved last and
+        merged into one, views only), with NumPy's ``keepdims``."""
+        ndim = self.ndim
+        axes = tuple(range(ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = sorted({a + ndim if a < 0 else a for a in axes})
+        if any(not 0 <= a < ndim for a in axes):
+            raise AxisError(f"{name}: axis {axis} is out of range for {ndim} dimensions")
+        x, over = self, (None if axis is None else axes[0])
+        if axis is not None and len(axes) > 1:
+            rest = [a for a in range(ndim) if a not in axes]
+            merged = int(np.prod([self.shape[a] for a in axes]))
+            x = self.transpose(rest + axes).reshape(tuple(self.shape[a] for a in rest) + (merged,))
+            over = len(rest)
+        result = x._reduce(name, over, ddof=ddof)
+        if keepdims:
+            result = result.reshape(tuple(1 if a in axes else n for a, n in enumerate(self.shape)))
+        return result
+    def cumsum(self, axis=None):
+        a = self if axis is not None else self.reshape(-1)
+        return a._reduce("cumsum", -1 if axis is None else axis)
+    def cumprod(self, axis=None):
+        a = self if axis is not None else self.reshape(-1)
+        return a._reduce("cumprod", -1 if axis is None else axis)
+
+    # --- demands ----------------------------------------------------------
+    def numpy(self):
+        """Computes the array and returns a NumPy copy."""
+        return self._a.numpy()
+
+    def _like(self, value):
+        """``value`` (anything NumPy takes) as an array of this one's context."""
+        return Array(self._a.like(np.asarray(value, order="C")))
+
+    def item(self):
+        """The only element, as a Python scalar."""
+        return self._a.item()
+
+    def copy_to_host(self, out=None, stream=0):
+        """Numba's ``copy_to_host``: a NumPy copy, or written into ``out``
+        (after the work queued on ``stream``). ``out`` has the array's
+        shape up to axes of length 1, as in Numba (else ``ShapeError``),
+        and a dtype the array's casts to safely (else ``DTypeError``;
+        Numba wants the same dtype)."""
+        if not isinstance(stream, int):
+            stream.synchronize()
+        if out is None:
+            return self._a.numpy()
+        if (type(out) is np.ndarray and out.dtype is _numpy_dtype(self._a.dtype_name)
+                and out.flags.c_contiguous and out.flags.writeable and out.shape == self.shape):
+            self._a.read_into(out)  # the common case, kept short: computed straight into `out`
+            return out
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"copy_to_host: out must be a NumPy array, not {type(out).__name__}")
+        if out.dtype != self.dtype and not np.can_cast(self.dtype, out.dtype, "safe"):
+            raise DTypeError(
+                f"copy_to_host: out has dtype {out.dtype}, the array {self.dtype} (expected a dtype "
+                f"{self.dtype} casts to safely)"
+            )
+        squeezed = lambda shape: tuple(n for n in shape if n != 1)
+        if squeezed(out.shape) != squeezed(self.shape):
+            raise ShapeError(f"copy_to_host: out has shape {out.shape}, the array {self.shape} (expected the same)")
+        value = self if out.shape == self.shape else self.reshape(out.shape)
+        if out.flags.c_contiguous and out.flags.writeable and out.dtype == self.dtype:
+            value._a.read_into(out)  # computed straight into `out`
+        else:
+            np.copyto(out, value._a.numpy())
+        return out
+
+    def eval(self):
+        """Computes the array and keeps its value (on the device)."""
+        self._a.eval()
+        return self
+
+    def _to_device(self):
+        return Array(self._a.to_device())
+
+    def explain(self):
+        """How lazyfuse would run it: its graph, kernels and copies."""
+        return self._a.explain()
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._a.numpy()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the computed value (a host copy, so ``copy``
+        is always honoured); takes the DLPack 2023 keywords NumPy passes."""
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"__dlpack__: lazyfuse exports to the host (kDLCPU), not device {dl_device}")
+        value = self._a.numpy()
+        if max_version is None:
+            return value.__dlpack__()
+        return value.__dlpack__(max_version=max_version)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: the exported value is in host memory
+
+    def __float__(self): return float(self.item())
+    def __int__(self): return int(self.item())
+    def __index__(self): return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(
+                "the truth value of an array with more than one element is ambiguous (use a.any() or a.all())"
+            )
+        return bool(self.item())
+
+    # --- NumPy's protocols ------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method != "__call__" or kwargs:
+            return NotImplemented
+        for x in inputs:
+            if not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float)):
+                return NotImplemented
+        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+        if name is None:
+            return NotImplemented
+        first = next(x for x in inputs if isinstance(x, Array))
+        if ufunc.nin == 1 and name in _UNARY_SPECIAL:
+            result = _UNARY_SPECIAL[name](first)
+        elif ufunc.nin == 1 and _native.has_unary_operation(name):
+            result = Array(first._a.unary(name))
+        elif ufunc.nin == 2 and name in ("fmax", "fmin"):
+            result = _fmax_fmin(name, *inputs)
+        elif ufunc.nin == 2 and name in _BINARY:
+            a, b = inputs
+            if isinstance(a, Array):
+                result = a._binary(name, b)
+            else:
+                result = b._binary(name, a, True)
+        elif ufunc.nout == 1:
+            # A ufunc lazyfuse lacks: NumPy computes it on the computed
+            # values (as for other NumPy functions), and the chain goes on.
+            values = [x.numpy() if isinstance(x, Array) else x for x in inputs]
+            with np.errstate(all="ignore"):
+                result = first._like(ufunc(*values))
+        else:
+            return NotImplemented
+        if out is not None:
+            (target,) = out
+            return _store(result, target, f"ufunc '{ufunc.__name__}'")
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        if name in _REDUCTIONS and args and isinstance(args[0], Array):
+            return getattr(args[0], name)(*args[1:], **kwargs)
+        if name in ("reshape", "transpose", "astype") and isinstance(args[0], Array):
+            return getattr(args[0], name)(*args[1:], **kwargs)
+        if name == "where" and len(args) == 3:
+            return where(*args)
+        if name == "broadcast_to" and isinstance(args[0], Array):
+            return Array(args[0]._a.broadcast_to(list(args[1])))
+        # Anything else runs in NumPy on computed values.
+        def computed(x):
+            if isinstance(x, Array):
+                return x.numpy()
+            if isinstance(x, (list, tuple)):
+                return type(x)(computed(y) for y in x)
+            return x
+        return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
+
+
+def _store(result, out, what):
+    """Writes ``result`` into ``out`` (a lazyfuse or NumPy array) as a
+    ufunc's ``out=`` does: broadcast to ``out``'s shape and cast with
+    NumPy's ``same_kind`` rule (else ``DTypeError``). A lazyfuse ``out``
+    is re-bound to the value; a NumPy one is written (straight into it
+    when it is dense)."""
+    if (isinstance(result.dtype, np.dtype) and isinstance(out.dtype, np.dtype)
+            and not np.can_cast(result.dtype, out.dtype, "same_kind")):
+        raise DTypeError(
+            f"{what}: cannot write a {result.dtype} result into an out of dtype {out.dtype} "
+            "(NumPy's same_kind casting)"
+        )
+    if result.shape != out.shape:
+        result = Array(result._a.broadcast_to(list(out.shape)))
+    if result.dtype != out.dtype:
+        result = result.astype(out.dtype)
+    if isinstance(out, Array):
+        out._a.assign(result._a)
+    elif out.flags.c_contiguous and out.flags.writeable and isinstance(result.dtype, np.dtype):
+        result._a.read_into(out)
+    else:
+        np.copyto(out, result._a.numpy())
+    return out
+
+
+def where(condition, x, y):
+    """NumPy's ``where``; while tracing a ``vectorize`` function, the
+    traced conditional."""
+    from . import _trace
+    if any(isinstance(v, _trace.Sym) for v in (condition, x, y)):
+        return _trace.where(condition, x, y)
+    if not isinstance(condition, Array):
+        from . import asarray
+        condition = asarray(condition)
+    unwrap = lambda v: v._a if isinstance(v, Array) else v
+    return Array(condition._a.where_(unwrap(x), unwrap(y)))
