@@ -521,19 +521,31 @@ pub(crate) fn build_kernel(
     params: Vec<(String, String, i64, bool)>,
     body: &Bound<'_, PyAny>,
 ) -> PyResult<PyKernel> {
-    let mut learned = Learned::new();
-    for replay in 1.. {
-        let (kernel, failure, outcome) = replay_kernel(name, &params, body, learned);
-        if outcome.again && replay < MAX_REPLAYS {
-            learned = outcome.learned;
+    let inner = settle(1, |learned| {
+        let (kernel, failure, outcome) = replay_kernel(name, &params, body, learned[0].clone());
+        (kernel, failure, vec![outcome])
+    })?;
+    Ok(PyKernel { inner })
+}
+
+/// Runs `replay` (given what the previous replay learned, per signature)
+/// until no local would be declared differently, or `MAX_REPLAYS` times;
+/// returns what the last one built, or its first error.
+fn settle<T>(
+    signatures: usize,
+    mut replay: impl FnMut(&[Learned]) -> (lazyfuse::Result<T>, Option<PyErr>, Vec<Outcome>),
+) -> PyResult<T> {
+    let mut learned = vec![Learned::new(); signatures];
+    for count in 1.. {
+        let (built, failure, outcomes) = replay(&learned);
+        if outcomes.iter().any(|o| o.again) && count < MAX_REPLAYS {
+            learned = outcomes.into_iter().map(|o| o.learned).collect();
             continue;
         }
         if let Some(e) = failure {
             return Err(e);
         }
-        return Ok(PyKernel {
-            inner: kernel.map_err(to_py)?,
-        });
+        return built.map_err(to_py);
     }
     unreachable!("the replays end at MAX_REPLAYS")
 }
@@ -670,22 +682,10 @@ pub(crate) fn build_gufunc(
     let sigs: Vec<&str> = signatures.iter().map(String::as_str).collect();
     // The body is traced once per signature, each with its own dtypes, so
     // the locals' dtypes are learned per signature.
-    let mut learned: Vec<Learned> = vec![Learned::new(); sigs.len()];
-    for replay in 1.. {
-        let (built, failure, outcomes) =
-            replay_gufunc(name, layout, &sigs, &params, body, &learned);
-        if outcomes.iter().any(|o| o.again) && replay < MAX_REPLAYS {
-            learned = outcomes.into_iter().map(|o| o.learned).collect();
-            continue;
-        }
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        return Ok(PyGUfunc {
-            inner: built.map_err(to_py)?,
-        });
-    }
-    unreachable!("the replays end at MAX_REPLAYS")
+    let inner = settle(sigs.len(), |learned| {
+        replay_gufunc(name, layout, &sigs, &params, body, learned)
+    })?;
+    Ok(PyGUfunc { inner })
 }
 
 /// One replay of a gufunc's `body`, once per signature, given what an
