@@ -378,11 +378,30 @@ fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResu
             let dt = dtype(&t.get_item(1)?.extract::<String>()?)?;
             expr(state, k, &t.get_item(2)?)?.cast(dt)
         }
+        "let" => inlined_call(state, k, &t)?,
         "load" | "shape" | "size" => array_expr(state, k, &tag, &t)?,
         "special" | "grid" | "gridsize" | "grid_part" | "sync" => thread_expr(k, &tag, &t)?,
         "atomic" => atomic_expr(state, k, &t)?,
         other => return Err(fail(format!("no expression '{other}'"))),
     })
+}
+
+/// An inlined device function's call: its statements, in a scope of their
+/// own, then the value it returns.
+fn inlined_call(
+    state: &RefCell<Replay>,
+    k: &mut KernelScope,
+    t: &Bound<'_, PyTuple>,
+) -> PyResult<Val> {
+    state.borrow_mut().scopes.push(HashMap::new());
+    let result = (|| {
+        for stmt in t.get_item(1)?.downcast::<PyList>()?.iter() {
+            statement(state, k, &stmt)?;
+        }
+        expr(state, k, &t.get_item(2)?)
+    })();
+    state.borrow_mut().scopes.pop();
+    result
 }
 
 /// An array read: an element, an extent, the size.

@@ -2,6 +2,7 @@
 Python and translated to lazyfuse's kernel builder."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -270,3 +271,116 @@ def test_tuples_written_out_unpack_as_python_does():
             values[0] = a + b
 
         uneven[1, 1](np.zeros(1))
+
+
+SCALE = 3
+
+
+@cuda.jit(device=True)
+def clamp(x, lo, hi):
+    """Returns from three places: the result takes every value's dtype."""
+    if x < lo:
+        return lo
+    elif x > hi:
+        return hi
+    return x
+
+
+@cuda.jit(device=True)
+def horner(x, n):
+    """Locals, a loop and a global constant in a device function."""
+    total = 0.0
+    for _ in range(n):
+        total = total * x + SCALE
+    return total
+
+
+@cuda.jit(device=True)
+def scaled(x):
+    x = x * 2  # rebinds its own parameter, not the caller's local
+    return horner(x, 2) + clamp(x, 0, 5)
+
+
+@cuda.jit(device=True)
+def put(arr, i, value):
+    """A device function without a value that writes the array it is given."""
+    if i < arr.size:
+        arr[i] = value
+
+
+@cuda.jit
+def uses_device_functions(values, out, written):
+    i = cuda.grid(1)
+    if i < values.size:
+        v = values[i]
+        out[i, 0] = clamp(v, 0, 4) + clamp(v, 1, 2)  # two call sites, locals of their own
+        out[i, 1] = scaled(v)
+        out[i, 2] = v  # still the caller's value
+        put(written, i, horner(v, 3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_device_functions_with_locals_branches_loops_and_writes(backend):
+    with lf.use(backend):
+        values = np.linspace(-2.0, 6.0, 9)
+        out = np.zeros((9, 3))
+        written = np.zeros(9)
+        uses_device_functions[1, 16](values, out, written)
+
+        def horner_py(x, n):
+            total = 0.0
+            for _ in range(n):
+                total = total * x + SCALE
+            return total
+
+        want = np.stack([
+            np.clip(values, 0, 4) + np.clip(values, 1, 2),
+            [horner_py(2 * v, 2) + min(max(2 * v, 0), 5) for v in values],
+            values,
+        ], axis=1)
+        np.testing.assert_allclose(out, want)
+        np.testing.assert_allclose(written, [horner_py(v, 3) for v in values])
+
+
+@guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")
+def clamped_gufunc(x, out):
+    for i in range(x.shape[0]):
+        out[i] = clamp(x[i], -1.0, 1.0)
+
+
+def test_gufuncs_call_device_functions():
+    x = np.linspace(-3, 3, 7)
+    np.testing.assert_allclose(np.asarray(clamped_gufunc(x)), np.clip(x, -1, 1))
+
+
+@cuda.jit(device=True)
+def countdown(n):
+    return 0 if n <= 0 else countdown(n - 1)
+
+
+@cuda.jit(device=True)
+def returns_in_a_loop(n):
+    for i in range(n):
+        if i > 3:
+            return i
+    return 0
+
+
+def test_device_functions_outside_the_subset_are_compile_errors():
+    @cuda.jit
+    def recursive(out):
+        out[0] = countdown(3)
+
+    @cuda.jit
+    def looping(out):
+        out[0] = returns_in_a_loop(5)
+
+    @cuda.jit
+    def wrong_count(out):
+        out[0] = clamp(1.0, 2.0)
+
+    for kernel, message in [(recursive, "recursive call of the device function 'countdown'"),
+                            (looping, "a return inside a loop"),
+                            (wrong_count, "with 2 arguments (it takes 3)")]:
+        with pytest.raises(CompileError, match=re.escape(message)):
+            kernel[1, 1](np.zeros(1))

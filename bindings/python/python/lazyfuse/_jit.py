@@ -11,8 +11,10 @@ assignments to locals and array elements; arithmetic, comparisons,
 of two values; ``arr.shape[d]``, ``arr.size``, ``len(arr)``;
 ``cuda.shared.array``, ``cuda.local.array``, ``cuda.syncthreads()``,
 ``cuda.atomic.add/max/min/compare_and_swap``; calls of
-``@cuda.jit(device=True)`` functions whose body is one ``return``; a bare
-``return`` (outside loops) that ends the thread's work; ``range`` with a
+``@cuda.jit(device=True)`` functions (inlined: the same subset, with
+``return`` of a value outside loops; they may call other device functions,
+not themselves, and write the arrays they are given); a bare ``return``
+(outside loops) that ends the thread's work; ``range`` with a
 step of either sign; global and closure numbers, read as constants (Numba
 freezes them). A local's dtype is that of all the values assigned to it
 (Numba's unification: ``s = 0`` then ``s += 0.5`` is a float64) and, as in
@@ -22,6 +24,7 @@ raises ``CompileError`` naming the file, the line and the construct.
 """
 
 import ast
+import copy
 import inspect
 import textwrap
 
@@ -52,18 +55,29 @@ class DeviceFunction:
 
     def __init__(self, function):
         self.function = function
-        tree = _parse(function)
-        body = [s for s in tree.body if not _is_docstring(s)]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        self.tree = _parse(function)
+        args = self.tree.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
             raise CompileError(
-                f"device function '{function.__name__}' ({_where(function, tree)}): only a body of "
-                "one `return <expression>` can be inlined"
+                f"device function '{function.__name__}' ({_where(function, self.tree)}): only "
+                "plain positional parameters can be inlined"
             )
-        self.params = [a.arg for a in tree.args.args]
-        self.expression = body[0].value
+        self.params = [a.arg for a in args.args]
 
     def __call__(self, *args):
         return self.function(*args)
+
+
+class _Renamer(ast.NodeTransformer):
+    """Renames the names of a device function's body for one call site."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
+        return node
 
 
 def _parse(function):
@@ -109,6 +123,17 @@ def _may_return(stmt):
     return False
 
 
+def _returns_value(tree):
+    """True when a `return <value>` is in the function (not in a nested one)."""
+    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+
+
+def _rebinds(tree, name):
+    """True when the function assigns to `name`."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for n in ast.walk(tree))
+
+
 def _is_docstring(stmt):
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
         stmt.value.value, str
@@ -150,8 +175,13 @@ class Translator:
             n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         self.written = set()
-        self.inline = {}  # name -> expression tuple, for device functions' parameters
         self.loops = 0  # loops around the statement being translated
+        # In an inlined device function: the local its `return` assigns.
+        self.result = None
+        # Device functions being inlined (recursion is refused) and the
+        # number of call sites so far (each gets locals of its own).
+        self.inlining = []
+        self.sites = [0]
 
     def fail(self, node, what):
         where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
@@ -172,10 +202,12 @@ class Translator:
             if _is_docstring(s) or isinstance(s, ast.Pass):
                 continue
             if isinstance(s, ast.Return):
-                if s.value is not None:
+                if s.value is not None and self.result is None:
                     self.fail(s, "a kernel returning a value")
                 if self.loops:
                     self.fail(s, "a return inside a loop")
+                if s.value is not None:
+                    out.append(("assign", self.result, self.expr(s.value)))
                 return out
             if isinstance(s, ast.If) and _may_return(s):
                 rest = stmts[k + 1:]
@@ -301,8 +333,6 @@ class Translator:
                 return ("const", e.value)
             self.fail(e, "this constant")
         if isinstance(e, ast.Name):
-            if e.id in self.inline:
-                return self.inline[e.id]
             if e.id in self.arrays:
                 return ("array", e.id)
             if e.id in ("True", "False"):
@@ -444,19 +474,58 @@ class Translator:
             return ("cast", "float64" if path == "float" else "int64", self.expr(args[0]))
         target = self.env.get(path) if isinstance(func, ast.Name) else None
         if isinstance(target, DeviceFunction):
-            if len(args) != len(target.params):
-                self.fail(e, f"a call of '{path}' with {len(args)} arguments")
-            saved = self.inline
-            values = {p: self.expr(a) for p, a in zip(target.params, args)}
-            sub = Translator.__new__(Translator)
-            sub.__dict__.update(self.__dict__)
-            sub.function, sub.inline = target.function, values
-            sub.env = dict(target.function.__globals__)
-            sub.bound = set(target.params)
-            result = sub.expr(target.expression)
-            self.inline = saved
-            return result
+            return self.inline_call(target, e)
         self.fail(e, f"a call of '{path}'")
+
+    def inline_call(self, target, call):
+        """A device function's call, inlined: ``("let", statements, value)``.
+        Its locals and parameters are renamed for this call site, except a
+        parameter given a name it does not rebind (an array, or a local of
+        the caller), which reads that name; its `return`s assign a result
+        local, read after the statements."""
+        name = target.function.__name__
+        if target in self.inlining:
+            self.fail(call, f"a recursive call of the device function '{name}'")
+        if len(call.args) != len(target.params):
+            self.fail(call, f"a call of '{name}' with {len(call.args)} arguments "
+                            f"(it takes {len(target.params)})")
+        tree = target.tree
+        bound = set(target.params) | {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        self.sites[0] += 1
+        prefix = f"_lf_{name}{self.sites[0]}_"
+        names = {n: prefix + n for n in bound}
+        free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
+        setup = []
+        for param, arg in zip(target.params, call.args):
+            if isinstance(arg, ast.Name) and (arg.id in self.arrays or arg.id in self.bound):
+                if not _rebinds(tree, param) and arg.id not in free:
+                    names[param] = arg.id  # read the caller's name itself
+                    continue
+                if arg.id in self.arrays:
+                    self.fail(call, f"'{name}' re-binding its array parameter '{param}'")
+            setup.append(("assign", names[param], self.expr(arg)))
+        sub = Translator.__new__(Translator)
+        sub.__dict__.update(self.__dict__)
+        sub.function, sub.loops = target.function, 0
+        sub.tree = _Renamer(names).visit(copy.deepcopy(tree))
+        sub.env = dict(target.function.__globals__)
+        if target.function.__closure__:
+            free = target.function.__code__.co_freevars
+            sub.env.update({n: c.cell_contents for n, c in zip(free, target.function.__closure__)})
+        sub.bound = set(names.values())
+        sub.result = prefix + "return" if _returns_value(tree) else None
+        sub.inlining = self.inlining + [target]
+        body = sub.body(sub.tree.body)
+        hoisted = sub.function_scoped()
+        if sub.result and not all(
+            isinstance(s, ast.Return) for s in sub.tree.body if _may_return(s)
+        ):
+            hoisted.append(sub.result)  # assigned in a branch
+        statements = ([("hoist", hoisted)] if hoisted else []) + setup + body
+        value = ("var", sub.result) if sub.result else ("const", 0)
+        return ("let", statements, value)
 
     def kernel(self):
         body = self.body(self.tree.body)
