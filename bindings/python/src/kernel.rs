@@ -319,17 +319,16 @@ fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResu
                 Val::from(value.extract::<f64>()?)
             }
         }
-        "var" => {
+        "var" | "array" => {
             let name: String = t.get_item(1)?.extract()?;
             match state.borrow().lookup(&name)? {
                 Binding::Value(v) => v,
                 Binding::Local(l) => l.get(),
+                // A gufunc's scalar argument (`float64` in the signature,
+                // `()` in the layout) is read as its value, as Numba passes it.
+                Binding::Array(a) if a.ndim() == 0 => a.at(&[] as &[Val]),
                 _ => return Err(fail(format!("the array '{name}' is used as a value"))),
             }
-        }
-        "array" => {
-            let name: String = t.get_item(1)?.extract()?;
-            return Err(fail(format!("the array '{name}' is used as a value")));
         }
         "bin" => {
             let op: String = t.get_item(1)?.extract()?;

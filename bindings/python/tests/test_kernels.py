@@ -384,3 +384,18 @@ def test_device_functions_outside_the_subset_are_compile_errors():
                             (wrong_count, "with 2 arguments (it takes 3)")]:
         with pytest.raises(CompileError, match=re.escape(message)):
             kernel[1, 1](np.zeros(1))
+
+
+@guvectorize([(float64[:], float64, float64[:]), "void(int64[:], int64, int64[:])"], "(n),()->(n)")
+def add_scalar(x, y, res):
+    """Numba's documented form: `y` is declared a scalar and read as one."""
+    for i in range(x.shape[0]):
+        res[i] = x[i] + y
+
+
+def test_gufunc_scalar_arguments_are_read_as_values():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(add_scalar(x, 10.0)), x + 10)
+    got = np.asarray(add_scalar(np.arange(6).reshape(2, 3), np.array([1, 100])))
+    assert got.tolist() == [[1, 2, 3], [103, 104, 105]]
+    assert got.dtype == np.int64
