@@ -10,7 +10,7 @@ mod common;
 #[path = "../examples/kernels/tutorial.rs"]
 mod tutorial;
 
-use lazyfuse::kernel::{Kernel, KernelArg, RawKernel, RawParam};
+use lazyfuse::kernel::{Kernel, KernelArg, RawKernel, RawParam, Val};
 use lazyfuse::{Array, Context, DType, Error};
 
 #[test]
@@ -101,6 +101,52 @@ fn a_missing_syncthreads_is_reported_as_a_race() {
     let err = out[0].to_vec::<f32>().unwrap_err().to_string();
     assert!(err.contains("block_sum") && err.contains("race"), "{err}");
     assert!(err.contains("syncthreads"), "{err}");
+}
+
+/// Every thread of a block writing one value to one element (`found[0] = 1`,
+/// in global or shared memory) is a benign race on a GPU: the simulator
+/// accepts it, and reports threads writing different values.
+#[test]
+fn threads_writing_one_value_to_one_element_are_not_a_race() {
+    let flag = |same: bool| {
+        Kernel::build(if same { "same_value" } else { "own_value" }, move |k| {
+            let out = k.array_mut("out", DType::I64, 1);
+            let tile = k.shared_array(DType::I64, &[1]);
+            let t = k.thread_idx(lazyfuse::kernel::Dim::X).cast(DType::I64);
+            k.store_shared(&tile, 0i64, if same { 1i64.into() } else { t.clone() });
+            k.syncthreads();
+            k.store(
+                &out,
+                0i64,
+                if same { tile.at(0i64) } else { t } + Val::from(1i64),
+            );
+        })
+        .unwrap()
+    };
+    for cx in common::backends() {
+        let out = cx.zeros(&[1], DType::I64);
+        let got = flag(true)
+            .launch(&cx, 1u32, 64u32, &[(&out).into()])
+            .unwrap();
+        assert_eq!(
+            got[0].to_vec::<i64>().unwrap(),
+            [2],
+            "{}",
+            cx.backend_name()
+        );
+    }
+    let cx = Context::sim();
+    let out = cx.zeros(&[1], DType::I64);
+    let got = flag(false)
+        .launch(&cx, 1u32, 64u32, &[(&out).into()])
+        .unwrap();
+    let err = got[0].to_vec::<i64>().unwrap_err().to_string();
+    assert!(
+        err.contains("own_value")
+            && err.contains("a value other than the one thread 0")
+            && err.contains("race"),
+        "{err}"
+    );
 }
 
 #[test]

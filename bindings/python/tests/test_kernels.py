@@ -399,3 +399,38 @@ def test_gufunc_scalar_arguments_are_read_as_values():
     got = np.asarray(add_scalar(np.arange(6).reshape(2, 3), np.array([1, 100])))
     assert got.tolist() == [[1, 2, 3], [103, 104, 105]]
     assert got.dtype == np.int64
+
+
+@cuda.jit
+def any_negative(values, found):
+    i = cuda.grid(1)
+    if i < values.size and values[i] < 0:
+        found[0] = 1  # many threads, one value: a benign race
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_threads_writing_one_value_to_one_element_are_not_a_race(backend):
+    with lf.use(backend):
+        found = np.zeros(1, dtype=np.int32)
+        any_negative[2, 32](np.array([1.0, -1.0, 2.0, -3.0, -4.0] * 10), found)
+        assert found[0] == 1
+
+
+@cuda.jit
+def guarded_reads(a, out):
+    i = cuda.grid(1)
+    out[i] = a[i] if i < a.size else -1.0
+    if i < a.size and a[i] > 2 or i == 10:
+        out[i] += 100
+    if not (i >= a.size or a[i] < 1 or a[i] > 3):
+        out[i] += 1000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_and_or_and_conditional_expressions_short_circuit(backend):
+    """As in Python (and Numba): the operand that reads `a[i]` runs only
+    where `i` is in bounds; the simulator would report the read otherwise."""
+    with lf.use(backend):
+        out = np.zeros(12)
+        guarded_reads[1, 12](np.arange(5.0), out)
+        assert out.tolist() == [0, 1001, 1002, 1103, 104] + [-1] * 5 + [99, -1]

@@ -7,7 +7,8 @@ The subset: ``cuda.grid``, ``cuda.gridsize``, ``cuda.threadIdx/blockIdx/
 blockDim/gridDim.x/.y/.z``; ``if``/``elif``/``else``, ``for … in range(…)``
 (and ``prange`` in gufuncs), ``while``; assignments and augmented
 assignments to locals and array elements; arithmetic, comparisons,
-``and``/``or``/``not``, ``a if c else b``; ``math.*``, ``abs``, ``min``/``max``
+``and``/``or``/``not`` and ``a if c else b`` (short-circuiting, as in
+Python, where an operand reads memory); ``math.*``, ``abs``, ``min``/``max``
 of two values; ``arr.shape[d]``, ``arr.size``, ``len(arr)``;
 ``cuda.shared.array``, ``cuda.local.array``, ``cuda.syncthreads()``,
 ``cuda.atomic.add/max/min/compare_and_swap``; calls of
@@ -126,6 +127,17 @@ def _may_return(stmt):
 def _returns_value(tree):
     """True when a `return <value>` is in the function (not in a nested one)."""
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+
+
+def _may_fault(node):
+    """True when a translated expression reads memory or calls a device
+    function: evaluating it where Python would not could read out of
+    bounds or write."""
+    if not isinstance(node, (tuple, list)):
+        return False
+    if isinstance(node, tuple) and node and node[0] in ("load", "atomic", "let"):
+        return True
+    return any(_may_fault(child) for child in node)
 
 
 def _rebinds(tree, name):
@@ -368,14 +380,16 @@ class Translator:
                 result = ("bin", "logical_and", result, p)
             return result
         if isinstance(e, ast.BoolOp):
-            name = "logical_and" if isinstance(e.op, ast.And) else "logical_or"
-            values = [self.expr(v) for v in e.values]
-            result = values[0]
-            for v in values[1:]:
-                result = ("bin", name, result, v)
-            return result
+            return self.bool_op(e)
         if isinstance(e, ast.IfExp):
-            return ("select", self.expr(e.test), self.expr(e.body), self.expr(e.orelse))
+            test, body, orelse = self.expr(e.test), self.expr(e.body), self.expr(e.orelse)
+            if not (_may_fault(body) or _may_fault(orelse)):
+                return ("select", test, body, orelse)
+            # Only the branch taken runs, as in Python: `a[i] if i < n else 0`.
+            value = self.temporary()
+            return ("let", [("hoist", [value]),
+                            ("if", test, [("assign", value, body)], [("assign", value, orelse)])],
+                    ("var", value))
         if isinstance(e, ast.Subscript):
             # arr.shape[d]
             if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and isinstance(
@@ -394,6 +408,29 @@ class Translator:
         if isinstance(e, ast.Call):
             return self.call(e)
         self.fail(e, type(e).__name__)
+
+    def bool_op(self, e):
+        """``and``/``or`` as a bool. An operand that reads memory or calls a
+        device function runs only when the ones before it did not decide,
+        as in Python: `i < n and a[i] > 0` reads no element past `n`."""
+        name = "logical_and" if isinstance(e.op, ast.And) else "logical_or"
+        values = [self.expr(v) for v in e.values]
+        if not any(_may_fault(v) for v in values[1:]):
+            result = values[0]
+            for v in values[1:]:
+                result = ("bin", name, result, v)
+            return result
+        value = self.temporary()
+        undecided = ("var", value) if name == "logical_and" else ("unary", "logical_not", ("var", value))
+        rest = []  # `if undecided: value = v; <rest>`, innermost first
+        for v in reversed(values[1:]):
+            rest = [("if", undecided, [("assign", value, ("cast", "bool", v))] + rest, [])]
+        return ("let", [("assign", value, ("cast", "bool", values[0]))] + rest, ("var", value))
+
+    def temporary(self):
+        """A fresh local's name (no Python name can clash with it)."""
+        self.sites[0] += 1
+        return f"_lf_value{self.sites[0]}"
 
     def global_value(self, e):
         """A name the function does not bind: a global or closure number

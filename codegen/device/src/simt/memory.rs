@@ -79,6 +79,13 @@ fn set_element(buffer: &mut HostBuffer, i: usize, value: &HostBuffer) {
     })
 }
 
+/// Whether a write of `written` over `current` leaves the element as it
+/// was (two NaNs count as the same value).
+#[allow(clippy::eq_op)] // `x != x` is the generic test for NaN
+fn same_value<T: PartialEq>(current: T, written: T) -> bool {
+    current == written || (current != current && written != written)
+}
+
 fn who(writer: u32) -> String {
     if writer == ATOMIC {
         "an atomic operation".to_string()
@@ -120,6 +127,21 @@ impl BlockState<'_, '_, '_> {
         mask: &[bool],
         name: &str,
     ) -> Result<()> {
+        self.scatter_checked(target, index, value, mask, name, &mut |_, _, _| Ok(()))
+    }
+
+    /// [`Self::scatter`], calling `check(t, i, unchanged)` before thread
+    /// `t`'s write of element `i`, in thread order; `unchanged` says the
+    /// element already holds the value written.
+    fn scatter_checked(
+        &self,
+        target: &mut HostBuffer,
+        index: &[i64],
+        value: &HostBuffer,
+        mask: &[bool],
+        name: &str,
+        check: &mut dyn FnMut(usize, i64, bool) -> Result<()>,
+    ) -> Result<()> {
         let len = target.len();
         with_buffer!(value, source => {
             let dest = Element::slice_of_mut(target).ok_or_else(|| {
@@ -130,7 +152,9 @@ impl BlockState<'_, '_, '_> {
                 let slot = usize::try_from(i).ok().and_then(|i| dest.get_mut(i)).ok_or_else(|| {
                     self.fault(t, format!("writes {name}[{i}] outside its {len} elements"))
                 })?;
-                *slot = at(source, t);
+                let written = at(source, t);
+                check(t, i, same_value(*slot, written))?;
+                *slot = written;
             }
             Ok(())
         })
@@ -165,43 +189,57 @@ impl BlockState<'_, '_, '_> {
         mask: &[bool],
     ) -> Result<()> {
         let (name, mut target) = self.take_output(param)?;
-        let stored = self.scatter(&mut target, index, value, mask, &name);
+        let stored = if self.kernel.grid == GridRule::User {
+            let mut writers = std::mem::take(&mut self.shared.global_writers);
+            let stored = self.scatter_checked(
+                &mut target,
+                index,
+                value,
+                mask,
+                &name,
+                &mut |t, i, unchanged| {
+                    self.check_global_write(&mut writers, (param, i), t, unchanged, &name)
+                },
+            );
+            self.shared.global_writers = writers;
+            stored
+        } else {
+            self.scatter(&mut target, index, value, mask, &name)
+        };
         self.put_output(param, target);
-        stored?;
-        if self.kernel.grid == GridRule::User {
-            self.check_global_writes(param, index, mask, &name)?;
-        }
-        Ok(())
+        stored
     }
 
-    /// Reports two threads of a block writing one element of a global
-    /// buffer with no barrier between (a race; in a gufunc, two `par_range`
-    /// iterations writing one element).
-    fn check_global_writes(
-        &mut self,
-        param: u32,
-        index: &[i64],
-        mask: &[bool],
+    /// Reports thread `t` writing element `at` of a global buffer that
+    /// another thread of its block wrote since the last barrier, unless it
+    /// writes the value already there: that race is benign on a GPU (every
+    /// order leaves the same value, as in `found[0] = 1`). Else a race; in
+    /// a gufunc, two `par_range` iterations writing one element.
+    fn check_global_write(
+        &self,
+        writers: &mut HashMap<(u32, i64), u32>,
+        at: (u32, i64),
+        t: usize,
+        unchanged: bool,
         name: &str,
     ) -> Result<()> {
-        for t in (0..self.lanes).filter(|&t| mask[t]) {
-            let i = at(index, t);
-            let writers = &mut self.shared.global_writers;
-            match writers.get(&(param, i)) {
-                Some(&writer) if writer != t as u32 => {
-                    return Err(self.fault(t, format!(
-                        "writes {name}[{i}], which thread {writer} of its block also wrote since the last \
-                         __syncthreads() (a race; in a gufunc, two par_range iterations writing one element)"
-                    )));
-                }
-                Some(_) => {}
-                None if writers.len() < GLOBAL_WRITES_TRACKED => {
-                    writers.insert((param, i), t as u32);
-                }
-                None => {}
+        match writers.get(&at) {
+            Some(&writer) if writer != t as u32 && !unchanged => Err(self.fault(t, format!(
+                "writes {name}[{}] a value other than the one thread {writer} of its block wrote \
+                 there since the last __syncthreads() (a race; in a gufunc, two par_range iterations \
+                 writing one element)",
+                at.1
+            ))),
+            Some(_) => {
+                writers.insert(at, t as u32);
+                Ok(())
             }
+            None if writers.len() < GLOBAL_WRITES_TRACKED => {
+                writers.insert(at, t as u32);
+                Ok(())
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// `array[index[t]]` for every active thread `t`, checking for races.
@@ -257,20 +295,35 @@ impl BlockState<'_, '_, '_> {
         }
         let mut target =
             std::mem::replace(&mut self.shared.arrays[a], HostBuffer::Bool(Vec::new()));
-        let stored = self.scatter(&mut target, index, value, mask, &name);
-        self.shared.arrays[a] = target;
-        stored?;
-        for t in (0..self.lanes).filter(|&t| mask[t]) {
-            let i = at(index, t) as usize;
-            if let Some(writer) = self.shared.conflict(a, i, t) {
-                return Err(self.fault(t, format!(
-                    "writes {name}[{i}], which {} also wrote since the last __syncthreads() (a race)",
+        let mut writers = std::mem::take(&mut self.shared.writers[a]);
+        let epoch = self.shared.epoch;
+        let stored = self.scatter_checked(
+            &mut target,
+            index,
+            value,
+            mask,
+            &name,
+            &mut |t, i, unchanged| {
+                // In bounds: the scatter checked `i` before calling.
+                let slot = &mut writers[i as usize];
+                let (writer, written_in) = *slot;
+                if writer != NOBODY && writer != t as u32 && written_in == epoch && !unchanged {
+                    return Err(self.fault(
+                        t,
+                        format!(
+                    "writes {name}[{i}] a value other than the one {} wrote there since the last \
+                     __syncthreads() (a race)",
                     who(writer)
-                )));
-            }
-            self.shared.writers[a][i] = (t as u32, self.shared.epoch);
-        }
-        Ok(())
+                ),
+                    ));
+                }
+                *slot = (t as u32, epoch);
+                Ok(())
+            },
+        );
+        self.shared.writers[a] = writers;
+        self.shared.arrays[a] = target;
+        stored
     }
 
     /// Each active thread's index into its own copy of a local array of
