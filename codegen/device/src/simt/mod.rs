@@ -8,8 +8,9 @@
 //! thread continues; atomics of one step are applied in thread order. The
 //! simulator is strict where hardware is silent: a barrier reached by part
 //! of a block, a shuffle with part of a warp, a read or write outside a
-//! buffer or shared array, and a shared-memory race (a thread reading or
-//! writing an element another thread wrote since the last barrier) each
+//! buffer or shared array, and a race (a thread reading a shared element
+//! another thread wrote since the last barrier, or writing a different
+//! value over it; writing the same value is benign on hardware) each
 //! stop the launch with an [`Error::Device`] naming the kernel, the thread
 //! and the index.
 
