@@ -229,6 +229,12 @@ impl PyArr {
         PyArr::checked(self.inner.session().arange(0.0, n as f64, 1.0, dtype))
     }
 
+    /// A new handle on this array's value: re-binding one (`assign`) does
+    /// not change the other.
+    fn copy(&self) -> PyArr {
+        PyArr::new(self.inner.clone())
+    }
+
     /// Re-binds this array to `value` (`out=`).
     fn assign(&self, value: PyRef<'_, PyArr>) -> PyResult<()> {
         self.inner.assign(&value.inner).map_err(to_py)

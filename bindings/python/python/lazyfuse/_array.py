@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from . import _native
+from . import _native, _reductions
 from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
 
 
@@ -69,6 +69,8 @@ def _fmax_fmin(name, a, b):
 
 _REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
                "std", "cumsum", "cumprod")
+# NumPy functions that are methods of Array (lazy, or views).
+_METHODS = ("reshape", "transpose", "astype", "ravel", "squeeze", "swapaxes", "clip", "copy")
 
 
 class Array:
@@ -293,46 +295,101 @@ class Array:
         return value.reshape(tuple(shape))
 
     def _reduce(self, name, axis=None, keepdims=False, ddof=0):
+        """The native reduction (no NumPy keywords: see `_reductions`)."""
         if isinstance(axis, tuple) and name not in ("sum", "prod", "min", "max", "mean", "any", "all"):
             raise ValueError(f"{name} takes one axis or None")
         return Array(self._a.reduce(name, axis, keepdims, ddof))
 
-    def sum(self, axis=None, keepdims=False): return self._reduce("sum", axis, keepdims)
-    def prod(self, axis=None, keepdims=False): return self._reduce("prod", axis, keepdims)
-    def min(self, axis=None, keepdims=False): return self._reduce("min", axis, keepdims)
-    def max(self, axis=None, keepdims=False): return self._reduce("max", axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return self._reduce("mean", axis, keepdims)
-    def any(self, axis=None, keepdims=False): return self._reduce("any", axis, keepdims)
-    def all(self, axis=None, keepdims=False): return self._reduce("all", axis, keepdims)
-    def argmax(self, axis=None): return self._reduce("argmax", axis)
-    def argmin(self, axis=None): return self._reduce("argmin", axis)
-    def var(self, axis=None, ddof=0, keepdims=False): return self._moment("var", axis, ddof, keepdims)
-    def std(self, axis=None, ddof=0, keepdims=False): return self._moment("std", axis, ddof, keepdims)
+    # NumPy's signatures; the keywords' rules are in `_reductions`.
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        return _reductions.reduce(self, "sum", axis, dtype, out, keepdims, initial, where)
 
-    def _moment(self, name, axis, ddof, keepdims):
-        """``var``/``std`` over ``axis`` (also several: moved last and
-        merged into one, views only), with NumPy's ``keepdims``."""
-        ndim = self.ndim
-        axes = tuple(range(ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-        axes = sorted({a + ndim if a < 0 else a for a in axes})
-        if any(not 0 <= a < ndim for a in axes):
-            raise AxisError(f"{name}: axis {axis} is out of range for {ndim} dimensions")
-        x, over = self, (None if axis is None else axes[0])
-        if axis is not None and len(axes) > 1:
-            rest = [a for a in range(ndim) if a not in axes]
-            merged = int(np.prod([self.shape[a] for a in axes]))
-            x = self.transpose(rest + axes).reshape(tuple(self.shape[a] for a in rest) + (merged,))
-            over = len(rest)
-        result = x._reduce(name, over, ddof=ddof)
-        if keepdims:
-            result = result.reshape(tuple(1 if a in axes else n for a, n in enumerate(self.shape)))
-        return result
-    def cumsum(self, axis=None):
-        a = self if axis is not None else self.reshape(-1)
-        return a._reduce("cumsum", -1 if axis is None else axis)
-    def cumprod(self, axis=None):
-        a = self if axis is not None else self.reshape(-1)
-        return a._reduce("cumprod", -1 if axis is None else axis)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        return _reductions.reduce(self, "prod", axis, dtype, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        return _reductions.reduce(self, "min", axis, None, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        return _reductions.reduce(self, "max", axis, None, out, keepdims, initial, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        return _reductions.reduce(self, "mean", axis, dtype, out, keepdims, None, where)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        return _reductions.reduce(self, "any", axis, None, out, keepdims, None, where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        return _reductions.reduce(self, "all", axis, None, out, keepdims, None, where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _reductions.arg_reduce(self, "argmax", axis, out, keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _reductions.arg_reduce(self, "argmin", axis, out, keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+        return _reductions.moment(self, "var", axis, dtype, out, ddof, keepdims, where)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+        return _reductions.moment(self, "std", axis, dtype, out, ddof, keepdims, where)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return _reductions.accumulate(self, "cumsum", axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return _reductions.accumulate(self, "cumprod", axis, dtype, out)
+
+    def __matmul__(self, o):
+        return _reductions.matmul(self, o if isinstance(o, Array) else self._like(o))
+
+    def __rmatmul__(self, o):
+        return _reductions.matmul(self._like(o), self)
+
+    def __imatmul__(self, o):
+        return _store(self @ o, self, "matmul (in place)")
+
+    def __divmod__(self, o): return self // o, self % o
+    def __rdivmod__(self, o): return self.__rfloordiv__(o), self.__rmod__(o)
+
+    # --- shapes (views: nothing is copied) ---------------------------------
+    def ravel(self, order="C"):
+        _c_order_only("ravel", order)
+        return self.reshape(-1)
+
+    def flatten(self, order="C"):
+        _c_order_only("flatten", order)
+        return self.reshape(-1)
+
+    def squeeze(self, axis=None):
+        axes = _reductions._axes(self, axis, "squeeze") if axis is not None else [
+            a for a, n in enumerate(self.shape) if n == 1]
+        if any(self.shape[a] != 1 for a in axes):
+            raise ShapeError(f"squeeze: axis {axis} of shape {self.shape} does not have length 1")
+        return self.reshape(tuple(n for a, n in enumerate(self.shape) if a not in axes))
+
+    def swapaxes(self, axis1, axis2):
+        order = list(range(self.ndim))
+        a, b = _reductions._axes(self, axis1, "swapaxes")[0], _reductions._axes(self, axis2, "swapaxes")[0]
+        order[a], order[b] = order[b], order[a]
+        return self.transpose(order)
+
+    def clip(self, min=None, max=None, out=None, *, a_min=None, a_max=None):
+        """NumPy's ``clip``: ``minimum(maximum(x, min), max)`` (lazy, fused)."""
+        min, max = a_min if min is None else min, a_max if max is None else max
+        if min is None and max is None:
+            raise ArgumentError("clip: needs min or max (NumPy's does too)")
+        result = self if min is None else np.maximum(self, min)
+        result = result if max is None else np.minimum(result, max)
+        return result if out is None else _store(result, out, "clip")
+
+    def copy(self, order="C"):
+        """A new handle on the same value (values are immutable, so nothing
+        is copied; ``x += 1`` on one does not change the other)."""
+        return Array(self._a.copy())
+
+    def tolist(self):
+        return self.numpy().tolist()
 
     # --- demands ----------------------------------------------------------
     def numpy(self):
@@ -420,6 +477,9 @@ class Array:
 
     # --- NumPy's protocols ------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method in ("reduce", "accumulate"):
+            result = _reductions.ufunc_method(ufunc, method, inputs, dict(kwargs, out=out))
+            return NotImplemented if result is None else result
         if method != "__call__" or kwargs:
             return NotImplemented
         for x in inputs:
@@ -429,6 +489,16 @@ class Array:
         if name is None:
             return NotImplemented
         first = next(x for x in inputs if isinstance(x, Array))
+        if name in ("matmul", "divmod"):
+            a, b = inputs  # Python numbers stay weak (NEP 50) in divmod
+            if name == "matmul":
+                a, b = (x if isinstance(x, Array) else first._like(x) for x in inputs)
+            result = a @ b if name == "matmul" else divmod(a, b)
+            if out is None:
+                return result
+            if name == "divmod":
+                return tuple(_store(r, o, "ufunc 'divmod'") for r, o in zip(result, out))
+            return _store(result, out[0], "ufunc 'matmul'")
         if ufunc.nin == 1 and name in _UNARY_SPECIAL:
             result = _UNARY_SPECIAL[name](first)
         elif ufunc.nin == 1 and _native.has_unary_operation(name):
@@ -458,7 +528,7 @@ class Array:
         name = func.__name__
         if name in _REDUCTIONS and args and isinstance(args[0], Array):
             return getattr(args[0], name)(*args[1:], **kwargs)
-        if name in ("reshape", "transpose", "astype") and isinstance(args[0], Array):
+        if name in _METHODS and args and isinstance(args[0], Array):
             return getattr(args[0], name)(*args[1:], **kwargs)
         if name == "where" and len(args) == 3:
             return where(*args)
@@ -474,17 +544,17 @@ class Array:
         return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
 
 
-def _store(result, out, what):
+def _store(result, out, what, casting="same_kind"):
     """Writes ``result`` into ``out`` (a lazyfuse or NumPy array) as a
     ufunc's ``out=`` does: broadcast to ``out``'s shape and cast with
-    NumPy's ``same_kind`` rule (else ``DTypeError``). A lazyfuse ``out``
-    is re-bound to the value; a NumPy one is written (straight into it
-    when it is dense)."""
+    NumPy's ``same_kind`` rule (else ``DTypeError``; reductions cast
+    ``unsafe``ly). A lazyfuse ``out`` is re-bound to the value; a NumPy one
+    is written (straight into it when it is dense)."""
     if (isinstance(result.dtype, np.dtype) and isinstance(out.dtype, np.dtype)
-            and not np.can_cast(result.dtype, out.dtype, "same_kind")):
+            and not np.can_cast(result.dtype, out.dtype, casting)):
         raise DTypeError(
             f"{what}: cannot write a {result.dtype} result into an out of dtype {out.dtype} "
-            "(NumPy's same_kind casting)"
+            f"(NumPy's {casting} casting)"
         )
     if result.shape != out.shape:
         result = Array(result._a.broadcast_to(list(out.shape)))
@@ -497,6 +567,11 @@ def _store(result, out, what):
     else:
         np.copyto(out, result._a.numpy())
     return out
+
+
+def _c_order_only(what, order):
+    if order not in ("C", "A", "K"):
+        raise ArgumentError(f"{what}: order={order!r} (lazyfuse flattens in C order only)")
 
 
 def where(condition, x, y):
