@@ -27,11 +27,13 @@
 //! (`lazyfuse-device`) and user kernels (`lazyfuse-kernel`); this facade
 //! wires them into a [`Context`] (`docs/architecture.md`).
 
+mod assign;
 mod context;
 pub mod gufunc;
 mod inspect;
 pub mod kernel;
 
+pub use assign::{assign_region, region_kernel, Region};
 pub use context::{Context, ContextBuilder};
 pub use gufunc::GUfunc;
 pub use inspect::cuda_source;

@@ -481,3 +481,227 @@ fn view_reads_each_elements_bits_as_another_dtype_on_every_backend() {
         assert!(err.contains("view") && err.contains("same size"), "{err}");
     }
 }
+
+/// `x[region] = value` in plain Rust, row-major, for the tests below.
+fn assigned_by_hand(
+    mut target: Vec<f64>,
+    shape: &[usize],
+    region: &[lazyfuse::Region],
+    value: impl Fn(&[usize]) -> f64,
+) -> Vec<f64> {
+    let total: usize = region.iter().map(|r| r.len).product();
+    for flat in 0..total {
+        let (mut rest, mut at, mut j) = (flat, 0usize, vec![0; region.len()]);
+        for d in (0..region.len()).rev() {
+            j[d] = rest % region[d].len;
+            rest /= region[d].len;
+        }
+        for (d, r) in region.iter().enumerate() {
+            at = at * shape[d] + (r.start + j[d] as i64 * r.step) as usize;
+        }
+        target[at] = value(&j);
+    }
+    target
+}
+
+#[test]
+fn assign_region_writes_slices_with_steps_of_either_sign_and_broadcasts() -> Result<()> {
+    use lazyfuse::{assign_region, Region};
+    let shape = [4usize, 5];
+    let base: Vec<f64> = (0..20).map(f64::from).collect();
+    let cases: [(Vec<Region>, Vec<usize>); 4] = [
+        // x[1:3, ::2] = value of shape (2, 3)
+        (
+            vec![
+                Region {
+                    start: 1,
+                    step: 1,
+                    len: 2,
+                },
+                Region {
+                    start: 0,
+                    step: 2,
+                    len: 3,
+                },
+            ],
+            vec![2, 3],
+        ),
+        // x[::-1, 4] = value of shape (4, 1), broadcast along nothing
+        (
+            vec![
+                Region {
+                    start: 3,
+                    step: -1,
+                    len: 4,
+                },
+                Region {
+                    start: 4,
+                    step: 1,
+                    len: 1,
+                },
+            ],
+            vec![4, 1],
+        ),
+        // x[2, 1:4] = value of shape (3,), one row
+        (
+            vec![
+                Region {
+                    start: 2,
+                    step: 1,
+                    len: 1,
+                },
+                Region {
+                    start: 1,
+                    step: 1,
+                    len: 3,
+                },
+            ],
+            vec![3],
+        ),
+        // x[:, 3:0:-2] = value of shape (1, 2), broadcast down the rows
+        (
+            vec![
+                Region {
+                    start: 0,
+                    step: 1,
+                    len: 4,
+                },
+                Region {
+                    start: 3,
+                    step: -2,
+                    len: 2,
+                },
+            ],
+            vec![1, 2],
+        ),
+    ];
+    for cx in backends() {
+        for (region, value_shape) in &cases {
+            let n: usize = value_shape.iter().product();
+            let values: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
+            let x = cx.from_vec(base.clone(), &shape)?;
+            let value = cx.from_vec(values.clone(), value_shape)?;
+            let written = assign_region(&x, region, &value)?;
+            // The value is broadcast from the right: its axes are the region's last.
+            let aligned: Vec<usize> = std::iter::repeat_n(1, 2 - value_shape.len())
+                .chain(value_shape.iter().copied())
+                .collect();
+            let want = assigned_by_hand(base.clone(), &shape, region, |j| {
+                let (r, c) = (j[0] % aligned[0], j[1] % aligned[1]);
+                values[r * aligned[1] + c]
+            });
+            assert_eq!(
+                written.to_vec::<f64>()?,
+                want,
+                "{} {region:?}",
+                cx.backend_name()
+            );
+            assert_eq!(
+                x.to_vec::<f64>()?,
+                base,
+                "the target's own value is unchanged"
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn assign_region_casts_rebinds_and_refuses_bad_regions() -> Result<()> {
+    use lazyfuse::{assign_region, Region};
+    let cx = Context::sim();
+    let x = cx.from_vec(vec![0i32; 6], &[6])?;
+    // A float value cast to the target's dtype, as NumPy's assignment casts.
+    let written = assign_region(
+        &x,
+        &[Region {
+            start: 1,
+            step: 1,
+            len: 2,
+        }],
+        &cx.from_slice(&[2.7f64, -1.2]),
+    )?;
+    x.assign(&written)?;
+    assert_eq!(x.to_vec::<i32>()?, [0, 2, -1, 0, 0, 0]);
+    // The whole array: the value itself, no kernel.
+    let whole = assign_region(
+        &x,
+        &[Region {
+            start: 0,
+            step: 1,
+            len: 6,
+        }],
+        &cx.from_slice(&[5i32]),
+    )?;
+    assert_eq!(whole.to_vec::<i32>()?, [5; 6]);
+    // An empty region leaves the array as it is.
+    let none = assign_region(
+        &x,
+        &[Region {
+            start: 0,
+            step: 1,
+            len: 0,
+        }],
+        &cx.from_slice(&[9i32]),
+    )?;
+    assert_eq!(none.to_vec::<i32>()?, [0, 2, -1, 0, 0, 0]);
+
+    let outside = assign_region(
+        &x,
+        &[Region {
+            start: 4,
+            step: 1,
+            len: 3,
+        }],
+        &cx.from_slice(&[1i32]),
+    );
+    let text = outside.unwrap_err().to_string();
+    assert!(
+        text.contains("assign_region")
+            && text.contains("3 indices from 4")
+            && text.contains("(6,)"),
+        "{text}"
+    );
+    let rank = assign_region(&x, &[], &cx.from_slice(&[1i32]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        rank.contains("a region of 0 axes for an array of shape (6,)"),
+        "{rank}"
+    );
+    let step = assign_region(
+        &x,
+        &[Region {
+            start: 0,
+            step: 0,
+            len: 2,
+        }],
+        &cx.from_slice(&[1i32]),
+    );
+    assert!(step
+        .unwrap_err()
+        .to_string()
+        .contains("a step other than 0"));
+    let wide = assign_region(
+        &x,
+        &[Region {
+            start: 0,
+            step: 1,
+            len: 2,
+        }],
+        &cx.from_slice(&[1i32, 2, 3]),
+    );
+    assert!(matches!(wide, Err(Error::ShapeMismatch { .. })), "{wide:?}");
+    let other = Context::cpu().from_slice(&[1i32]);
+    assert!(assign_region(
+        &x,
+        &[Region {
+            start: 0,
+            step: 1,
+            len: 1
+        }],
+        &other
+    )
+    .is_err());
+    Ok(())
+}

@@ -348,6 +348,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
         tutorial::histogram().unwrap(),
         tutorial::matmul_tiled().unwrap(),
         reverse_in_fours(),
+        lazyfuse::region_kernel(DType::F32, 1).unwrap(),
+        lazyfuse::region_kernel(DType::F16, 3).unwrap(),
     ] {
         let source = kernel.cuda_source();
         let compiled = nvrtc::compile(kernel.name(), &source, &Target::Cubin("sm_80".into()))
