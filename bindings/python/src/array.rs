@@ -235,6 +235,29 @@ impl PyArr {
         PyArr::new(self.inner.clone())
     }
 
+    /// This array's value with `region` (one `(start, step, len)` per
+    /// axis) replaced by `value`, broadcast and cast (NumPy's
+    /// `x[key] = value`, before `x` is re-bound to it).
+    fn with_region(
+        &self,
+        region: Vec<(i64, i64, usize)>,
+        value: PyRef<'_, PyArr>,
+    ) -> PyResult<PyArr> {
+        let region: Vec<lazyfuse::Region> = region
+            .into_iter()
+            .map(|(start, step, len)| lazyfuse::Region { start, step, len })
+            .collect();
+        lazyfuse::assign_region(&self.inner, &region, &value.inner)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
+    /// Identifies the value this handle holds now: it changes when the
+    /// handle is re-bound (views compare it to see their array written).
+    fn value_id(&self) -> usize {
+        std::sync::Arc::as_ptr(&self.inner.node()) as usize
+    }
+
     /// Re-binds this array to `value` (`out=`).
     fn assign(&self, value: PyRef<'_, PyArr>) -> PyResult<()> {
         self.inner.assign(&value.inner).map_err(to_py)

@@ -236,63 +236,19 @@ class Array:
         return Array(self._a.transpose([a + self.ndim if a < 0 else a for a in axes] if axes else None))
 
     def __getitem__(self, key):
-        """Basic indexing: ints and slices (views); ``...`` and ``None``
-        (``np.newaxis``) are allowed."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        for k in key:
-            if isinstance(k, (bool, np.bool_)):
-                raise IndexError("lazyfuse arrays take basic indices (ints, slices, ..., None), not booleans")
-        if any(k is None for k in key):
-            return self._with_new_axes(key)
-        if any(k is Ellipsis for k in key):
-            at = key.index(Ellipsis)
-            key = key[:at] + (slice(None),) * (self.ndim - len(key) + 1) + key[at + 1:]
-        if len(key) > self.ndim:
-            raise IndexError(f"too many indices: {len(key)} for an array of dimension {self.ndim}")
-        a, drop = self._a, []
-        for axis, k in enumerate(key):
-            if isinstance(k, slice):
-                a = a.slice_axis(axis, k.start, k.stop, 1 if k.step is None else k.step)
-            elif isinstance(k, (int, np.integer)):
-                n = self.shape[axis]
-                i = int(k) + n if k < 0 else int(k)
-                if not 0 <= i < n:
-                    raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {n}")
-                a = a.slice_axis(axis, i, i + 1, 1)
-                drop.append(axis)
-            else:
-                raise IndexError(
-                    f"lazyfuse arrays take basic indices (ints, slices, ...), not {type(k).__name__}"
-                )
-        if drop:
-            a = a.reshape([d for axis, d in enumerate(a.shape) if axis not in drop])
-        return Array(a)
+        """Basic indexing: ints and slices make views that share this
+        array's value (see `_views`); ``...`` and ``None`` are allowed."""
+        return _views.get(self, key)
 
-    def _with_new_axes(self, key):
-        """``x[..., None, i]``: the key without its ``None``s, then a
-        length-1 axis where each ``None`` stood among the result's axes."""
-        rest = tuple(k for k in key if k is not None)
-        if sum(k is Ellipsis for k in rest) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if Ellipsis not in rest:
-            rest = rest + (Ellipsis,)
-            key = key + (Ellipsis,)
-        value = self[rest]
-        # Axes of the result each key entry stands for: ints drop theirs,
-        # `...` stands for the ones no other entry names.
-        spanned = value.ndim - sum(isinstance(k, slice) for k in rest)
-        shape, axis = [], 0
-        for k in key:
-            if k is None:
-                shape.append(1)
-            elif k is Ellipsis:
-                shape.extend(value.shape[axis:axis + spanned])
-                axis += spanned
-            elif isinstance(k, slice):
-                shape.append(value.shape[axis])
-                axis += 1
-        return value.reshape(tuple(shape))
+    def __setitem__(self, key, value):
+        """``x[key] = value`` (basic indices): ``x`` takes the new value, as
+        do the views of it."""
+        _views.put(self, key, value)
+
+    def _rebind(self, native):
+        """Makes this array hold ``native``'s value (``out=``, ``x += y``, a
+        kernel's write); a view writes the array it views instead."""
+        self._a.assign(native)
 
     def _reduce(self, name, axis=None, keepdims=False, ddof=0):
         """The native reduction (no NumPy keywords: see `_reductions`)."""
@@ -561,7 +517,7 @@ def _store(result, out, what, casting="same_kind"):
     if result.dtype != out.dtype:
         result = result.astype(out.dtype)
     if isinstance(out, Array):
-        out._a.assign(result._a)
+        out._rebind(result._a)
     elif out.flags.c_contiguous and out.flags.writeable and isinstance(result.dtype, np.dtype):
         result._a.read_into(out)
     else:
@@ -585,3 +541,7 @@ def where(condition, x, y):
         condition = asarray(condition)
     unwrap = lambda v: v._a if isinstance(v, Array) else v
     return Array(condition._a.where_(unwrap(x), unwrap(y)))
+
+
+# Last: `_views` subclasses Array.
+from . import _views  # noqa: E402

@@ -72,13 +72,15 @@ class Vectorized:
 
     def __call__(self, *args, out=None):
         """Applies the ufunc (lazy). NumPy inputs join the context of the
-        lazyfuse inputs when there are any, else the target's; ``out=``
-        (a lazyfuse or NumPy array) takes the result as NumPy's does."""
+        lazyfuse inputs (or of a lazyfuse ``out=``) when there are any, else
+        the target's; ``out=`` (a lazyfuse or NumPy array) takes the result
+        as NumPy's does."""
         from . import Array, _store, asarray
-        lazy = next((a for a in args if isinstance(a, Array)), None)
+        lazy = next((a for a in args + (out,) if isinstance(a, Array)), None)
         arrays = [a if isinstance(a, Array) else (
             lazy._like(a) if lazy is not None else asarray(a, context=self._cx())) for a in args]
-        if isinstance(out, Array) and out.shape == np.broadcast_shapes(*(a.shape for a in arrays)):
+        if (type(out) is Array  # a view writes its array: below, through _store
+                and out.shape == np.broadcast_shapes(*(a.shape for a in arrays))):
             self._ufunc.call_into([a._a for a in arrays], out._a)
             return out
         result = Array(self._ufunc.call([a._a for a in arrays]))
@@ -200,7 +202,7 @@ class GUVectorized:
             raise TypeError(
                 f"{self.__name__} takes {self._nin} inputs (and optionally its {self._nout} outputs), got {len(args)} arguments"
             )
-        lazy = next((a for a in args if isinstance(a, Array)), None)
+        lazy = next((a for a in args if isinstance(a, Array)), None)  # outputs too
         ins = [a if isinstance(a, Array) else (
             lazy._like(a) if lazy is not None else asarray(a, context=self._context))
             for a in args[:self._nin]]
@@ -208,13 +210,13 @@ class GUVectorized:
         if not outs:
             results = [Array(r) for r in self._g.call([a._a for a in ins])]
             return results[0] if self._nout == 1 else tuple(results)
-        if all(isinstance(o, Array) for o in outs):
+        if all(type(o) is Array for o in outs):  # views write their arrays: below
             self._g.call_into([a._a for a in ins], [o._a for o in outs])
         else:
             results = self._g.call([a._a for a in ins])
             for out, result in zip(outs, results):
                 if isinstance(out, Array):
-                    out._a.assign(result)
+                    out._rebind(result)
                 else:
                     Array(result).copy_to_host(out)  # straight into it when it is dense
         return outs[0] if self._nout == 1 else tuple(outs)

@@ -38,7 +38,7 @@ def to_device(obj, stream=0, copy=True, to=None):
                 f"to_device: to= is {to.dtype}{list(to.shape)}, the array {value.dtype}{list(value.shape)} "
                 "(expected the same shape and dtype)"
             )
-        to._a.assign(value._a)
+        to._rebind(value._a)
         return to
     if not isinstance(stream, Stream) and isinstance(getattr(obj, "base", None), _native.PinnedMemory):
         return Array(obj.base.upload(list(obj.shape)))
@@ -170,7 +170,7 @@ class Reduce:
             from . import where
             flat = res.reshape(-1)
             first = Array(flat._a.arange_like(flat.size, "int64")) == 0
-            res._a.assign(where(first, result, flat).astype(res.dtype).reshape(res.shape)._a)
+            res._rebind(where(first, result, flat).astype(res.dtype).reshape(res.shape)._a)
         else:
             res.reshape(-1)[0] = result
         return None
@@ -261,7 +261,7 @@ class Dispatcher:
         for name, result in zip(written, results):
             original = args[params.index(name)]
             if isinstance(original, Array):
-                original._a.assign(result)
+                original._rebind(result)
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
 
@@ -279,7 +279,7 @@ def _refuse_aliases(name, params, args, written):
             if p not in written and q not in written:
                 continue
             same = a is b or (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                              and np.may_share_memory(a, b))
+                              and np.may_share_memory(a, b)) or _views_overlap(a, b)
             if same:
                 from .errors import ArgumentError
                 raise ArgumentError(
@@ -287,6 +287,33 @@ def _refuse_aliases(name, params, args, written):
                     "argument its own value, so writes through one would not reach the other; "
                     "expected distinct arrays)"
                 )
+
+
+def _views_overlap(a, b):
+    """Whether two lazyfuse arrays are views of one array that may share
+    elements (or one views the other); regions of one array are compared
+    axis by axis, views of views conservatively."""
+    from ._views import View
+
+    def root(x):
+        while isinstance(x, View):
+            x = x._base
+        return x
+
+    from . import Array
+    if not isinstance(a, Array) or not isinstance(b, Array) or root(a) is not root(b):
+        return False
+    if not (isinstance(a, View) and isinstance(b, View) and a._base is b._base):
+        return True
+
+    def span(start, step, length):
+        last = start + step * (length - 1)
+        return min(start, last), max(start, last)
+
+    return all(
+        ra[2] and rb[2] and span(*ra)[0] <= span(*rb)[1] and span(*rb)[0] <= span(*ra)[1]
+        for ra, rb in zip(a._region, b._region)
+    )
 
 
 def jit(function=None, device=False, **options):

@@ -1,0 +1,138 @@
+"""x[key] = value, and views that share their array's value as NumPy's
+share its memory: every step is done to a NumPy array alongside, and the
+two must agree after each."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+from lazyfuse import cuda, float64, guvectorize, vectorize
+
+BACKENDS = pytest.mark.parametrize("backend", ["cpu", "sim"])
+
+
+def same(lazy, numpy):
+    assert lazy.shape == numpy.shape
+    np.testing.assert_array_equal(lazy.numpy(), numpy)
+
+
+@BACKENDS
+def test_item_assignment_follows_numpy(backend):
+    with lf.use(backend):
+        n = np.arange(24.0).reshape(4, 6)
+        x = lf.asarray(n)
+        for key, value in [
+            (1, 5.0),                                  # a row, a scalar broadcast
+            ((slice(None), slice(None, None, 2)), [[-1, -2, -3]]),  # every other column, a row broadcast down
+            ((2, slice(1, 4)), np.array([7, 8, 9])),   # part of a row
+            ((slice(None, None, -1), 5), np.arange(4.0)),  # a column, counting down
+            ((Ellipsis, 0), 0.5),
+            ((slice(1, 3), slice(4, 1, -2)), np.array([[1.0], [2.0]])),
+            ((-1, -1), np.float32(3.5)),
+            ((slice(5, 9),), 100.0),                   # an empty region: nothing changes
+            ((None, 0), np.ones((1, 6))),              # a new axis selects nothing more
+        ]:
+            n[key] = value
+            x[key] = value
+            same(x, n)
+        ints = lf.zeros(3, dtype=np.int32)
+        ints[1] = 2.7  # cast as NumPy's assignment casts
+        assert ints.tolist() == [0, 2, 0] and ints.dtype == np.int32
+
+
+@BACKENDS
+def test_views_write_their_array_and_see_its_writes(backend):
+    with lf.use(backend):
+        n = np.arange(12.0).reshape(3, 4)
+        x = lf.asarray(n)
+        v, nv = x[1:3, ::2], n[1:3, ::2]
+        v[0, 0] = 99
+        nv[0, 0] = 99
+        same(x, n)
+        x[2, 2] = -7  # the view sees its array's write
+        n[2, 2] = -7
+        same(v, nv)
+        v += 1  # in place through the view
+        nv += 1
+        same(x, n)
+        np.multiply(v, 2, out=v)
+        np.multiply(nv, 2, out=nv)
+        same(x, n)
+        w, nw = v[1], nv[1]  # a view of a view
+        w[:] = 0
+        nw[:] = 0
+        same(x, n)
+        same(v, nv)
+        x[0, 1:3] += 10  # Python reads the view, adds, and assigns it back
+        n[0, 1:3] += 10
+        same(x, n)
+        c = v.copy()  # a copy is a value of its own
+        c[:] = 1000
+        same(x, n)
+        x.sum().item()  # still lazy and computable after all that
+        assert float(x.sum()) == n.sum()
+
+
+@cuda.jit
+def add_one(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] += 1
+
+
+@vectorize(["float64(float64)"])
+def twice(a):
+    return 2 * a
+
+
+@guvectorize([(float64[:], float64[:])], "(n)->(n)")
+def cumulative(a, out):
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += a[i]
+        out[i] = total
+
+
+@BACKENDS
+def test_kernels_and_ufuncs_write_through_views(backend):
+    with lf.use(backend):
+        d = cuda.to_device(np.zeros(8))
+        add_one[1, 32](d[2:5])
+        add_one[1, 32](d[::4])
+        assert d.copy_to_host().tolist() == [1, 0, 1, 1, 2, 0, 0, 0]
+        twice(np.arange(3.0), out=d[5:8])
+        assert d.copy_to_host().tolist() == [1, 0, 1, 1, 2, 0, 2, 4]
+        m = cuda.to_device(np.ones((2, 3)))
+        cumulative(m[:, 1:], m[:, :2])
+        assert m.copy_to_host().tolist() == [[1, 2, 1]] * 2
+
+
+def test_views_of_one_array_that_overlap_are_refused_as_kernel_arguments():
+    @cuda.jit
+    def copy(src, dst):
+        i = cuda.grid(1)
+        if i < dst.size:
+            dst[i] = src[i]
+
+    d = cuda.to_device(np.arange(8.0))
+    copy[1, 8](d[0:4], d[4:8])  # disjoint: fine
+    assert d.copy_to_host().tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+    with pytest.raises(lf.ArgumentError, match="share memory"):
+        copy[1, 8](d[0:4], d[2:6])
+    with pytest.raises(lf.ArgumentError, match="share memory"):
+        copy[1, 8](d, d[2:6])
+
+
+def test_bad_item_assignments_are_errors():
+    x = lf.asarray(np.zeros((3, 4)))
+    with pytest.raises(lf.ShapeError, match=r"shape \(2,\) into the indexed shape \(4,\)"):
+        x[0] = [1.0, 2.0]
+    with pytest.raises(ValueError):
+        x[:, 0] = np.ones((3, 2))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[3] = 1
+    with pytest.raises(IndexError, match="not booleans"):
+        x[True] = 1
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0] = 1
+    assert x.numpy().tolist() == np.zeros((3, 4)).tolist()  # nothing was written
