@@ -42,8 +42,13 @@ impl PyArr {
             return Ok(Operand::Scalar(Scalar::from(other.extract::<bool>()?)));
         }
         if other.is_instance_of::<PyInt>() && !numpy_typed {
-            let value = other.extract::<i64>().map_err(|_| {
-                PyValueError::new_err(format!("the Python int {other} does not fit in int64"))
+            // Exact (i128): the operation checks it against the array's
+            // dtype, so `uint64 + 2**63` works and `int64 + 2**63` is an
+            // error, as in NumPy 2.
+            let value = other.extract::<i128>().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "the Python int {other} is out of bounds for every lazyfuse dtype"
+                ))
             })?;
             return Ok(Operand::Scalar(Scalar::from(value)));
         }

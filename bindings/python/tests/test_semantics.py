@@ -278,3 +278,19 @@ def test_the_gil_is_released_while_a_demand_runs():
             done.set()
             thread.join()
         assert len(ticks) - started >= 2
+
+
+def test_python_ints_beyond_int64_and_ranges_beyond_two_to_the_53():
+    """Python ints are exact (NumPy 2's weak scalars): they fit the array's
+    dtype or the operation is an error; `arange` past 2**53 does not round."""
+    u = lf.asarray(np.array([1, 2], dtype=np.uint64))
+    assert (u + 2**63).tolist() == [2**63 + 1, 2**63 + 2]
+    assert (u < 2**64 - 1).tolist() == [True, True]
+    with pytest.raises(lf.ArgumentError, match="out of bounds for i64"):
+        lf.asarray(np.array([1])) + 2**63
+    with pytest.raises(ValueError, match="out of bounds for every lazyfuse dtype"):
+        u + 2**200
+    for args in [(2**53, 2**53 + 5), (2**62, 2**62 - 10, -3), (-(2**60), -(2**60) + 7, 2)]:
+        assert lf.arange(*args).tolist() == list(range(*args))
+    top = lf.arange(2**64 - 4, 2**64 - 1, dtype=np.uint64)
+    assert top.tolist() == list(range(2**64 - 4, 2**64 - 1)) and top.dtype == np.uint64

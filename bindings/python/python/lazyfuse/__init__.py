@@ -192,7 +192,14 @@ def arange(start, stop=None, step=1, dtype=None, context=None):
     if dtype is None:
         dtype = np.arange(start, start + step, step).dtype if step else np.float64
     cx = (context or current_context())._cx
-    return Array(cx.arange(float(start), float(stop), float(step), _dtype_name(dtype)))
+    name = _dtype_name(dtype)
+    exact = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+    if exact and np.dtype(name).kind in "iu" and max(abs(int(start)), abs(int(stop))) > 2**53:
+        # Beyond 2**53 an f64 would round the ends: count in f64 (exact for
+        # any length that fits in memory), then scale and shift in integers.
+        n = len(range(int(start), int(stop), int(step)))
+        return Array(cx.arange(0.0, float(n), 1.0, name)) * int(step) + int(start)
+    return Array(cx.arange(float(start), float(stop), float(step), name))
 
 
 def where(condition, x, y):
