@@ -182,15 +182,6 @@ def test_an_early_return_ends_the_threads_work(backend):
         want = np.where(values * 2 > 9, 9.0, values * 2).astype(np.float32)
         np.testing.assert_array_equal(out, want)
 
-        def loop_return(a):
-            for j in range(3):
-                if a[j] > 0:
-                    return
-                a[j] = 1
-
-        with pytest.raises(CompileError, match="a return inside a loop"):
-            cuda.jit(loop_return)[1, 1](np.zeros(3, dtype=np.float32))
-
 
 def test_outside_the_subset_is_a_compile_error_naming_the_line():
     @cuda.jit
@@ -358,29 +349,16 @@ def countdown(n):
     return 0 if n <= 0 else countdown(n - 1)
 
 
-@cuda.jit(device=True)
-def returns_in_a_loop(n):
-    for i in range(n):
-        if i > 3:
-            return i
-    return 0
-
-
 def test_device_functions_outside_the_subset_are_compile_errors():
     @cuda.jit
     def recursive(out):
         out[0] = countdown(3)
 
     @cuda.jit
-    def looping(out):
-        out[0] = returns_in_a_loop(5)
-
-    @cuda.jit
     def wrong_count(out):
         out[0] = clamp(1.0, 2.0)
 
     for kernel, message in [(recursive, "recursive call of the device function 'countdown'"),
-                            (looping, "a return inside a loop"),
                             (wrong_count, "with 2 arguments (it takes 3)")]:
         with pytest.raises(CompileError, match=re.escape(message)):
             kernel[1, 1](np.zeros(1))

@@ -27,14 +27,14 @@ from .errors import (
 )
 from ._numba import (
     bool_, float16, float32, float64, guvectorize, int8, int16, int32, int64, jit, njit,
-    uint8, uint16, uint32, uint64, vectorize,
+    prange, uint8, uint16, uint32, uint64, vectorize,
 )
 from . import cuda, errors
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
     "arange", "zeros_like", "ones_like", "empty_like", "full_like", "where", "use",
-    "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "cuda", "float16", "float32",
+    "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "prange", "cuda", "float16", "float32",
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "bool_", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
     "BackendError", "DeviceError", "InternalError", "errors",

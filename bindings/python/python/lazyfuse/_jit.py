@@ -5,7 +5,8 @@ replays on lazyfuse's kernel builder (``_native.build_kernel``).
 
 The subset: ``cuda.grid``, ``cuda.gridsize``, ``cuda.threadIdx/blockIdx/
 blockDim/gridDim.x/.y/.z``; ``if``/``elif``/``else``, ``for … in range(…)``
-(and ``prange`` in gufuncs), ``while``; assignments and augmented
+(and ``prange`` in gufuncs), ``while``, ``break`` and ``continue``
+(``_control.py``); assignments and augmented
 assignments to locals and array elements; arithmetic, comparisons,
 ``and``/``or``/``not`` and ``a if c else b`` (short-circuiting, as in
 Python, where an operand reads memory); ``math.*``, ``abs``, ``min``/``max``
@@ -13,9 +14,9 @@ of two values; ``arr.shape[d]``, ``arr.size``, ``len(arr)``;
 ``cuda.shared.array``, ``cuda.local.array``, ``cuda.syncthreads()``,
 ``cuda.atomic.add/max/min/compare_and_swap``; calls of
 ``@cuda.jit(device=True)`` functions (inlined: the same subset, with
-``return`` of a value outside loops; they may call other device functions,
-not themselves, and write the arrays they are given); a bare ``return``
-(outside loops) that ends the thread's work; ``range`` with a
+``return`` of a value anywhere, also inside loops; they may call other
+device functions, not themselves, and write the arrays they are given); a
+bare ``return`` that ends the thread's work; ``range`` with a
 step of either sign; global and closure numbers, read as constants (Numba
 freezes them). A local's dtype is that of all the values assigned to it
 (Numba's unification: ``s = 0`` then ``s += 0.5`` is a float64) and, as in
@@ -30,6 +31,7 @@ import inspect
 import textwrap
 
 from .errors import CompileError
+from ._control import ControlFlow, has_return
 from ._trace import _MATH
 
 _BINOPS = {
@@ -114,16 +116,6 @@ def _constant(value):
     return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
-def _may_return(stmt):
-    """True when a `return` is among the statements of `stmt`'s branches
-    (at any depth outside loops, where the body translation reports it)."""
-    if isinstance(stmt, ast.Return):
-        return True
-    if isinstance(stmt, ast.If):
-        return any(_may_return(s) for s in stmt.body + stmt.orelse)
-    return False
-
-
 def _returns_value(tree):
     """True when a `return <value>` is in the function (not in a nested one)."""
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
@@ -146,12 +138,6 @@ def _rebinds(tree, name):
                for n in ast.walk(tree))
 
 
-def _is_docstring(stmt):
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
-        stmt.value.value, str
-    )
-
-
 def _dtype_name(node, env):
     """A dtype written in the source: ``numba.float32``, ``np.float64``, ``float32``, ``'f4'``."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -169,7 +155,7 @@ def _dtype_name(node, env):
     raise CompileError(f"line {node.lineno}: cannot read a dtype from {ast.unparse(node)!r}")
 
 
-class Translator:
+class Translator(ControlFlow):
     """Translates one function; ``arrays`` names its array arguments."""
 
     def __init__(self, function, arrays, gufunc=False):
@@ -187,9 +173,9 @@ class Translator:
             n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         self.written = set()
-        self.loops = 0  # loops around the statement being translated
         # In an inlined device function: the local its `return` assigns.
         self.result = None
+        self.returned = "_lf_returned"  # set by a `return` inside a loop
         # Device functions being inlined (recursion is refused) and the
         # number of call sites so far (each gets locals of its own).
         self.inlining = []
@@ -203,32 +189,6 @@ class Translator:
         )
 
     # --- statements ------------------------------------------------------
-    def body(self, stmts):
-        """Translates a block. A `return` ends the thread's work: the
-        statements after it are dropped, and an `if` with a `return` in a
-        branch gets the statements that follow it appended to each branch
-        (the one that returns stops at its return), so `if i >= n: return`
-        guards the rest of the kernel, as in Numba."""
-        out = []
-        for k, s in enumerate(stmts):
-            if _is_docstring(s) or isinstance(s, ast.Pass):
-                continue
-            if isinstance(s, ast.Return):
-                if s.value is not None and self.result is None:
-                    self.fail(s, "a kernel returning a value")
-                if self.loops:
-                    self.fail(s, "a return inside a loop")
-                if s.value is not None:
-                    out.append(("assign", self.result, self.expr(s.value)))
-                return out
-            if isinstance(s, ast.If) and _may_return(s):
-                rest = stmts[k + 1:]
-                test = self.expr(s.test)
-                out.append(("if", test, self.body(s.body + rest), self.body(s.orelse + rest)))
-                return out
-            out.extend(self.stmt(s))
-        return out
-
     def stmt(self, s):
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
@@ -247,11 +207,9 @@ class Translator:
         if isinstance(s, ast.If):
             return [("if", self.expr(s.test), self.body(s.body), self.body(s.orelse))]
         if isinstance(s, ast.While):
-            if s.orelse:
-                self.fail(s, "while … else")
-            return [("while", self.expr(s.test), self.loop_body(s.body))]
+            return self.while_loop(s)
         if isinstance(s, ast.For):
-            return [self.for_loop(s)]
+            return self.for_loop(s)
         if isinstance(s, ast.Expr):
             return [("expr", self.expr(s.value))]
         self.fail(s, type(s).__name__)
@@ -317,14 +275,7 @@ class Translator:
             self.fail(s, "prange with a step")
         if not (step[0] == "const" and isinstance(step[1], int) and step[1] > 0):
             kind = "for_signed"  # a step that may be negative: counts down as Python's
-        return (kind, s.target.id, start, stop, step, self.loop_body(s.body))
-
-    def loop_body(self, stmts):
-        self.loops += 1
-        try:
-            return self.body(stmts)
-        finally:
-            self.loops -= 1
+        return self.counted_loop(s, kind, s.target.id, (start, stop, step))
 
     # --- expressions -----------------------------------------------------
     def subscript(self, node):
@@ -386,7 +337,7 @@ class Translator:
             if not (_may_fault(body) or _may_fault(orelse)):
                 return ("select", test, body, orelse)
             # Only the branch taken runs, as in Python: `a[i] if i < n else 0`.
-            value = self.temporary()
+            value = self.fresh("value")
             return ("let", [("hoist", [value]),
                             ("if", test, [("assign", value, body)], [("assign", value, orelse)])],
                     ("var", value))
@@ -420,17 +371,17 @@ class Translator:
             for v in values[1:]:
                 result = ("bin", name, result, v)
             return result
-        value = self.temporary()
+        value = self.fresh("value")
         undecided = ("var", value) if name == "logical_and" else ("unary", "logical_not", ("var", value))
         rest = []  # `if undecided: value = v; <rest>`, innermost first
         for v in reversed(values[1:]):
             rest = [("if", undecided, [("assign", value, ("cast", "bool", v))] + rest, [])]
         return ("let", [("assign", value, ("cast", "bool", values[0]))] + rest, ("var", value))
 
-    def temporary(self):
+    def fresh(self, kind):
         """A fresh local's name (no Python name can clash with it)."""
         self.sites[0] += 1
-        return f"_lf_value{self.sites[0]}"
+        return f"_lf_{kind}{self.sites[0]}"
 
     def global_value(self, e):
         """A name the function does not bind: a global or closure number
@@ -545,7 +496,7 @@ class Translator:
             setup.append(("assign", names[param], self.expr(arg)))
         sub = Translator.__new__(Translator)
         sub.__dict__.update(self.__dict__)
-        sub.function, sub.loops = target.function, 0
+        sub.function, sub.loops = target.function, ()
         sub.tree = _Renamer(names).visit(copy.deepcopy(tree))
         sub.env = dict(target.function.__globals__)
         if target.function.__closure__:
@@ -554,18 +505,17 @@ class Translator:
         sub.bound = set(names.values())
         sub.result = prefix + "return" if _returns_value(tree) else None
         sub.inlining = self.inlining + [target]
-        body = sub.body(sub.tree.body)
+        sub.returned = self.fresh("returned")
+        body = sub.start_of_function(sub.tree) + sub.body(sub.tree.body)
         hoisted = sub.function_scoped()
-        if sub.result and not all(
-            isinstance(s, ast.Return) for s in sub.tree.body if _may_return(s)
-        ):
+        if sub.result and not all(isinstance(s, ast.Return) for s in sub.tree.body if has_return(s)):
             hoisted.append(sub.result)  # assigned in a branch
         statements = ([("hoist", hoisted)] if hoisted else []) + setup + body
         value = ("var", sub.result) if sub.result else ("const", 0)
         return ("let", statements, value)
 
     def kernel(self):
-        body = self.body(self.tree.body)
+        body = self.start_of_function(self.tree) + self.body(self.tree.body)
         hoisted = self.function_scoped()
         return [("hoist", hoisted)] + body if hoisted else body
 

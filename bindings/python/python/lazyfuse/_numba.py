@@ -143,6 +143,12 @@ def jit(function=None, **options):
     return Jitted(function, decorator)
 
 
+def prange(*args):
+    """Numba's ``prange``: ``range`` in Python; in a ``@guvectorize`` body,
+    a loop whose iterations may run in parallel."""
+    return range(*args)
+
+
 def njit(function=None, **options):
     """Numba's ``@njit``: ``@jit`` in nopython mode (see :func:`jit`)."""
     options.pop("forceobj", None)
