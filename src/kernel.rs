@@ -30,9 +30,9 @@ use lazyfuse_device::ir::DeviceKernel;
 use lazyfuse_device::nvrtc::{Compiled, Target};
 
 pub use lazyfuse_kernel::{
-    ArgKernels, ArgValue, ArrayParam, BuiltKernel, Dim, Dim3, Indices, KernelScope, Local,
-    LocalArrayRef, RawKernelImpl, RawParam, ScanKernels, SharedArrayRef, Val, MAX_BLOCK_DIM,
-    MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
+    ArgKernels, ArgValue, ArrayParam, BuiltKernel, Dim, Dim3, HostRoutine, Indices, KernelScope,
+    Local, LocalArrayRef, RawKernelImpl, RawParam, ScanKernels, SharedArrayRef, Val, Workers,
+    MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
 };
 
 /// A kernel built with [`Kernel::build`].
@@ -67,6 +67,11 @@ impl Kernel {
     /// The builder's kernel (for code below the facade).
     pub fn built(&self) -> &lazyfuse_kernel::Kernel {
         &self.built
+    }
+
+    /// The facade's handle of a builder's kernel.
+    pub(crate) fn from_built(built: lazyfuse_kernel::Kernel) -> Kernel {
+        Kernel { built }
     }
 
     /// Launches the kernel over `grid` blocks of `block` threads (Numba's

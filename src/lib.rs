@@ -32,6 +32,7 @@ mod context;
 pub mod gufunc;
 mod inspect;
 pub mod kernel;
+mod matmul;
 
 pub use assign::{assign_region, region_kernel, Region};
 pub use context::{Context, ContextBuilder};
@@ -45,6 +46,7 @@ pub use lazyfuse_core::{
 pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
+pub use matmul::{matmul, matmul_kernel};
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {

@@ -257,6 +257,13 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// The matrix product with `other` (NumPy's `matmul`), lazily.
+    fn matmul(&self, other: PyRef<'_, PyArr>) -> PyResult<PyArr> {
+        lazyfuse::matmul(&self.inner, &other.inner)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// Identifies the value this handle holds now: it changes when the
     /// handle is re-bound (views compare it to see their array written).
     fn value_id(&self) -> usize {

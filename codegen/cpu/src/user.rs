@@ -1,12 +1,13 @@
-//! User kernel launches on the CPU: compiled code ([`jit::kernel`]) for a
-//! kernel built with the kernel builder that needs no lockstep threads,
-//! its blocks spread over the worker pool; otherwise (barriers, shared
-//! memory, atomics, an operation the JIT lacks, `JitMode::Never`) the
-//! SIMT simulator on host memory.
+//! User kernel launches on the CPU: the kernel's library routine when it
+//! has one ([`HostRoutine`]: matrix products); compiled code
+//! ([`jit::kernel`]) for a kernel built with the kernel builder that needs
+//! no lockstep threads, its blocks spread over the worker pool; otherwise
+//! (barriers, shared memory, atomics, an operation the JIT lacks,
+//! `JitMode::Never`) the SIMT simulator on host memory.
 
 use lazyfuse_core::{DType, Error, HostBuffer, KernelLaunch, Literal, Result, SliceMut, Wide};
 use lazyfuse_device::ir::{ArgSource, ParamKind};
-use lazyfuse_kernel::BuiltKernel;
+use lazyfuse_kernel::{BuiltKernel, HostRoutine, Workers};
 use rayon::prelude::*;
 
 use super::jit::kernel::{self, KernelCode};
@@ -21,19 +22,20 @@ pub(crate) fn run(
     mode: JitMode,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<HostBuffer>> {
+    if let Some(routine) = routine_of(launch) {
+        let mut outputs = written_copies(launch, arrays, pool)?;
+        let mut slices: Vec<SliceMut<'_>> =
+            outputs.iter_mut().map(HostBuffer::as_slice_mut).collect();
+        with_workers(pool, |workers| {
+            routine.run(launch, arrays, &mut slices, workers)
+        })?;
+        drop(slices);
+        return Ok(outputs);
+    }
     let Some((built, code)) = compiled(launch, mode).ok() else {
         return launch.kernel.run_host(launch, arrays);
     };
-    let mut outputs: Vec<HostBuffer> = launch
-        .written
-        .iter()
-        .map(|&w| {
-            let source = arrays
-                .get(w)
-                .ok_or_else(|| Error::internal("kernel launch", "a written argument is missing"))?;
-            copy_of(source, pool)
-        })
-        .collect::<Result<_>>()?;
+    let mut outputs = written_copies(launch, arrays, pool)?;
     let destinations: Vec<(u64, u64)> = (outputs.iter_mut())
         .map(|o| (o.as_mut_ptr() as u64, o.len() as u64))
         .collect();
@@ -44,6 +46,49 @@ pub(crate) fn run(
         // from the same inputs and reports it with the thread and index.
         launch.kernel.run_host(launch, arrays)
     }
+}
+
+/// Copies of the arguments `launch` writes, in order.
+fn written_copies(
+    launch: &KernelLaunch,
+    arrays: &[&HostBuffer],
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<HostBuffer>> {
+    (launch.written.iter())
+        .map(|&w| {
+            let source = arrays
+                .get(w)
+                .ok_or_else(|| Error::internal("kernel launch", "a written argument is missing"))?;
+            copy_of(source, pool)
+        })
+        .collect()
+}
+
+/// The library routine of `launch`'s kernel, if it has one.
+fn routine_of(launch: &KernelLaunch) -> Option<&dyn HostRoutine> {
+    let built = launch.kernel.as_any().downcast_ref::<BuiltKernel>()?;
+    built.host_routine()
+}
+
+/// Runs a [`HostRoutine`] with `pool`'s threads as its workers.
+fn with_workers<R>(pool: Option<&rayon::ThreadPool>, body: impl FnOnce(Workers<'_>) -> R) -> R {
+    let run = move |tasks: usize, task: &(dyn Fn(usize) + Sync)| match pool {
+        Some(pool) if pool.current_num_threads() > 1 && tasks > 1 => {
+            // Spawned, not a parallel iterator: a routine's few long tasks
+            // (two halves of a matrix product) were seen to run one after
+            // the other on one thread of the pool that way.
+            pool.scope(|s| {
+                for i in 0..tasks {
+                    s.spawn(move |_| task(i));
+                }
+            });
+        }
+        _ => (0..tasks).for_each(task),
+    };
+    body(Workers {
+        threads: pool.map_or(1, rayon::ThreadPool::current_num_threads),
+        run: &run,
+    })
 }
 
 /// Runs `launch`, which writes one array, with that array's new value
@@ -61,6 +106,20 @@ pub(crate) fn run_into<'a>(
     mode: JitMode,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Option<SliceMut<'a>>> {
+    if let (Some(routine), [written]) = (routine_of(launch), launch.written.as_slice()) {
+        let Some(source) = arrays.get(*written) else {
+            return Ok(Some(out));
+        };
+        if source.dtype() != out.dtype() || source.len() != out.len() {
+            return Ok(Some(out));
+        }
+        out.copy_from(source)?;
+        let outputs = std::slice::from_mut(&mut out);
+        with_workers(pool, |workers| {
+            routine.run(launch, arrays, outputs, workers)
+        })?;
+        return Ok(None);
+    }
     let (Ok(compiled), [written]) = (compiled(launch, mode), launch.written.as_slice()) else {
         return Ok(Some(out));
     };
@@ -231,6 +290,9 @@ fn copy_bytes(to: &mut [u8], from: &[u8], pool: Option<&rayon::ThreadPool>) {
 
 /// What runs `launch` on the CPU, for `explain()`.
 pub(crate) fn describe(launch: &KernelLaunch, mode: JitMode) -> String {
+    if let Some(routine) = routine_of(launch) {
+        return routine.describe();
+    }
     match compiled(launch, mode) {
         Ok((built, _)) if built.host_variant().is_some() => {
             "compiled code (JIT), one thread per loop element, spread over the worker \

@@ -43,7 +43,7 @@ use std::any::Any;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::{Arc, OnceLock};
 
-use lazyfuse_core::{Error, HostBuffer, KernelLaunch, Literal, Result, UserKernel};
+use lazyfuse_core::{Error, HostBuffer, KernelLaunch, Literal, Result, SliceMut, UserKernel};
 
 use launch::ArgSpec;
 
@@ -83,6 +83,43 @@ pub struct BuiltKernel {
     /// spreads `par_range` over a block runs its loop elements this way
     /// on the CPU. Launched with one thread per block.
     host_variant: Option<Kernel>,
+    /// A library routine the CPU runs instead of compiling the program.
+    host_routine: Option<Arc<dyn HostRoutine>>,
+}
+
+/// One task of a [`HostRoutine`], given its number.
+pub type Task<'a> = &'a (dyn Fn(usize) + Sync);
+
+/// The worker threads a [`HostRoutine`] may spread its work over.
+#[derive(Clone, Copy)]
+pub struct Workers<'a> {
+    /// How many tasks run at once.
+    pub threads: usize,
+    /// Runs `tasks` independent tasks, `task(i)` for each `i` below
+    /// `tasks`, on the threads (in any order, some at once).
+    pub run: &'a (dyn Fn(usize, Task<'_>) + Sync),
+}
+
+/// A library routine that computes a kernel's launches on the host. The
+/// CPU backend calls it instead of compiling the kernel's device program:
+/// a matrix product through `matrixmultiply`, whose blocking for caches
+/// and registers a compiled one-thread-per-element program does not have.
+/// It computes what the device program computes, up to the rounding of
+/// sums taken in another order (the tests compare the two).
+pub trait HostRoutine: Send + Sync + UnwindSafe + RefUnwindSafe + std::fmt::Debug {
+    /// Runs `launch`: `arrays` are all its array arguments, `outputs` the
+    /// written ones in `launch.written` order, each holding its argument's
+    /// value on entry; `workers` run tasks on the worker threads.
+    fn run(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[&HostBuffer],
+        outputs: &mut [SliceMut<'_>],
+        workers: Workers<'_>,
+    ) -> Result<()>;
+
+    /// What the routine is, for `explain()`.
+    fn describe(&self) -> String;
 }
 
 /// Code a backend compiled from a kernel, kept with it (freed with it).
@@ -175,6 +212,7 @@ impl Kernel {
                 shared_bytes,
                 host_code: OnceLock::new(),
                 host_variant: None,
+                host_routine: None,
             }),
         })
     }
@@ -190,6 +228,22 @@ impl Kernel {
             inner.host_variant = Some(host);
         }
         self
+    }
+
+    /// This kernel, with `routine` computing its launches on the CPU
+    /// ([`HostRoutine`]); the other backends run its device program.
+    /// Errors: the kernel has been cloned (the routine would reach some
+    /// handles and not others): give it one right after building it.
+    pub fn with_host_routine(mut self, routine: Arc<dyn HostRoutine>) -> Result<Kernel> {
+        let name = self.name().to_string();
+        let Some(inner) = Arc::get_mut(&mut self.inner) else {
+            return Err(Error::invalid(
+                format!("kernel '{name}'"),
+                "a host routine for a kernel that has clones (expected it right after building)",
+            ));
+        };
+        inner.host_routine = Some(routine);
+        Ok(self)
     }
 
     /// The device program (what the printer prints and the simulator runs).
@@ -228,6 +282,12 @@ impl BuiltKernel {
     /// with one thread per block over the same grid.
     pub fn host_variant(&self) -> Option<&BuiltKernel> {
         self.host_variant.as_ref().map(|k| &*k.inner)
+    }
+
+    /// The library routine that computes this kernel's launches on the
+    /// CPU, if it has one ([`Kernel::with_host_routine`]).
+    pub fn host_routine(&self) -> Option<&dyn HostRoutine> {
+        self.host_routine.as_deref()
     }
 
     /// The host code of this kernel, compiled by `compile` on first use

@@ -155,23 +155,13 @@ def ufunc_method(ufunc, method, inputs, kwargs):
 def matmul(a, b):
     """NumPy's ``a @ b``: a 1-d operand is a row (left) or a column (right)
     vector, dropped from the result; other leading axes broadcast. One
-    fused kernel multiplies and sums; nothing of size m·k·n is stored."""
+    launch of lazyfuse's matrix-product kernel (``lazyfuse::matmul``:
+    matrixmultiply's GEMM on the CPU, shared-memory tiles on devices)."""
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands of shapes {a.shape} and {b.shape} (a scalar has no "
                          "matrix product; use *)")
-    left = a.reshape((1,) + a.shape) if a.ndim == 1 else a
-    right = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
-    if left.shape[-1] != right.shape[-2]:
+    inner = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != inner:
         raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} (expected the last axis of the "
-                         f"first, {left.shape[-1]}, to match the second-last of the second, "
-                         f"{right.shape[-2]})")
-    products = left[..., :, :, None] * right[..., None, :, :]
-    if products.dtype == np.bool_:
-        result = products.any(axis=-2)
-    else:
-        result = products.sum(axis=-2).astype(products.dtype)  # sum widens small ints
-    if a.ndim == 1:
-        result = result.reshape(result.shape[:-2] + result.shape[-1:])
-    if b.ndim == 1:
-        result = result.reshape(result.shape[:-1])
-    return result
+                         f"first, {a.shape[-1]}, to match the second-last of the second, {inner})")
+    return _array.Array(a._a.matmul(b._a))
