@@ -136,3 +136,38 @@ def test_bad_item_assignments_are_errors():
     with pytest.raises(IndexError, match="too many indices"):
         x[0, 0, 0] = 1
     assert x.numpy().tolist() == np.zeros((3, 4)).tolist()  # nothing was written
+
+
+@BACKENDS
+def test_transposes_and_reshapes_are_views_where_numpys_are(backend):
+    with lf.use(backend):
+        n = np.arange(12.0).reshape(3, 4)
+        x = lf.asarray(n)
+        steps = [
+            # (how to make the view, the key written, the value)
+            (lambda a: a.T, (0, 1), 100.0),
+            (lambda a: a.reshape(2, 6), 1, -5.0),
+            (lambda a: a[None], (0, 2, 3), 7.0),
+            (lambda a: a[:, 1:3].T, 1, 0.0),           # a view of a view
+            (lambda a: a[1:].ravel(), 0, 42.0),        # rows in order: a view
+            (lambda a: a[None].squeeze(), (2, 0), 9.0),
+            (lambda a: a.swapaxes(0, 1).reshape(4, 1, 3), (3, 0, 1), 11.0),  # adds an axis only
+        ]
+        for make, key, value in steps:
+            lazy, numpy = make(x), make(n)
+            assert np.shares_memory(numpy, n)
+            lazy[key] = value
+            numpy[key] = value
+            same(x, n)
+            x[0, 0] += 1  # and the view sees its array's writes
+            n[0, 0] += 1
+            same(lazy, numpy)
+        # Where NumPy's reshape copies, and flatten: values of their own.
+        for make in [lambda a: a.T.reshape(-1), lambda a: a[:, 1:].ravel(), lambda a: a.flatten()]:
+            lazy, numpy = make(x), make(n)
+            assert not np.shares_memory(numpy, n)
+            lazy[0] = -100.0
+            same(x, n)
+        np.multiply(x.T, 2, out=x.T)  # out= through a transpose
+        n *= 2
+        same(x, n)

@@ -105,7 +105,7 @@ class Array:
 
     @property
     def T(self):
-        return Array(self._a.transpose(None))
+        return _views.transposed(self, None)
 
     def __len__(self):
         if not self._a.shape:
@@ -227,13 +227,20 @@ class Array:
                 if d != -1:
                     known *= d
             shape[shape.index(-1)] = self.size // known if known else 0
-        return Array(self._a.reshape(shape))
+        if _shape_len(shape) != self.size:
+            return Array(self._a.reshape(shape))  # the native error names both shapes
+        return _views.reshaped(self, shape)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         axes = [operator.index(a) for a in axes]
-        return Array(self._a.transpose([a + self.ndim if a < 0 else a for a in axes] if axes else None))
+        if not axes:
+            return _views.transposed(self, None)
+        axes = [a + self.ndim if a < 0 else a for a in axes]
+        if sorted(axes) != list(range(self.ndim)):
+            return Array(self._a.transpose(axes))  # the native error names the axes
+        return _views.transposed(self, axes)
 
     def __getitem__(self, key):
         """Basic indexing: ints and slices make views that share this
@@ -308,14 +315,14 @@ class Array:
     def __divmod__(self, o): return self // o, self % o
     def __rdivmod__(self, o): return self.__rfloordiv__(o), self.__rmod__(o)
 
-    # --- shapes (views: nothing is copied) ---------------------------------
+    # --- shapes (views, as NumPy's: see `_views`) ----------------------------
     def ravel(self, order="C"):
         _c_order_only("ravel", order)
         return self.reshape(-1)
 
     def flatten(self, order="C"):
         _c_order_only("flatten", order)
-        return self.reshape(-1)
+        return Array(self._a.reshape([self.size]))  # a copy: a value of its own
 
     def squeeze(self, axis=None):
         axes = _reductions._axes(self, axis, "squeeze") if axis is not None else [
@@ -523,6 +530,13 @@ def _store(result, out, what, casting="same_kind"):
     else:
         np.copyto(out, result._a.numpy())
     return out
+
+
+def _shape_len(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _c_order_only(what, order):

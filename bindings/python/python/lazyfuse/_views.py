@@ -5,8 +5,13 @@ the array), and a write to the view (``v[:] = 1``, ``v += 1``, ``out=v``,
 a kernel writing ``v``) writes the array (``assign_region``: one small
 kernel, lazily). ``x[key] = value`` writes ``x`` the same way.
 
-Views made otherwise (``reshape``, ``transpose``, ``x[None]``) are values
-of their own, as lazyfuse's arrays are."""
+Rearranging views (:class:`Rearranged`: ``transpose``, ``.T``,
+``swapaxes``, ``x[None]``, ``squeeze``, and ``reshape``/``ravel`` where
+NumPy's would be a view) share their array's value the same way: a write
+to one is rearranged back and becomes the array's whole new value.
+Where NumPy's ``reshape`` copies (an array whose elements are not one
+contiguous block in order, and the new shape does more than add or drop
+length-1 axes), and for ``flatten``, the result is a value of its own."""
 
 import numpy as np
 
@@ -86,7 +91,7 @@ def get(array, key):
 
 def _with_new_axes(array, key):
     """``x[..., None, i]``: the key without its ``None``s, then a length-1
-    axis where each ``None`` stood (a value of its own)."""
+    axis where each ``None`` stood (a view of the view)."""
     value = get(array, tuple(k for k in key if k is not None))
     shape, axis = [], 0
     for k in key:
@@ -121,25 +126,41 @@ def put(array, key, value):
     array._rebind(array._a.with_region(region, native))
 
 
-class View(Array):
-    """A view by basic indexing: its value is its array's current value's
-    region (recomputed when the array was written), and writing it writes
-    the array."""
+class _Shared(Array):
+    """An array whose value is derived from another array's current value
+    (recomputed when that array was written) and whose writes go back to
+    that array."""
 
-    __slots__ = ("_base", "_region", "_drop", "_seen", "_native")
+    __slots__ = ("_base", "_seen", "_native")
 
-    def __init__(self, base, region, drop, native):
-        self._base, self._region, self._drop = base, region, drop
-        self._seen, self._native = base._a.value_id(), native
+    def _share(self, base):
+        self._base, self._seen = base, base._a.value_id()
+        self._native = self._derive(base._a)
 
     @property
     def _a(self):
         base = self._base._a
         seen = base.value_id()
         if seen != self._seen:
-            self._native = _select(base, base.shape, self._region, self._drop)
-            self._seen = seen
+            self._native, self._seen = self._derive(base), seen
         return self._native
+
+    def copy(self, order="C"):
+        return Array(self._a.copy())  # a value of its own, not a view
+
+
+class View(_Shared):
+    """A view by basic indexing: its array's value's region; writing it
+    writes that region of the array."""
+
+    __slots__ = ("_region", "_drop")
+
+    def __init__(self, base, region, drop, native):
+        self._region, self._drop = region, drop
+        self._base, self._seen, self._native = base, base._a.value_id(), native
+
+    def _derive(self, base):
+        return _select(base, base.shape, self._region, self._drop)
 
     def _rebind(self, native):
         aligned = list(native.shape)
@@ -147,5 +168,65 @@ class View(Array):
             aligned.insert(axis, 1)
         self._base._rebind(self._base._a.with_region(self._region, native.reshape(aligned)))
 
-    def copy(self, order="C"):
-        return Array(self._a.copy())  # a value of its own, not a view
+    @property
+    def _contiguous(self):
+        """Whether the region is one block of the array's elements in order
+        (NumPy's C-contiguity, up to the block's start)."""
+        shape = self._base.shape
+        partial = [a for a, (_, _, n) in enumerate(self._region) if n != shape[a]]
+        if not partial or not _contiguous(self._base):
+            return _contiguous(self._base)
+        last = partial[-1]
+        return (self._region[last][1] == 1 or self._region[last][2] <= 1) and all(
+            self._region[a][2] <= 1 for a in range(last))
+
+
+class Rearranged(_Shared):
+    """A view that rearranges its array's elements (a transpose or a
+    reshape): ``forward`` maps the array's native value to the view's,
+    ``backward`` a value of the view's shape back to the array's."""
+
+    __slots__ = ("_forward", "_backward", "_in_order")
+
+    def __init__(self, base, forward, backward, in_order):
+        self._forward, self._backward, self._in_order = forward, backward, in_order
+        self._share(base)
+
+    def _derive(self, base):
+        return self._forward(base)
+
+    def _rebind(self, native):
+        self._base._rebind(self._backward(native))
+
+    @property
+    def _contiguous(self):
+        return self._in_order and _contiguous(self._base)
+
+
+def _contiguous(array):
+    """Whether NumPy's ``array`` would be C-contiguous: its elements one
+    block, in order."""
+    return getattr(array, "_contiguous", True)
+
+
+def transposed(array, axes):
+    """``array.transpose(axes)`` (``axes`` a full permutation, or None for
+    the reverse): always a view, as in NumPy."""
+    axes = list(range(array.ndim))[::-1] if axes is None else list(axes)
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    in_order = [a for a in axes if array.shape[a] != 1] == sorted(
+        a for a in axes if array.shape[a] != 1)
+    return Rearranged(array, lambda n: n.transpose(axes), lambda v: v.transpose(inverse), in_order)
+
+
+def reshaped(array, shape):
+    """``array.reshape(shape)`` (sizes resolved): a view where NumPy's is
+    one (the elements in order, or only length-1 axes added or dropped),
+    else a value of its own."""
+    shape, old = list(shape), list(array.shape)
+    ones_only = [d for d in shape if d != 1] == [d for d in old if d != 1]
+    if not (ones_only or _contiguous(array)):
+        return Array(array._a.reshape(shape))  # NumPy copies: a value of its own
+    return Rearranged(array, lambda n: n.reshape(shape), lambda v: v.reshape(old), True)
