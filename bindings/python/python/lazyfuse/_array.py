@@ -98,10 +98,7 @@ class Array:
 
     @property
     def size(self):
-        n = 1
-        for d in self._a.shape:
-            n *= d
-        return n
+        return _shape_len(self._a.shape)
 
     @property
     def T(self):
