@@ -391,10 +391,17 @@ struct Dims {
     b_varies: bool,
 }
 
+/// The multiply-adds below which a product runs on the calling thread:
+/// waking a worker costs tens of microseconds, which at 64×64×64 (0.26M
+/// multiply-adds, about 10 µs of one core's GEMM) was most of the time.
+const PARALLEL_WORK: usize = 1 << 21;
+
 impl Dims {
-    /// `c[z] = a[z or 0] @ b[z or 0]`, in one task per matrix or, with
-    /// fewer matrices than threads, per band of rows: each task packs its
-    /// right operand once, so there are no more tasks than threads need.
+    /// `c[z] = a[z or 0] @ b[z or 0]`. Large products are cut into one
+    /// task per thread: with fewer matrices than threads, each matrix into
+    /// bands of rows (each band packs the right operand once, so there are
+    /// no more bands than threads need); otherwise whole matrices, several
+    /// to a task.
     fn run<T: Gemm>(
         &self,
         a: &HostBuffer,
@@ -423,29 +430,41 @@ impl Dims {
         if c.len() != self.batches * m * n || a.len() < m * k || b.len() < k * n {
             return Err(wrong());
         }
-        let bands = workers.threads.div_ceil(self.batches).max(1);
-        let band = m.div_ceil(bands);
-        // Every task: (batch, first row, its rows of c).
-        let tasks: Vec<Mutex<(usize, usize, &mut [T])>> = (c.chunks_mut(m * n).enumerate())
+        let work = self.batches.saturating_mul(m * n).saturating_mul(k);
+        let threads = if work < PARALLEL_WORK {
+            1
+        } else {
+            workers.threads.max(1)
+        };
+        let band = m.div_ceil(threads.div_ceil(self.batches));
+        // Every piece: (batch, first row, its rows of c); `threads` tasks
+        // of consecutive pieces.
+        let mut pieces: Vec<(usize, usize, &mut [T])> = (c.chunks_mut(m * n).enumerate())
             .flat_map(|(z, matrix)| {
-                (matrix.chunks_mut(band * n).enumerate())
-                    .map(move |(i, rows)| Mutex::new((z, i * band, rows)))
+                (matrix.chunks_mut(band * n).enumerate()).map(move |(i, rows)| (z, i * band, rows))
             })
             .collect();
+        let per_task = pieces.len().div_ceil(threads);
+        let mut tasks = Vec::with_capacity(threads);
+        while !pieces.is_empty() {
+            let rest = pieces.split_off(per_task.min(pieces.len()));
+            tasks.push(Mutex::new(std::mem::replace(&mut pieces, rest)));
+        }
         let failed = Mutex::new(None);
         (workers.run)(tasks.len(), &|t| {
             let mut task = tasks[t].lock().unwrap_or_else(PoisonError::into_inner);
-            let (z, first, ref mut rows) = *task;
-            let operands = (
-                batch_of(a, self.a_varies, z, m * k),
-                batch_of(b, self.b_varies, z, k * n),
-            );
-            let (Some(a), Some(b)) = operands else {
-                *failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(wrong());
-                return;
-            };
-            let count = rows.len() / n;
-            T::gemm(count, k, n, &a[first * k..(first + count) * k], b, rows);
+            for (z, first, rows) in task.iter_mut() {
+                let operands = (
+                    batch_of(a, self.a_varies, *z, m * k),
+                    batch_of(b, self.b_varies, *z, k * n),
+                );
+                let (Some(a), Some(b)) = operands else {
+                    *failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(wrong());
+                    return;
+                };
+                let count = rows.len() / n;
+                T::gemm(count, k, n, &a[*first * k..(*first + count) * k], b, rows);
+            }
         });
         match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
             Some(error) => Err(error),

@@ -135,7 +135,7 @@ fn matmul_wraps_integers_and_rounds_floats_as_a_sum_in_order() -> Result<()> {
             "{}",
             cx.backend_name()
         );
-        // A product large enough for the CPU's GEMM to split in tasks.
+        // A product in several tiles of the kernel.
         let (m, k, n) = (150, 70, 90);
         let a_values: Vec<f64> = (0..m * k).map(|i| ((i % 17) as f64 - 8.0) / 7.0).collect();
         let b_values: Vec<f64> = (0..k * n).map(|i| ((i % 13) as f64 - 6.0) / 3.0).collect();
@@ -144,6 +144,30 @@ fn matmul_wraps_integers_and_rounds_floats_as_a_sum_in_order() -> Result<()> {
         let b = cx.from_slice(&b_values).reshape(&[k, n]);
         let got = matmul(&a, &b)?.to_vec::<f64>()?;
         common::assert_close(&got, &want, 1e-12);
+        let got32 = matmul(&a.astype(DType::F32), &b.astype(DType::F32))?
+            .astype(DType::F64)
+            .to_vec::<f64>()?;
+        common::assert_close(&got32, &want, 1e-4);
+    }
+    Ok(())
+}
+
+#[test]
+fn products_large_enough_to_split_over_the_cpus_threads_are_whole() -> Result<()> {
+    let cx = Context::cpu();
+    // One matrix cut into bands of rows, then 40 matrices (against one
+    // broadcast right operand) cut into groups: both past the work below
+    // which the CPU runs a product on the calling thread. (Terms that
+    // mostly add, so that no sum is rounding noise.)
+    for (batches, m, k, n) in [(1, 150, 120, 130), (40, 40, 40, 40)] {
+        let a_values: Vec<f64> = (0..batches * m * k)
+            .map(|i| (i % 17) as f64 / 7.0 - 0.5)
+            .collect();
+        let b_values: Vec<f64> = (0..k * n).map(|i| (i % 13) as f64 / 3.0 + 0.25).collect();
+        let (want, _) = expected((&a_values, &[batches, m, k]), (&b_values, &[k, n]));
+        let a = cx.from_slice(&a_values).reshape(&[batches, m, k]);
+        let b = cx.from_slice(&b_values).reshape(&[k, n]);
+        common::assert_close(&matmul(&a, &b)?.to_vec::<f64>()?, &want, 1e-12);
         let got32 = matmul(&a.astype(DType::F32), &b.astype(DType::F32))?
             .astype(DType::F64)
             .to_vec::<f64>()?;
