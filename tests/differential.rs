@@ -53,6 +53,8 @@ const UNARY: &[&str] = &[
     "cbrt",
     "invert",
     "deg2rad",
+    "arcsinh",
+    "arctanh",
 ];
 const BINARY: &[&str] = &[
     "add",
@@ -70,6 +72,8 @@ const BINARY: &[&str] = &[
     "hypot",
     "copysign",
     "fmod",
+    "logaddexp",
+    "heaviside",
     "bitwise_and",
     "bitwise_xor",
     "left_shift",

@@ -53,6 +53,12 @@ macro_rules! elementwise_methods {
             copysign => Copysign,
             /// C's `fmod`: remainder with the sign of `self` (integer `fmod(a, 0)` gives 0).
             fmod => Fmod,
+            /// `ln(e^self + e^rhs)` without undue overflow.
+            logaddexp => Logaddexp,
+            /// `log2(2^self + 2^rhs)` without undue overflow.
+            logaddexp2 => Logaddexp2,
+            /// The Heaviside step: 0 where `self < 0`, 1 where `self > 0`, `rhs` where `self == 0`.
+            heaviside => Heaviside,
             /// `self & rhs` (integers and bool).
             bitwise_and => BitwiseAnd,
             /// `self | rhs` (integers and bool).

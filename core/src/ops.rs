@@ -148,6 +148,12 @@ macro_rules! unary_table {
             Cosh => "cosh", cosh, Float, |x| x.cosh();
             /// Hyperbolic tangent.
             Tanh => "tanh", tanh, Float, |x| x.tanh();
+            /// Inverse hyperbolic sine.
+            Asinh => "arcsinh", arcsinh, Float, |x| x.asinh();
+            /// Inverse hyperbolic cosine (NaN below 1).
+            Acosh => "arccosh", arccosh, Float, |x| x.acosh();
+            /// Inverse hyperbolic tangent (±∞ at ±1, NaN beyond).
+            Atanh => "arctanh", arctanh, Float, |x| x.atanh();
             /// Round toward -∞ (integers unchanged).
             Floor => "floor", floor, Rounding, |x| x.floor();
             /// Round toward +∞ (integers unchanged).
@@ -300,6 +306,13 @@ named_ops! {
         Copysign => "copysign",
         /// C's `fmod`: the remainder with the sign of the dividend; integer `fmod(a, 0)` gives 0.
         Fmod => "fmod",
+        /// `ln(e^a + e^b)` without undue overflow (floats only after normalisation).
+        Logaddexp => "logaddexp",
+        /// `log2(2^a + 2^b)` without undue overflow (floats only after normalisation).
+        Logaddexp2 => "logaddexp2",
+        /// The Heaviside step of `a`: 0 below 0, 1 above, `b` at 0, NaN for
+        /// NaN (floats only after normalisation).
+        Heaviside => "heaviside",
         /// `a & b` (integers; bool is normalised to `logical_and`).
         BitwiseAnd => "bitwise_and",
         /// `a | b` (integers; bool is normalised to `logical_or`).
@@ -341,7 +354,12 @@ impl BinaryOp {
     pub const fn is_float_only(self) -> bool {
         matches!(
             self,
-            BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign
+            BinaryOp::Arctan2
+                | BinaryOp::Hypot
+                | BinaryOp::Copysign
+                | BinaryOp::Logaddexp
+                | BinaryOp::Logaddexp2
+                | BinaryOp::Heaviside
         )
     }
 

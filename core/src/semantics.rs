@@ -253,6 +253,18 @@ macro_rules! float_arithmetic {
                     BinaryOp::Hypot => a.hypot(b),
                     BinaryOp::Copysign => a.copysign(b),
                     BinaryOp::Fmod => a % b,
+                    BinaryOp::Logaddexp => {
+                        logaddexp(a, b, core::$t::consts::LN_2, |d| (-d).exp().ln_1p())
+                    }
+                    BinaryOp::Logaddexp2 => logaddexp(a, b, 1.0, |d| {
+                        (-d).exp2().ln_1p() * core::$t::consts::LOG2_E
+                    }),
+                    BinaryOp::Heaviside => match a {
+                        _ if a < 0.0 => 0.0,
+                        _ if a > 0.0 => 1.0,
+                        _ if a == 0.0 => b,
+                        _ => a,
+                    },
                     BinaryOp::Minimum => {
                         if a.is_nan() || a < b {
                             a
@@ -268,6 +280,25 @@ macro_rules! float_arithmetic {
                         }
                     }
                     _ => a,
+                }
+            }
+
+            /// NumPy's `npy_logaddexp` (and `2`): the larger operand plus
+            /// `log1p_of_exp(|a - b|)`, the log of `1 + base^-|a - b|`;
+            /// equal operands (infinities included) give `a + log_of_2`,
+            /// a NaN difference NaN.
+            #[inline]
+            fn logaddexp(a: $t, b: $t, log_of_2: $t, log1p_of_exp: impl Fn($t) -> $t) -> $t {
+                if a == b {
+                    return a + log_of_2;
+                }
+                let d = a - b;
+                if d > 0.0 {
+                    a + log1p_of_exp(d)
+                } else if d <= 0.0 {
+                    b + log1p_of_exp(-d)
+                } else {
+                    d
                 }
             }
 

@@ -127,6 +127,9 @@ LF_UNSIGNED(unsigned long long)
     LF_D T lf_sinh(T a) { return sinh##S(a); }                          \
     LF_D T lf_cosh(T a) { return cosh##S(a); }                          \
     LF_D T lf_tanh(T a) { return tanh##S(a); }                          \
+    LF_D T lf_arcsinh(T a) { return asinh##S(a); }                      \
+    LF_D T lf_arccosh(T a) { return acosh##S(a); }                      \
+    LF_D T lf_arctanh(T a) { return atanh##S(a); }                      \
     LF_D T lf_floor(T a) { return floor##S(a); }                        \
     LF_D T lf_ceil(T a) { return ceil##S(a); }                          \
     LF_D T lf_trunc(T a) { return trunc##S(a); }                        \
@@ -138,6 +141,22 @@ LF_UNSIGNED(unsigned long long)
     LF_D T lf_rad2deg(T a) { return a * ((T)180 / (T)3.14159265358979323846); } \
     LF_D T lf_arctan2(T a, T b) { return atan2##S(a, b); }              \
     LF_D T lf_hypot(T a, T b) { return hypot##S(a, b); }                \
+    LF_D T lf_logaddexp(T a, T b) {                                     \
+        if (a == b) return a + (T)0.693147180559945309417232121458176568; \
+        T d = a - b;                                                    \
+        return d > 0 ? a + log1p##S(exp##S(-d))                         \
+             : d <= 0 ? b + log1p##S(exp##S(d)) : d;                    \
+    }                                                                   \
+    LF_D T lf_logaddexp2(T a, T b) {                                    \
+        const T log2e = (T)1.442695040888963407359924681001892137;     \
+        if (a == b) return a + 1;                                       \
+        T d = a - b;                                                    \
+        return d > 0 ? a + log1p##S(exp2##S(-d)) * log2e                \
+             : d <= 0 ? b + log1p##S(exp2##S(d)) * log2e : d;           \
+    }                                                                   \
+    LF_D T lf_heaviside(T a, T b) {                                     \
+        return a < 0 ? (T)0 : a > 0 ? (T)1 : a == 0 ? b : a;            \
+    }                                                                   \
     LF_D T lf_copysign(T a, T b) { return copysign##S(a, b); }          \
     LF_D T lf_fmod(T a, T b) { return fmod##S(a, b); }                  \
     LF_D bool lf_isnan(T a) { return isnan(a); }                        \

@@ -37,7 +37,8 @@ def _numpy_dtype(name):
 
 # NumPy ufunc name -> lazyfuse operation name, where they differ.
 _UFUNC_NAMES = {
-    "true_divide": "divide", "absolute": "abs", "conjugate": None,
+    "true_divide": "divide", "absolute": "abs", "conjugate": None, "degrees": "rad2deg",
+    "radians": "deg2rad",
 }
 
 _BINARY = {
@@ -45,7 +46,7 @@ _BINARY = {
     "mod", "power", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
     "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
     "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
-    "copysign", "fmod",
+    "copysign", "fmod", "logaddexp", "logaddexp2", "heaviside",
 }
 
 def _positive(x):
@@ -54,7 +55,27 @@ def _positive(x):
     return Array(x._a.astype(x._a.dtype_name))
 
 
-_UNARY_SPECIAL = {"positive": _positive}
+def _float_loop(ufunc, x):
+    """`x` in the float dtype NumPy's `ufunc` computes it in (integers and
+    bool: the smallest float holding them)."""
+    if x.dtype == "bfloat16" or x.dtype.kind == "f":
+        return x
+    return Array(x._a.astype(ufunc.resolve_dtypes((x.dtype, None))[0].name))
+
+
+def _fabs(x):
+    return Array(_float_loop(np.fabs, x)._a.unary("abs"))
+
+
+def _signbit(x):
+    if x.dtype == np.bool_:
+        return x < False
+    if x.dtype != "bfloat16" and x.dtype.kind in "iu":
+        return x < 0
+    return Array(x._a.binary("copysign", 1.0, True)) < 0  # the sign of NaN and -0.0 too
+
+
+_UNARY_SPECIAL = {"positive": _positive, "fabs": _fabs, "signbit": _signbit}
 
 
 def _fmax_fmin(name, a, b):
@@ -465,6 +486,10 @@ class Array:
             result = Array(first._a.unary(name))
         elif ufunc.nin == 2 and name in ("fmax", "fmin"):
             result = _fmax_fmin(name, *inputs)
+        elif name == "float_power":
+            a, b = (x.astype(np.float64) if isinstance(x, Array) else np.float64(x)
+                    for x in inputs)
+            result = a ** b
         elif ufunc.nin == 2 and name in _BINARY:
             a, b = inputs
             if isinstance(a, Array):
