@@ -173,12 +173,18 @@ pub fn region_kernel(dtype: DType, ndim: usize) -> Result<Kernel> {
             .iter()
             .fold(Val::from(1i64), |n, [_, _, len, _]| n * len.clone());
         k.if_(i.lt(total), |k| {
-            // Row-major position in the region, last axis fastest.
+            // Row-major position in the region, last axis fastest; what
+            // is left for the first axis is its position (i < total).
             let (mut at_target, mut at_value) = (Vec::new(), Vec::new());
             let mut rest = i;
-            for [start, step, len, varies] in axes.iter().rev() {
-                let j = rest.apply_binary(BinaryOp::Rem, len);
-                rest = rest.apply_binary(BinaryOp::FloorDiv, len);
+            for (d, [start, step, len, varies]) in axes.iter().enumerate().rev() {
+                let j = match d {
+                    0 => rest.clone(),
+                    _ => rest.apply_binary(BinaryOp::Rem, len),
+                };
+                if d > 0 {
+                    rest = rest.apply_binary(BinaryOp::FloorDiv, len);
+                }
                 at_target.push(k.let_(start + &(&j * step)));
                 at_value.push(&j * varies);
             }

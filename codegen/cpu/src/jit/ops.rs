@@ -428,8 +428,72 @@ impl Lowering<'_, '_> {
                 };
                 self.icmp(cc, a, b)
             }
+            BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Fmod if !float => {
+                self.integer_division(op, a, b, unsigned)?
+            }
             _ => return Err("an operation the JIT does not compile"),
         })
+    }
+
+    /// NumPy's integer `//`, `%` and C's `fmod` as `core::semantics` has
+    /// them: division by zero gives 0 and `MIN // -1` wraps to `MIN`
+    /// (where the hardware's division would trap). Scalars only: x86 has
+    /// no vector integer division, so vector lowerings fail here and their
+    /// callers compile without vectors.
+    fn integer_division(
+        &mut self,
+        op: BinaryOp,
+        a: &Val,
+        b: &Val,
+        unsigned: bool,
+    ) -> Result<Val, Unsupported> {
+        let (&[x], &[y]) = (a.as_slice(), b.as_slice()) else {
+            return Err("integer division in vectors");
+        };
+        if self.vector {
+            return Err("integer division in vectors");
+        }
+        let b = &mut *self.b;
+        let ty = b.func.dfg.value_type(x);
+        let (zero, one) = (b.ins().iconst(ty, 0), b.ins().iconst(ty, 1));
+        let by_zero = b.ins().icmp_imm(IntCC::Equal, y, 0);
+        let divisor = b.ins().select(by_zero, one, y);
+        let result = if unsigned {
+            match op {
+                BinaryOp::FloorDiv => b.ins().udiv(x, divisor),
+                _ => b.ins().urem(x, divisor),
+            }
+        } else {
+            // `x / -1` is `-x` (wrapping); dividing by 1 instead avoids the trap.
+            let by_minus_one = b.ins().icmp_imm(IntCC::Equal, y, -1);
+            let divisor = b.ins().select(by_minus_one, one, divisor);
+            let quotient = b.ins().sdiv(x, divisor);
+            let negated = b.ins().ineg(x);
+            let quotient = b.ins().select(by_minus_one, negated, quotient);
+            let remainder = b.ins().srem(x, divisor);
+            let remainder = b.ins().select(by_minus_one, zero, remainder);
+            // Floor, not truncation: a remainder whose sign differs from
+            // the divisor's moves the quotient down and the remainder by y.
+            let nonzero = b.ins().icmp_imm(IntCC::NotEqual, remainder, 0);
+            let signs = b.ins().bxor(remainder, y);
+            let differ = b.ins().icmp_imm(IntCC::SignedLessThan, signs, 0);
+            let adjust = b.ins().band(nonzero, differ);
+            match op {
+                BinaryOp::FloorDiv => {
+                    let lower = b.ins().iadd_imm(quotient, -1);
+                    b.ins().select(adjust, lower, quotient)
+                }
+                BinaryOp::Rem => {
+                    let moved = b.ins().iadd(remainder, y);
+                    b.ins().select(adjust, moved, remainder)
+                }
+                _ => remainder,
+            }
+        };
+        Ok(SmallVec::from_elem(
+            b.ins().select(by_zero, zero, result),
+            1,
+        ))
     }
 
     /// Operations on bools (masks or 0/1 bytes): `core::semantics::logical`.

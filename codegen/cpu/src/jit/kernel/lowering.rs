@@ -375,7 +375,10 @@ pub(super) fn binary_result(op: BinaryOp, from: DType) -> Result<DType, Unsuppor
     } else {
         from
     };
-    if binary_supported(op, dtype) {
+    let integer_division = matches!(op, BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Fmod)
+        && dtype != DType::Bool
+        && !dtype.is_float();
+    if binary_supported(op, dtype) || integer_division {
         Ok(dtype)
     } else {
         Err("an operation the JIT does not compile")
