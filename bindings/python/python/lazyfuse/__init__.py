@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _native
 from ._array import Array, _dtype_name, _store, where
+from . import _numpy
 from .errors import (
     ArgumentError, AxisError, BackendError, CompileError, DeviceError, DTypeError, InternalError,
     LazyfuseError, ShapeError,
@@ -221,3 +222,18 @@ def stats(context=None):
 def cuda_source(*arrays):
     """The CUDA C lazyfuse would run to compute ``arrays``."""
     return _native.cuda_source([a._a for a in arrays])
+
+
+def __getattr__(name):
+    """NumPy's namespace over lazy arrays (``lf.exp``, ``lf.nanmax``,
+    ``lf.concatenate``…: see ``lazyfuse._numpy``), resolved here so that
+    names like ``sum`` and ``max`` do not shadow the builtins inside the
+    package."""
+    try:
+        return _numpy.FUNCTIONS[name]
+    except KeyError:
+        raise AttributeError(f"module 'lazyfuse' has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_numpy.FUNCTIONS))

@@ -88,12 +88,6 @@ def _fmax_fmin(name, a, b):
     return where(b_nan, where(a_nan, extreme, a), where(a_nan, b, extreme))
 
 
-_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
-               "std", "cumsum", "cumprod")
-# NumPy functions that are methods of Array (lazy, or views).
-_METHODS = ("reshape", "transpose", "astype", "ravel", "squeeze", "swapaxes", "clip", "copy")
-
-
 class Array:
     """A lazy n-dimensional array (see the module documentation)."""
 
@@ -330,6 +324,37 @@ class Array:
     def __imatmul__(self, o):
         return _store(self @ o, self, "matmul (in place)")
 
+    def round(self, decimals=0, out=None):
+        """NumPy's ``round``: half to even, at ``decimals`` places (NumPy's
+        ``rint(x * 10**d) / 10**d``; integers by a negative ``decimals``
+        in integer arithmetic), lazily."""
+        decimals = operator.index(decimals)
+        if self.dtype == np.bool_:
+            raise DTypeError("round: not supported for bool (NumPy's ufunc loop is missing too)")
+        integer = self.dtype != "bfloat16" and self.dtype.kind in "iu"
+        if integer and decimals >= 0:
+            result = self
+        elif integer:
+            scale = 10 ** -decimals
+            if scale > np.iinfo(self.dtype).max:
+                result = self * 0
+            else:
+                quotient = self // scale
+                twice = (self - quotient * scale) * 2
+                up = (twice > scale) | ((twice == scale) & (quotient % 2 == 1))
+                result = (quotient + up.astype(self.dtype)) * scale
+        elif decimals == 0:
+            result = Array(self._a.unary("round"))
+        elif decimals > 0:
+            scale = 10.0 ** decimals
+            result = Array((self * scale)._a.unary("round")) / scale
+        else:
+            scale = 10.0 ** -decimals
+            result = Array((self / scale)._a.unary("round")) * scale
+        return result if out is None else _store(result, out, "round")
+
+    __round__ = round
+
     def __divmod__(self, o): return self // o, self % o
     def __rdivmod__(self, o): return self.__rfloordiv__(o), self.__rmod__(o)
 
@@ -510,15 +535,13 @@ class Array:
         return result
 
     def __array_function__(self, func, types, args, kwargs):
+        # NumPy's functions lazyfuse has (`_numpy`) stay lazy.
         name = func.__name__
-        if name in _REDUCTIONS and args and isinstance(args[0], Array):
-            return getattr(args[0], name)(*args[1:], **kwargs)
-        if name in _METHODS and args and isinstance(args[0], Array):
-            return getattr(args[0], name)(*args[1:], **kwargs)
         if name == "where" and len(args) == 3:
             return where(*args)
-        if name == "broadcast_to" and isinstance(args[0], Array):
-            return Array(args[0]._a.broadcast_to(list(args[1])))
+        lazy = _numpy.FUNCTIONS.get(name)
+        if lazy is not None:
+            return lazy(*args, **kwargs)
         # Anything else runs in NumPy on computed values.
         def computed(x):
             if isinstance(x, Array):
@@ -579,5 +602,5 @@ def where(condition, x, y):
     return Array(condition._a.where_(unwrap(x), unwrap(y)))
 
 
-# Last: `_views` subclasses Array.
-from . import _views  # noqa: E402
+# Last: `_views` subclasses Array, `_numpy` calls its methods.
+from . import _numpy, _views  # noqa: E402

@@ -4,7 +4,8 @@ unsafe casting, as reductions do), ``initial=`` (combined with the result;
 the result of an empty ``min``/``max``), ``where=`` (a mask: masked-out
 elements count as the reduction's identity, or ``initial``); ``var`` and
 ``std`` over several axes; the ufunc methods ``np.add.reduce`` and
-``accumulate``; and ``matmul`` (``@``) as one fused multiply-and-sum.
+``accumulate``; and ``matmul`` (``@``) as one launch of the matrix-product
+kernel.
 Everything stays lazy."""
 
 import numpy as np

@@ -1,0 +1,439 @@
+"""NumPy's namespace over lazy arrays, as CuPy gives one: ``lf.exp(x)``,
+``lf.sum(x, axis=0)``, ``lf.nanmax(x)``, ``lf.concatenate([x, y])``,
+``lf.linspace(0, 1, 5)``, ``lf.tril(m)``…
+
+Every function takes lazyfuse arrays, NumPy arrays, sequences or numbers
+and returns a lazy array, in the context of its lazy arguments (else the
+current one). NumPy's own functions called on lazyfuse arrays
+(``np.concatenate([x, y])``, ``np.nanmean(x)``) come here too, through
+``Array.__array_function__``. Results follow NumPy: dtypes by its
+promotion (Python numbers are weak, NEP 50), shapes, NaN rules, errors
+(``lazyfuse.ShapeError`` and friends, which are NumPy's ``ValueError``…).
+A few functions answer a question and so demand their operands:
+``allclose`` and ``array_equal`` return Python bools."""
+
+import operator
+
+import numpy as np
+
+from . import _reductions
+from ._array import Array, _dtype_name, _store, where
+from .errors import ArgumentError, DTypeError, ShapeError
+
+# NumPy's ufuncs lazyfuse computes lazily (``Array.__array_ufunc__``),
+# offered under their NumPy names.
+_UFUNCS = (
+    "absolute", "add", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+    "arctanh", "bitwise_and", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "copysign", "cos",
+    "cosh", "deg2rad", "degrees", "divide", "divmod", "equal", "exp", "exp2", "expm1", "fabs",
+    "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod", "greater", "greater_equal",
+    "heaviside", "hypot", "invert", "isfinite", "isinf", "isnan", "left_shift", "less",
+    "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "matmul", "maximum", "minimum", "mod",
+    "multiply", "negative", "not_equal", "positive", "power", "rad2deg", "radians",
+    "reciprocal", "remainder", "right_shift", "rint", "sign", "signbit", "sin", "sinh", "sqrt",
+    "square", "subtract", "tan", "tanh", "true_divide", "trunc",
+)
+_ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power"}
+
+FUNCTIONS = {}
+
+
+def _function(f):
+    FUNCTIONS[f.__name__] = f
+    return f
+
+
+def _lazy(args):
+    """``args`` with the arrays among them lazy: NumPy arrays and sequences
+    go to the context of the first lazyfuse array (else the current one);
+    numbers stay numbers (weak, as NEP 50 has them). With no array at all,
+    the first argument becomes one."""
+    from . import asarray
+    first = next((a for a in args if isinstance(a, Array)), None)
+    lazy = []
+    for a in args:
+        if not isinstance(a, (Array, bool, int, float, np.generic)):
+            a = asarray(a) if first is None else first._like(np.asarray(a))
+            first = a if first is None else first
+        lazy.append(a)
+    if first is None and lazy:
+        lazy[0] = asarray(lazy[0])
+    return lazy
+
+
+def _one(a):
+    return _lazy([a])[0]
+
+
+def _ufunc(name):
+    ufunc = getattr(np, _ALIASES.get(name, name))
+
+    def apply(*args, out=None, **kwargs):
+        inputs = _lazy(args[:ufunc.nin]) + list(args[ufunc.nin:])
+        if out is not None:
+            kwargs["out"] = out
+        return ufunc(*inputs, **kwargs)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"NumPy's ``{ufunc.__name__}``, lazily (fused with the work around it)."
+    return apply
+
+
+for _name in _UFUNCS + tuple(_ALIASES):
+    FUNCTIONS[_name] = _ufunc(_name)
+
+
+# --- reductions -------------------------------------------------------------
+
+def _method(name, method=None):
+    def apply(a, *args, **kwargs):
+        return getattr(_one(a), method or name)(*args, **kwargs)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"NumPy's ``{name}``: ``asarray(a).{method or name}(…)``, lazily."
+    FUNCTIONS[name] = apply
+
+
+for _name in ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
+              "std", "cumsum", "cumprod", "reshape", "transpose", "ravel", "squeeze",
+              "swapaxes", "clip", "copy", "astype", "round"):
+    _method(_name)
+for _name, _method_name in (("amin", "min"), ("amax", "max"), ("around", "round"),
+                            ("cumulative_sum", "cumsum"), ("cumulative_prod", "cumprod")):
+    _method(_name, _method_name)
+
+
+def _is_float(a):
+    return a.dtype == "bfloat16" or a.dtype.kind == "f"
+
+
+def _not_nan(a, where):
+    """The mask of ``a``'s numbers, and ``where=``'s."""
+    mask = ~FUNCTIONS["isnan"](a)
+    return mask if where is True else mask & _lazy([where, a])[0]
+
+
+def _nan_skipping(name, reduction):
+    def apply(a, axis=None, *args, where=True, **kwargs):
+        a = _one(a)
+        if _is_float(a):
+            where = _not_nan(a, where)
+        return getattr(a, reduction)(axis, *args, where=where, **kwargs)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = (f"NumPy's ``{name}``: ``{reduction}`` of the elements that are not NaN "
+                     f"(a ``where=`` mask), lazily.")
+    FUNCTIONS[name] = apply
+
+
+for _name in ("sum", "prod", "mean", "var", "std"):
+    _nan_skipping("nan" + _name, _name)
+
+
+def _nan_extreme(name, reduction, fill):
+    def apply(a, axis=None, out=None, keepdims=False):
+        a = _one(a)
+        if not _is_float(a):
+            return getattr(a, reduction)(axis, out=out, keepdims=keepdims)
+        nan = FUNCTIONS["isnan"](a)
+        extreme = getattr(where(nan, fill, a), reduction)(axis, keepdims=keepdims)
+        result = where(nan.all(axis, keepdims=keepdims), np.nan, extreme)  # all-NaN: NaN
+        return result if out is None else _store(result, out, name, "unsafe")
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = (f"NumPy's ``{name}``: ``{reduction}`` ignoring NaN (NaN where a slice is "
+                     f"all NaN), lazily.")
+    FUNCTIONS[name] = apply
+
+
+_nan_extreme("nanmin", "min", np.inf)
+_nan_extreme("nanmax", "max", -np.inf)
+
+
+@_function
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """NumPy's ``count_nonzero`` as an int64 array (0-d for the whole
+    array, as CuPy's), lazily."""
+    a = _one(a)
+    return (a != 0).sum(axis, dtype=np.int64, keepdims=keepdims)
+
+
+# --- comparisons and cleaning -------------------------------------------------
+
+@_function
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """NumPy's ``isclose``, with its formula: ``|a - b| <= atol + rtol * |b|``
+    where ``b`` is finite, or ``a == b``; NaN equal to NaN with
+    ``equal_nan``. Lazy."""
+    a, b = _lazy([a, b])
+    if isinstance(b, Array) and b.dtype != "bfloat16":
+        b = b.astype(np.result_type(b.dtype, 1.0))
+    elif isinstance(b, int):
+        b = float(b)
+    isfinite, isnan = FUNCTIONS["isfinite"], FUNCTIONS["isnan"]
+    result = (abs(a - b) <= atol + rtol * abs(b)) & isfinite(b) | (a == b)
+    if equal_nan:
+        result = result | (isnan(a) & isnan(b))
+    return result
+
+
+@_function
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """NumPy's ``allclose``: a Python bool (computes ``isclose``'s ``all``)."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+@_function
+def array_equal(a1, a2, equal_nan=False):
+    """NumPy's ``array_equal``: a Python bool (False for other shapes)."""
+    a1, a2 = _lazy([a1, a2])
+    if np.shape(a1) != np.shape(a2):
+        return False
+    same = a1 == a2
+    if equal_nan and any(isinstance(x, Array) and _is_float(x) for x in (a1, a2)):
+        isnan = FUNCTIONS["isnan"]
+        same = same | (isnan(a1) & isnan(a2))
+    return bool(same.all())
+
+
+@_function
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NumPy's ``nan_to_num``: NaN, +∞ and -∞ replaced (by default with 0
+    and the dtype's largest and smallest finite values), lazily. Arrays
+    are values here, so ``copy=False`` changes nothing."""
+    x = _one(x)
+    if not _is_float(x):
+        return x
+    info = np.finfo(np.float32 if x.dtype == "bfloat16" else x.dtype)
+    big = 3.3895313892515355e38 if x.dtype == "bfloat16" else float(info.max)
+    posinf = big if posinf is None else posinf
+    neginf = -big if neginf is None else neginf
+    return where(FUNCTIONS["isnan"](x), nan, where(x == np.inf, posinf,
+                                                   where(x == -np.inf, neginf, x)))
+
+
+# --- products -----------------------------------------------------------------
+
+@_function
+def dot(a, b, out=None):
+    """NumPy's ``dot``: products of 0-d operands, ``matmul`` up to 2-d (and
+    for a 1-d ``b``), else the sum over ``a``'s last axis and ``b``'s
+    second-to-last. Lazy."""
+    a, b = _lazy([a, b])
+    a, b = (x if isinstance(x, Array) else a._like(np.asarray(x)) if isinstance(a, Array)
+            else b._like(np.asarray(x)) for x in (a, b))
+    if a.ndim == 0 or b.ndim == 0:
+        result = a * b
+    elif b.ndim <= 2:
+        result = a @ b
+    else:
+        # b (..., K, m): K to the front, the rest flat; one product.
+        k = b.shape[-2]
+        if a.shape[-1] != k:
+            raise ShapeError(f"dot: shapes {a.shape} and {b.shape} not aligned (the last axis "
+                             f"of the first, {a.shape[-1]}, is not the second-to-last of the "
+                             f"second, {k})")
+        flat_b = moveaxis(b, -2, 0).reshape(k, -1)
+        result = (a.reshape(-1, k) @ flat_b).reshape(a.shape[:-1] + b.shape[:-2] + b.shape[-1:])
+    return result if out is None else _store(result, out, "dot")
+
+
+@_function
+def outer(a, b, out=None):
+    """NumPy's ``outer``: ``ravel(a)[:, None] * ravel(b)[None, :]``, lazily."""
+    a, b = (_one(x).reshape(-1) for x in _lazy([a, b]))
+    result = a[:, None] * b[None, :]
+    return result if out is None else _store(result, out, "outer")
+
+
+# --- shapes -------------------------------------------------------------------
+
+@_function
+def expand_dims(a, axis):
+    """NumPy's ``expand_dims``: length-1 axes inserted (a view)."""
+    a = _one(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    ndim = a.ndim + len(axes)
+    axes = _reductions._axes(np.empty((1,) * ndim), tuple(axes), "expand_dims")
+    if len(axes) != len(set(axes)) or len(axes) != ndim - a.ndim:
+        raise ArgumentError(f"expand_dims: repeated axis in {axis}")
+    shape, rest = [], iter(a.shape)
+    for d in range(ndim):
+        shape.append(1 if d in axes else next(rest))
+    return a.reshape(shape)
+
+
+@_function
+def moveaxis(a, source, destination):
+    """NumPy's ``moveaxis`` (a view)."""
+    a = _one(a)
+    src = source if isinstance(source, (tuple, list)) else (source,)
+    dst = destination if isinstance(destination, (tuple, list)) else (destination,)
+    src = [_reductions._axes(a, s, "moveaxis")[0] for s in src]
+    dst = [_reductions._axes(a, d, "moveaxis")[0] for d in dst]
+    if len(src) != len(dst):
+        raise ArgumentError("moveaxis: `source` and `destination` arguments must have the same "
+                            "number of elements")
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return a.transpose(order)
+
+
+@_function
+def broadcast_to(array, shape):
+    """NumPy's ``broadcast_to``, lazily."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return Array(_one(array)._a.broadcast_to(list(shape)))
+
+
+def _pieces(arrays, what):
+    if isinstance(arrays, Array) or not hasattr(arrays, "__iter__"):
+        raise ArgumentError(f"{what}: expected a sequence of arrays")
+    pieces = _lazy(list(arrays))
+    if not pieces:
+        raise ArgumentError(f"{what}: need at least one array to join")
+    first = next(p for p in pieces if isinstance(p, Array))
+    return [p if isinstance(p, Array) else first._like(np.asarray(p)) for p in pieces]
+
+
+@_function
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """NumPy's ``concatenate`` (``axis=None``: of the flattened arrays),
+    lazily: each array is written into its part of the result (fused with
+    the work that computes it)."""
+    pieces = _pieces(arrays, "concatenate")
+    if axis is None:
+        pieces, axis = [p.reshape(-1) for p in pieces], 0
+    first = pieces[0]
+    if first.ndim == 0:
+        raise ArgumentError("concatenate: zero-dimensional arrays cannot be concatenated")
+    axis = _reductions._axes(first, axis, "concatenate")[0]
+    for p in pieces:
+        others = [n for d, n in enumerate(p.shape) if d != axis]
+        if p.ndim != first.ndim or others != [n for d, n in enumerate(first.shape) if d != axis]:
+            raise ShapeError(
+                f"concatenate: all the input array dimensions except for the concatenation axis "
+                f"must match exactly (shapes {', '.join(str(q.shape) for q in pieces)}, axis "
+                f"{axis})")
+    if dtype is None:
+        dtype = np.result_type(*[p.dtype for p in pieces])
+    elif not all(np.can_cast(p.dtype, dtype, casting) for p in pieces):
+        raise DTypeError(
+            f"concatenate: cannot cast the arrays to {np.dtype(dtype)} with casting={casting!r}")
+    shape = list(first.shape)
+    shape[axis] = sum(p.shape[axis] for p in pieces)
+    result = Array(first._a.full_like(shape, 0, _dtype_name(dtype)))
+    at = 0
+    for p in pieces:
+        n = p.shape[axis]
+        if n:
+            region = [(at if d == axis else 0, 1, n if d == axis else length)
+                      for d, length in enumerate(shape)]
+            result = Array(result._a.with_region(region, p.astype(dtype)._a))
+        at += n
+    return result if out is None else _store(result, out, "concatenate")
+
+
+@_function
+def stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """NumPy's ``stack``: arrays of one shape along a new axis, lazily."""
+    pieces = _pieces(arrays, "stack")
+    if len({p.shape for p in pieces}) != 1:
+        raise ShapeError(f"stack: all input arrays must have the same shape (got "
+                         f"{', '.join(str(p.shape) for p in pieces)})")
+    axis = _reductions._axes(np.empty((1,) * (pieces[0].ndim + 1)), axis, "stack")[0]
+    return concatenate([expand_dims(p, axis) for p in pieces], axis, out, dtype, casting)
+
+
+@_function
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """NumPy's ``hstack``: along the first axis for 1-d arrays, else the second."""
+    pieces = [p.reshape(1) if p.ndim == 0 else p for p in _pieces(tup, "hstack")]
+    return concatenate(pieces, 0 if pieces[0].ndim == 1 else 1, dtype=dtype, casting=casting)
+
+
+@_function
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """NumPy's ``vstack``: 1-d arrays as rows, along the first axis."""
+    pieces = [p.reshape(1, -1) if p.ndim < 2 else p for p in _pieces(tup, "vstack")]
+    return concatenate(pieces, 0, dtype=dtype, casting=casting)
+
+
+# --- triangles and constructors -----------------------------------------------
+
+def _below(shape, k, like):
+    """``j - i`` over the last two axes of ``shape`` compared with ``k``:
+    ``(i, j)`` index arrays that broadcast."""
+    rows, cols = shape[-2], shape[-1]
+    i = Array(like._a.arange_like(rows, "int64")).reshape(rows, 1)
+    j = Array(like._a.arange_like(cols, "int64")).reshape(1, cols)
+    return j - i
+
+
+@_function
+def tril(m, k=0):
+    """NumPy's ``tril``: zeros above the ``k``-th diagonal, lazily."""
+    m = _one(m)
+    if m.ndim < 2:
+        raise ArgumentError(f"tril: an array of shape {m.shape} (expected at least 2 axes)")
+    return where(_below(m.shape, k, m) <= k, m, 0)
+
+
+@_function
+def triu(m, k=0):
+    """NumPy's ``triu``: zeros below the ``k``-th diagonal, lazily."""
+    m = _one(m)
+    if m.ndim < 2:
+        raise ArgumentError(f"triu: an array of shape {m.shape} (expected at least 2 axes)")
+    return where(_below(m.shape, k, m) >= k, m, 0)
+
+
+@_function
+def eye(N, M=None, k=0, dtype=float, order="C", *, context=None):
+    """NumPy's ``eye``: ones on the ``k``-th diagonal (generated where it is
+    used)."""
+    from . import zeros
+    M = N if M is None else M
+    like = zeros((), np.int64, context)
+    return (_below((N, M), k, like) == k).astype(dtype)
+
+
+@_function
+def identity(n, dtype=None, *, context=None):
+    """NumPy's ``identity``: ``eye(n)``."""
+    return eye(n, dtype=float if dtype is None else dtype, context=context)
+
+
+@_function
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             context=None):
+    """NumPy's ``linspace`` of two numbers, with its arithmetic (``i *
+    step + start``, the last value ``stop`` exactly), generated where it
+    is used."""
+    from . import arange
+    num = operator.index(num)
+    if num < 0:
+        raise ArgumentError(f"linspace: number of samples, {num}, must be non-negative")
+    if any(isinstance(v, Array) or np.ndim(v) for v in (start, stop)):
+        raise ArgumentError("linspace: lazyfuse takes numbers for start and stop")
+    div = num - 1 if endpoint else num
+    dt = np.result_type(start, stop, float(num))
+    delta = stop - start
+    step = delta / div if div > 0 else np.nan
+    y = arange(0, num, dtype=dt, context=context)
+    if div > 0:
+        y = y / div * delta if step == 0 else y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        y = where(arange(0, num, dtype=np.int64, context=context) == num - 1, stop, y)
+    if dtype is not None:
+        if np.dtype(dtype).kind in "iu":
+            y = FUNCTIONS["floor"](y)
+        y = y.astype(dtype)
+    if retstep:
+        return y, step
+    return y
