@@ -175,6 +175,26 @@ pub fn plan_binary(op: BinaryOp, lhs: OperandType, rhs: OperandType) -> Result<B
              or use logical_xor)",
         )),
         (Div, Kind::Bool | Kind::Int | Kind::UInt) => plan(DType::F64, Div),
+        // NumPy raises for a negative exponent of an integer array; lazily
+        // that can be told only of a scalar exponent (an exponent array's
+        // negative elements give 0, as integer division would).
+        (Pow, Kind::Bool | Kind::Int | Kind::UInt)
+            if matches!(lhs, OperandType::Strong(_))
+                && matches!(rhs, OperandType::Weak(Scalar::Int(v)) if v < 0) =>
+        {
+            Err(Error::invalid(
+                "power",
+                format!(
+                    "integers to negative integer powers are not allowed (got {} ** {}; \
+                     expected an exponent of at least 0, or a float operand)",
+                    describe(lhs),
+                    match rhs {
+                        OperandType::Weak(Scalar::Int(v)) => v,
+                        _ => 0,
+                    }
+                ),
+            ))
+        }
         (FloorDiv | Rem | Pow | Fmod | LeftShift | RightShift, Kind::Bool) => plan(DType::I8, op),
         // NumPy's loop choice: a weak scalar takes the operands' common
         // type, then each operand's smallest float, promoted (int8 with
@@ -321,6 +341,22 @@ mod tests {
         assert_eq!(
             result_type(&[Strong(DType::F16), Weak(Scalar::Int(1))]),
             DType::F16
+        );
+    }
+
+    #[test]
+    fn integer_arrays_refuse_a_negative_scalar_exponent_as_numpy() {
+        for dtype in [DType::Bool, DType::I8, DType::U64] {
+            let err = plan_binary(BinaryOp::Pow, Strong(dtype), Weak(Scalar::Int(-1))).unwrap_err();
+            assert!(err.to_string().contains("negative integer powers"), "{err}");
+        }
+        let ok = |lhs, rhs| plan_binary(BinaryOp::Pow, lhs, rhs).is_ok();
+        assert!(ok(Strong(DType::F32), Weak(Scalar::Int(-1))));
+        assert!(ok(Strong(DType::I32), Weak(Scalar::Int(0))));
+        assert!(ok(Strong(DType::I32), Weak(Scalar::Float(-1.0))));
+        assert!(
+            ok(Weak(Scalar::Int(2)), Weak(Scalar::Int(-1))),
+            "Python's 2 ** -1 is 0.5"
         );
     }
 

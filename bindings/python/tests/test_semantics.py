@@ -186,6 +186,11 @@ def test_errors_are_lazyfuse_errors_and_numpys_builtin_kinds():
         lf.zeros(6).reshape(-1, -1)
     with pytest.raises(lf.AxisError):
         lf.zeros((2, 3)).var(axis=4)
+    with pytest.raises(ValueError, match="negative integer powers"):  # as NumPy's
+        lf.arange(3) ** -1
+    with pytest.raises(ValueError, match="negative integer powers"):
+        np.power(lf.asarray(np.array([1, 2], np.uint8)), -2)
+    assert (lf.arange(3) ** -1.0).dtype == np.float64 and (2 ** lf.arange(3)).dtype == np.int64
     with pytest.raises(lf.CompileError):
         @cuda.jit
         def uses_a_list(a):
