@@ -142,13 +142,18 @@ fn matmul_wraps_integers_and_rounds_floats_as_a_sum_in_order() -> Result<()> {
         let (want, _) = expected((&a_values, &[m, k]), (&b_values, &[k, n]));
         let a = cx.from_slice(&a_values).reshape(&[m, k]);
         let b = cx.from_slice(&b_values).reshape(&[k, n]);
-        let got = matmul(&a, &b)?.to_vec::<f64>()?;
-        common::assert_close(&got, &want, 1e-12);
-        let got32 = matmul(&a.astype(DType::F32), &b.astype(DType::F32))?
-            .astype(DType::F64)
-            .to_vec::<f64>()?;
-        common::assert_close(&got32, &want, 1e-4);
+        assert_product_in_f64_and_f32(&a, &b, &want)?;
     }
+    Ok(())
+}
+
+/// `a @ b` (f64) is `want`, and so is it computed in f32, within f32's rounding.
+fn assert_product_in_f64_and_f32(a: &Array, b: &Array, want: &[f64]) -> Result<()> {
+    common::assert_close(&matmul(a, b)?.to_vec::<f64>()?, want, 1e-12);
+    let got32 = matmul(&a.astype(DType::F32), &b.astype(DType::F32))?
+        .astype(DType::F64)
+        .to_vec::<f64>()?;
+    common::assert_close(&got32, want, 1e-4);
     Ok(())
 }
 
@@ -167,11 +172,7 @@ fn products_large_enough_to_split_over_the_cpus_threads_are_whole() -> Result<()
         let (want, _) = expected((&a_values, &[batches, m, k]), (&b_values, &[k, n]));
         let a = cx.from_slice(&a_values).reshape(&[batches, m, k]);
         let b = cx.from_slice(&b_values).reshape(&[k, n]);
-        common::assert_close(&matmul(&a, &b)?.to_vec::<f64>()?, &want, 1e-12);
-        let got32 = matmul(&a.astype(DType::F32), &b.astype(DType::F32))?
-            .astype(DType::F64)
-            .to_vec::<f64>()?;
-        common::assert_close(&got32, &want, 1e-4);
+        assert_product_in_f64_and_f32(&a, &b, &want)?;
     }
     Ok(())
 }
