@@ -220,9 +220,7 @@ def dot(a, b, out=None):
     """NumPy's ``dot``: products of 0-d operands, ``matmul`` up to 2-d (and
     for a 1-d ``b``), else the sum over ``a``'s last axis and ``b``'s
     second-to-last. Lazy."""
-    a, b = _lazy([a, b])
-    a, b = (x if isinstance(x, Array) else a._like(np.asarray(x)) if isinstance(a, Array)
-            else b._like(np.asarray(x)) for x in (a, b))
+    a, b = _pieces([a, b], "dot")  # numbers too: ``dot`` asks for shapes
     if a.ndim == 0 or b.ndim == 0:
         result = a * b
     elif b.ndim <= 2:
