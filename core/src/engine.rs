@@ -47,6 +47,12 @@ pub struct Stats {
     /// counts each kernel's read of a mapped input and each result written
     /// into mapped memory; none of them is an `h2d`/`d2h` copy.
     pub mapped_bytes: u64,
+    /// Bytes of user kernel arguments copied so that the kernel writes new
+    /// versions of them (values are immutable: a kernel's written argument
+    /// keeps its old value). The CPU copies none for an argument that is a
+    /// temporary dying with the launch (the kernel writes it in place), so
+    /// a chain of region assignments copies its array once.
+    pub argument_copy_bytes: u64,
 }
 
 /// One counter of [`Stats`].
@@ -65,12 +71,13 @@ pub enum Counter {
     DeviceBytesAllocated,
     StagedBytes,
     MappedBytes,
+    ArgumentCopyBytes,
 }
 
 /// Thread-safe [`Stats`] accumulator owned by a context.
 #[derive(Debug, Default)]
 pub struct StatsCounter {
-    counters: [AtomicU64; 12],
+    counters: [AtomicU64; 13],
 }
 
 impl StatsCounter {
@@ -95,6 +102,7 @@ impl StatsCounter {
             device_bytes_allocated: get(Counter::DeviceBytesAllocated),
             staged_bytes: get(Counter::StagedBytes),
             mapped_bytes: get(Counter::MappedBytes),
+            argument_copy_bytes: get(Counter::ArgumentCopyBytes),
         }
     }
 

@@ -11,9 +11,11 @@
 //! - Edges go from an input to its consumer; the edge weight is the operand
 //!   position, which also orders [`GraphNode::inputs`].
 //! - A user kernel launch not run yet is in the graph with all its outputs
-//!   still alive: those not demanded follow the demanded ones in
-//!   [`ExprGraph::outputs`] (see [`ExprGraph::kernel_outputs`]), so one run
-//!   of the launch gives every output its value.
+//!   still alive: those not demanded that a later demand may still need
+//!   (referenced from outside the graph, directly or through nodes left
+//!   uncomputed) follow the demanded ones in [`ExprGraph::outputs`] (see
+//!   [`ExprGraph::kernel_outputs`]), so one run of the launch gives every
+//!   output its value.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -66,6 +68,55 @@ pub struct ExprGraph {
     kernel_outputs: Vec<Arc<Node>>,
 }
 
+/// Which nodes of `graph` a later demand may need: those that something
+/// outside the graph still references (an array handle, a node of no
+/// demand yet), and their inputs up to the values this demand leaves
+/// computed (`roots`, leaves). `held` holds each graph node's DAG node,
+/// `launched` the kernel outputs met while building. A kernel output no
+/// later demand can reach need not be kept: an intermediate of a chain of
+/// kernels dies in the demand (its memory freed, or written in place by
+/// the next kernel) instead of living as long as the chain.
+fn needed_later(
+    graph: &StableDiGraph<GraphNode, u8>,
+    held: &[Arc<Node>],
+    launched: &[Arc<Node>],
+    roots: &[NodeIndex],
+) -> Vec<bool> {
+    let mut computed: Vec<bool> = (graph.node_indices())
+        .map(|id| graph[id].data.is_some())
+        .collect();
+    for root in roots {
+        computed[root.index()] = true;
+    }
+    let mut in_launched: HashMap<usize, usize> = HashMap::default();
+    for node in launched {
+        *in_launched.entry(node.address()).or_default() += 1;
+    }
+    // References from within the graph: `held`, each consumer's operand
+    // (one edge per operand position), `launched`. Any other comes from
+    // outside; a count that rose meanwhile (another thread) only keeps
+    // more than needed.
+    let mut stack: Vec<NodeIndex> = (held.iter().enumerate())
+        .filter(|&(i, node)| {
+            let id = NodeIndex::new(i);
+            let within = 1
+                + graph.edges_directed(id, Direction::Outgoing).count()
+                + in_launched.get(&node.address()).copied().unwrap_or(0);
+            !computed[i] && Arc::strong_count(node) > within
+        })
+        .map(|(i, _)| NodeIndex::new(i))
+        .collect();
+    let mut needed = vec![false; held.len()];
+    while let Some(id) = stack.pop() {
+        if needed[id.index()] || computed[id.index()] {
+            continue;
+        }
+        needed[id.index()] = true;
+        stack.extend(graph[id].inputs.iter().copied());
+    }
+    needed
+}
+
 impl ExprGraph {
     /// Snapshots everything `roots` need; `outputs()` lists the roots'
     /// indices in order, then the undemanded outputs of the user kernel
@@ -77,6 +128,8 @@ impl ExprGraph {
         let mut index: HashMap<usize, NodeIndex> =
             HashMap::with_capacity_and_hasher(TYPICAL, Default::default());
         let mut stack: Vec<(Arc<Node>, bool)> = Vec::with_capacity(TYPICAL);
+        // The DAG node of each graph node, by index.
+        let mut held: Vec<Arc<Node>> = Vec::with_capacity(TYPICAL);
         stack.extend(roots.iter().rev().map(|r| (Arc::clone(r), false)));
         // Every output node of the launches met so far, in the order met.
         let mut launched: Vec<Arc<Node>> = Vec::new();
@@ -119,6 +172,7 @@ impl ExprGraph {
                     graph.add_edge(*input, id, position as u8);
                 }
                 index.insert(key, id);
+                held.push(node);
             }
             // A launch's outputs not reached yet join the graph (their inputs
             // are the launch's, already in it).
@@ -132,15 +186,18 @@ impl ExprGraph {
             .filter_map(|r| index.get(&r.address()).copied())
             .collect();
         let mut kernel_outputs = Vec::new();
-        for node in launched {
-            let demanded = roots.iter().any(|r| Arc::ptr_eq(r, &node));
-            let already = kernel_outputs.iter().any(|k| Arc::ptr_eq(k, &node));
-            let Some(&id) = index.get(&node.address()) else {
-                continue;
-            };
-            if !demanded && !already && graph[id].data.is_none() {
-                outputs.push(id);
-                kernel_outputs.push(node);
+        if !launched.is_empty() {
+            let needed = needed_later(&graph, &held, &launched, &outputs);
+            for node in launched {
+                let demanded = roots.iter().any(|r| Arc::ptr_eq(r, &node));
+                let already = kernel_outputs.iter().any(|k| Arc::ptr_eq(k, &node));
+                let Some(&id) = index.get(&node.address()) else {
+                    continue;
+                };
+                if !demanded && !already && graph[id].data.is_none() && needed[id.index()] {
+                    outputs.push(id);
+                    kernel_outputs.push(node);
+                }
             }
         }
         ExprGraph {
@@ -152,8 +209,8 @@ impl ExprGraph {
 
     /// The DAG nodes of the outputs after the roots (`outputs()[roots..]`):
     /// user kernel outputs that the demand computes because their launch
-    /// runs, though nothing demanded them. The session keeps their values,
-    /// so a launch runs once.
+    /// runs, though nothing demanded them, and that a later demand may
+    /// still need. The session keeps their values, so a launch runs once.
     pub fn kernel_outputs(&self) -> &[Arc<Node>] {
         &self.kernel_outputs
     }

@@ -85,10 +85,13 @@ pub(crate) fn build_program(
         scans,
         schedule,
         outputs,
+        dies_after: Vec::new(),
     };
     for s in 0..program.scans.len() {
         program.scans[s].producer = sole_producer(&program, &program.scans[s]);
     }
+    // After the producers: a scan computing its producer reads its inputs.
+    program.dies_after = program.deaths();
     Ok(program)
 }
 

@@ -42,7 +42,7 @@ pub use program::{
     BufferDesc, BufferId, BufferKind, InputBinding, Launch, OutputBinding, Program, ScanKind,
     ScanLaunch, UserLaunch, Work,
 };
-pub use runtime::{launch_then_scan, Runtime, ScanInput};
+pub use runtime::{count_written_copies, launch_then_scan, Runtime, ScanInput};
 
 use lazyfuse_core::{ExprGraph, Result};
 

@@ -49,18 +49,9 @@ impl Plan {
 /// lives on the device; `device` is false for host-only backends.
 pub fn plan(program: &Program, device: bool, has_device_copy: impl Fn(BufferId) -> bool) -> Plan {
     let mut steps = Vec::new();
-    let mut last_use = vec![None; program.buffers.len()];
-    for (w, &work) in program.schedule.iter().enumerate() {
-        for b in program.reads(work) {
-            last_use[b.index()] = Some(w);
-        }
-    }
-    let mut kept = vec![false; program.buffers.len()];
-    for out in &program.outputs {
-        kept[out.buffer.index()] = true;
-    }
     let mut resident = vec![false; program.buffers.len()];
-    for (w, &work) in program.schedule.iter().enumerate() {
+    let mut freed = vec![false; program.buffers.len()];
+    for &work in &program.schedule {
         if device {
             for b in program.reads(work) {
                 let leaf = matches!(program.buffers[b.index()].kind, BufferKind::Leaf { .. });
@@ -76,10 +67,9 @@ pub fn plan(program: &Program, device: bool, has_device_copy: impl Fn(BufferId) 
         }
         if device {
             for b in program.reads(work) {
-                let temp = program.buffers[b.index()].kind == BufferKind::Temp;
-                if temp && !kept[b.index()] && last_use[b.index()] == Some(w) {
+                if program.dies_after[b.index()] == Some(work) && !freed[b.index()] {
                     steps.push(Step::Free(b));
-                    last_use[b.index()] = None;
+                    freed[b.index()] = true;
                 }
             }
         }

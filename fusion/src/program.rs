@@ -186,6 +186,10 @@ pub struct Program {
     pub outputs: Vec<OutputBinding>,
     /// Decisions worth explaining (splits, materialised shared values).
     pub notes: Vec<String>,
+    /// Per buffer, the work after which its value is dead: the last reader
+    /// of a temporary that no demand returns (see [`Program::deaths`]).
+    /// `None` for leaves, demanded outputs and unread temporaries.
+    pub dies_after: Vec<Option<Work>>,
 }
 
 impl Program {
@@ -215,6 +219,27 @@ impl Program {
             .into_iter()
             .flat_map(|u| u.outputs.iter().flatten().copied());
         fused.chain(user).chain(scan.map(|s| s.output))
+    }
+
+    /// The [`Program::dies_after`] of this program's buffers: a backend
+    /// may free a temporary after its last reader, or let that reader
+    /// write it in place.
+    pub fn deaths(&self) -> Vec<Option<Work>> {
+        let mut dies_after = vec![None; self.buffers.len()];
+        for &work in &self.schedule {
+            for b in self.reads(work) {
+                dies_after[b.index()] = Some(work);
+            }
+        }
+        for (b, desc) in self.buffers.iter().enumerate() {
+            if desc.kind != BufferKind::Temp {
+                dies_after[b] = None;
+            }
+        }
+        for out in &self.outputs {
+            dies_after[out.buffer.index()] = None;
+        }
+        dies_after
     }
 
     /// True when launch `l` is a scan's [`ScanLaunch::producer`].

@@ -8,8 +8,8 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
 use lazyfuse_core::{
-    Counter, DType, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut,
-    TimelineEvent,
+    Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Residency, Result,
+    SliceMut, TimelineEvent,
 };
 
 use crate::program::{Launch, ScanLaunch};
@@ -29,6 +29,20 @@ pub fn launch_then_scan<R: Runtime + ?Sized>(
         .first()
         .ok_or_else(|| Error::internal(runtime.name(), "a scan's producer returned no output"))?;
     runtime.scan(scan, input, env)
+}
+
+/// Counts, as [`Counter::ArgumentCopyBytes`], the device copies of the
+/// arguments `launch` writes, for a runtime that always copies them.
+pub fn count_written_copies(
+    launch: &KernelLaunch,
+    arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+    env: EvalEnv<'_>,
+) {
+    let bytes = (launch.written.iter())
+        .filter_map(|&w| arrays.get(w))
+        .map(|(buffer, _)| buffer.bytes() as u64)
+        .sum();
+    env.stats.add(Counter::ArgumentCopyBytes, bytes);
 }
 
 /// What a scan reads: a buffer of its values, or its element-wise producer
@@ -207,12 +221,14 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
 
     /// Runs a user kernel launch over its array arguments (in the runtime's
     /// memory, with their dtypes); returns the new values of the arrays it
-    /// writes, in `launch.written` order. Arguments are never written in
-    /// place: values are immutable.
+    /// writes, in `launch.written` order. Values are immutable: a written
+    /// argument is written in place only when `arrays` holds its buffer's
+    /// one reference (a temporary dead after this launch, which the driver
+    /// gives up), otherwise its copy is.
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Self::Buffer, DType)],
+        arrays: Vec<(Self::Buffer, DType)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Self::Buffer>>;
 

@@ -116,7 +116,7 @@ impl Runtime for Recorder {
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        arrays: Vec<(Arc<dyn DeviceBuffer>, DType)>,
         _env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
         self.note(format!(

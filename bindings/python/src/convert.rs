@@ -5,7 +5,7 @@
 use half::{bf16, f16};
 use lazyfuse::{Array, DType, Session};
 use numpy::{
-    PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
+    PyArray, PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -56,9 +56,18 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
     let shape = array.shape().to_vec();
     macro_rules! convert {
         ($t:ty) => {{
-            let data = py.allow_threads(|| array.to_vec::<$t>()).map_err(to_py)?;
-            let flat = PyArray1::from_vec(py, data);
-            Ok(flat.reshape(shape)?.into_any().unbind())
+            let host = py.allow_threads(|| array.to_host()).map_err(to_py)?;
+            let values = host.as_slice::<$t>().ok_or_else(|| {
+                errors::raise(
+                    "LazyfuseError",
+                    "numpy: a value of another dtype was computed".into(),
+                )
+            })?;
+            // NumPy's memory (huge pages for large arrays, as NumPy asks),
+            // zeroed for free when fresh, written once by the copy.
+            let copy = PyArray::<$t, _>::zeros(py, shape, false);
+            copy.readwrite().as_slice_mut()?.copy_from_slice(values);
+            Ok(copy.into_any().unbind())
         }};
     }
     match array.dtype() {

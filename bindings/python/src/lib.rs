@@ -102,6 +102,7 @@ impl PyContext {
             ("device_bytes_allocated", s.device_bytes_allocated),
             ("staged_bytes", s.staged_bytes),
             ("mapped_bytes", s.mapped_bytes),
+            ("argument_copy_bytes", s.argument_copy_bytes),
         ] {
             dict.set_item(name, value)?;
         }

@@ -161,12 +161,18 @@ impl Runtime for CpuRuntime {
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Arc<HostBuffer>, DType)],
+        arrays: Vec<(Arc<HostBuffer>, DType)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<HostBuffer>>> {
-        let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
+        let buffers = arrays.into_iter().map(|(b, _)| b).collect();
         let pool = self.pool(env.options.threads);
-        let outputs = user::run(launch, &hosts, self.settings.jit, pool.as_deref())?;
+        let outputs = user::run(
+            launch,
+            buffers,
+            self.settings.jit,
+            pool.as_deref(),
+            env.stats,
+        )?;
         Ok(outputs.into_iter().map(Arc::new).collect())
     }
 
@@ -179,7 +185,14 @@ impl Runtime for CpuRuntime {
     ) -> Result<Option<SliceMut<'a>>> {
         let hosts: Vec<&HostBuffer> = arrays.iter().map(|(b, _)| &**b).collect();
         let pool = self.pool(env.options.threads);
-        user::run_into(launch, &hosts, out, self.settings.jit, pool.as_deref())
+        user::run_into(
+            launch,
+            &hosts,
+            out,
+            self.settings.jit,
+            pool.as_deref(),
+            env.stats,
+        )
     }
 
     fn scan(

@@ -5,7 +5,11 @@
 //! (barriers, shared memory, atomics, an operation the JIT lacks,
 //! `JitMode::Never`) the SIMT simulator on host memory.
 
-use lazyfuse_core::{DType, Error, HostBuffer, KernelLaunch, Literal, Result, SliceMut, Wide};
+use std::sync::Arc;
+
+use lazyfuse_core::{
+    Counter, DType, Error, HostBuffer, KernelLaunch, Literal, Result, SliceMut, StatsCounter, Wide,
+};
 use lazyfuse_device::ir::{ArgSource, ParamKind};
 use lazyfuse_kernel::{BuiltKernel, HostRoutine, Workers};
 use rayon::prelude::*;
@@ -15,53 +19,96 @@ use super::jit::support::Unsupported;
 use super::settings::JitMode;
 
 /// Runs `launch` over `arrays` (all its array arguments); returns the new
-/// values of the written ones, in order.
+/// values of the written ones, in order. A written argument whose buffer
+/// `arrays` alone holds is written in place (see [`written_values`]).
 pub(crate) fn run(
     launch: &KernelLaunch,
-    arrays: &[&HostBuffer],
+    mut arrays: Vec<Arc<HostBuffer>>,
     mode: JitMode,
     pool: Option<&rayon::ThreadPool>,
+    stats: &StatsCounter,
 ) -> Result<Vec<HostBuffer>> {
     if let Some(routine) = routine_of(launch) {
-        let mut outputs = written_copies(launch, arrays, pool)?;
+        let (mut outputs, _) = written_values(launch, &mut arrays, pool, stats)?;
         let mut slices: Vec<SliceMut<'_>> =
             outputs.iter_mut().map(HostBuffer::as_slice_mut).collect();
+        let arrays = views(&arrays);
         with_workers(pool, |workers| {
-            routine.run(launch, arrays, &mut slices, workers)
+            routine.run(launch, &arrays, &mut slices, workers)
         })?;
         drop(slices);
         return Ok(outputs);
     }
     let Some((built, code)) = compiled(launch, mode).ok() else {
-        return launch.kernel.run_host(launch, arrays);
+        return launch.kernel.run_host(launch, &views(&arrays));
     };
-    let mut outputs = written_copies(launch, arrays, pool)?;
+    let (mut outputs, in_place) = written_values(launch, &mut arrays, pool, stats)?;
     let destinations: Vec<(u64, u64)> = (outputs.iter_mut())
         .map(|o| (o.as_mut_ptr() as u64, o.len() as u64))
         .collect();
-    if execute((built, code), launch, arrays, &destinations, pool, None)? {
-        Ok(outputs)
-    } else {
-        // An access outside a buffer: the simulator runs the launch again
-        // from the same inputs and reports it with the thread and index.
-        launch.kernel.run_host(launch, arrays)
+    let mut arrays = views(&arrays);
+    if execute((built, code), launch, &arrays, &destinations, pool, None)? {
+        return Ok(outputs);
     }
+    // An access outside a buffer: the simulator runs the launch again and
+    // reports it with the thread and index.
+    if !in_place {
+        return launch.kernel.run_host(launch, &arrays);
+    }
+    // From the arguments written in place as the kernel left them: the
+    // simulator most likely meets the same access; if not, the error says
+    // where to look.
+    for (&w, output) in launch.written.iter().zip(&outputs) {
+        arrays[w] = output;
+    }
+    launch.kernel.run_host(launch, &arrays)?;
+    Err(Error::Device {
+        op: format!("kernel {}", launch.kernel.name()),
+        message: "an access fell outside its array's elements, and the argument it \
+                  wrote in place changed (run the kernel on the 'sim' backend to see the \
+                  thread and the index)"
+            .to_string(),
+    })
 }
 
-/// Copies of the arguments `launch` writes, in order.
-fn written_copies(
+/// The buffers of `arrays`, borrowed.
+fn views(arrays: &[Arc<HostBuffer>]) -> Vec<&HostBuffer> {
+    arrays.iter().map(|a| &**a).collect()
+}
+
+/// The arguments `launch` writes, in order, ready to be written, and
+/// whether one is written in place. An argument whose buffer `arrays`
+/// alone holds (a temporary that dies with the launch) is taken, and left
+/// empty in `arrays`: the kernel reads a written argument only through its
+/// output. Any other is copied, since values are immutable, and counted.
+fn written_values(
     launch: &KernelLaunch,
-    arrays: &[&HostBuffer],
+    arrays: &mut [Arc<HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
-) -> Result<Vec<HostBuffer>> {
-    (launch.written.iter())
+    stats: &StatsCounter,
+) -> Result<(Vec<HostBuffer>, bool)> {
+    let mut in_place = false;
+    let values = (launch.written.iter())
         .map(|&w| {
-            let source = arrays
-                .get(w)
+            let once = launch.written.iter().filter(|&&x| x == w).count() == 1;
+            let argument = arrays
+                .get_mut(w)
                 .ok_or_else(|| Error::internal("kernel launch", "a written argument is missing"))?;
-            copy_of(source, pool)
+            match Arc::get_mut(argument) {
+                Some(owned) if once => {
+                    in_place = true;
+                    let empty = HostBuffer::try_zeros(owned.dtype(), 0)?;
+                    Ok(std::mem::replace(owned, empty))
+                }
+                _ => {
+                    let bytes = argument.as_bytes().len() as u64;
+                    stats.add(Counter::ArgumentCopyBytes, bytes);
+                    copy_of(argument, pool)
+                }
+            }
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((values, in_place))
 }
 
 /// The library routine of `launch`'s kernel, if it has one.
@@ -105,6 +152,7 @@ pub(crate) fn run_into<'a>(
     mut out: SliceMut<'a>,
     mode: JitMode,
     pool: Option<&rayon::ThreadPool>,
+    stats: &StatsCounter,
 ) -> Result<Option<SliceMut<'a>>> {
     if let (Some(routine), [written]) = (routine_of(launch), launch.written.as_slice()) {
         let Some(source) = arrays.get(*written) else {
@@ -114,6 +162,7 @@ pub(crate) fn run_into<'a>(
             return Ok(Some(out));
         }
         out.copy_from(source)?;
+        stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
         let outputs = std::slice::from_mut(&mut out);
         with_workers(pool, |workers| {
             routine.run(launch, arrays, outputs, workers)
@@ -134,6 +183,7 @@ pub(crate) fn run_into<'a>(
         return Ok(Some(out));
     };
     let destination = [(bytes.as_mut_ptr() as u64, len as u64)];
+    stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
     let staged = if blockwise(compiled, launch) {
         let block_bytes = launch.block[0] as usize * source.dtype().size();
         execute(

@@ -30,7 +30,8 @@ use lazyfuse_core::{
     Residency, Result, SliceMut, StatsCounter,
 };
 use lazyfuse_fusion::{
-    launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanKind, ScanLaunch,
+    count_written_copies, launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanKind,
+    ScanLaunch,
 };
 use lazyfuse_kernel::{ArgKernels, ScanKernels};
 
@@ -737,10 +738,11 @@ impl Runtime for CudaRuntime {
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        arrays: Vec<(Arc<dyn DeviceBuffer>, DType)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
-        self.run_user_kernel(launch, arrays, env)
+        count_written_copies(launch, &arrays, env);
+        self.run_user_kernel(launch, &arrays, env)
     }
 
     fn scan(

@@ -109,7 +109,9 @@ pub struct Workers<'a> {
 pub trait HostRoutine: Send + Sync + UnwindSafe + RefUnwindSafe + std::fmt::Debug {
     /// Runs `launch`: `arrays` are all its array arguments, `outputs` the
     /// written ones in `launch.written` order, each holding its argument's
-    /// value on entry; `workers` run tasks on the worker threads.
+    /// value on entry; `workers` run tasks on the worker threads. A written
+    /// argument is read through its output only: its entry in `arrays` may
+    /// be empty (its buffer moved to the output, written in place).
     fn run(
         &self,
         launch: &KernelLaunch,

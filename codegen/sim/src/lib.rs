@@ -15,7 +15,9 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch,
     PinnedRanges, Residency, Result, SliceMut, StatsCounter, TimelineEvent,
 };
-use lazyfuse_fusion::{launch_then_scan, Driver, Launch, Runtime, ScanKind, ScanLaunch};
+use lazyfuse_fusion::{
+    count_written_copies, launch_then_scan, Driver, Launch, Runtime, ScanKind, ScanLaunch,
+};
 
 use lazyfuse_core::reference::Lines;
 use lazyfuse_device::{self as device, LoweringCache};
@@ -105,6 +107,50 @@ impl SimRuntime {
         let mut copy = self.memory.allocate(source.dtype(), source.len(), stats)?;
         copy.as_slice_mut().copy_from(source)?;
         Ok(copy)
+    }
+
+    /// Runs a user kernel launch on the simulator: the written arguments'
+    /// new versions are copies made on the device.
+    fn run_user_kernel(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
+        let Some(kernel) = launch.kernel.as_any().downcast_ref::<BuiltKernel>() else {
+            // Raw CUDA source: the kernel says why it cannot run here.
+            return launch.kernel.run_host(launch, &[]).map(|_| Vec::new());
+        };
+        let hosts = arrays
+            .iter()
+            .map(|(b, _)| {
+                let buffer = sim_buffer(b)?;
+                if buffer.is_mapped() {
+                    env.stats.add(Counter::MappedBytes, buffer.bytes() as u64);
+                }
+                Ok(buffer.data())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // The kernel writes new versions: copies made on the device.
+        let mut outputs: Vec<HostBuffer> = launch
+            .written
+            .iter()
+            .map(|&w| {
+                let source = hosts.get(w).ok_or_else(|| {
+                    Error::internal("sim backend", "a written argument is missing")
+                })?;
+                self.copy(source, env.stats)
+            })
+            .collect::<Result<_>>()?;
+        kernel.simulate(launch, &hosts, &mut outputs)?;
+        let threads = launch
+            .grid
+            .iter()
+            .chain(&launch.block)
+            .map(|&d| d as usize)
+            .product();
+        self.kernel_event(kernel.device.name.as_str(), threads, env);
+        Ok(outputs.into_iter().map(|o| self.on_device(o)).collect())
     }
 }
 
@@ -256,43 +302,11 @@ impl Runtime for SimRuntime {
     fn run_kernel(
         &self,
         launch: &KernelLaunch,
-        arrays: &[(Arc<dyn DeviceBuffer>, DType)],
+        arrays: Vec<(Arc<dyn DeviceBuffer>, DType)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
-        let Some(kernel) = launch.kernel.as_any().downcast_ref::<BuiltKernel>() else {
-            // Raw CUDA source: the kernel says why it cannot run here.
-            return launch.kernel.run_host(launch, &[]).map(|_| Vec::new());
-        };
-        let hosts = arrays
-            .iter()
-            .map(|(b, _)| {
-                let buffer = sim_buffer(b)?;
-                if buffer.is_mapped() {
-                    env.stats.add(Counter::MappedBytes, buffer.bytes() as u64);
-                }
-                Ok(buffer.data())
-            })
-            .collect::<Result<Vec<_>>>()?;
-        // The kernel writes new versions: copies made on the device.
-        let mut outputs: Vec<HostBuffer> = launch
-            .written
-            .iter()
-            .map(|&w| {
-                let source = hosts.get(w).ok_or_else(|| {
-                    Error::internal("sim backend", "a written argument is missing")
-                })?;
-                self.copy(source, env.stats)
-            })
-            .collect::<Result<_>>()?;
-        kernel.simulate(launch, &hosts, &mut outputs)?;
-        let threads = launch
-            .grid
-            .iter()
-            .chain(&launch.block)
-            .map(|&d| d as usize)
-            .product();
-        self.kernel_event(kernel.device.name.as_str(), threads, env);
-        Ok(outputs.into_iter().map(|o| self.on_device(o)).collect())
+        count_written_copies(launch, &arrays, env);
+        self.run_user_kernel(launch, &arrays, env)
     }
 
     fn scan(
@@ -304,7 +318,7 @@ impl Runtime for SimRuntime {
         let lines = Lines::of(&scan.shape, scan.axis);
         let zeros = |dtype, len| Ok(self.on_device(self.memory.allocate(dtype, len, env.stats)?));
         let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
-            self.run_kernel(launch, arrays, env)
+            self.run_user_kernel(launch, arrays, env)
         };
         let (op, input) = ((scan.op, scan.dtype), Arc::clone(input));
         match scan.kind {
@@ -325,7 +339,7 @@ impl Runtime for SimRuntime {
         let (op, lines) = ((scan.op, scan.dtype), Lines::of(&scan.shape, scan.axis));
         let zeros = |dtype, len| Ok(self.on_device(self.memory.allocate(dtype, len, env.stats)?));
         let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
-            self.run_kernel(launch, arrays, env)
+            self.run_user_kernel(launch, arrays, env)
         };
         let fused = match scan.kind {
             ScanKind::Running => {

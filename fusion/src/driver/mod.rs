@@ -22,7 +22,7 @@ use crate::explain;
 use crate::partition::FusionOptions;
 use crate::pipeline::{self, Destinations, Leaves, Pipeline};
 use crate::plan::{self, Plan, Step};
-use crate::program::{BufferId, BufferKind, Launch, Program};
+use crate::program::{BufferId, BufferKind, Launch, Program, Work};
 use crate::runtime::Runtime;
 
 mod into;
@@ -172,7 +172,7 @@ impl<R: Runtime> Driver<R> {
         } else {
             &mut program.schedule.iter().map(|&work| plan::step(work))
         };
-        for step in steps {
+        for (position, step) in steps.enumerate() {
             if Some(step) == stop {
                 break;
             }
@@ -227,6 +227,11 @@ impl<R: Runtime> Driver<R> {
                 }
                 Step::Free(b) => buffers[b.index()] = None,
             }
+            if !R::DEVICE {
+                // The host's steps are the schedule: free what died there,
+                // so that host memory holds only live values.
+                free_dead(program, program.schedule[position], &mut buffers);
+            }
         }
         Ok(buffers)
     }
@@ -243,7 +248,10 @@ impl<R: Runtime> Driver<R> {
     ) -> Result<()> {
         let (launch, arrays) = self.user_arguments(program, graph, index, buffers)?;
         let user = &program.user_launches[index];
-        let outputs = self.runtime.run_kernel(launch, &arrays, env)?;
+        // Arguments dead after the launch are the launch's alone: a runtime
+        // may write one in place when nothing else holds it.
+        free_dead(program, Work::User(index), buffers);
+        let outputs = self.runtime.run_kernel(launch, arrays, env)?;
         env.stats.add(Counter::KernelLaunches, 1);
         if outputs.len() != user.outputs.len() {
             return Err(Error::internal(
@@ -371,6 +379,15 @@ impl<R: Runtime> Driver<R> {
             }
         }
         text
+    }
+}
+
+/// Drops the buffers whose values die after `work` (its last reads).
+fn free_dead<B>(program: &Program, work: Work, buffers: &mut [Option<B>]) {
+    for b in program.reads(work) {
+        if program.dies_after[b.index()] == Some(work) {
+            buffers[b.index()] = None;
+        }
     }
 }
 
