@@ -72,14 +72,72 @@ pub fn assign_region(target: &Array, region: &[Region], value: &Array) -> Result
             format!("a region of {total} elements (expected fewer than 2^32 blocks of {BLOCK})"),
         )
     })?;
-    let kernel = region_kernel(target.dtype(), target.ndim())?;
-    let mut args: Vec<KernelArg<'_>> = vec![target.into(), (&value).into()];
-    for (r, (&n, &v)) in region.iter().zip(shape.iter().zip(value.shape())) {
-        let broadcast = i64::from(v == 1 && n != 1);
-        args.extend([r.start, r.step, n as i64, 1 - broadcast].map(KernelArg::from));
+    let axes = merged_axes(target.shape(), region, value.shape());
+    let merged_shape: Vec<usize> = axes.iter().map(|a| a.extent).collect();
+    let merged_value: Vec<usize> = axes.iter().map(|a| a.value).collect();
+    let (target_view, value_view) = (target.reshape(&merged_shape), value.reshape(&merged_value));
+    let unit_last = axes
+        .last()
+        .is_some_and(|a| a.region.step == 1 && a.value == a.region.len);
+    let kernel = kernel_of(target.dtype(), axes.len(), unit_last)?;
+    let mut args: Vec<KernelArg<'_>> = vec![(&target_view).into(), (&value_view).into()];
+    for axis in &axes {
+        let Region { start, step, len } = axis.region;
+        let varies = i64::from(axis.value != 1 || len == 1);
+        args.extend([start, step, len as i64, varies].map(KernelArg::from));
     }
     let mut written = kernel.launch(target.session(), blocks, BLOCK, &args)?;
-    Ok(written.remove(0))
+    Ok(written.remove(0).reshape(target.shape()))
+}
+
+/// One axis of a region assignment after [`merged_axes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Axis {
+    /// The target's length along it.
+    extent: usize,
+    /// The part of it written.
+    region: Region,
+    /// The value's length along it: the region's, or 1 (broadcast).
+    value: usize,
+}
+
+/// The axes of a region assignment with each axis the region covers whole
+/// merged into the one before it, when that one steps by 1 and the value
+/// varies along both or along neither: row-major, the merged axis indexes
+/// the same elements. Joining along the first axis then writes one
+/// contiguous run (one axis, a kernel on vectors), not rows.
+fn merged_axes(shape: &[usize], region: &[Region], value: &[usize]) -> Vec<Axis> {
+    let mut axes: Vec<Axis> = Vec::with_capacity(shape.len());
+    for ((&extent, &region), &value) in shape.iter().zip(region).zip(value) {
+        let axis = Axis {
+            extent,
+            region,
+            value,
+        };
+        let whole = region.start == 0 && region.step == 1 && region.len == extent;
+        let varies = |a: &Axis| a.value == a.region.len;
+        let broadcast = |a: &Axis| a.value == 1;
+        match axes.last_mut() {
+            Some(before)
+                if whole
+                    && before.region.step == 1
+                    && ((varies(before) && varies(&axis))
+                        || (broadcast(before) && broadcast(&axis))) =>
+            {
+                *before = Axis {
+                    extent: before.extent * extent,
+                    region: Region {
+                        start: before.region.start * extent as i64,
+                        step: 1,
+                        len: before.region.len * extent,
+                    },
+                    value: before.value * value,
+                };
+            }
+            _ => axes.push(axis),
+        }
+    }
+    axes
 }
 
 /// The shape of `region` in `target`, each axis checked.
@@ -148,16 +206,27 @@ fn aligned_value(value: &Array, shape: &[usize]) -> Result<Array> {
 /// axes (one per pair, built once: the region is in its scalar arguments,
 /// so every region reuses it); public to inspect its code.
 pub fn region_kernel(dtype: DType, ndim: usize) -> Result<Kernel> {
-    static KERNELS: OnceLock<Mutex<HashMap<(DType, usize), Kernel>>> = OnceLock::new();
+    kernel_of(dtype, ndim, false)
+}
+
+/// [`region_kernel`], or with `unit_last` its variant for a region that
+/// steps by 1 along the last axis with a value varying along it: that
+/// axis' indices are the thread's own plus a start, consecutive in
+/// consecutive threads, so the CPU runs rows of threads on vectors.
+fn kernel_of(dtype: DType, ndim: usize, unit_last: bool) -> Result<Kernel> {
+    type Kernels = HashMap<(DType, usize, bool), Kernel>;
+    static KERNELS: OnceLock<Mutex<Kernels>> = OnceLock::new();
     let kernels = KERNELS.get_or_init(Mutex::default);
+    let key = (dtype, ndim, unit_last);
     if let Some(k) = kernels
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .get(&(dtype, ndim))
+        .get(&key)
     {
         return Ok(k.clone());
     }
-    let kernel = Kernel::build(&format!("lf_assign_{dtype}_{ndim}d"), |k| {
+    let suffix = if unit_last { "_unit" } else { "" };
+    let kernel = Kernel::build(&format!("lf_assign_{dtype}_{ndim}d{suffix}"), |k| {
         let target = k.array_mut("target", dtype, ndim);
         let value = k.array("value", dtype, ndim);
         // start, step, len and "value not broadcast" per axis.
@@ -185,8 +254,15 @@ pub fn region_kernel(dtype: DType, ndim: usize) -> Result<Kernel> {
                 if d > 0 {
                     rest = rest.apply_binary(BinaryOp::FloorDiv, len);
                 }
-                at_target.push(k.let_(start + &(&j * step)));
-                at_value.push(&j * varies);
+                if unit_last && d == ndim - 1 {
+                    // Expressions, not registers: the CPU's vector rows
+                    // read an index through registers only at the top level.
+                    at_target.push(start + &j);
+                    at_value.push(j);
+                } else {
+                    at_target.push(k.let_(start + &(&j * step)));
+                    at_value.push(&j * varies);
+                }
             }
             at_target.reverse();
             at_value.reverse();
@@ -196,6 +272,6 @@ pub fn region_kernel(dtype: DType, ndim: usize) -> Result<Kernel> {
     kernels
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert((dtype, ndim), kernel.clone());
+        .insert(key, kernel.clone());
     Ok(kernel)
 }

@@ -262,36 +262,34 @@ impl Element for bool {
 /// `vm.overcommit_memory = 1`, common in VMs and containers) such a
 /// reservation succeeds and filling it gets the process killed.
 pub fn try_vec<T: Clone>(value: T, len: usize) -> Result<Vec<T>> {
-    let bytes = allocation_bytes::<T>(len)?;
+    check_allocation::<T>(len)?;
     let mut values: Vec<T> = Vec::new();
     values
         .try_reserve_exact(len)
         .map_err(|_| refused_allocation::<T>(len))?;
-    advise_huge_pages(values.as_mut_ptr().cast(), bytes);
     values.resize(len, value);
     Ok(values)
 }
 
-/// `len` zeros, as [`try_vec`] but from zeroed memory: fresh pages the
-/// system gives already zeroed are not written again.
+/// `len` zeros, as [`try_vec`] but from zeroed memory: fresh pages, which
+/// the system gives zeroed, are not written (nor faulted in) here, only by
+/// whatever fills the buffer. Measured on a concatenation into a fresh
+/// result of 32 MB: 7.6 → 4.5 ms.
 fn try_zeroed_vec<T: bytemuck::Zeroable>(len: usize) -> Result<Vec<T>> {
-    let bytes = allocation_bytes::<T>(len)?;
-    let mut values = bytemuck::allocation::try_zeroed_vec::<T>(len)
-        .map_err(|()| refused_allocation::<T>(len))?;
-    advise_huge_pages(values.as_mut_ptr().cast(), bytes);
-    Ok(values)
+    check_allocation::<T>(len)?;
+    bytemuck::allocation::try_zeroed_vec::<T>(len).map_err(|()| refused_allocation::<T>(len))
 }
 
-/// The bytes of `len` elements of `T`, or the error of an allocation the
-/// machine cannot provide (see [`try_vec`]).
-fn allocation_bytes<T>(len: usize) -> Result<usize> {
+/// Refuses `len` elements of `T` when their bytes overflow or exceed the
+/// machine's memory (see [`try_vec`]).
+fn check_allocation<T>(len: usize) -> Result<()> {
     let bytes = len
         .checked_mul(std::mem::size_of::<T>())
         .ok_or_else(|| refused_allocation::<T>(len))?;
     if machine_memory().is_some_and(|total| bytes > total) {
         return Err(refused_allocation::<T>(len));
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// The error of a host allocation of `len` elements of `T` that failed.
@@ -302,31 +300,6 @@ fn refused_allocation<T>(len: usize) -> Error {
             "out of memory: {len} elements of {} bytes cannot be allocated",
             std::mem::size_of::<T>()
         ),
-    }
-}
-
-/// Asks Linux to back the `bytes` bytes at `start`, a fresh allocation, with
-/// huge pages when they are many (4 MiB or more, NumPy's rule): filling a
-/// new large buffer then faults once per 2 MiB rather than once per 4 KiB,
-/// which otherwise costs more than the writing (perf: 30 % of a
-/// concatenation in page faults). Only advice: nothing changes if the
-/// system declines.
-fn advise_huge_pages(start: *mut u8, bytes: usize) {
-    const HUGE_PAGE: usize = 2 << 20;
-    if bytes < 2 * HUGE_PAGE {
-        return;
-    }
-    let from = (start as usize).next_multiple_of(HUGE_PAGE);
-    let to = (start as usize + bytes) / HUGE_PAGE * HUGE_PAGE;
-    if from < to {
-        #[cfg(target_os = "linux")]
-        // SAFETY: `[from, to)` lies inside the allocation at `start`, whose
-        // `bytes` bytes this buffer owns; MADV_HUGEPAGE changes how the
-        // pages are backed, never their contents, and an error is only a
-        // declined advice.
-        unsafe {
-            libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 use half::{bf16, f16};
 use lazyfuse::{Array, DType, Session};
 use numpy::{
-    PyArray, PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
+    PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -63,11 +63,10 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
                     "numpy: a value of another dtype was computed".into(),
                 )
             })?;
-            // NumPy's memory (huge pages for large arrays, as NumPy asks),
-            // zeroed for free when fresh, written once by the copy.
-            let copy = PyArray::<$t, _>::zeros(py, shape, false);
-            copy.readwrite().as_slice_mut()?.copy_from_slice(values);
-            Ok(copy.into_any().unbind())
+            // Into NumPy's memory (huge pages for large arrays, as NumPy
+            // asks; memory NumPy freed is reused), written once.
+            let flat = PyArray1::from_slice(py, values);
+            Ok(flat.reshape(shape)?.into_any().unbind())
         }};
     }
     match array.dtype() {
