@@ -33,6 +33,7 @@ pub mod gufunc;
 mod inspect;
 pub mod kernel;
 mod matmul;
+mod take;
 
 pub use assign::{assign_region, region_kernel, Region};
 pub use context::{Context, ContextBuilder};
@@ -47,6 +48,7 @@ pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
+pub use take::{take, IndexMode};
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
 use crate::convert;
-use crate::errors::to_py;
+use crate::errors::{self, to_py};
 
 /// A lazy array.
 #[pyclass(name = "Array", module = "lazyfuse", frozen, subclass)]
@@ -253,6 +253,25 @@ impl PyArr {
             .map(|(start, step, len)| lazyfuse::Region { start, step, len })
             .collect();
         lazyfuse::assign_region(&self.inner, &region, &value.inner)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
+    /// The elements at `indices` (an integer array) along `axis` (NumPy's
+    /// `take`); `mode` is `"raise"`, `"wrap"` or `"clip"`.
+    fn take(&self, indices: PyRef<'_, PyArr>, axis: usize, mode: &str) -> PyResult<PyArr> {
+        let mode = match mode {
+            "raise" => lazyfuse::IndexMode::Raise,
+            "wrap" => lazyfuse::IndexMode::Wrap,
+            "clip" => lazyfuse::IndexMode::Clip,
+            other => {
+                return Err(errors::raise(
+                    "ArgumentError",
+                    format!("take: mode {other:?} (expected 'raise', 'wrap' or 'clip')"),
+                ))
+            }
+        };
+        lazyfuse::take(&self.inner, &indices.inner, axis, mode)
             .map(PyArr::new)
             .map_err(to_py)
     }

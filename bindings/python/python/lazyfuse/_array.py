@@ -256,8 +256,14 @@ class Array:
 
     def __getitem__(self, key):
         """Basic indexing: ints and slices make views that share this
-        array's value (see `_views`); ``...`` and ``None`` are allowed."""
+        array's value (see `_views`); ``...`` and ``None`` are allowed. One
+        integer or boolean array index gives a new array (see `_fancy`)."""
         return _views.get(self, key)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        """NumPy's ``take`` (see `_fancy`): the elements at ``indices``."""
+        from . import _fancy
+        return _fancy.take(self, indices, axis, out, mode)
 
     def __setitem__(self, key, value):
         """``x[key] = value`` (basic indices): ``x`` takes the new value, as

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from . import _reductions
+from . import _fancy, _reductions
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -246,6 +246,8 @@ def outer(a, b, out=None):
 
 
 # --- shapes -------------------------------------------------------------------
+
+FUNCTIONS["take"] = _fancy.take
 
 @_function
 def expand_dims(a, axis):

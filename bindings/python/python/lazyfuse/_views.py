@@ -15,6 +15,7 @@ length-1 axes), and for ``flatten``, the result is a value of its own."""
 
 import numpy as np
 
+from . import _fancy
 from ._array import Array
 
 
@@ -81,7 +82,10 @@ def _select(native, shape, region, drop):
 
 
 def get(array, key):
-    """``array[key]``: a :class:`View` for ints and slices."""
+    """``array[key]``: a :class:`View` for ints and slices; a new array for
+    an integer or boolean array index (`_fancy`)."""
+    if _fancy.is_advanced(key):
+        return _fancy.get(array, key)
     shape = array.shape
     key, region, drop, new_axes = _resolve(shape, key)
     if new_axes:

@@ -1,0 +1,100 @@
+"""Advanced indexing and ``take`` against NumPy: one integer or boolean
+array index with slices and ``...`` around it, every mode of ``take``,
+and the errors NumPy raises."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+
+
+def check(got, want):
+    assert isinstance(got, lf.Array), type(got)
+    value = np.asarray(got)
+    assert value.dtype == want.dtype, (value.dtype, want.dtype)
+    assert value.shape == want.shape, (value.shape, want.shape)
+    np.testing.assert_array_equal(value, want)
+
+
+X = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+
+
+@pytest.fixture(params=["cpu", "sim"])
+def backend(request):
+    with lf.use(request.param):
+        yield request.param
+
+
+@pytest.mark.parametrize("key", [
+    [2, 0, -1],
+    np.array([[1, 1], [0, 2]]),
+    (slice(None), [3, 0]),
+    (slice(None), slice(1, 3), np.array([4, -5, 0])),
+    (Ellipsis, [1]),
+    ([2], Ellipsis),
+    (slice(None, None, -1), np.array([0, 3])),
+    [],
+    X[:, 0, 0] > 10,
+    X[..., 0] % 20 == 0,
+    (slice(None), X[0, :, 0] > 6),
+    X > 30,
+    np.array(True),
+], ids=lambda k: repr(k)[:40])
+def test_array_indices_are_numpys(backend, key):
+    check(lf.asarray(X)[key], X[key])
+    check((lf.asarray(X) * 2)[key], (X * 2)[key])  # a computed array
+
+
+def test_lazy_integer_indices_stay_lazy_and_wrap(backend):
+    x = lf.asarray(X[0])
+    index = lf.asarray(np.array([0, 3, 1])) + 0  # computed, not checked
+    check(x[index], X[0][[0, 3, 1]])
+    check(x[:, index + 5], X[0][:, [0, 3, 1]])  # out of bounds: wraps (CuPy)
+    mask = lf.asarray(X[0, :, 0]) > 5  # computed: its values set the shape
+    check(x[mask], X[0][X[0, :, 0] > 5])
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_take_in_every_mode_is_numpys(mode, axis):
+    indices = np.array([[0, 2], [-1, 1]]) if mode == "raise" else np.array([[0, 7], [-9, 1]])
+    check(lf.take(lf.asarray(X), indices, axis=axis, mode=mode),
+          np.take(X, indices, axis=axis, mode=mode))
+    check(np.take(lf.asarray(X), indices, axis=axis, mode=mode),
+          np.take(X, indices, axis=axis, mode=mode))
+    check(lf.asarray(X).take(indices, axis=axis, mode=mode),
+          X.take(indices, axis=axis, mode=mode))
+    for dtype in (np.int8, np.uint16, np.int64, np.bool_):
+        values = np.arange(12).astype(dtype).reshape(3, 4)
+        check(lf.take(values, [2, 0], axis=1, mode=mode), np.take(values, [2, 0], axis=1))
+
+
+def test_take_writes_out_and_takes_a_scalar_index():
+    out = np.empty((3, 5), np.float32)
+    lf.take(X, 2, axis=1, out=out)
+    np.testing.assert_array_equal(out, np.take(X, 2, axis=1))
+    check(lf.take(X, 7), np.take(X, 7))
+
+
+def test_bad_array_indices_raise_as_numpys():
+    x = lf.asarray(X)
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 3"):
+        x[[0, 3]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[:, [-5]]
+    with pytest.raises(IndexError, match="integer or boolean"):
+        x[np.array([0.5])]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[np.array([True, False])]
+    with pytest.raises(IndexError, match="one integer or boolean array"):
+        x[[0], [1]]
+    with pytest.raises(IndexError, match="one integer or boolean array"):
+        x[0, [1]]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[:, :, :, [0]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        lf.take(X, [60])
+    with pytest.raises(lf.ArgumentError, match="mode"):
+        lf.take(X, [0], mode="nearest")
+    with pytest.raises(IndexError, match="cannot do a non-empty take from an empty axes"):
+        lf.take(np.zeros((0, 2)), [0])
