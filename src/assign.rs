@@ -209,6 +209,16 @@ pub fn region_kernel(dtype: DType, ndim: usize) -> Result<Kernel> {
     kernel_of(dtype, ndim, false)
 }
 
+/// Both kernels [`assign_region`] may launch for arrays of `dtype` and
+/// `ndim` axes: [`region_kernel`], and its variant for a region stepping
+/// by 1 along the last axis (see `kernel_of`); public to inspect their code.
+pub fn region_kernels(dtype: DType, ndim: usize) -> Result<[Kernel; 2]> {
+    Ok([
+        kernel_of(dtype, ndim, false)?,
+        kernel_of(dtype, ndim, true)?,
+    ])
+}
+
 /// [`region_kernel`], or with `unit_last` its variant for a region that
 /// steps by 1 along the last axis with a value varying along it: that
 /// axis' indices are the thread's own plus a start, consecutive in

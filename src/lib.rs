@@ -35,7 +35,7 @@ pub mod kernel;
 mod matmul;
 mod take;
 
-pub use assign::{assign_region, region_kernel, Region};
+pub use assign::{assign_region, region_kernel, region_kernels, Region};
 pub use context::{Context, ContextBuilder};
 pub use gufunc::GUfunc;
 pub use inspect::cuda_source;
@@ -48,7 +48,7 @@ pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
-pub use take::{take, IndexMode};
+pub use take::{take, take_kernels, IndexMode};
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {

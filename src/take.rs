@@ -175,6 +175,15 @@ fn extremes(values: &HostBuffer) -> Option<(i128, i128)> {
     }
 }
 
+/// Every gather kernel [`take`] may launch for `dtype` (indices known in
+/// range or not, a flat result or not); public to inspect their code.
+pub fn take_kernels(dtype: DType) -> Result<Vec<Kernel>> {
+    [(false, false), (false, true), (true, false), (true, true)]
+        .into_iter()
+        .map(|(in_range, flat)| gather_kernel(dtype, Gather { in_range, flat }))
+        .collect()
+}
+
 /// What a gather kernel may assume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Gather {

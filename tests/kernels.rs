@@ -341,16 +341,21 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
     if !nvrtc_or_skip("the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc") {
         return;
     }
-    for kernel in [
+    let library = [
+        lazyfuse::region_kernels(DType::F32, 1).unwrap().to_vec(),
+        lazyfuse::region_kernels(DType::F16, 3).unwrap().to_vec(),
+        lazyfuse::take_kernels(DType::F64).unwrap(),
+        lazyfuse::take_kernels(DType::Bool).unwrap(),
+    ];
+    let examples = [
         tutorial::increment_by_one().unwrap(),
         tutorial::doubled().unwrap(),
         tutorial::block_sum(false).unwrap(),
         tutorial::histogram().unwrap(),
         tutorial::matmul_tiled().unwrap(),
         reverse_in_fours(),
-        lazyfuse::region_kernel(DType::F32, 1).unwrap(),
-        lazyfuse::region_kernel(DType::F16, 3).unwrap(),
-    ] {
+    ];
+    for kernel in examples.into_iter().chain(library.into_iter().flatten()) {
         let source = kernel.cuda_source();
         let compiled = nvrtc::compile(kernel.name(), &source, &Target::Cubin("sm_80".into()))
             .unwrap_or_else(|e| panic!("{e}"));
