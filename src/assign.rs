@@ -15,13 +15,11 @@
 //! # Ok::<(), lazyfuse::Error>(())
 //! ```
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock, PoisonError};
-
 use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{Array, BinaryOp, DType, Error, Result};
 
 use crate::kernel::{Dim, Kernel, KernelArg, Val};
+use crate::kernel_cache::KernelCache;
 
 /// The elements of one axis a region covers: `start`, `start + step`, …,
 /// `len` of them (NumPy's slice once resolved against the axis' length; a
@@ -224,19 +222,16 @@ pub fn region_kernels(dtype: DType, ndim: usize) -> Result<[Kernel; 2]> {
 /// axis' indices are the thread's own plus a start, consecutive in
 /// consecutive threads, so the CPU runs rows of threads on vectors.
 fn kernel_of(dtype: DType, ndim: usize, unit_last: bool) -> Result<Kernel> {
-    type Kernels = HashMap<(DType, usize, bool), Kernel>;
-    static KERNELS: OnceLock<Mutex<Kernels>> = OnceLock::new();
-    let kernels = KERNELS.get_or_init(Mutex::default);
-    let key = (dtype, ndim, unit_last);
-    if let Some(k) = kernels
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return Ok(k.clone());
-    }
+    static KERNELS: KernelCache<(DType, usize, bool)> = KernelCache::new();
+    KERNELS.get_or_build((dtype, ndim, unit_last), || {
+        build_region_kernel(dtype, ndim, unit_last)
+    })
+}
+
+/// The kernel of [`kernel_of`], built.
+fn build_region_kernel(dtype: DType, ndim: usize, unit_last: bool) -> Result<Kernel> {
     let suffix = if unit_last { "_unit" } else { "" };
-    let kernel = Kernel::build(&format!("lf_assign_{dtype}_{ndim}d{suffix}"), |k| {
+    Kernel::build(&format!("lf_assign_{dtype}_{ndim}d{suffix}"), |k| {
         let target = k.array_mut("target", dtype, ndim);
         let value = k.array("value", dtype, ndim);
         // start, step, len and "value not broadcast" per axis.
@@ -278,10 +273,5 @@ fn kernel_of(dtype: DType, ndim: usize, unit_last: bool) -> Result<Kernel> {
             at_value.reverse();
             k.store(&target, at_target.as_slice(), value.at(at_value.as_slice()));
         });
-    })?;
-    kernels
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key, kernel.clone());
-    Ok(kernel)
+    })
 }

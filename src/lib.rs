@@ -32,6 +32,7 @@ mod context;
 pub mod gufunc;
 mod inspect;
 pub mod kernel;
+mod kernel_cache;
 mod matmul;
 mod take;
 
@@ -48,7 +49,7 @@ pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
-pub use take::{take, take_kernels, IndexMode};
+pub use take::{scatter, scatter_kernels, take, take_kernels, IndexMode};
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {

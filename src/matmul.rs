@@ -20,8 +20,7 @@
 //! # Ok::<(), lazyfuse::Error>(())
 //! ```
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use lazyfuse_core::shape::{broadcast_shapes, format_shape};
 use lazyfuse_core::SliceMut;
@@ -30,6 +29,7 @@ use lazyfuse_core::{
 };
 
 use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
+use crate::kernel_cache::KernelCache;
 
 /// The side of a tile of the result (threads per block along x and y).
 const TILE: usize = 16;
@@ -211,28 +211,16 @@ fn unreachable_shape<T>() -> Result<T> {
 /// leading batch axis and `c[z] = a[z * a_batch_step] @ b[z *
 /// b_batch_step]` for every batch `z`, batches along the grid's z.
 pub fn matmul_kernel(dtype: DType, batched: bool) -> Result<Kernel> {
-    static KERNELS: OnceLock<Mutex<HashMap<(DType, bool), Kernel>>> = OnceLock::new();
-    let kernels = KERNELS.get_or_init(Mutex::default);
-    let cached = kernels
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&(dtype, batched))
-        .cloned();
-    if let Some(kernel) = cached {
-        return Ok(kernel);
-    }
-    let name = match batched {
-        true => format!("lf_matmul_batched_{dtype}"),
-        false => format!("lf_matmul_{dtype}"),
-    };
-    let built = lazyfuse_kernel::Kernel::build(&name, |k| tiled_product(k, dtype, batched))?
-        .with_host_routine(Arc::new(CpuProduct))?;
-    let kernel = Kernel::from_built(built);
-    kernels
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert((dtype, batched), kernel.clone());
-    Ok(kernel)
+    static KERNELS: KernelCache<(DType, bool)> = KernelCache::new();
+    KERNELS.get_or_build((dtype, batched), || {
+        let name = match batched {
+            true => format!("lf_matmul_batched_{dtype}"),
+            false => format!("lf_matmul_{dtype}"),
+        };
+        let built = lazyfuse_kernel::Kernel::build(&name, |k| tiled_product(k, dtype, batched))?
+            .with_host_routine(Arc::new(CpuProduct))?;
+        Ok(Kernel::from_built(built))
+    })
 }
 
 /// The body of [`matmul_kernel`].

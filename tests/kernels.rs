@@ -346,6 +346,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
         lazyfuse::region_kernels(DType::F16, 3).unwrap().to_vec(),
         lazyfuse::take_kernels(DType::F64).unwrap(),
         lazyfuse::take_kernels(DType::Bool).unwrap(),
+        lazyfuse::scatter_kernels(DType::F32).unwrap(),
+        lazyfuse::scatter_kernels(DType::I8).unwrap(),
     ];
     let examples = [
         tutorial::increment_by_one().unwrap(),

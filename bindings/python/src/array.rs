@@ -260,18 +260,23 @@ impl PyArr {
     /// The elements at `indices` (an integer array) along `axis` (NumPy's
     /// `take`); `mode` is `"raise"`, `"wrap"` or `"clip"`.
     fn take(&self, indices: PyRef<'_, PyArr>, axis: usize, mode: &str) -> PyResult<PyArr> {
-        let mode = match mode {
-            "raise" => lazyfuse::IndexMode::Raise,
-            "wrap" => lazyfuse::IndexMode::Wrap,
-            "clip" => lazyfuse::IndexMode::Clip,
-            other => {
-                return Err(errors::raise(
-                    "ArgumentError",
-                    format!("take: mode {other:?} (expected 'raise', 'wrap' or 'clip')"),
-                ))
-            }
-        };
-        lazyfuse::take(&self.inner, &indices.inner, axis, mode)
+        lazyfuse::take(&self.inner, &indices.inner, axis, index_mode("take", mode)?)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
+    /// This array's value with the elements at `indices` along `axis`
+    /// replaced by `value`, broadcast and cast (NumPy's `x[idx] = value`,
+    /// before `x` is re-bound to it); `mode` as for `take`.
+    fn scatter(
+        &self,
+        indices: PyRef<'_, PyArr>,
+        axis: usize,
+        value: PyRef<'_, PyArr>,
+        mode: &str,
+    ) -> PyResult<PyArr> {
+        let mode = index_mode("scatter", mode)?;
+        lazyfuse::scatter(&self.inner, &indices.inner, axis, &value.inner, mode)
             .map(PyArr::new)
             .map_err(to_py)
     }
@@ -341,5 +346,18 @@ impl PyArr {
     #[getter]
     fn backend(&self) -> &'static str {
         self.inner.session().backend_name()
+    }
+}
+
+/// NumPy's index `mode` by name, for `op`.
+fn index_mode(op: &str, mode: &str) -> PyResult<lazyfuse::IndexMode> {
+    match mode {
+        "raise" => Ok(lazyfuse::IndexMode::Raise),
+        "wrap" => Ok(lazyfuse::IndexMode::Wrap),
+        "clip" => Ok(lazyfuse::IndexMode::Clip),
+        other => Err(errors::raise(
+            "ArgumentError",
+            format!("{op}: mode {other:?} (expected 'raise', 'wrap' or 'clip')"),
+        )),
     }
 }

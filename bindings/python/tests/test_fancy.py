@@ -1,6 +1,6 @@
-"""Advanced indexing and ``take`` against NumPy: one integer or boolean
-array index with slices and ``...`` around it, every mode of ``take``,
-and the errors NumPy raises."""
+"""Advanced indexing, its assignment, ``take``, ``put`` and ``putmask``
+against NumPy: one integer or boolean array index with slices and
+``...`` around it, every mode, and the errors NumPy raises."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ def backend(request):
         yield request.param
 
 
-@pytest.mark.parametrize("key", [
+KEYS = [
     [2, 0, -1],
     np.array([[1, 1], [0, 2]]),
     (slice(None), [3, 0]),
@@ -39,7 +39,14 @@ def backend(request):
     (slice(None), X[0, :, 0] > 6),
     X > 30,
     np.array(True),
-], ids=lambda k: repr(k)[:40])
+]
+
+
+def key_id(key):
+    return repr(key)[:40]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=key_id)
 def test_array_indices_are_numpys(backend, key):
     check(lf.asarray(X)[key], X[key])
     check((lf.asarray(X) * 2)[key], (X * 2)[key])  # a computed array
@@ -98,3 +105,90 @@ def test_bad_array_indices_raise_as_numpys():
         lf.take(X, [0], mode="nearest")
     with pytest.raises(IndexError, match="cannot do a non-empty take from an empty axes"):
         lf.take(np.zeros((0, 2)), [0])
+
+
+@pytest.mark.parametrize("key", KEYS, ids=key_id)
+def test_array_index_assignment_is_numpys(backend, key):
+    indexed = X[key].shape
+    values = [
+        -1.5,  # one value (for a mask, a lazy `where`)
+        np.arange(np.prod(indexed), dtype=np.float64).reshape(indexed) + 100,  # cast to f32
+        np.arange(indexed[-1] if indexed else 1, dtype=np.int32) - 50,  # broadcast
+        np.full((1, 1) + indexed, 7.0),  # leading length-1 axes dropped
+    ]
+    for value in values:
+        want = X.copy()
+        try:
+            want[key] = value
+        except TypeError:
+            continue  # NumPy takes only 0-d or 1-d values for a mask alone
+        x = lf.asarray(X) * 1  # computed: may be written in place
+        x[key] = value
+        check(x, want)
+        x = lf.asarray(X)
+        x[key] = lf.asarray(value)
+        check(x, want)
+
+
+def test_assignment_through_views_and_lazy_masks(backend):
+    want, x = X.copy(), lf.asarray(X)
+    row = x[1]  # a view: writing it writes x
+    row[[0, 3]] = 5
+    want[1][[0, 3]] = 5
+    check(x, want)
+    mask = x > 40  # lazy: stays lazy for one value
+    x[mask] = 0
+    want[want > 40] = 0
+    assert not mask._a.is_materialized
+    check(x, want)
+    y = lf.asarray(X[0]) + 0
+    y[lf.asarray(np.array([3, 1])) + 0] = np.array([[9], [8]])  # lazy indices
+    w = X[0].copy()
+    w[[3, 1]] = np.array([[9], [8]])
+    check(y, w)
+    y[[0, 2, -4]] = np.array([[1], [2], [3]])  # a repeated index: the last lands, as NumPy's
+    w[[0, 2, -4]] = np.array([[1], [2], [3]])
+    check(y, w)
+    y[y > 50] = np.arange(int((y > 50).sum()))  # a mask and many values: computed
+    w[w > 50] = np.arange((w > 50).sum())
+    check(y, w)
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_put_and_putmask_are_numpys(backend, mode):
+    indices = [0, -1, 5] if mode == "raise" else [0, 61, -70]
+    for v in (3.5, [1, 2], [1, 2, 3, 4]):
+        want, x = X.copy(), lf.asarray(X)
+        np.put(want, indices, v, mode=mode)
+        np.put(x, indices, v, mode=mode)
+        check(x, want)
+        x = lf.asarray(X)
+        x.put(np.array(indices), lf.asarray(np.asarray(v, np.float32)), mode=mode)
+        check(x, want)
+    for v in (-2, [10, 20, 30]):
+        want, x = X.copy(), lf.asarray(X)
+        np.putmask(want, want % 7 == 0, v)
+        np.putmask(x, x % 7 == 0, v)
+        check(x, want)
+    plain = X.copy()
+    np.put(plain, [0], lf.asarray(np.array([-1.0])))  # into NumPy's own array
+    assert plain[0, 0, 0] == -1
+
+
+def test_bad_assignments_raise_as_numpys():
+    x = lf.asarray(X)
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        x[:, [4]] = 0
+    with pytest.raises(ValueError, match="could not broadcast"):
+        x[[0, 1]] = np.ones(3)
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[np.array([True, False])] = 1
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[np.array([True, False])] = [1, 2]
+    with pytest.raises(IndexError, match="one integer or boolean array"):
+        x[[0], [1]] = 1
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.put(x, [60], 1)
+    with pytest.raises(ValueError, match="same size"):
+        np.putmask(x, [True], 1)
+    check(x, X)  # nothing was written

@@ -265,9 +265,15 @@ class Array:
         from . import _fancy
         return _fancy.take(self, indices, axis, out, mode)
 
+    def put(self, indices, values, mode="raise"):
+        """NumPy's ``put``: ``x.flat[indices] = values`` (see `_fancy`)."""
+        from . import _fancy
+        _fancy.put_flat(self, indices, values, mode)
+
     def __setitem__(self, key, value):
-        """``x[key] = value`` (basic indices): ``x`` takes the new value, as
-        do the views of it."""
+        """``x[key] = value``: ``x`` takes the new value, as do the views of
+        it. Basic indices write a region; one integer or boolean array index
+        scatters (see `_fancy`)."""
         _views.put(self, key, value)
 
     def _rebind(self, native):

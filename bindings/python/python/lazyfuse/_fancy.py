@@ -1,19 +1,23 @@
-"""Advanced indexing (``x[[2, 0]]``, ``x[:, idx]``, ``x[mask]``) and NumPy's
-``take``, over the native ``take`` (a lazy gather kernel).
+"""Advanced indexing (``x[[2, 0]]``, ``x[:, idx]``, ``x[mask]``), its
+assignment (``x[idx] = v``), and NumPy's ``take``, ``put`` and
+``putmask``, over the native ``take`` and ``scatter`` (lazy gather and
+scatter kernels).
 
 One integer or boolean array in the key, with slices and ``...`` around
 it; the result is a new array (a copy, as NumPy's), not a view.
 Integer indices whose values are known (from NumPy or Python, or computed
-already) are checked as NumPy checks them (``IndexError``); lazy indices
-not computed yet are not computed to be checked: out of bounds, they wrap
-around, as CuPy's do. A boolean mask's values
-decide the result's shape, so a lazy mask is computed (CuPy synchronizes
-there too)."""
+already) are checked as NumPy checks them (``IndexError``), and where one
+repeats in an assignment its last value lands, as in NumPy. Lazy indices
+not computed yet are not computed for this: out of bounds, they wrap
+around, and of repeated ones which value lands is unspecified, as in CuPy
+(``sim`` reports it as a race). A boolean mask's values decide the
+result's shape, so a lazy mask is computed (CuPy synchronizes there too),
+except in ``x[mask] = value`` with one value: a lazy ``where``."""
 
 import numpy as np
 
 from ._array import Array
-from .errors import ArgumentError
+from .errors import ArgumentError, ShapeError
 
 
 def is_advanced(key):
@@ -29,6 +33,63 @@ def _is_array_index(k):
 
 def get(array, key):
     """``array[key]`` for a key holding one array index."""
+    expanded, axis, index = _parse(array, key)
+    index = _index_array(index)
+    value = _region(array, expanded)
+    if index.dtype == np.bool_:
+        value, index = _masked(value, axis, index)
+    return take(value, index, axis)
+
+
+def put(array, key, value):
+    """``array[key] = value`` for a key holding one array index: ``value``
+    broadcast to ``array[key]``'s shape (its leading length-1 axes
+    dropped) and cast to ``array``'s dtype, as NumPy assigns. Where an
+    index repeats, which of its values lands is unspecified (as in NumPy).
+    A lazy mask stays lazy when the value is one element (a ``where``)."""
+    expanded, axis, index = _parse(array, key)
+    if any(k != _FULL for k in expanded):
+        # Write the region's value, scattered into, back through a view.
+        put(array[tuple(expanded)], (_FULL,) * axis + (index,), value)
+        return
+    if not isinstance(value, Array):
+        value = array._like(value)
+    if isinstance(index, Array) and index.dtype == np.bool_ and value.size == 1:
+        _put_where(array, axis, index, value)
+        return
+    index = _index_array(index)
+    target = array
+    if index.dtype == np.bool_:
+        if value.size == 1:
+            _put_where(array, axis, array._like(index), value)
+            return
+        target, index = _masked(array, axis, index)
+    if not isinstance(index, Array):
+        index = array._like(index)
+    indexed = target.shape[:axis] + index.shape + target.shape[axis + 1:]
+    shape = value.shape
+    while len(shape) > len(indexed) and shape[0] == 1:
+        shape = shape[1:]  # NumPy drops leading length-1 axes of the value
+    native = value._a if shape == value.shape else value._a.reshape(list(shape))
+    try:
+        written = target._a.scatter(index._a, axis, native, "raise")
+    except ArgumentError as error:
+        if "out of bounds" not in str(error):
+            raise
+        raise IndexError(str(error)) from None
+    except ShapeError:
+        raise ShapeError(f"could not broadcast a value of shape {value.shape} into the indexed "
+                         f"shape {indexed} of an array of shape {array.shape}") from None
+    array._rebind(written.reshape(list(array.shape)))
+
+
+_FULL = slice(None)
+
+
+def _parse(array, key):
+    """``key`` (one array index beside slices and ``...``) checked against
+    ``array``: the key with ``...`` spelled out and the array index's axes
+    as full slices, the index's first axis, and the index as given."""
     parts = key if type(key) is tuple else (key,)
     at = [i for i, k in enumerate(parts) if _is_array_index(k)]
     others = [k for i, k in enumerate(parts) if i not in at]
@@ -38,8 +99,8 @@ def get(array, key):
             "around it (not several arrays, or ints or None beside one)")
     if others.count(Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    index = _index_array(parts[at[0]])
-    consumed = index.ndim if index.dtype == np.bool_ else 1
+    index = parts[at[0]]
+    consumed = _index_ndim(index)
     named = len(others) - others.count(Ellipsis) + consumed
     if named > array.ndim:
         raise IndexError(f"too many indices: {named} for an array of dimension {array.ndim}")
@@ -48,22 +109,51 @@ def get(array, key):
     for i, k in enumerate(parts):
         if i == at[0]:
             axis = len(expanded)
-            expanded.extend((slice(None),) * consumed)
+            expanded.extend((_FULL,) * consumed)
         elif k is Ellipsis:
-            expanded.extend((slice(None),) * (array.ndim - named))
+            expanded.extend((_FULL,) * (array.ndim - named))
         else:
             expanded.append(k)
-    full = slice(None)
-    value = array[tuple(expanded)] if any(k != full for k in expanded) else array
-    if index.dtype == np.bool_:
-        covered = value.shape[axis:axis + consumed]
-        if index.shape != covered:
-            raise IndexError(
-                f"boolean index did not match indexed array along axis {axis}; the index has "
-                f"shape {index.shape}, the axes it covers {covered}")
-        value = value.reshape(value.shape[:axis] + (-1,) + value.shape[axis + consumed:])
-        index = np.flatnonzero(index)
-    return take(value, index, axis)
+    return expanded, axis, index
+
+
+def _index_ndim(k):
+    """The axes index ``k`` covers: all of a mask's, else one."""
+    if isinstance(k, Array):
+        return k.ndim if k.dtype == np.bool_ else 1
+    k = np.asarray(k)
+    return k.ndim if k.dtype == np.bool_ else 1
+
+
+def _region(array, expanded):
+    """``array[expanded]`` (slices only): the array itself when they are all
+    full."""
+    return array[tuple(expanded)] if any(k != _FULL for k in expanded) else array
+
+
+def _masked(value, axis, mask):
+    """``value`` with the axes ``mask`` (NumPy bools) covers from ``axis``
+    merged into one, and the positions of its true elements along it."""
+    covered = value.shape[axis:axis + mask.ndim]
+    if mask.shape != covered:
+        raise IndexError(
+            f"boolean index did not match indexed array along axis {axis}; the index has "
+            f"shape {mask.shape}, the axes it covers {covered}")
+    merged = value.shape[:axis] + (-1,) + value.shape[axis + mask.ndim:]
+    return value.reshape(merged), np.flatnonzero(mask)
+
+
+def _put_where(array, axis, mask, value):
+    """``array[..., mask] = value`` for one value: ``where(mask, value,
+    array)``, lazily, the mask lined up with the axes it covers."""
+    covered = array.shape[axis:axis + mask.ndim]
+    if mask.shape != covered:
+        raise IndexError(
+            f"boolean index did not match indexed array along axis {axis}; the index has "
+            f"shape {mask.shape}, the axes it covers {covered}")
+    lined_up = mask._a.reshape(list(mask.shape) + [1] * (array.ndim - axis - mask.ndim))
+    one = value._a.reshape([]).astype(array.dtype.name)
+    array._rebind(lined_up.where_(one, array._a).astype(array.dtype.name))
 
 
 def _index_array(k):
@@ -112,3 +202,63 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         # which NumPy reports as an IndexError.
         raise IndexError(str(error)) from None
     return result if out is None else _store(result, out, "take", "unsafe")
+
+
+def put_flat(a, ind, v, mode="raise"):
+    """NumPy's ``put``: ``a.flat[ind] = v`` with ``v`` repeated as needed
+    (cast unsafely, as NumPy's), ``mode`` as ``take``'s. ``a`` takes the
+    new value, lazily."""
+    if not isinstance(a, Array):
+        return np.put(a, _host(ind), _host(v), mode=mode)  # NumPy writes its own array
+    indices = ind.reshape(-1) if isinstance(ind, Array) else a._like(_integers(ind, "put"))
+    values = v if isinstance(v, Array) else a._like(v)
+    if indices.size == 0 or values.size == 0:
+        return None
+    values = values.reshape(-1)
+    if values.size not in (1, indices.size):
+        values = take(values, np.arange(indices.size), mode="wrap")
+    native = a._a.reshape([a.size])
+    try:
+        written = native.scatter(indices._a, 0, values._a, mode)
+    except ArgumentError as error:
+        if "out of bounds" not in str(error):
+            raise
+        raise IndexError(str(error)) from None
+    a._rebind(written.reshape(list(a.shape)))
+    return None
+
+
+def putmask(a, mask, values):
+    """NumPy's ``putmask``: ``a.flat[n] = values[n % values.size]`` where
+    ``mask.flat[n]``; a ``where``, lazily (the mask too)."""
+    if not isinstance(a, Array):
+        return np.putmask(a, _host(mask), _host(values))
+    mask = mask if isinstance(mask, Array) else a._like(np.asarray(mask, dtype=bool))
+    if mask.size != a.size:
+        raise ValueError("putmask: mask and data must be the same size")
+    values = values if isinstance(values, Array) else a._like(values)
+    if values.size == 0:
+        return None
+    if values.size == 1:
+        values = values.reshape(())
+    elif values.size != a.size:
+        values = take(values.reshape(-1), np.arange(a.size), mode="wrap")
+    native = values._a.reshape(list(a.shape)) if values.ndim else values._a
+    written = mask._a.astype("bool").reshape(list(a.shape)).where_(native.astype(a.dtype.name), a._a)
+    a._rebind(written)
+    return None
+
+
+def _host(x):
+    """``x`` for NumPy: a lazy array computed."""
+    return x.numpy() if isinstance(x, Array) else x
+
+
+def _integers(ind, what):
+    """Indices from Python or NumPy, flat, checked to be integers."""
+    ind = np.asarray(ind).reshape(-1)
+    if ind.size == 0:
+        return ind.astype(np.intp)
+    if not np.issubdtype(ind.dtype, np.integer):
+        raise IndexError(f"{what}: indices must be integers, not {ind.dtype}")
+    return ind

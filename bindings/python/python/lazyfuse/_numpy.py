@@ -248,6 +248,8 @@ def outer(a, b, out=None):
 # --- shapes -------------------------------------------------------------------
 
 FUNCTIONS["take"] = _fancy.take
+FUNCTIONS["put"] = _fancy.put_flat
+FUNCTIONS["putmask"] = _fancy.putmask
 
 @_function
 def expand_dims(a, axis):

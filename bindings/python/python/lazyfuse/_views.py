@@ -110,6 +110,9 @@ def _with_new_axes(array, key):
 def put(array, key, value):
     """``array[key] = value``: ``value`` broadcast to ``array[key]``'s shape
     and cast to its dtype (NumPy's unsafe casting, as assignment does)."""
+    if _fancy.is_advanced(key):
+        _fancy.put(array, key, value)
+        return
     _, region, drop, _ = _resolve(array.shape, key)  # new axes select nothing more
     if not isinstance(value, Array):
         value = array._like(value)

@@ -1,0 +1,362 @@
+//! Taking elements by index along an axis (NumPy's `take`, and the fancy
+//! index `x[indices]`), and writing them (`x[indices] = value`): lazily,
+//! one launch of a small gather or scatter kernel. A gather's result is a
+//! fresh array (a temporary the kernel writes in place); a scatter writes
+//! the target's value in place when nothing else reads it.
+//!
+//! ```
+//! use lazyfuse::{take, Context, IndexMode};
+//!
+//! let cx = Context::sim();
+//! let x = cx.from_vec(vec![0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3])?;
+//! let columns = take(&x, &cx.from_slice(&[2i64, -3]), 1, IndexMode::Raise)?;
+//! assert_eq!(columns.shape(), &[2, 2]);
+//! assert_eq!(columns.to_vec::<f64>()?, [2.0, 0.0, 5.0, 3.0]);
+//! # Ok::<(), lazyfuse::Error>(())
+//! ```
+
+use lazyfuse_core::shape::{broadcasts_to, format_shape};
+use lazyfuse_core::{Array, DType, Error, HostBuffer, Result, Wide};
+
+use crate::kernel::{Kernel, KernelArg};
+
+mod kernel;
+
+use kernel::{index_kernel, Direction, Variant};
+
+/// What an index outside its axis does (NumPy's `mode`). Negative indices
+/// count from the end in `Raise` and `Wrap` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexMode {
+    /// An error (NumPy's `IndexError`) when the indices' values are known
+    /// (data from the host, or computed already); indices still lazy wrap
+    /// around instead, as CuPy's do, since checking them would compute
+    /// them.
+    Raise,
+    /// Taken modulo the axis' length.
+    Wrap,
+    /// Clamped to the axis (negative indices to 0, as NumPy's `clip`).
+    Clip,
+}
+
+/// Threads per block of the index kernels.
+const BLOCK: u32 = 256;
+
+/// The elements of `array` at `indices` (any integer dtype and shape)
+/// along `axis`: NumPy's `np.take(array, indices, axis, mode=...)`, of
+/// shape `array.shape[..axis] + indices.shape + array.shape[axis + 1..]`.
+/// Lazy, except that [`IndexMode::Raise`] reads indices whose values are
+/// already known to check them.
+///
+/// Errors: an axis outside the array, indices that are not integers or
+/// belong to another context, an index outside the axis (`Raise`), any
+/// index into an empty axis.
+pub fn take(array: &Array, indices: &Array, axis: usize, mode: IndexMode) -> Result<Array> {
+    let at = Indexing::new("take", array, indices, axis, mode)?;
+    if at.total == 0 {
+        return Ok(array.session().zeros(&at.shape, array.dtype()));
+    }
+    let out = array.session().empty(&[at.total], array.dtype());
+    let values = array.reshape(&[array.len()]);
+    let taken = at.launch(Direction::Gather, &out, &values)?;
+    Ok(taken.reshape(&at.shape))
+}
+
+/// The value of `target` with the elements at `indices` along `axis`
+/// replaced by `value` (NumPy's `x[..., indices, ...] = value`, `axis`
+/// slices deep; before the caller re-binds `target` to it, as with
+/// [`assign_region`](crate::assign_region)). `value` broadcasts to the
+/// indexed shape `target.shape[..axis] + indices.shape +
+/// target.shape[axis + 1..]` and is cast to `target`'s dtype. Where
+/// several indices name one element, the last one's value lands there
+/// when the indices' values are known (as NumPy's does); for indices not
+/// computed yet, which one is unspecified (as in CuPy; `sim`, which checks
+/// kernels for races, reports one). Lazy, except that
+/// indices whose values are known are read, to check them
+/// ([`IndexMode::Raise`]) and to find repeats.
+///
+/// ```
+/// use lazyfuse::{scatter, Context, IndexMode};
+///
+/// let cx = Context::sim();
+/// let x = cx.from_vec(vec![0i32; 6], &[2, 3])?;
+/// let written = scatter(&x, &cx.from_slice(&[2i64, 0]), 1, &cx.from_slice(&[7i32, 8]), IndexMode::Raise)?;
+/// assert_eq!(written.to_vec::<i32>()?, [8, 0, 7, 8, 0, 7]);
+/// # Ok::<(), lazyfuse::Error>(())
+/// ```
+///
+/// Errors: those of [`take`], a `value` that does not broadcast to the
+/// indexed shape or belongs to another context.
+pub fn scatter(
+    target: &Array,
+    indices: &Array,
+    axis: usize,
+    value: &Array,
+    mode: IndexMode,
+) -> Result<Array> {
+    let op = "scatter";
+    value.check()?;
+    target.check()?;
+    if !value.session().same_as(target.session()) {
+        return Err(Error::invalid(
+            op,
+            "the value belongs to another context (expected an array of the target's context)",
+        ));
+    }
+    let at = Indexing::new(op, target, indices, axis, mode)?;
+    if !broadcasts_to(value.shape(), &at.shape) {
+        return Err(Error::ShapeMismatch {
+            op: op.into(),
+            message: format!(
+                "cannot broadcast a value of shape {} to the indexed shape {} \
+                 (expected each dimension equal or 1, right-aligned)",
+                format_shape(value.shape()),
+                format_shape(&at.shape)
+            ),
+        });
+    }
+    if at.total == 0 {
+        return Ok(target.clone());
+    }
+    let value = value.astype(target.dtype());
+    let flat_target = target.reshape(&[target.len()]);
+    let written = if value.len() == 1 {
+        at.launch(Direction::ScatterOne, &flat_target, &value.reshape(&[1]))?
+    } else {
+        let value = value.broadcast_to(&at.shape).reshape(&[at.total]);
+        let extent = target.shape()[axis];
+        match last_only(indices, extent, mode)? {
+            Some(last) => {
+                let at = Indexing {
+                    indices: target.session().from_vec(last, &[indices.len()])?,
+                    in_range: true,
+                    ..at
+                };
+                at.launch(Direction::ScatterLast, &flat_target, &value)?
+            }
+            None => at.launch(Direction::Scatter, &flat_target, &value)?,
+        }
+    };
+    Ok(written.reshape(target.shape()))
+}
+
+/// `shape[..axis] + indices + shape[axis + 1..]`.
+fn indexed_shape(shape: &[usize], indices: &[usize], axis: usize) -> Vec<usize> {
+    let mut indexed = shape[..axis].to_vec();
+    indexed.extend_from_slice(indices);
+    indexed.extend_from_slice(shape.get(axis + 1..).unwrap_or_default());
+    indexed
+}
+
+/// One checked indexing of an array along an axis.
+struct Indexing {
+    /// The indexed shape.
+    shape: Vec<usize>,
+    /// Its elements: one thread each.
+    total: usize,
+    /// The indices, flat, as `i64` (clipped in `Clip` mode).
+    indices: Array,
+    /// Every index is known to be inside the axis (see [`Variant`]).
+    in_range: bool,
+    /// The indexed shape is the indices' (see [`Variant`]).
+    flat: bool,
+    /// `[n, count, inner, total]`: the kernels' scalars.
+    scalars: [i64; 4],
+    blocks: u32,
+}
+
+impl Indexing {
+    /// The indexing of `array` at `indices` along `axis` for `op`, checked
+    /// (the indices only when it selects an element).
+    fn new(
+        op: &str,
+        array: &Array,
+        indices: &Array,
+        axis: usize,
+        mode: IndexMode,
+    ) -> Result<Indexing> {
+        array.check()?;
+        indices.check()?;
+        if !indices.session().same_as(array.session()) {
+            return Err(Error::invalid(
+                op,
+                "the indices belong to another context (expected an array of the array's context)",
+            ));
+        }
+        let shape = array.shape();
+        let Some(&extent) = shape.get(axis) else {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "axis {axis} of an array of shape {} (expected an axis below {})",
+                    format_shape(shape),
+                    shape.len()
+                ),
+            ));
+        };
+        if !indices.dtype().is_integer() {
+            return Err(Error::DTypeMismatch {
+                op: op.into(),
+                message: format!(
+                    "indices of dtype {} (expected an integer dtype)",
+                    indices.dtype()
+                ),
+            });
+        }
+        let indexed = indexed_shape(shape, indices.shape(), axis);
+        let total: usize = indexed.iter().product();
+        if total > 0 && extent == 0 {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "indices into axis {axis} of length 0 of an array of shape {} \
+                     (expected a non-empty axis)",
+                    format_shape(shape)
+                ),
+            ));
+        }
+        let checked = total > 0 && mode == IndexMode::Raise && indices.is_materialized();
+        if checked {
+            check_bounds(op, indices, axis, extent)?;
+        }
+        let flat = indices.reshape(&[indices.len()]).astype(DType::I64);
+        let flat = match mode {
+            IndexMode::Clip => flat.clip(0i64, extent as i64 - 1),
+            IndexMode::Raise | IndexMode::Wrap => flat,
+        };
+        let blocks = u32::try_from(total.div_ceil(BLOCK as usize)).map_err(|_| {
+            Error::invalid(
+                op,
+                format!(
+                    "an indexed shape of {total} elements \
+                     (expected fewer than 2^32 blocks of {BLOCK})"
+                ),
+            )
+        })?;
+        let inner: usize = shape[axis + 1..].iter().product();
+        Ok(Indexing {
+            shape: indexed,
+            total,
+            indices: flat,
+            in_range: checked || mode == IndexMode::Clip,
+            flat: axis == 0 && inner == 1,
+            scalars: [extent, indices.len(), inner, total].map(|v| v as i64),
+            blocks,
+        })
+    }
+
+    /// Launches the index kernel of `direction` on `written` and `read`;
+    /// the new value of `written`.
+    fn launch(&self, direction: Direction, written: &Array, read: &Array) -> Result<Array> {
+        let variant = Variant {
+            direction,
+            in_range: self.in_range,
+            flat: self.flat,
+        };
+        let mut args: Vec<KernelArg<'_>> =
+            vec![written.into(), read.into(), (&self.indices).into()];
+        args.extend(self.scalars.map(KernelArg::from));
+        let kernel = index_kernel(written.dtype(), variant)?;
+        let mut results = kernel.launch(written.session(), self.blocks, BLOCK, &args)?;
+        Ok(results.remove(0))
+    }
+}
+
+/// NumPy's `IndexError` for the first index of `indices` (values known)
+/// outside an axis of length `extent`.
+fn check_bounds(op: &str, indices: &Array, axis: usize, extent: usize) -> Result<()> {
+    let host = indices.to_host()?;
+    let extent = extent as i128;
+    let Some((lowest, highest)) = extremes(&host) else {
+        return Ok(());
+    };
+    if lowest >= -extent && highest < extent {
+        return Ok(());
+    }
+    let outside = (0..host.len())
+        .filter_map(|i| match host.get_wide(i) {
+            Some(Wide::Int(v)) => Some(v),
+            _ => None,
+        })
+        .find(|&v| v < -extent || v >= extent)
+        .unwrap_or(lowest);
+    Err(Error::invalid(
+        op,
+        format!("index {outside} is out of bounds for axis {axis} with size {extent}"),
+    ))
+}
+
+/// When `indices`' values are known and some name one element twice: each
+/// resolved into `[0, extent)` by `mode`'s rule (checked already in
+/// `Raise` mode), with -1 where a later index names the same element, so
+/// that a scatter lands the last value as NumPy does. `None` otherwise:
+/// nothing to skip, or lazy indices (not computed for this).
+fn last_only(indices: &Array, extent: usize, mode: IndexMode) -> Result<Option<Vec<i64>>> {
+    if indices.len() < 2 || !indices.is_materialized() {
+        return Ok(None);
+    }
+    let host = indices.to_host()?;
+    let n = extent as i128;
+    let mut resolved: Vec<i64> = (0..host.len())
+        .map(|i| match host.get_wide(i) {
+            Some(Wide::Int(v)) if mode == IndexMode::Clip => v.clamp(0, n - 1) as i64,
+            Some(Wide::Int(v)) => v.rem_euclid(n) as i64,
+            _ => 0,
+        })
+        .collect();
+    let mut seen = vec![false; extent];
+    let mut repeats = false;
+    for index in resolved.iter_mut().rev() {
+        let first_from_the_end = !std::mem::replace(&mut seen[*index as usize], true);
+        if !first_from_the_end {
+            *index = -1;
+            repeats = true;
+        }
+    }
+    Ok(repeats.then_some(resolved))
+}
+
+/// The smallest and largest of integer `values` (`None` when empty).
+fn extremes(values: &HostBuffer) -> Option<(i128, i128)> {
+    macro_rules! span {
+        ($v:expr) => {
+            Some((i128::from(*$v.iter().min()?), i128::from(*$v.iter().max()?)))
+        };
+    }
+    match values {
+        HostBuffer::I8(v) => span!(v),
+        HostBuffer::I16(v) => span!(v),
+        HostBuffer::I32(v) => span!(v),
+        HostBuffer::I64(v) => span!(v),
+        HostBuffer::U8(v) => span!(v),
+        HostBuffer::U16(v) => span!(v),
+        HostBuffer::U32(v) => span!(v),
+        HostBuffer::U64(v) => span!(v),
+        _ => None,
+    }
+}
+
+/// Every gather kernel [`take`] may launch for `dtype` (indices known in
+/// range or not, a flat result or not); public to inspect their code.
+pub fn take_kernels(dtype: DType) -> Result<Vec<Kernel>> {
+    Variant::all(Direction::Gather)
+        .map(|variant| index_kernel(dtype, variant))
+        .collect()
+}
+
+/// Every kernel [`scatter`] may launch for `dtype` (one value or many,
+/// indices known in range or not, flat or not); public to inspect their
+/// code.
+pub fn scatter_kernels(dtype: DType) -> Result<Vec<Kernel>> {
+    [
+        Direction::Scatter,
+        Direction::ScatterOne,
+        Direction::ScatterLast,
+    ]
+    .into_iter()
+    .flat_map(Variant::all)
+    // The last-only kernel's indices come resolved: always in range.
+    .filter(|v| v.in_range || v.direction != Direction::ScatterLast)
+    .map(|variant| index_kernel(dtype, variant))
+    .collect()
+}
