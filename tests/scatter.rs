@@ -32,7 +32,15 @@ fn by_hand(
     out
 }
 
-const SHAPES: [&[usize]; 4] = [&[7], &[3, 4], &[2, 3, 5], &[4, 1, 3]];
+// The last two have rows of 32 or more after an axis: copied by blocks per row.
+const SHAPES: [&[usize]; 6] = [
+    &[7],
+    &[3, 4],
+    &[2, 3, 5],
+    &[4, 1, 3],
+    &[3, 300],
+    &[2, 3, 40],
+];
 
 #[test]
 fn scatter_along_every_axis_in_every_mode_is_numpys() -> Result<()> {
@@ -257,6 +265,58 @@ fn repeated_known_indices_land_the_last_value_as_numpy() -> Result<()> {
             IndexMode::Clip,
         )?;
         assert_eq!(got.to_vec::<i64>()?, [8, 7, 8, 7, 8, 7, 8, 7], "{name}");
+    }
+    Ok(())
+}
+
+#[test]
+fn scatter_of_many_indices_along_every_axis_is_numpys() -> Result<()> {
+    for cx in common::backends() {
+        for shape in [&[3usize, 120][..], &[4, 60, 2], &[2, 3, 77]] {
+            let len: usize = shape.iter().product();
+            let start: Vec<i64> = (0..len as i64).collect();
+            for axis in 0..shape.len() {
+                let n = shape[axis];
+                // Distinct elements, in a scrambled order, negative half the time.
+                let resolved: Vec<usize> = (0..n)
+                    .map(|i| (i * 7 + 3) % n)
+                    .filter(|i| i % 3 != 1)
+                    .collect();
+                if (0..resolved.len()).any(|i| resolved[..i].contains(&resolved[i])) {
+                    continue;
+                }
+                let indices: Vec<i64> = resolved
+                    .iter()
+                    .map(|&j| {
+                        if j % 2 == 0 {
+                            j as i64
+                        } else {
+                            j as i64 - n as i64
+                        }
+                    })
+                    .collect();
+                let mut indexed = shape[..axis].to_vec();
+                indexed.push(indices.len());
+                indexed.extend_from_slice(&shape[axis + 1..]);
+                let count: usize = indexed.iter().product();
+                let values: Vec<i64> = (0..count as i64).map(|v| -1 - v).collect();
+                let x = cx.from_vec(start.clone(), shape)?;
+                let got = scatter(
+                    &x,
+                    &cx.from_slice(&indices),
+                    axis,
+                    &cx.from_vec(values.clone(), &indexed)?,
+                    IndexMode::Raise,
+                )?;
+                let want = by_hand(&start, shape, &resolved, axis, &values);
+                assert_eq!(
+                    got.to_vec::<i64>()?,
+                    want,
+                    "{} {shape:?} axis {axis}",
+                    cx.backend_name()
+                );
+            }
+        }
     }
     Ok(())
 }

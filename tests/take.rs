@@ -38,7 +38,15 @@ fn clip(index: i64, n: usize) -> usize {
     index.clamp(0, n as i64 - 1) as usize
 }
 
-const SHAPES: [&[usize]; 4] = [&[7], &[3, 4], &[2, 3, 5], &[4, 1, 3]];
+// The last two have rows of 32 or more after an axis: copied by blocks per row.
+const SHAPES: [&[usize]; 6] = [
+    &[7],
+    &[3, 4],
+    &[2, 3, 5],
+    &[4, 1, 3],
+    &[3, 300],
+    &[2, 3, 40],
+];
 
 /// A mode, its indices, and how the mode resolves each.
 type Case = (IndexMode, Vec<i64>, fn(i64, usize) -> usize);
@@ -150,5 +158,56 @@ fn take_refuses_what_numpy_refuses() -> Result<()> {
     let other = Context::sim();
     let err = message(take(&x, &other.from_slice(&[0i64]), 0, IndexMode::Raise));
     assert!(err.contains("another context"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn take_of_many_indices_along_every_axis_is_numpys() -> Result<()> {
+    // 64 indices: along a last axis, blocks per row of indices.
+    let indices: Vec<i64> = (0..64i64).map(|i| (i * 37) % 101 - 50).collect();
+    for cx in common::backends() {
+        for shape in [&[3usize, 120][..], &[4, 60, 2], &[2, 3, 77]] {
+            let len: usize = shape.iter().product();
+            let values: Vec<i64> = (0..len as i64).collect();
+            let x = cx.from_vec(values.clone(), shape)?;
+            for axis in 0..shape.len() {
+                let n = shape[axis] as i64;
+                let inside: Vec<i64> = indices.iter().map(|i| i % n).collect();
+                let taken = take(&x, &cx.from_slice(&inside), axis, IndexMode::Raise)?;
+                let want = by_hand(&values, shape, &inside, axis, wrap);
+                let name = cx.backend_name();
+                assert_eq!(taken.to_vec::<i64>()?, want, "{name} {shape:?} axis {axis}");
+                let lazy = &cx.from_slice(&indices) * 1i64; // wraps
+                let taken = take(&x, &lazy, axis, IndexMode::Raise)?;
+                let want = by_hand(&values, shape, &indices, axis, wrap);
+                assert_eq!(
+                    taken.to_vec::<i64>()?,
+                    want,
+                    "{name} {shape:?} axis {axis} lazy"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn rows_are_gathered_by_blocks_of_their_own_on_vectors_on_the_cpu() -> Result<()> {
+    let cx = Context::cpu();
+    let x = cx.from_vec((0..64 * 100).map(|v| v as f64).collect(), &[64, 100])?;
+    let rows = take(&x, &cx.from_slice(&[3i64, -1, 0]), 0, IndexMode::Raise)?;
+    let plan = rows.explain();
+    // The row's index is the same for every thread of a block: a load at
+    // an unchanging index of a read-only buffer, so the row is contiguous.
+    assert!(plan.contains("lf_take_f64_rows_in_range"), "{plan}");
+    assert!(plan.contains("on vectors"), "{plan}");
+    let got = rows.to_vec::<f64>()?;
+    assert_eq!(got[..100], x.to_vec::<f64>()?[300..400]);
+    assert_eq!(got[100], 6300.0);
+    let columns = take(&x, &cx.from_slice(&vec![7i64; 40]), 1, IndexMode::Raise)?;
+    assert!(columns
+        .explain()
+        .contains("lf_take_f64_index_rows_in_range"));
+    assert_eq!(columns.to_vec::<f64>()?[40..80], [107.0; 40]);
     Ok(())
 }

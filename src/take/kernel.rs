@@ -1,8 +1,8 @@
 //! The kernels of [`take`](super::take) and [`scatter`](super::scatter):
-//! thread `t` of the indexed shape (outer position `a`, index position
-//! `k`, inner position `b`) pairs element `t` of a flat array with element
-//! `(a * n + indices[k] mod n) * inner + b` of the indexed array, and
-//! copies one into the other.
+//! each element `t` of the indexed shape (outer position `a`, index
+//! position `k`, inner position `b`) pairs element `t` of a flat array
+//! with element `(a * n + indices[k] mod n) * inner + b` of the indexed
+//! array, and copies one into the other.
 
 use lazyfuse_core::{BinaryOp, DType, Result};
 
@@ -24,6 +24,27 @@ pub(super) enum Direction {
     ScatterLast,
 }
 
+/// How an index kernel's threads cover the indexed shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Layout {
+    /// One thread per element, the indexed shape being the indices' (one
+    /// axis indexed along its only axis, or its first with nothing after):
+    /// thread `t` uses index `t`.
+    Flat,
+    /// One thread per element: thread `t` splits into `(a, k, b)`.
+    Elements,
+    /// Each row of `inner` elements (one `(a, k)`) in blocks of its own,
+    /// thread `x` of a row's block `c` at `b = c * blockDim.x + x`: the
+    /// row's index is the same for the whole block, so its accesses are
+    /// consecutive (the CPU runs them on vectors) and nothing divides per
+    /// element.
+    Rows,
+    /// With `inner` 1, each row of `count` elements (one `a`) in blocks of
+    /// its own, thread `x` of block `c` at `k = c * blockDim.x + x`:
+    /// nothing divides per element.
+    IndexRows,
+}
+
 /// What an index kernel copies and may assume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Variant {
@@ -31,21 +52,28 @@ pub(super) struct Variant {
     /// Every index is in `[-n, n)`: a negative one needs `n` added, no
     /// division.
     pub(super) in_range: bool,
-    /// The indexed shape is the indices' shape (a one-axis array along its
-    /// only axis, or its first with nothing after): thread `t` uses index
-    /// `t`.
-    pub(super) flat: bool,
+    pub(super) layout: Layout,
 }
 
 impl Variant {
-    /// Every variant of `direction`.
+    /// Every variant of `direction` (for a [`Direction::ScatterLast`], whose
+    /// indices come resolved, only those in range).
     pub(super) fn all(direction: Direction) -> impl Iterator<Item = Variant> {
-        [(false, false), (false, true), (true, false), (true, true)]
+        let layouts = [
+            Layout::Flat,
+            Layout::Elements,
+            Layout::Rows,
+            Layout::IndexRows,
+        ];
+        [false, true]
             .into_iter()
-            .map(move |(in_range, flat)| Variant {
-                direction,
-                in_range,
-                flat,
+            .filter(move |&in_range| in_range || direction != Direction::ScatterLast)
+            .flat_map(move |in_range| {
+                layouts.map(|layout| Variant {
+                    direction,
+                    in_range,
+                    layout,
+                })
             })
     }
 }
@@ -54,7 +82,7 @@ impl Variant {
 /// order: the written array (`out` or `target`), the read one (`values`
 /// or `value`), the `i64` indices, and the scalars `n` (the indexed axis'
 /// length), `count` (of indices), `inner` (elements after the axis) and
-/// `total` (threads that work).
+/// `total` (elements of the indexed shape).
 pub(super) fn index_kernel(dtype: DType, variant: Variant) -> Result<Kernel> {
     static KERNELS: KernelCache<(DType, Variant)> = KernelCache::new();
     KERNELS.get_or_build((dtype, variant), || build(dtype, variant))
@@ -67,52 +95,92 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
         Direction::ScatterOne => ("put_one", "target", "value"),
         Direction::ScatterLast => ("put_last", "target", "value"),
     };
-    let flat = if variant.flat { "_flat" } else { "" };
+    let layout = match variant.layout {
+        Layout::Flat => "_flat",
+        Layout::Elements => "",
+        Layout::Rows => "_rows",
+        Layout::IndexRows => "_index_rows",
+    };
     let in_range = if variant.in_range { "_in_range" } else { "" };
-    Kernel::build(&format!("lf_{kind}_{dtype}{flat}{in_range}"), |k| {
+    Kernel::build(&format!("lf_{kind}_{dtype}{layout}{in_range}"), |k| {
         let written = k.array_mut(written, dtype, 1);
         let read = k.array(read, dtype, 1);
         let indices = k.array("indices", DType::I64, 1);
         let [n, count, inner, total] =
             ["n", "count", "inner", "total"].map(|name| k.scalar(name, DType::I64));
         let i64_of = |v: Val| v.cast(DType::I64);
-        let t = i64_of(k.block_idx(Dim::X)) * i64_of(k.block_dim(Dim::X))
-            + i64_of(k.thread_idx(Dim::X));
-        k.if_(t.lt(&total), |k| {
-            // The index thread `t` uses, as given and as resolved.
-            let index = |k: &mut KernelScope, position: &Val| {
-                let raw = k.let_(indices.at(position));
-                let resolved = if variant.direction == Direction::ScatterLast {
-                    raw.clone()
-                } else if variant.in_range {
-                    Val::select(&raw.lt(0i64), &raw + &n, raw.clone())
-                } else {
-                    // NumPy's `%` takes the divisor's sign: in [0, n) for
-                    // n > 0, so negative indices count from the end, and
-                    // others wrap.
-                    raw.apply_binary(BinaryOp::Rem, &n)
-                };
-                (raw, resolved)
-            };
-            let (raw, at) = if variant.flat {
-                index(k, &t)
+        let (block, width) = (i64_of(k.block_idx(Dim::X)), i64_of(k.block_dim(Dim::X)));
+        let x = i64_of(k.thread_idx(Dim::X));
+        // The index element `position` names, as given and as resolved.
+        let index = |k: &mut KernelScope, position: &Val| {
+            let raw = k.let_(indices.at(position));
+            let resolved = if variant.direction == Direction::ScatterLast {
+                raw.clone()
+            } else if variant.in_range {
+                Val::select(&raw.lt(0i64), &raw + &n, raw.clone())
             } else {
-                let b = t.apply_binary(BinaryOp::Rem, &inner);
-                let outer = k.let_(t.apply_binary(BinaryOp::FloorDiv, &inner));
-                let position = outer.apply_binary(BinaryOp::Rem, &count);
-                let a = outer.apply_binary(BinaryOp::FloorDiv, &count);
-                let (raw, resolved) = index(k, &position);
-                let j = k.let_(resolved);
-                (raw, (&a * &n + &j) * &inner + &b)
+                // NumPy's `%` takes the divisor's sign: in [0, n) for
+                // n > 0, so negative indices count from the end, and
+                // others wrap.
+                raw.apply_binary(BinaryOp::Rem, &n)
             };
-            match variant.direction {
-                Direction::Gather => k.store(&written, &t, read.at(&at)),
-                Direction::Scatter => k.store(&written, &at, read.at(&t)),
-                Direction::ScatterOne => k.store(&written, &at, read.at(0i64)),
-                Direction::ScatterLast => k.if_(raw.ge(0i64), |k| {
-                    k.store(&written, &at, read.at(&t));
-                }),
+            (raw, k.let_(resolved))
+        };
+        // Element `t` of the flat array and `at` of the indexed one.
+        let copy = |k: &mut KernelScope, raw: &Val, t: &Val, at: &Val| match variant.direction {
+            Direction::Gather => k.store(&written, t, read.at(at)),
+            Direction::Scatter => k.store(&written, at, read.at(t)),
+            Direction::ScatterOne => k.store(&written, at, read.at(0i64)),
+            Direction::ScatterLast => k.if_(raw.ge(0i64), |k| {
+                k.store(&written, at, read.at(t));
+            }),
+        };
+        match variant.layout {
+            Layout::Flat | Layout::Elements => {
+                let t = &block * &width + &x;
+                k.if_(t.lt(&total), |k| {
+                    if variant.layout == Layout::Flat {
+                        let (raw, j) = index(k, &t);
+                        copy(k, &raw, &t, &j);
+                        return;
+                    }
+                    let b = t.apply_binary(BinaryOp::Rem, &inner);
+                    let outer = k.let_(t.apply_binary(BinaryOp::FloorDiv, &inner));
+                    let position = outer.apply_binary(BinaryOp::Rem, &count);
+                    let a = outer.apply_binary(BinaryOp::FloorDiv, &count);
+                    let (raw, j) = index(k, &position);
+                    copy(k, &raw, &t, &((&a * &n + &j) * &inner + &b));
+                });
             }
-        });
+            Layout::IndexRows => {
+                let chunks = k.let_(
+                    (&count + &width - Val::from(1i64)).apply_binary(BinaryOp::FloorDiv, &width),
+                );
+                let a = k.let_(block.apply_binary(BinaryOp::FloorDiv, &chunks));
+                let start = k.let_(block.apply_binary(BinaryOp::Rem, &chunks) * &width);
+                let position = &start + &x;
+                k.if_(position.lt(&count), |k| {
+                    let (raw, j) = index(k, &position);
+                    copy(k, &raw, &(&a * &count + &position), &(&a * &n + &j));
+                });
+            }
+            Layout::Rows => {
+                // Block-wide values, at the top level (where the CPU's
+                // analysis reads registers through).
+                let chunks = k.let_(
+                    (&inner + &width - Val::from(1i64)).apply_binary(BinaryOp::FloorDiv, &width),
+                );
+                let row = k.let_(block.apply_binary(BinaryOp::FloorDiv, &chunks));
+                let start = k.let_(block.apply_binary(BinaryOp::Rem, &chunks) * &width);
+                let position = row.apply_binary(BinaryOp::Rem, &count);
+                let a = k.let_(row.apply_binary(BinaryOp::FloorDiv, &count));
+                let (raw, j) = index(k, &position);
+                let indexed_start = k.let_((&a * &n + &j) * &inner + &start);
+                let flat_start = k.let_(&row * &inner + &start);
+                k.if_((&start + &x).lt(&inner), |k| {
+                    copy(k, &raw, &(&flat_start + &x), &(&indexed_start + &x));
+                });
+            }
+        }
     })
 }

@@ -22,7 +22,7 @@ use crate::kernel::{Kernel, KernelArg};
 
 mod kernel;
 
-use kernel::{index_kernel, Direction, Variant};
+use kernel::{index_kernel, Direction, Layout, Variant};
 
 /// What an index outside its axis does (NumPy's `mode`). Negative indices
 /// count from the end in `Raise` and `Wrap` modes.
@@ -39,8 +39,13 @@ pub enum IndexMode {
     Clip,
 }
 
-/// Threads per block of the index kernels.
+/// Threads per block of the index kernels (at most).
 const BLOCK: u32 = 256;
+
+/// Elements after the indexed axis (or indices, with none after it) from
+/// which each row of them is copied by blocks of its own
+/// ([`Layout::Rows`], [`Layout::IndexRows`]).
+const ROWS_FROM: usize = 32;
 
 /// The elements of `array` at `indices` (any integer dtype and shape)
 /// along `axis`: NumPy's `np.take(array, indices, axis, mode=...)`, of
@@ -158,11 +163,12 @@ struct Indexing {
     indices: Array,
     /// Every index is known to be inside the axis (see [`Variant`]).
     in_range: bool,
-    /// The indexed shape is the indices' (see [`Variant`]).
-    flat: bool,
+    layout: Layout,
     /// `[n, count, inner, total]`: the kernels' scalars.
     scalars: [i64; 4],
+    /// The launch's grid and blocks.
     blocks: u32,
+    threads: u32,
 }
 
 impl Indexing {
@@ -224,24 +230,43 @@ impl Indexing {
             IndexMode::Clip => flat.clip(0i64, extent as i64 - 1),
             IndexMode::Raise | IndexMode::Wrap => flat,
         };
-        let blocks = u32::try_from(total.div_ceil(BLOCK as usize)).map_err(|_| {
+        let inner: usize = shape[axis + 1..].iter().product();
+        let (layout, threads, blocks) = if axis == 0 && inner == 1 {
+            (Layout::Flat, BLOCK, total.div_ceil(BLOCK as usize))
+        } else if inner >= ROWS_FROM {
+            let threads = BLOCK.min(inner.next_power_of_two() as u32);
+            let rows = total / inner;
+            (
+                Layout::Rows,
+                threads,
+                rows * inner.div_ceil(threads as usize),
+            )
+        } else if inner == 1 && indices.len() >= ROWS_FROM {
+            let threads = BLOCK.min(indices.len().next_power_of_two() as u32);
+            let rows = total / indices.len();
+            let blocks = rows * indices.len().div_ceil(threads as usize);
+            (Layout::IndexRows, threads, blocks)
+        } else {
+            (Layout::Elements, BLOCK, total.div_ceil(BLOCK as usize))
+        };
+        let blocks = u32::try_from(blocks).map_err(|_| {
             Error::invalid(
                 op,
                 format!(
                     "an indexed shape of {total} elements \
-                     (expected fewer than 2^32 blocks of {BLOCK})"
+                     (expected fewer than 2^32 blocks of {threads})"
                 ),
             )
         })?;
-        let inner: usize = shape[axis + 1..].iter().product();
         Ok(Indexing {
             shape: indexed,
             total,
             indices: flat,
             in_range: checked || mode == IndexMode::Clip,
-            flat: axis == 0 && inner == 1,
             scalars: [extent, indices.len(), inner, total].map(|v| v as i64),
+            layout,
             blocks,
+            threads,
         })
     }
 
@@ -251,13 +276,13 @@ impl Indexing {
         let variant = Variant {
             direction,
             in_range: self.in_range,
-            flat: self.flat,
+            layout: self.layout,
         };
         let mut args: Vec<KernelArg<'_>> =
             vec![written.into(), read.into(), (&self.indices).into()];
         args.extend(self.scalars.map(KernelArg::from));
         let kernel = index_kernel(written.dtype(), variant)?;
-        let mut results = kernel.launch(written.session(), self.blocks, BLOCK, &args)?;
+        let mut results = kernel.launch(written.session(), self.blocks, self.threads, &args)?;
         Ok(results.remove(0))
     }
 }
@@ -337,7 +362,8 @@ fn extremes(values: &HostBuffer) -> Option<(i128, i128)> {
 }
 
 /// Every gather kernel [`take`] may launch for `dtype` (indices known in
-/// range or not, a flat result or not); public to inspect their code.
+/// range or not; one thread per element, or blocks per row); public to
+/// inspect their code.
 pub fn take_kernels(dtype: DType) -> Result<Vec<Kernel>> {
     Variant::all(Direction::Gather)
         .map(|variant| index_kernel(dtype, variant))
@@ -345,8 +371,8 @@ pub fn take_kernels(dtype: DType) -> Result<Vec<Kernel>> {
 }
 
 /// Every kernel [`scatter`] may launch for `dtype` (one value or many,
-/// indices known in range or not, flat or not); public to inspect their
-/// code.
+/// repeats resolved or not, indices known in range or not; one thread per
+/// element, or blocks per row); public to inspect their code.
 pub fn scatter_kernels(dtype: DType) -> Result<Vec<Kernel>> {
     [
         Direction::Scatter,
@@ -355,8 +381,6 @@ pub fn scatter_kernels(dtype: DType) -> Result<Vec<Kernel>> {
     ]
     .into_iter()
     .flat_map(Variant::all)
-    // The last-only kernel's indices come resolved: always in range.
-    .filter(|v| v.in_range || v.direction != Direction::ScatterLast)
     .map(|variant| index_kernel(dtype, variant))
     .collect()
 }

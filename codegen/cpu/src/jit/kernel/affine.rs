@@ -12,8 +12,13 @@
 //! affine in it. An index may go through registers the body defines once,
 //! at its top level, before the access (`pos = cuda.grid(1); a[pos]`):
 //! the analysis reads them as their definitions.
+//!
+//! A load from a read-only buffer (an input: no thread of the kernel
+//! stores to it, and it shares no memory with a written one) at an
+//! unchanging index is unchanging too, so a gather's row
+//! `values[indices[row] * inner + threadIdx.x]` is affine.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use lazyfuse_core::{BinaryOp, DType, Wide};
 use lazyfuse_device::ir::{Dim, Expr, Special, Stmt, Var};
@@ -28,7 +33,7 @@ const MAX_UNROLLED_NODES: usize = 48;
 const MAX_FOLDED_NODES: usize = 256;
 
 /// Nodes above which an index is not read through the registers it uses.
-const MAX_RESOLVED_NODES: usize = 64;
+const MAX_RESOLVED_NODES: usize = 256;
 
 /// What counts as a loop's counter in an index.
 #[derive(Clone, Copy)]
@@ -108,16 +113,17 @@ pub(super) fn analyse<'e>(
     end: Option<&Expr>,
     step: &Expr,
     body: &'e [Stmt],
+    read_only: &HashSet<u32>,
 ) -> Option<Hoisted<'e>> {
     if !matches!(step, Expr::Const(l) if matches!(l.to_wide(), Wide::Int(1))) {
         return None;
     }
-    let walk = Walk::of(body);
+    let walk = Walk::of(body, read_only);
     if walk.sets.contains_key(&counter) {
         return None;
     }
     if let Some(end) = end {
-        if !invariant(end, Counter::Var(counter), &walk.sets) {
+        if !invariant(end, Counter::Var(counter), &walk) {
             return None;
         }
     }
@@ -137,9 +143,12 @@ impl Hoisted<'_> {
 
 /// The accesses of a kernel `body` that can be checked once per row of a
 /// block's threads (`threadIdx.x` from 0 to `blockDim.x - 1`, the other
-/// builtins fixed).
-pub(super) fn analyse_threads(body: &[Stmt]) -> Option<Hoisted<'_>> {
-    hoistable(Counter::ThreadX, body, &Walk::of(body))
+/// builtins fixed). `read_only`: the buffer parameters no thread writes.
+pub(super) fn analyse_threads<'e>(
+    body: &'e [Stmt],
+    read_only: &HashSet<u32>,
+) -> Option<Hoisted<'e>> {
+    hoistable(Counter::ThreadX, body, &Walk::of(body, read_only))
 }
 
 /// The accesses of `body` whose indices are affine in `counter`, read
@@ -157,7 +166,7 @@ fn hoistable<'e>(counter: Counter, body: &'e [Stmt], walk: &Walk) -> Option<Hois
             let Some(index) = definitions.resolve(at) else {
                 continue;
             };
-            let invariant = |e: &Expr| invariant(e, counter, &walk.sets);
+            let invariant = |e: &Expr| invariant(e, counter, walk);
             if let Some(stride) = affine(&index, counter, &invariant) {
                 let stride = stride.cloned();
                 accesses.push(Access {
@@ -168,7 +177,7 @@ fn hoistable<'e>(counter: Counter, body: &'e [Stmt], walk: &Walk) -> Option<Hois
                 });
             }
         }
-        let invariant = |e: &Expr| invariant(e, counter, &walk.sets);
+        let invariant = |e: &Expr| invariant(e, counter, walk);
         match stmt {
             Stmt::Let(var, value) if walk.sets.get(var) == Some(&1) => {
                 definitions.define(*var, value);
@@ -201,7 +210,7 @@ pub(super) fn blockwise(body: &[Stmt], param: u32) -> bool {
         )),
         widened(Special::ThreadIdx(Dim::X)),
     );
-    let walk = Walk::of(body);
+    let walk = Walk::of(body, &HashSet::new());
     let mut definitions = Definitions::default();
     for stmt in body {
         for node in walk::nodes(std::slice::from_ref(stmt)) {
@@ -349,10 +358,12 @@ struct Walk {
     sets: HashMap<Var, u32>,
     loop_free: bool,
     nodes: usize,
+    /// Buffer parameters no thread of the kernel writes.
+    read_only: HashSet<u32>,
 }
 
 impl Walk {
-    fn of(body: &[Stmt]) -> Walk {
+    fn of(body: &[Stmt], read_only: &HashSet<u32>) -> Walk {
         let mut sets: HashMap<Var, u32> = HashMap::new();
         let mut set = |var: Var| *sets.entry(var).or_default() += 1;
         let (mut nodes, mut loop_free) = (0, true);
@@ -375,20 +386,23 @@ impl Walk {
             sets,
             loop_free,
             nodes,
+            read_only: read_only.clone(),
         }
     }
 }
 
-/// Whether `expr` has the same value in every iteration: it reads no
-/// memory, not the counter, and no register the body sets.
-fn invariant(expr: &Expr, counter: Counter, sets: &HashMap<Var, u32>) -> bool {
+/// Whether `expr` has the same value in every iteration: it reads neither
+/// the counter, nor a register the body sets, nor memory anything may
+/// write (only read-only buffers, at indices that are invariant too).
+fn invariant(expr: &Expr, counter: Counter, walk: &Walk) -> bool {
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         if counter.is(e) {
             return false;
         }
         match e {
-            Expr::Var(v) if sets.contains_key(v) => return false,
+            Expr::Var(v) if walk.sets.contains_key(v) => return false,
+            Expr::Load { param, index } if walk.read_only.contains(param) => stack.push(index),
             Expr::Load { .. } | Expr::LoadShared { .. } => return false,
             Expr::Var(_) | Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
             Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => stack.push(a),
@@ -467,7 +481,7 @@ mod tests {
         let mut body = vec![load(index)];
         body.extend(extra);
         let one = Expr::Const(Literal::of(1i64));
-        let hoisted = analyse(Var(I), Some(&Expr::Param(3)), &one, &body)?;
+        let hoisted = analyse(Var(I), Some(&Expr::Param(3)), &one, &body, &HashSet::new())?;
         Some(hoisted.accesses.iter().map(|a| a.stride.clone()).collect())
     }
 
@@ -498,7 +512,22 @@ mod tests {
             param: 1,
             index: Box::new(var(2)),
         };
-        assert_eq!(strides(add(loaded, var(I)), vec![]), None);
+        assert_eq!(strides(add(loaded.clone(), var(I)), vec![]), None);
+        // A load is unchanging only from a read-only buffer at an
+        // unchanging index.
+        let body = vec![load(add(loaded.clone(), var(I)))];
+        let one = Expr::Const(Literal::of(1i64));
+        let read_only = HashSet::from([1]);
+        let hoisted = analyse(Var(I), Some(&Expr::Param(3)), &one, &body, &read_only).unwrap();
+        assert_eq!(hoisted.accesses.len(), 1);
+        let moving = Expr::Load {
+            param: 1,
+            index: Box::new(var(I)),
+        };
+        let body = vec![load(add(moving, var(I)))];
+        let hoisted = analyse(Var(I), Some(&Expr::Param(3)), &one, &body, &read_only).unwrap();
+        assert_eq!(hoisted.accesses.len(), 1, "only the inner load, at i");
+        assert_eq!(hoisted.accesses[0].param, 1);
         // A loop that sets its own counter is not hoisted at all.
         let sets_counter = vec![Stmt::Assign(Var(I), var(2))];
         assert_eq!(strides(var(I), sets_counter), None);
@@ -517,7 +546,7 @@ mod tests {
             let pos = k.grid(1).remove(0);
             k.if_(pos.lt(a.len(0)), |k| k.store(&a, &pos, a.at(&pos) + 1.0));
         });
-        let hoisted = analyse_threads(&body).unwrap();
+        let hoisted = analyse_threads(&body, &HashSet::new()).unwrap();
         assert_eq!(hoisted.accesses.len(), 2);
         assert!(hoisted.accesses.iter().all(|a| a.stride.is_none()));
         assert_eq!(hoisted.conditions.len(), 1);
@@ -540,7 +569,13 @@ mod tests {
             k.if_(next.lt(a.len(0)), |k| k.store(&a, &pos, a.at(&next)));
         });
         // Still checked once per row (both indices are affine)...
-        assert_eq!(analyse_threads(&neighbour).unwrap().accesses.len(), 2);
+        assert_eq!(
+            analyse_threads(&neighbour, &HashSet::new())
+                .unwrap()
+                .accesses
+                .len(),
+            2
+        );
         // ... but block `b` reads its neighbour's first element.
         assert!(!blockwise(&neighbour, 0));
         let reassigned = body_of(|k| {
@@ -550,7 +585,7 @@ mod tests {
             k.set(&at, at.get() * 2.0);
             k.if_(at.get().lt(a.len(0)), |k| k.store(&a, at.get(), 1.0));
         });
-        assert!(analyse_threads(&reassigned).is_none());
+        assert!(analyse_threads(&reassigned, &HashSet::new()).is_none());
         assert!(!blockwise(&reassigned, 0));
     }
 
@@ -562,7 +597,7 @@ mod tests {
             let third = (&pos % 3.0).eq(0i64);
             k.if_(pos.lt(a.len(0)).and(third), |k| k.store(&a, &pos, 1.0));
         });
-        let hoisted = analyse_threads(&body).unwrap();
+        let hoisted = analyse_threads(&body, &HashSet::new()).unwrap();
         assert_eq!(hoisted.accesses.len(), 1);
         assert!(hoisted.conditions.is_empty());
     }

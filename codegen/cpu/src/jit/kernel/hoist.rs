@@ -26,7 +26,10 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
+use std::collections::HashSet;
+
 use lazyfuse_core::DType;
+use lazyfuse_device::ir::ParamKind;
 use lazyfuse_device::ir::{Expr, Stmt, Var};
 
 use super::super::support::Unsupported;
@@ -51,7 +54,7 @@ impl KernelLowering<'_, '_, '_> {
             Bound::Expr(end) => Some(end),
             Bound::Value(_) => None,
         };
-        match analyse(var, end_expr, step, body) {
+        match analyse(var, end_expr, step, body, &self.read_only()) {
             Some(hoisted) => self.hoisted_loop(var, (start, end), step, body, &hoisted),
             None => self.plain_loop(var, start, end, step, body),
         }
@@ -98,7 +101,7 @@ impl KernelLowering<'_, '_, '_> {
     ) -> Result<bool, Unsupported> {
         let zero = self.ops.b.ins().iconst(types::I64, 0);
         let variable = self.ops.b.declare_var(types::I64);
-        let Some(hoisted) = analyse_threads(body) else {
+        let Some(hoisted) = analyse_threads(body, &self.read_only()) else {
             self.ops.b.def_var(variable, zero);
             self.turns(Counter::ThreadX, variable, width, 1, body)?;
             return Ok(false);
@@ -161,6 +164,16 @@ impl KernelLowering<'_, '_, '_> {
         self.ops.b.ins().jump(exit, &[]);
         self.ops.b.switch_to_block(exit);
         Ok(())
+    }
+
+    /// The kernel's input buffers: no thread writes them, and none shares
+    /// memory with a written buffer (each written argument is a buffer of
+    /// its own, copied or taken whole), so loads from them are unchanging.
+    fn read_only(&self) -> HashSet<u32> {
+        (self.kernel.params.iter().enumerate())
+            .filter(|(_, p)| matches!(p.kind, ParamKind::Input(_)))
+            .filter_map(|(i, _)| u32::try_from(i).ok())
+            .collect()
     }
 
     /// Sets `counter` to `at` (a register counter's variable, or
