@@ -78,6 +78,23 @@ def _signbit(x):
 _UNARY_SPECIAL = {"positive": _positive, "fabs": _fabs, "signbit": _signbit}
 
 
+def _computed(ufunc, inputs):
+    """``ufunc`` applied by NumPy to the inputs' computed values."""
+    values = [x.numpy() if isinstance(x, Array) else x for x in inputs]
+    with np.errstate(all="ignore"):
+        return ufunc(*values)
+
+
+def _modf(x):
+    """``modf``: the fractional and the integral part, each with ``x``'s
+    sign (``(±0, ±inf)`` for an infinity), in NumPy's float type for
+    ``x``'s dtype; lazily."""
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.result_type(x.dtype, np.float16))
+    whole = np.trunc(x)
+    return np.copysign(where(np.isinf(x), 0, x - whole), x), whole
+
+
 def _fmax_fmin(name, a, b):
     """``fmax``/``fmin``: as ``maximum``/``minimum``, but a NaN loses to a
     number (NaN only where both are)."""
@@ -264,6 +281,16 @@ class Array:
         """NumPy's ``take`` (see `_fancy`): the elements at ``indices``."""
         from . import _fancy
         return _fancy.take(self, indices, axis, out, mode)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """NumPy's ``diagonal`` (see `_diagonals`)."""
+        from . import _diagonals
+        return _diagonals.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """NumPy's ``trace``: the sum along the diagonal."""
+        from . import _diagonals
+        return _diagonals.trace(self, offset, axis1, axis2, dtype, out)
 
     def put(self, indices, values, mode="raise"):
         """NumPy's ``put``: ``x.flat[indices] = values`` (see `_fancy`)."""
@@ -536,11 +563,13 @@ class Array:
         elif ufunc.nout == 1:
             # A ufunc lazyfuse lacks: NumPy computes it on the computed
             # values (as for other NumPy functions), and the chain goes on.
-            values = [x.numpy() if isinstance(x, Array) else x for x in inputs]
-            with np.errstate(all="ignore"):
-                result = first._like(ufunc(*values))
+            result = first._like(_computed(ufunc, inputs))
         else:
-            return NotImplemented
+            results = _modf(first) if name == "modf" else tuple(
+                first._like(r) for r in _computed(ufunc, inputs))
+            if out is None:
+                return results
+            return tuple(_store(r, o, f"ufunc '{ufunc.__name__}'") for r, o in zip(results, out))
         if out is not None:
             (target,) = out
             return _store(result, target, f"ufunc '{ufunc.__name__}'")

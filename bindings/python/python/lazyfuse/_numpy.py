@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from . import _fancy, _reductions
+from . import _diagonals, _fancy, _reductions
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -32,7 +32,7 @@ _UFUNCS = (
     "logical_not", "logical_or", "logical_xor", "matmul", "maximum", "minimum", "mod",
     "multiply", "negative", "not_equal", "positive", "power", "rad2deg", "radians",
     "reciprocal", "remainder", "right_shift", "rint", "sign", "signbit", "sin", "sinh", "sqrt",
-    "square", "subtract", "tan", "tanh", "true_divide", "trunc",
+    "square", "subtract", "tan", "tanh", "true_divide", "trunc", "modf",
 )
 _ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power"}
 
@@ -248,6 +248,9 @@ def outer(a, b, out=None):
 # --- shapes -------------------------------------------------------------------
 
 FUNCTIONS["take"] = _fancy.take
+for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
+                           _diagonals.diagflat, _diagonals.fill_diagonal):
+    FUNCTIONS[_diagonal_function.__name__] = _diagonal_function
 FUNCTIONS["put"] = _fancy.put_flat
 FUNCTIONS["putmask"] = _fancy.putmask
 
