@@ -348,6 +348,11 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
         lazyfuse::take_kernels(DType::Bool).unwrap(),
         lazyfuse::scatter_kernels(DType::F32).unwrap(),
         lazyfuse::scatter_kernels(DType::I8).unwrap(),
+        vec![
+            lazyfuse::sort_kernel(DType::F64).unwrap(),
+            lazyfuse::sort_kernel(DType::F16).unwrap(),
+            lazyfuse::sort_kernel(DType::Bool).unwrap(),
+        ],
     ];
     let examples = [
         tutorial::increment_by_one().unwrap(),

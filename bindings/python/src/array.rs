@@ -281,6 +281,13 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// Sorted along `axis` (NumPy's `sort`; NaNs last), lazily.
+    fn sort(&self, axis: usize) -> PyResult<PyArr> {
+        lazyfuse::sort(&self.inner, axis)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// The matrix product with `other` (NumPy's `matmul`), lazily.
     fn matmul(&self, other: PyRef<'_, PyArr>) -> PyResult<PyArr> {
         lazyfuse::matmul(&self.inner, &other.inner)

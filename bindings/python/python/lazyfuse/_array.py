@@ -282,6 +282,12 @@ class Array:
         from . import _fancy
         return _fancy.take(self, indices, axis, out, mode)
 
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """NumPy's ``ndarray.sort``: this array takes its sorted value (see
+        `_sorting`)."""
+        from . import _sorting
+        _sorting.sort_in_place(self, axis, kind, order, stable=stable)
+
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """NumPy's ``diagonal`` (see `_diagonals`)."""
         from . import _diagonals

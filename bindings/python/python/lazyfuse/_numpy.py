@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from . import _diagonals, _fancy, _reductions
+from . import _diagonals, _fancy, _reductions, _sorting
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -248,6 +248,8 @@ def outer(a, b, out=None):
 # --- shapes -------------------------------------------------------------------
 
 FUNCTIONS["take"] = _fancy.take
+for _sorting_function in (_sorting.sort, _sorting.median, _sorting.unique):
+    FUNCTIONS[_sorting_function.__name__] = _sorting_function
 for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
                            _diagonals.diagflat, _diagonals.fill_diagonal):
     FUNCTIONS[_diagonal_function.__name__] = _diagonal_function

@@ -1,0 +1,68 @@
+"""``sort``, ``ndarray.sort``, ``median`` and ``unique`` against NumPy:
+every axis, NaNs (sorted last; a median with one is NaN), several dtypes."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+
+RNG = np.random.default_rng(7)
+A = RNG.normal(size=(4, 5, 6))
+A[1, 2, 3] = A[3, 0, 0] = np.nan
+INTS = RNG.integers(-20, 20, (6, 7)).astype(np.int32)
+
+
+@pytest.fixture(params=["cpu", "sim"])
+def backend(request):
+    with lf.use(request.param):
+        yield request.param
+
+
+def check(got, want):
+    assert isinstance(got, lf.Array), type(got)
+    value = np.asarray(got)
+    assert (value.dtype, value.shape) == (want.dtype, want.shape)
+    np.testing.assert_array_equal(value, want)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_sort_and_median_are_numpys(backend, axis):
+    for values in (A, A.astype(np.float32), INTS if axis != 1 else INTS.T, np.abs(A) > 1):
+        x = lf.asarray(values)
+        check(np.sort(x, axis=axis), np.sort(values, axis=axis))
+        check(lf.sort(x * 1, axis=axis), np.sort(values * 1, axis=axis))
+        if values.dtype != np.bool_:
+            check(np.median(x, axis=axis), np.median(values, axis=axis))
+    check(np.median(lf.asarray(A), axis=(0, 2), keepdims=True), np.median(A, axis=(0, 2), keepdims=True))
+
+
+def test_the_sort_method_sorts_in_place(backend):
+    x = lf.asarray(A[0])
+    view = x[1:3]
+    x.sort(axis=0)
+    check(x, np.sort(A[0], axis=0))
+    check(view, np.sort(A[0], axis=0)[1:3])  # views see the write
+
+
+def test_unique_is_numpys(backend):
+    values = np.array([3, 1, 3, 0, 1, 7, 0], dtype=np.int16)
+    check(np.unique(lf.asarray(values)), np.unique(values))
+    with_nans = np.array([np.nan, 1.5, np.nan, -0.5, 1.5])
+    check(lf.unique(lf.asarray(with_nans)), np.unique(with_nans))
+    got = np.unique(lf.asarray(values), return_counts=True)  # computed in NumPy
+    for g, w in zip(got, np.unique(values, return_counts=True)):
+        check(g, w)
+    check(lf.unique(lf.asarray(np.zeros(0))), np.unique(np.zeros(0)))
+
+
+def test_bad_sorts_raise():
+    with pytest.raises(lf.AxisError):
+        np.sort(lf.asarray(A), axis=3)
+    with pytest.raises(lf.ArgumentError, match="no fields"):
+        np.sort(lf.asarray(A), order="x")
+
+
+def test_the_median_of_nothing_is_nan():
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        want = np.median(np.zeros((0, 3), np.float32), axis=0)
+    check(np.median(lf.asarray(np.zeros((0, 3), np.float32)), axis=0), want)

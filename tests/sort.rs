@@ -1,0 +1,119 @@
+//! `sort` (NumPy's `np.sort`) against Rust's sort on every backend: every
+//! axis, row lengths around powers of two, NaNs last, several dtypes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use lazyfuse::{sort, Context, DType, Error, Result};
+
+/// Scrambled values with repeats, and a NaN every `nan_every` (0: none).
+fn scrambled(len: usize, nan_every: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| match nan_every {
+            e if e > 0 && i % e == e - 1 => f64::NAN,
+            _ => ((i * 7919 + 13) % 97) as f64 - 48.0,
+        })
+        .collect()
+}
+
+/// `values` (of `shape`) sorted along `axis` by hand, NaNs last.
+fn by_hand(values: &[f64], shape: &[usize], axis: usize) -> Vec<f64> {
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let n = shape[axis];
+    let mut out = values.to_vec();
+    for a in 0..outer {
+        for b in 0..inner {
+            let at = |j: usize| (a * n + j) * inner + b;
+            let mut line: Vec<f64> = (0..n).map(|j| values[at(j)]).collect();
+            line.sort_by(|x, y| {
+                x.partial_cmp(y)
+                    .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
+            });
+            for (j, v) in line.into_iter().enumerate() {
+                out[at(j)] = v;
+            }
+        }
+    }
+    out
+}
+
+fn same(got: &[f64], want: &[f64]) -> bool {
+    got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(g, w)| g == w || (g.is_nan() && w.is_nan()))
+}
+
+#[test]
+fn sort_along_every_axis_is_numpys() -> Result<()> {
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        for shape in [
+            &[1usize][..],
+            &[2],
+            &[7],
+            &[64],
+            &[100],
+            &[3, 33],
+            &[4, 5, 6],
+            &[2, 1, 3],
+        ] {
+            let len: usize = shape.iter().product();
+            let values = scrambled(len, 5);
+            let x = cx.from_vec(values.clone(), shape)?;
+            for axis in 0..shape.len() {
+                let sorted = sort(&(&x * 1.0), axis)?;
+                assert_eq!(sorted.shape(), shape);
+                let got = sorted.to_vec::<f64>()?;
+                let want = by_hand(&values, shape, axis);
+                assert!(same(&got, &want), "{name} {shape:?} axis {axis}: {got:?}");
+            }
+            // The input keeps its value.
+            assert!(same(&x.to_vec::<f64>()?, &values));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn sort_keeps_every_dtype() -> Result<()> {
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        let values = scrambled(37, 0);
+        let x = cx.from_slice(&values);
+        for dtype in [DType::I8, DType::U16, DType::I64, DType::F32, DType::F16] {
+            let sorted = sort(&x.astype(dtype), 0)?;
+            assert_eq!(sorted.dtype(), dtype);
+            let got = sorted.astype(DType::F64).to_vec::<f64>()?;
+            let mut want: Vec<f64> = x.astype(dtype).astype(DType::F64).to_vec()?;
+            want.sort_by(f64::total_cmp);
+            assert_eq!(got, want, "{name} {dtype}");
+        }
+        let flags = cx.from_slice(&[true, false, true, false]);
+        assert_eq!(
+            sort(&flags, 0)?.to_vec::<bool>()?,
+            [false, false, true, true]
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn sort_refuses_an_axis_outside_the_array() {
+    let cx = Context::cpu();
+    let x = cx.from_slice(&[1.0f32, 0.0]);
+    match sort(&x, 1) {
+        Err(e @ Error::InvalidArgument { .. }) => {
+            assert!(
+                e.to_string().contains("axis 1 of an array of shape (2,)"),
+                "{e}"
+            )
+        }
+        other => panic!("expected an argument error, got {other:?}"),
+    }
+    let empty = cx.zeros(&[0, 3], DType::F64);
+    assert_eq!(sort(&empty, 1).unwrap().shape(), &[0, 3]);
+}
