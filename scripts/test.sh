@@ -150,16 +150,20 @@ if [ -x "$venv/bin/python" ] &&
   "$venv/bin/python" -m pytest -q bindings/python/tests 2>&1 | tee target/pytest.log
   python_passed=$(grep -Eo '[0-9]+ passed' target/pytest.log | grep -Eo '[0-9]+' || echo 0)
   extra_passed=$((extra_passed + python_passed))
-  # The Python benchmark, quick (that it runs and its results agree with
-  # NumPy's; timings come from `python bindings/python/bench.py`).
-  if "$venv/bin/python" bindings/python/bench.py --sizes 10000 --repeats 2 >target/pybench.log 2>&1; then
-    echo "Python benchmark (quick): ok"
-    extra_passed=$((extra_passed + 1))
-  else
-    cat target/pybench.log
-    echo "Python benchmark (quick): FAILED"
-    exit 1
-  fi
+  # The Python benchmarks, quick (that they run and their results agree
+  # with NumPy's; timings come from running them in full).
+  for bench in "bench.py --sizes 10000 --repeats 2" "bench_join.py --n 1000 --repeats 3" \
+               "bench_index.py --n 64 --repeats 3"; do
+    # shellcheck disable=SC2086 # the script and its arguments, split
+    if "$venv/bin/python" bindings/python/$bench >target/pybench.log 2>&1; then
+      echo "Python benchmark ${bench%% *} (quick): ok"
+      extra_passed=$((extra_passed + 1))
+    else
+      cat target/pybench.log
+      echo "Python benchmark ${bench%% *} (quick): FAILED"
+      exit 1
+    fi
+  done
 else
   echo "SKIPPED: the Python package (no python3 venv with pip, or its packages could not be installed)"
   extra_skipped=$((extra_skipped + 1))

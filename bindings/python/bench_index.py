@@ -16,12 +16,11 @@ so all see the same machine.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import lazyfuse as lf
+from bench_timing import interleaved, report
 
 
 def main():
@@ -76,16 +75,7 @@ def main():
         "y[y > 0.5] = 0, lazyfuse": mask_lazy,
         "y[y > 0.5] = 0, NumPy": mask_numpy,
     }
-    times = {name: [] for name in cases}
-    for _ in range(args.repeats):
-        for name, case in cases.items():
-            start = time.perf_counter()
-            case()
-            times[name].append(time.perf_counter() - start)
-    print(f"{n} x {n}, float64, {args.repeats} repeats (first 2 dropped)")
-    for name, spent in times.items():
-        kept = spent[2:] or spent
-        print(f"{name:28s} min {min(kept) * 1e3:7.2f} ms   median {statistics.median(kept) * 1e3:7.2f} ms")
+    report(f"{n} x {n}, float64", interleaved(cases, args.repeats), 28)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,11 @@ so all see the same machine.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import lazyfuse as lf
+from bench_timing import interleaved, report
 
 
 def main():
@@ -57,16 +56,7 @@ def main():
         "100 slice assignments, lazyfuse": assign_lazy,
         "100 slice assignments, NumPy": assign_numpy,
     }
-    times = {name: [] for name in cases}
-    for _ in range(args.repeats):
-        for name, case in cases.items():
-            start = time.perf_counter()
-            case()
-            times[name].append(time.perf_counter() - start)
-    print(f"n = {n}, float64, {args.repeats} repeats (first 2 dropped)")
-    for name, spent in times.items():
-        kept = spent[2:] or spent
-        print(f"{name:34s} min {min(kept) * 1e3:7.2f} ms   median {statistics.median(kept) * 1e3:7.2f} ms")
+    report(f"n = {n}, float64", interleaved(cases, args.repeats), 34)
 
 
 if __name__ == "__main__":

@@ -78,3 +78,17 @@ pub fn compiles_without_spills(name: &str, source: &str, arch: &str) {
         "{name} {arch}: {report:?}"
     );
 }
+
+/// The message of an argument, dtype or shape error; panics on anything
+/// else (a value, or another kind of error).
+pub fn refusal(result: lazyfuse::Result<lazyfuse::Array>) -> String {
+    use lazyfuse::Error;
+    match result {
+        Err(
+            e @ (Error::InvalidArgument { .. }
+            | Error::DTypeMismatch { .. }
+            | Error::ShapeMismatch { .. }),
+        ) => e.to_string(),
+        other => panic!("expected an argument, dtype or shape error, got {other:?}"),
+    }
+}
