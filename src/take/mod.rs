@@ -15,6 +15,8 @@
 //! # Ok::<(), lazyfuse::Error>(())
 //! ```
 
+use std::sync::Arc;
+
 use lazyfuse_core::shape::{broadcasts_to, format_shape};
 use lazyfuse_core::{Array, DType, Error, HostBuffer, Result, Wide};
 
@@ -130,10 +132,11 @@ pub fn scatter(
     } else {
         let value = value.broadcast_to(&at.shape).reshape(&[at.total]);
         let extent = target.shape()[axis];
-        match last_only(indices, extent, mode)? {
+        match last_only(&at, indices, extent, mode)? {
             Some(last) => {
                 let at = Indexing {
                     indices: target.session().from_vec(last, &[indices.len()])?,
+                    known: None,
                     in_range: true,
                     ..at
                 };
@@ -161,6 +164,8 @@ struct Indexing {
     total: usize,
     /// The indices, flat, as `i64` (clipped in `Clip` mode).
     indices: Array,
+    /// Their values as given, when they were read to be checked.
+    known: Option<Arc<HostBuffer>>,
     /// Every index is known to be inside the axis (see [`Variant`]).
     in_range: bool,
     layout: Layout,
@@ -222,8 +227,12 @@ impl Indexing {
             ));
         }
         let checked = total > 0 && mode == IndexMode::Raise && indices.is_materialized();
-        if checked {
-            check_bounds(op, indices, axis, extent)?;
+        let known = match checked {
+            true => Some(indices.to_host()?),
+            false => None,
+        };
+        if let Some(host) = &known {
+            check_bounds(op, host, axis, extent)?;
         }
         let flat = indices.reshape(&[indices.len()]).astype(DType::I64);
         let flat = match mode {
@@ -262,6 +271,7 @@ impl Indexing {
             shape: indexed,
             total,
             indices: flat,
+            known,
             in_range: checked || mode == IndexMode::Clip,
             scalars: [extent, indices.len(), inner, total].map(|v| v as i64),
             layout,
@@ -289,10 +299,9 @@ impl Indexing {
 
 /// NumPy's `IndexError` for the first index of `indices` (values known)
 /// outside an axis of length `extent`.
-fn check_bounds(op: &str, indices: &Array, axis: usize, extent: usize) -> Result<()> {
-    let host = indices.to_host()?;
+fn check_bounds(op: &str, host: &HostBuffer, axis: usize, extent: usize) -> Result<()> {
     let extent = extent as i128;
-    let Some((lowest, highest)) = extremes(&host) else {
+    let Some((lowest, highest)) = extremes(host) else {
         return Ok(());
     };
     if lowest >= -extent && highest < extent {
@@ -311,16 +320,27 @@ fn check_bounds(op: &str, indices: &Array, axis: usize, extent: usize) -> Result
     ))
 }
 
-/// When `indices`' values are known and some name one element twice: each
-/// resolved into `[0, extent)` by `mode`'s rule (checked already in
-/// `Raise` mode), with -1 where a later index names the same element, so
-/// that a scatter lands the last value as NumPy does. `None` otherwise:
-/// nothing to skip, or lazy indices (not computed for this).
-fn last_only(indices: &Array, extent: usize, mode: IndexMode) -> Result<Option<Vec<i64>>> {
-    if indices.len() < 2 || !indices.is_materialized() {
-        return Ok(None);
-    }
-    let host = indices.to_host()?;
+/// When the indices of `at` have known values and some name one element
+/// twice: each resolved into `[0, extent)` by `mode`'s rule (checked
+/// already in `Raise` mode), with -1 where a later index names the same
+/// element, so that a scatter lands the last value as NumPy does. `None`
+/// otherwise: nothing to skip, or lazy indices (not computed for this).
+/// Values read to be checked are not read again.
+fn last_only(
+    at: &Indexing,
+    indices: &Array,
+    extent: usize,
+    mode: IndexMode,
+) -> Result<Option<Vec<i64>>> {
+    let read;
+    let host = match &at.known {
+        Some(host) => host,
+        None if indices.len() >= 2 && indices.is_materialized() => {
+            read = indices.to_host()?;
+            &read
+        }
+        None => return Ok(None),
+    };
     let n = extent as i128;
     let mut resolved: Vec<i64> = (0..host.len())
         .map(|i| match host.get_wide(i) {

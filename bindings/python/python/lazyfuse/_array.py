@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from . import _native, _reductions
+from . import _reductions, _ufuncs
 from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
 
 
@@ -33,76 +33,6 @@ def _numpy_dtype(name):
     if dtype is None:
         dtype = _NUMPY_DTYPES[name] = np.dtype(name)
     return dtype
-
-
-# NumPy ufunc name -> lazyfuse operation name, where they differ.
-_UFUNC_NAMES = {
-    "true_divide": "divide", "absolute": "abs", "conjugate": None, "degrees": "rad2deg",
-    "radians": "deg2rad",
-}
-
-_BINARY = {
-    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
-    "mod", "power", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
-    "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
-    "copysign", "fmod", "logaddexp", "logaddexp2", "heaviside",
-}
-
-def _positive(x):
-    if x.dtype == np.bool_:
-        raise TypeError("ufunc 'positive' did not contain a loop for bool (NumPy refuses it too)")
-    return Array(x._a.astype(x._a.dtype_name))
-
-
-def _float_loop(ufunc, x):
-    """`x` in the float dtype NumPy's `ufunc` computes it in (integers and
-    bool: the smallest float holding them)."""
-    if x.dtype == "bfloat16" or x.dtype.kind == "f":
-        return x
-    return Array(x._a.astype(ufunc.resolve_dtypes((x.dtype, None))[0].name))
-
-
-def _fabs(x):
-    return Array(_float_loop(np.fabs, x)._a.unary("abs"))
-
-
-def _signbit(x):
-    if x.dtype == np.bool_:
-        return x < False
-    if x.dtype != "bfloat16" and x.dtype.kind in "iu":
-        return x < 0
-    return Array(x._a.binary("copysign", 1.0, True)) < 0  # the sign of NaN and -0.0 too
-
-
-_UNARY_SPECIAL = {"positive": _positive, "fabs": _fabs, "signbit": _signbit}
-
-
-def _computed(ufunc, inputs):
-    """``ufunc`` applied by NumPy to the inputs' computed values."""
-    values = [x.numpy() if isinstance(x, Array) else x for x in inputs]
-    with np.errstate(all="ignore"):
-        return ufunc(*values)
-
-
-def _modf(x):
-    """``modf``: the fractional and the integral part, each with ``x``'s
-    sign (``(±0, ±inf)`` for an infinity), in NumPy's float type for
-    ``x``'s dtype; lazily."""
-    if x.dtype.kind not in "fc":
-        x = x.astype(np.result_type(x.dtype, np.float16))
-    whole = np.trunc(x)
-    return np.copysign(where(np.isinf(x), 0, x - whole), x), whole
-
-
-def _fmax_fmin(name, a, b):
-    """``fmax``/``fmin``: as ``maximum``/``minimum``, but a NaN loses to a
-    number (NaN only where both are)."""
-    first = a if isinstance(a, Array) else b
-    a, b = (x if isinstance(x, (Array, bool, int, float)) else first._like(x) for x in (a, b))
-    extreme = np.maximum(a, b) if name == "fmax" else np.minimum(a, b)
-    a_nan, b_nan = (np.isnan(x) if isinstance(x, Array) else first._like(x != x) for x in (a, b))
-    return where(b_nan, where(a_nan, extreme, a), where(a_nan, b, extreme))
 
 
 class Array:
@@ -536,50 +466,7 @@ class Array:
         for x in inputs:
             if not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float)):
                 return NotImplemented
-        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        if name is None:
-            return NotImplemented
-        first = next(x for x in inputs if isinstance(x, Array))
-        if name in ("matmul", "divmod"):
-            a, b = inputs  # Python numbers stay weak (NEP 50) in divmod
-            if name == "matmul":
-                a, b = (x if isinstance(x, Array) else first._like(x) for x in inputs)
-            result = a @ b if name == "matmul" else divmod(a, b)
-            if out is None:
-                return result
-            if name == "divmod":
-                return tuple(_store(r, o, "ufunc 'divmod'") for r, o in zip(result, out))
-            return _store(result, out[0], "ufunc 'matmul'")
-        if ufunc.nin == 1 and name in _UNARY_SPECIAL:
-            result = _UNARY_SPECIAL[name](first)
-        elif ufunc.nin == 1 and _native.has_unary_operation(name):
-            result = Array(first._a.unary(name))
-        elif ufunc.nin == 2 and name in ("fmax", "fmin"):
-            result = _fmax_fmin(name, *inputs)
-        elif name == "float_power":
-            a, b = (x.astype(np.float64) if isinstance(x, Array) else np.float64(x)
-                    for x in inputs)
-            result = a ** b
-        elif ufunc.nin == 2 and name in _BINARY:
-            a, b = inputs
-            if isinstance(a, Array):
-                result = a._binary(name, b)
-            else:
-                result = b._binary(name, a, True)
-        elif ufunc.nout == 1:
-            # A ufunc lazyfuse lacks: NumPy computes it on the computed
-            # values (as for other NumPy functions), and the chain goes on.
-            result = first._like(_computed(ufunc, inputs))
-        else:
-            results = _modf(first) if name == "modf" else tuple(
-                first._like(r) for r in _computed(ufunc, inputs))
-            if out is None:
-                return results
-            return tuple(_store(r, o, f"ufunc '{ufunc.__name__}'") for r, o in zip(results, out))
-        if out is not None:
-            (target,) = out
-            return _store(result, target, f"ufunc '{ufunc.__name__}'")
-        return result
+        return _ufuncs.call(ufunc, inputs, out)
 
     def __array_function__(self, func, types, args, kwargs):
         # NumPy's functions lazyfuse has (`_numpy`) stay lazy.

@@ -134,11 +134,7 @@ def _region(array, expanded):
 def _masked(value, axis, mask):
     """``value`` with the axes ``mask`` (NumPy bools) covers from ``axis``
     merged into one, and the positions of its true elements along it."""
-    covered = value.shape[axis:axis + mask.ndim]
-    if mask.shape != covered:
-        raise IndexError(
-            f"boolean index did not match indexed array along axis {axis}; the index has "
-            f"shape {mask.shape}, the axes it covers {covered}")
+    _check_mask(value.shape, axis, mask)
     merged = value.shape[:axis] + (-1,) + value.shape[axis + mask.ndim:]
     return value.reshape(merged), np.flatnonzero(mask)
 
@@ -146,14 +142,20 @@ def _masked(value, axis, mask):
 def _put_where(array, axis, mask, value):
     """``array[..., mask] = value`` for one value: ``where(mask, value,
     array)``, lazily, the mask lined up with the axes it covers."""
-    covered = array.shape[axis:axis + mask.ndim]
+    _check_mask(array.shape, axis, mask)
+    lined_up = mask._a.reshape(list(mask.shape) + [1] * (array.ndim - axis - mask.ndim))
+    one = value._a.reshape([]).astype(array.dtype.name)
+    array._rebind(lined_up.where_(one, array._a).astype(array.dtype.name))
+
+
+def _check_mask(shape, axis, mask):
+    """NumPy's ``IndexError`` unless ``mask`` has the shape of the axes of
+    ``shape`` it covers from ``axis``."""
+    covered = shape[axis:axis + mask.ndim]
     if mask.shape != covered:
         raise IndexError(
             f"boolean index did not match indexed array along axis {axis}; the index has "
             f"shape {mask.shape}, the axes it covers {covered}")
-    lined_up = mask._a.reshape(list(mask.shape) + [1] * (array.ndim - axis - mask.ndim))
-    one = value._a.reshape([]).astype(array.dtype.name)
-    array._rebind(lined_up.where_(one, array._a).astype(array.dtype.name))
 
 
 def _index_array(k):
