@@ -6,6 +6,8 @@ Cases, each on an ``n`` × ``n`` float64 array (lazyfuse on its default
 context, the CPU), with ``n`` random indices:
 - rows ``np.take(x, idx, axis=0, out=out)``, columns ``axis=1``, and a
   flat take of ``n * n`` random indices, each into a preallocated array;
+- ``x[rows, cols]`` for ``n * n`` random pairs (one gather: the indices
+  checked and combined on the host), read into a preallocated array;
 - ``y[idx] = row`` (a scatter of rows, repeats landing their last) and
   ``y[y > 0.5] = 0`` (a mask and one value), each on a fresh copy, then read
   into a preallocated array.
@@ -33,6 +35,7 @@ def main():
     a = rng.random((n, n))
     idx = rng.integers(0, n, n)
     flat_idx = rng.integers(0, n * n, n * n)
+    rows, cols = rng.integers(0, n, n * n), rng.integers(0, n, n * n)
     row = rng.random(n)
     x = lf.asarray(a)
     out = np.empty_like(a)
@@ -70,6 +73,8 @@ def main():
         "take columns, NumPy": lambda: np.take(a, idx, axis=1, out=out),
         "take flat, lazyfuse": lambda: lf.take(x, flat_idx, out=flat_out),
         "take flat, NumPy": lambda: np.take(a, flat_idx, out=flat_out),
+        "x[rows, cols], lazyfuse": lambda: x[rows, cols].copy_to_host(flat_out),
+        "x[rows, cols], NumPy": lambda: np.copyto(flat_out, a[rows, cols]),
         "y[idx] = row, lazyfuse": scatter_lazy,
         "y[idx] = row, NumPy": scatter_numpy,
         "y[y > 0.5] = 0, lazyfuse": mask_lazy,

@@ -1,6 +1,7 @@
 """Advanced indexing, its assignment, ``take``, ``put`` and ``putmask``
-against NumPy: one integer or boolean array index with slices and
-``...`` around it, every mode, and the errors NumPy raises."""
+against NumPy: integer and boolean array indices, alone or several, with
+ints, slices, ``...`` and ``None`` around them, every mode, and the
+errors NumPy raises."""
 
 import numpy as np
 import pytest
@@ -39,6 +40,28 @@ KEYS = [
     (slice(None), X[0, :, 0] > 6),
     X > 30,
     np.array(True),
+    # Several array indices, and ints beside them (0-d indices).
+    ([0, 2], [1, 3]),
+    ([[0], [2]], [1, 3]),
+    ([-1, 0], [[0], [3]], np.array([4, 0])),
+    ([0, 0, 2], [1, 1, 3]),  # repeated: the last assigned value lands
+    (0, [1, 3]),
+    (np.array(1), [0, -2]),
+    (slice(None), [1, 3], [0, -1]),
+    (slice(1, 3), 0, [4, 0, 2]),
+    (Ellipsis, [0, 1], 3),
+    ([], []),
+    # Not next to each other: the indexed axes go in front.
+    ([1, 2], slice(None), [0, 4]),
+    (0, slice(None), [1, 2]),
+    ([[2], [1]], slice(None, None, 2), 3),
+    # With `None`, and masks beside other indices.
+    (None, [0, 2], slice(None), 1),
+    ([2, 0], None, [1, 1]),
+    (X[:, 0, 0] > 10, [1, 2]),
+    ([1], X[0, :, 0] > 6, slice(None, None, 2)),
+    (slice(None), X[0] > 7),
+    (X[:, :, 0] > 7, 1),
 ]
 
 
@@ -59,6 +82,20 @@ def test_lazy_integer_indices_stay_lazy_and_wrap(backend):
     check(x[:, index + 5], X[0][:, [0, 3, 1]])  # out of bounds: wraps (CuPy)
     mask = lf.asarray(X[0, :, 0]) > 5  # computed: its values set the shape
     check(x[mask], X[0][X[0, :, 0] > 5])
+
+
+def test_several_lazy_indices_stay_lazy_and_wrap(backend):
+    rows, cols = np.array([[0], [2]]), np.array([3, -1, 9])
+    want = X[:, :, 0][rows % 3, cols % 4]
+    lazy_rows, lazy_cols = lf.asarray(rows) + 0, lf.asarray(cols) + 0  # computed, not checked
+    x = lf.asarray(X[:, :, 0])
+    check(x[lazy_rows, lazy_cols], want)
+    check(x[rows, lazy_cols], want)  # known rows checked, lazy columns wrapped
+    check(lf.asarray(X)[lazy_rows, 1:3, lazy_cols], X[rows % 3, 1:3, cols % 5])
+    x[lazy_rows, lazy_cols] = 0.5
+    expected = X[:, :, 0].copy()
+    expected[rows % 3, cols % 4] = 0.5
+    check(x, expected)
 
 
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
@@ -93,10 +130,20 @@ def test_bad_array_indices_raise_as_numpys():
         x[np.array([0.5])]
     with pytest.raises(IndexError, match="boolean index did not match"):
         x[np.array([True, False])]
-    with pytest.raises(IndexError, match="one integer or boolean array"):
-        x[[0], [1]]
-    with pytest.raises(IndexError, match="one integer or boolean array"):
-        x[0, [1]]
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        x[[0], [4]]
+    with pytest.raises(IndexError, match="out of bounds for axis 2 with size 5"):
+        x[0, :, [1, -6]]
+    with pytest.raises(IndexError, match=r"could not be broadcast together with shapes \(2,\) \(3,\)"):
+        x[[0, 1], [0, 1, 2]]
+    with pytest.raises(IndexError, match="only integers, slices"):
+        x[[0], 1.5]
+    with pytest.raises(IndexError, match="integer or boolean"):
+        x[[0], np.array([0.5])]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[[0], np.array([True, False])]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., [0], ...]
     with pytest.raises(IndexError, match="too many indices"):
         x[:, :, :, [0]]
     with pytest.raises(IndexError, match="out of bounds"):
@@ -185,8 +232,10 @@ def test_bad_assignments_raise_as_numpys():
         x[np.array([True, False])] = 1
     with pytest.raises(IndexError, match="boolean index did not match"):
         x[np.array([True, False])] = [1, 2]
-    with pytest.raises(IndexError, match="one integer or boolean array"):
-        x[[0], [1]] = 1
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 3"):
+        x[[3], [1]] = 1
+    with pytest.raises(ValueError, match="could not broadcast"):
+        x[[0, 1], 2] = np.ones((3, 5))
     with pytest.raises(IndexError, match="out of bounds"):
         np.put(x, [60], 1)
     with pytest.raises(ValueError, match="same size"):

@@ -203,8 +203,8 @@ class Array:
 
     def __getitem__(self, key):
         """Basic indexing: ints and slices make views that share this
-        array's value (see `_views`); ``...`` and ``None`` are allowed. One
-        integer or boolean array index gives a new array (see `_fancy`)."""
+        array's value (see `_views`); ``...`` and ``None`` are allowed. Integer
+        and boolean array indices give a new array (see `_fancy`)."""
         return _views.get(self, key)
 
     def take(self, indices, axis=None, out=None, mode="raise"):
@@ -235,8 +235,8 @@ class Array:
 
     def __setitem__(self, key, value):
         """``x[key] = value``: ``x`` takes the new value, as do the views of
-        it. Basic indices write a region; one integer or boolean array index
-        scatters (see `_fancy`)."""
+        it. Basic indices write a region; array indices scatter (see
+        `_fancy`)."""
         _views.put(self, key, value)
 
     def _rebind(self, native):

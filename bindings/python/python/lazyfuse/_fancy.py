@@ -1,69 +1,57 @@
-"""Advanced indexing (``x[[2, 0]]``, ``x[:, idx]``, ``x[mask]``), its
-assignment (``x[idx] = v``), and NumPy's ``take``, ``put`` and
-``putmask``, over the native ``take`` and ``scatter`` (lazy gather and
-scatter kernels).
+"""Advanced indexing (``x[[2, 0]]``, ``x[:, idx]``, ``x[mask]``,
+``x[rows, cols]``), its assignment (``x[idx] = v``), and NumPy's
+``take``, ``put`` and ``putmask``, over the native ``take`` and
+``scatter`` (lazy gather and scatter kernels).
 
-One integer or boolean array in the key, with slices and ``...`` around
-it; the result is a new array (a copy, as NumPy's), not a view.
-Integer indices whose values are known (from NumPy or Python, or computed
-already) are checked as NumPy checks them (``IndexError``), and where one
-repeats in an assignment its last value lands, as in NumPy. Lazy indices
-not computed yet are not computed for this: out of bounds, they wrap
-around, and of repeated ones which value lands is unspecified, as in CuPy
-(``sim`` reports it as a race). A boolean mask's values decide the
-result's shape, so a lazy mask is computed (CuPy synchronizes there too),
-except in ``x[mask] = value`` with one value: a lazy ``where``."""
+Any NumPy key with integer or boolean arrays is one gather or scatter
+along one axis (`_selection` spells out how); the result is a new array
+(a copy, as NumPy's), not a view. Integer indices whose values are known
+(from NumPy or Python, or computed already) are checked as NumPy checks
+them (``IndexError``), and where one repeats in an assignment its last
+value lands, as in NumPy. Lazy indices not computed yet are not computed
+for this: out of bounds, they wrap around, and of repeated ones which
+value lands is unspecified, as in CuPy (``sim`` reports it as a race). A
+boolean mask's values decide the result's shape, so a lazy mask is
+computed (CuPy synchronizes there too), except in ``x[mask] = value``
+with one value: a lazy ``where``."""
 
 import numpy as np
 
 from ._array import Array
+from ._selection import check_mask, is_array_index, lazy_mask, resolve
 from .errors import ArgumentError, ShapeError
 
 
 def is_advanced(key):
     """Whether ``key`` holds an array index (cheap: on the indexing path)."""
     if type(key) is tuple:
-        return any(_is_array_index(k) for k in key)
-    return _is_array_index(key)
-
-
-def _is_array_index(k):
-    return isinstance(k, (list, np.ndarray, Array))
+        return any(is_array_index(k) for k in key)
+    return is_array_index(key)
 
 
 def get(array, key):
-    """``array[key]`` for a key holding one array index."""
-    expanded, axis, index = _parse(array, key)
-    index = _index_array(index)
-    value = _region(array, expanded)
-    if index.dtype == np.bool_:
-        value, index = _masked(value, axis, index)
-    return take(value, index, axis)
+    """``array[key]`` for a key holding array indices: one gather."""
+    selection = resolve(array, key)
+    return take(selection.merged(), selection.index, selection.axis)
 
 
 def put(array, key, value):
-    """``array[key] = value`` for a key holding one array index: ``value``
+    """``array[key] = value`` for a key holding array indices: ``value``
     broadcast to ``array[key]``'s shape (its leading length-1 axes
-    dropped) and cast to ``array``'s dtype, as NumPy assigns. Where an
-    index repeats, which of its values lands is unspecified (as in NumPy).
-    A lazy mask stays lazy when the value is one element (a ``where``)."""
-    expanded, axis, index = _parse(array, key)
-    if any(k != _FULL for k in expanded):
-        # Write the region's value, scattered into, back through a view.
-        put(array[tuple(expanded)], (_FULL,) * axis + (index,), value)
-        return
+    dropped) and cast to ``array``'s dtype, as NumPy assigns; one scatter.
+    A mask alone with one value is a ``where`` (lazy when the mask is)."""
     if not isinstance(value, Array):
         value = array._like(value)
-    if isinstance(index, Array) and index.dtype == np.bool_ and value.size == 1:
-        _put_where(array, axis, index, value)
+    lazy = lazy_mask(array, key) if value.size == 1 else None
+    if lazy is not None:
+        _put_where(array, *lazy, value)
         return
-    index = _index_array(index)
-    target = array
-    if index.dtype == np.bool_:
-        if value.size == 1:
-            _put_where(array, axis, array._like(index), value)
-            return
-        target, index = _masked(array, axis, index)
+    selection = resolve(array, key)
+    region = selection.region
+    if selection.mask is not None and value.size == 1:
+        _put_where(region, selection.axis, region._like(selection.mask), value)
+        return
+    target, axis, index = selection.merged(), selection.axis, selection.index
     if not isinstance(index, Array):
         index = array._like(index)
     indexed = target.shape[:axis] + index.shape + target.shape[axis + 1:]
@@ -80,98 +68,16 @@ def put(array, key, value):
     except ShapeError:
         raise ShapeError(f"could not broadcast a value of shape {value.shape} into the indexed "
                          f"shape {indexed} of an array of shape {array.shape}") from None
-    array._rebind(written.reshape(list(array.shape)))
-
-
-_FULL = slice(None)
-
-
-def _parse(array, key):
-    """``key`` (one array index beside slices and ``...``) checked against
-    ``array``: the key with ``...`` spelled out and the array index's axes
-    as full slices, the index's first axis, and the index as given."""
-    parts = key if type(key) is tuple else (key,)
-    at = [i for i, k in enumerate(parts) if _is_array_index(k)]
-    others = [k for i, k in enumerate(parts) if i not in at]
-    if len(at) > 1 or any(k is not Ellipsis and type(k) is not slice for k in others):
-        raise IndexError(
-            "lazyfuse arrays take one integer or boolean array index, with slices and ... "
-            "around it (not several arrays, or ints or None beside one)")
-    if others.count(Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    index = parts[at[0]]
-    consumed = _index_ndim(index)
-    named = len(others) - others.count(Ellipsis) + consumed
-    if named > array.ndim:
-        raise IndexError(f"too many indices: {named} for an array of dimension {array.ndim}")
-    # `...` spelled out, so that the index's axis is its position.
-    expanded = []
-    for i, k in enumerate(parts):
-        if i == at[0]:
-            axis = len(expanded)
-            expanded.extend((_FULL,) * consumed)
-        elif k is Ellipsis:
-            expanded.extend((_FULL,) * (array.ndim - named))
-        else:
-            expanded.append(k)
-    return expanded, axis, index
-
-
-def _index_ndim(k):
-    """The axes index ``k`` covers: all of a mask's, else one."""
-    if isinstance(k, Array):
-        return k.ndim if k.dtype == np.bool_ else 1
-    k = np.asarray(k)
-    return k.ndim if k.dtype == np.bool_ else 1
-
-
-def _region(array, expanded):
-    """``array[expanded]`` (slices only): the array itself when they are all
-    full."""
-    return array[tuple(expanded)] if any(k != _FULL for k in expanded) else array
-
-
-def _masked(value, axis, mask):
-    """``value`` with the axes ``mask`` (NumPy bools) covers from ``axis``
-    merged into one, and the positions of its true elements along it."""
-    _check_mask(value.shape, axis, mask)
-    merged = value.shape[:axis] + (-1,) + value.shape[axis + mask.ndim:]
-    return value.reshape(merged), np.flatnonzero(mask)
+    region._rebind(written.reshape(list(region.shape)))
 
 
 def _put_where(array, axis, mask, value):
     """``array[..., mask] = value`` for one value: ``where(mask, value,
     array)``, lazily, the mask lined up with the axes it covers."""
-    _check_mask(array.shape, axis, mask)
+    check_mask(array.shape, axis, mask)
     lined_up = mask._a.reshape(list(mask.shape) + [1] * (array.ndim - axis - mask.ndim))
     one = value._a.reshape([]).astype(array.dtype.name)
     array._rebind(lined_up.where_(one, array._a).astype(array.dtype.name))
-
-
-def _check_mask(shape, axis, mask):
-    """NumPy's ``IndexError`` unless ``mask`` has the shape of the axes of
-    ``shape`` it covers from ``axis``."""
-    covered = shape[axis:axis + mask.ndim]
-    if mask.shape != covered:
-        raise IndexError(
-            f"boolean index did not match indexed array along axis {axis}; the index has "
-            f"shape {mask.shape}, the axes it covers {covered}")
-
-
-def _index_array(k):
-    """An index as a lazy integer array, or a NumPy integer or bool array."""
-    if isinstance(k, Array):
-        if k.dtype == np.bool_:
-            return k.numpy()  # its values decide the shape: computed
-        if not np.issubdtype(k.dtype, np.integer):
-            raise IndexError(f"arrays used as indices must be of integer or boolean type, not {k.dtype}")
-        return k
-    index = np.asarray(k)
-    if index.size == 0 and index.dtype != np.bool_:
-        return index.astype(np.intp)  # `x[[]]`: no indices
-    if index.dtype != np.bool_ and not np.issubdtype(index.dtype, np.integer):
-        raise IndexError(f"arrays used as indices must be of integer or boolean type, not {index.dtype}")
-    return index
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
