@@ -110,7 +110,7 @@ fn read(a: &Array) -> Vec<f64> {
             .into_iter()
             .map(|v| v as f64)
             .collect(),
-        other => panic!("unexpected dtype {other}"),
+        _ => read(&a.astype(DType::F64)),
     }
 }
 
@@ -148,5 +148,67 @@ fn a_kernel_compiles_once_per_structure() -> Result<()> {
     }
     let s = cx.stats();
     assert_eq!((s.kernels_compiled, s.kernel_cache_hits), (1, 2), "{s:?}");
+    Ok(())
+}
+
+#[test]
+fn leading_reductions_of_loaded_values_match_the_reference() -> Result<()> {
+    // A reduced value that is loaded as it is (no compiled code): whole rows
+    // combined a row at a time, with NaN in the floats, inner axes of
+    // length 1, reduced blocks in the middle, and rows longer than a chunk.
+    let shapes: [(&[usize], &[isize]); 5] = [
+        (&[300, 700], &[0]),
+        (&[5, 40, 3000], &[1]),
+        (&[64, 1, 9], &[0]),
+        (&[4, 6, 5, 2], &[0, 1]),
+        (&[2, 3, 4, 5], &[1, 2]),
+    ];
+    let run = |cx: &Context, dtype: DType, shape: &[usize], axes: &[isize]| {
+        let n = shape.iter().product();
+        let mut data = values(n, 9);
+        data.iter_mut().step_by(997).for_each(|v| *v = f64::NAN);
+        let x = cx.from_vec(data, shape).unwrap().astype(dtype);
+        let x = if dtype == DType::I32 {
+            (x * 1000.0).astype(dtype)
+        } else {
+            x
+        };
+        [
+            x.sum_axes(axes, false),
+            x.prod_axes(axes, false),
+            x.min_axes(axes, false),
+            x.max_axes(axes, true),
+        ]
+        .iter()
+        .map(read)
+        .collect::<Vec<_>>()
+    };
+    // Equal, NaN included: the same bits but for a NaN's sign and payload.
+    let bits = |values: &[Vec<f64>]| -> Vec<Vec<u64>> {
+        let canonical = |v: &f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+        values
+            .iter()
+            .map(|v| v.iter().map(canonical).collect())
+            .collect()
+    };
+    for dtype in [DType::F32, DType::F64, DType::I32] {
+        for (shape, axes) in shapes {
+            let want = run(&reference(), dtype, shape, axes);
+            let mut first = None;
+            for cx in contexts() {
+                let got = run(&cx, dtype, shape, axes);
+                for (g, w) in got.iter().zip(&want) {
+                    assert_close(g, w, 1e-5);
+                }
+                match &first {
+                    None => first = Some(bits(&got)),
+                    Some(f) => assert!(
+                        bits(&got) == *f,
+                        "{dtype} {shape:?} {axes:?}: thread counts differ"
+                    ),
+                }
+            }
+        }
+    }
     Ok(())
 }

@@ -34,16 +34,35 @@ impl Space {
     /// `order` lists domain axes outermost first; adjacent axes that every
     /// input walks contiguously are merged.
     pub(crate) fn new(launch: &Launch, order: &[usize]) -> Space {
+        Space::merged(launch, order, None)
+    }
+
+    /// The domain in its own order, adjacent axes merged except into
+    /// `axis`: lines are (at most) the axes from `axis` on, so that a
+    /// leading-axes reduction walks whole rows of its kept axes.
+    pub(crate) fn rows_from(launch: &Launch, axis: usize) -> Space {
+        let order: Vec<usize> = (0..launch.domain.len()).collect();
+        Space::merged(launch, &order, Some(axis))
+    }
+
+    fn merged(launch: &Launch, order: &[usize], boundary: Option<usize>) -> Space {
         let mut extents: SmallVec<[usize; 4]> = SmallVec::new();
         let mut strides: Vec<SmallVec<[isize; 4]>> = vec![SmallVec::new(); launch.inputs.len()];
+        // The boundary holds until an axis past it (not of length 1) starts a line.
+        let mut boundary = boundary;
         for &axis in order {
             let extent = launch.domain[axis];
+            let at_boundary = boundary.is_some_and(|b| axis >= b);
             let mergeable = !extents.is_empty()
+                && !at_boundary
                 && launch.inputs.iter().zip(&strides).all(|(binding, s)| {
                     s.last().copied() == Some(binding.strides[axis] * extent as isize)
                 });
             if extent == 1 && !extents.is_empty() {
                 continue;
+            }
+            if at_boundary {
+                boundary = None;
             }
             if mergeable {
                 if let Some(last) = extents.last_mut() {
