@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from . import _diagonals, _fancy, _reductions, _sorting
+from . import _contractions, _diagonals, _fancy, _reductions, _sorting
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -253,6 +253,8 @@ for _sorting_function in (_sorting.sort, _sorting.median, _sorting.unique):
 for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
                            _diagonals.diagflat, _diagonals.fill_diagonal):
     FUNCTIONS[_diagonal_function.__name__] = _diagonal_function
+for _contraction in (_contractions.einsum, _contractions.tensordot, _contractions.inner):
+    FUNCTIONS[_contraction.__name__] = _contraction
 FUNCTIONS["put"] = _fancy.put_flat
 FUNCTIONS["putmask"] = _fancy.putmask
 
