@@ -212,3 +212,26 @@ fn leading_reductions_of_loaded_values_match_the_reference() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn fills_of_zero_bits_and_of_negative_zero_are_what_they_hold() -> Result<()> {
+    // Zero bits come as zeroed memory, with no kernel; -0.0 is not zero
+    // bits and keeps its sign.
+    let cx = Context::cpu();
+    for dtype in [
+        DType::F32,
+        DType::F64,
+        DType::I8,
+        DType::U64,
+        DType::Bool,
+        DType::F16,
+    ] {
+        let zeros = cx.zeros(&[3, 5000], dtype);
+        assert_eq!(read(&zeros), vec![0.0; 15_000], "{dtype}");
+        let ones = &cx.zeros(&[5000], dtype) + cx.ones(&[5000], dtype);
+        assert_eq!(read(&ones.astype(DType::F64)), vec![1.0; 5000], "{dtype}");
+    }
+    let negative = cx.full(&[5000], -0.0, DType::F64).to_vec::<f64>()?;
+    assert!(negative.iter().all(|v| *v == 0.0 && v.is_sign_negative()));
+    Ok(())
+}

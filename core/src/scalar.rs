@@ -51,6 +51,15 @@ impl Literal {
         (T::DTYPE == self.dtype).then(|| T::from_wide(self.value))
     }
 
+    /// Whether every bit of the value is zero (`0`, `+0.0`, `false`): a
+    /// buffer of it is memory the system hands out zeroed.
+    pub fn is_zero_bits(&self) -> bool {
+        match self.value {
+            Wide::Int(v) => v == 0,
+            Wide::Float(v) => v.to_bits() == 0,
+        }
+    }
+
     fn key(&self) -> (DType, u8, u128) {
         match self.value {
             Wide::Int(v) => (self.dtype, 0, v as u128),
@@ -215,6 +224,9 @@ impl HostBuffer {
     /// cannot provide the memory.
     pub fn try_filled(literal: Literal, len: usize) -> Result<HostBuffer> {
         let mut buffer = HostBuffer::try_zeros(literal.dtype(), len)?;
+        if literal.is_zero_bits() {
+            return Ok(buffer); // zeroed memory: no pass that writes it
+        }
         with_slice_mut!(buffer.as_slice_mut(), s => {
             let value = Element::from_wide(literal.to_wide());
             s.fill(value);
@@ -226,6 +238,22 @@ impl HostBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_bits_are_zero_false_and_positive_zero_only() {
+        assert!(Literal::of(0i32).is_zero_bits());
+        assert!(Literal::of(false).is_zero_bits());
+        assert!(Literal::of(0.0f64).is_zero_bits());
+        assert!(!Literal::of(-0.0f32).is_zero_bits());
+        assert!(!Literal::of(f64::NAN).is_zero_bits());
+        assert!(!Literal::of(1u8).is_zero_bits());
+        assert!(HostBuffer::try_filled(Literal::of(-0.0f32), 3)
+            .unwrap()
+            .as_slice::<f32>()
+            .unwrap()
+            .iter()
+            .all(|v| v.is_sign_negative()));
+    }
 
     #[test]
     fn weak_scalars_check_range() {

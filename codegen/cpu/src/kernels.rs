@@ -5,8 +5,10 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Result, SliceMut};
-use lazyfuse_fusion::{CombineIr, FusedKernel, Launch, ScanInput, ScanKind, ScanLaunch};
+use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Literal, Result, SliceMut};
+use lazyfuse_fusion::{
+    CombineIr, FusedKernel, Inst, Launch, ScanInput, ScanKind, ScanLaunch, ValueId,
+};
 
 use super::machine::Machine;
 use super::settings::CpuSettings;
@@ -147,6 +149,9 @@ impl Executor<'_> {
         inputs: &[Option<&HostBuffer>],
         env: EvalEnv<'_>,
     ) -> Result<Vec<HostBuffer>> {
+        if let Some(zeros) = zero_fill(launch)? {
+            return Ok(zeros);
+        }
         let compiled = self.cache.get(&launch.kernel, env)?;
         let (pool, settings) = (self.pool, self.settings);
         if launch.kernel.reduction.is_some() {
@@ -234,4 +239,29 @@ impl Executor<'_> {
             }
         }
     }
+}
+
+/// The outputs of a launch that only fills them with zero bits (`zeros`,
+/// `empty`, the fresh output a library kernel writes): memory the system
+/// hands out zeroed, with no pass that writes it (the first writer pays
+/// for the pages, as it would after a fill). `None` for other launches.
+fn zero_fill(launch: &Launch) -> Result<Option<Vec<HostBuffer>>> {
+    let kernel = &launch.kernel;
+    let zero = |v: &ValueId| match kernel.body.insts.get(v.index()) {
+        Some(Inst::Arg(i)) => launch
+            .args
+            .get(*i as usize)
+            .is_some_and(Literal::is_zero_bits),
+        _ => false,
+    };
+    if kernel.reduction.is_some() || kernel.outputs.is_empty() || !kernel.outputs.iter().all(zero) {
+        return Ok(None);
+    }
+    let len = launch.domain_len();
+    kernel
+        .outputs
+        .iter()
+        .map(|&v| HostBuffer::try_zeros(kernel.body.dtype(v), len))
+        .collect::<Result<_>>()
+        .map(Some)
 }
