@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from . import _contractions, _diagonals, _fancy, _reductions, _sorting
+from . import _arrangements, _contractions, _diagonals, _fancy, _reductions, _sorting, _statistics
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -247,14 +247,41 @@ def outer(a, b, out=None):
 
 # --- shapes -------------------------------------------------------------------
 
+@_function
+def shape(a):
+    """NumPy's ``shape`` (nothing computed)."""
+    return a.shape if isinstance(a, Array) else np.shape(a)
+
+
+@_function
+def ndim(a):
+    """NumPy's ``ndim`` (nothing computed)."""
+    return a.ndim if isinstance(a, Array) else np.ndim(a)
+
+
+@_function
+def size(a, axis=None):
+    """NumPy's ``size``, of all axes or of one (nothing computed)."""
+    if not isinstance(a, Array):
+        return np.size(a, axis)
+    return a.size if axis is None else a.shape[_reductions._axes(a, axis, "size")[0]]
+
+
+@_function
+def result_type(*arrays_and_dtypes):
+    """NumPy's ``result_type``, lazy arrays standing for their dtypes."""
+    return np.result_type(*(x.dtype if isinstance(x, Array) else x for x in arrays_and_dtypes))
+
+
 FUNCTIONS["take"] = _fancy.take
 for _sorting_function in (_sorting.sort, _sorting.median, _sorting.unique):
     FUNCTIONS[_sorting_function.__name__] = _sorting_function
 for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
                            _diagonals.diagflat, _diagonals.fill_diagonal):
     FUNCTIONS[_diagonal_function.__name__] = _diagonal_function
-for _contraction in (_contractions.einsum, _contractions.tensordot, _contractions.inner):
-    FUNCTIONS[_contraction.__name__] = _contraction
+for _function_ in (_contractions.einsum, _contractions.tensordot, _contractions.inner,
+                   *_arrangements.FUNCTIONS, *_statistics.FUNCTIONS):
+    FUNCTIONS[_function_.__name__] = _function_
 FUNCTIONS["put"] = _fancy.put_flat
 FUNCTIONS["putmask"] = _fancy.putmask
 

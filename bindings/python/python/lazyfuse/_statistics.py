@@ -1,0 +1,243 @@
+"""NumPy's statistics and numerical helpers, lazily: ``ptp``, ``average``,
+``quantile``/``percentile``, ``diff``, ``trapezoid``, ``cross``, ``kron``,
+``logspace``.
+
+``quantile`` sorts along the reduced axes (``lazyfuse::sort``) and reads
+the two neighbours of each requested position, which are known from the
+shape alone: a gather and a fused interpolation, nothing computed early.
+``average`` with weights checks that they do not sum to zero, which
+computes their sum (NumPy raises there; CuPy synchronizes too)."""
+
+import operator
+
+import numpy as np
+
+from ._array import Array, _store
+from .errors import ArgumentError, ShapeError
+
+
+def _one(a):
+    from ._numpy import _one as one
+    return one(a)
+
+
+def _axes(a, axis, name):
+    from ._reductions import _axes as axes
+    return axes(a, axis, name)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """NumPy's ``ptp``: the range (maximum minus minimum) along ``axis``."""
+    a = _one(a)
+    result = a.max(axis=axis, keepdims=keepdims) - a.min(axis=axis, keepdims=keepdims)
+    return result if out is None else _store(result, out, "ptp")
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """NumPy's ``average``: the mean, or with ``weights`` (of ``a``'s shape,
+    or 1-d along a single ``axis``) the weighted mean; ``returned`` adds
+    the sum of the weights."""
+    from ._numpy import _lazy
+    a = _one(a)
+    if weights is None:
+        result = a.mean(axis=axis, keepdims=keepdims)
+        count = a.size // max(result.size, 1) if a.size else 0
+        scale = result._like(np.full(result.shape, count, dtype=result.dtype))
+        return (result, scale) if returned else result
+    w = _one(_lazy([a, weights])[1])
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError("average: axis must be specified when shapes of a and weights differ")
+        axes = _axes(a, axis, "average")
+        if w.ndim != 1 or len(axes) != 1:
+            raise TypeError("average: 1D weights expected when shapes of a and weights differ")
+        if w.shape[0] != a.shape[axes[0]]:
+            raise ShapeError(f"average: weights of length {w.shape[0]} for an axis of length "
+                             f"{a.shape[axes[0]]}")
+        w = w.reshape(tuple(a.shape[d] if d == axes[0] else 1 for d in range(a.ndim)))
+    floats = np.float64 if a.dtype.kind in "biu" else None
+    kind = np.result_type(a.dtype, w.dtype, *([floats] if floats else []))
+    scale = w.astype(kind).sum(axis=axis, keepdims=keepdims)
+    if (scale.numpy() == 0).any():
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
+    result = (a.astype(kind) * w.astype(kind)).sum(axis=axis, keepdims=keepdims) / scale
+    if returned:
+        from ._numpy import broadcast_to
+        scale = scale if scale.shape == result.shape else broadcast_to(scale, result.shape)
+        return result, scale
+    return result
+
+
+_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """NumPy's ``quantile`` (methods ``linear``, ``lower``, ``higher``,
+    ``nearest``, ``midpoint``): the sorted values at position ``q * (n -
+    1)``, interpolated; NaN where the values hold a NaN. The result's shape
+    is ``q``'s followed by the kept axes."""
+    return _quantile(a, q, 1, axis, out, method if interpolation is None else interpolation,
+                     keepdims, weights, "quantile")
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """NumPy's ``percentile``: ``quantile`` of ``q / 100``."""
+    return _quantile(a, q, 100, axis, out, method if interpolation is None else interpolation,
+                     keepdims, weights, "percentile")
+
+
+def _quantile(a, q, scale, axis, out, method, keepdims, weights, name):
+    from ._fancy import take
+    a = _one(a)
+    if weights is not None:
+        raise ArgumentError(f"{name}: weights are not supported (NumPy's need method='inverted_cdf')")
+    if method not in _METHODS:
+        raise ArgumentError(f"{name}: method {method!r} (expected one of {', '.join(_METHODS)})")
+    # A Python number is weak (NEP 50): the result keeps a float input's dtype.
+    weak = isinstance(q, (int, float)) and not isinstance(q, bool)
+    q = q.numpy() if isinstance(q, Array) else np.asarray(q)
+    base = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    float_type = base if weak else np.result_type(base, q.dtype)
+    q = q.astype(np.float64) / scale
+    if not ((q >= 0) & (q <= 1)).all():
+        raise ArgumentError(f"{name}: quantiles must be in the range [0, 1]" if scale == 1
+                            else f"{name}: percentiles must be in the range [0, 100]")
+    rows, kept, axes = _sorted_rows(a, axis, name)
+    n = rows.shape[1]
+    position = q.reshape(-1) * (n - 1)
+    low = np.floor(position).astype(np.intp)
+    fraction = position - low
+    if method == "higher":
+        low = np.ceil(position).astype(np.intp)
+    elif method == "nearest":
+        low = np.around(position).astype(np.intp)  # ties to even, as NumPy's
+    elif method == "midpoint":
+        fraction = np.where(fraction > 0, 0.5, 0.0)
+    # The gathered values' axes: q's (flat), then the kept ones (flat).
+    below = take(rows, low, axis=1).transpose(1, 0)
+    if method in ("lower", "higher", "nearest"):
+        result = below  # one of the values: the input's dtype, as NumPy's
+    else:
+        above = take(rows, np.minimum(low + 1, n - 1), axis=1).transpose(1, 0)
+        lo, hi = below.astype(float_type), above.astype(float_type)
+        t = a._like(fraction.reshape(-1, 1).astype(float_type))
+        step = hi - lo
+        # NumPy's interpolation: from the nearer end, so that it is monotonic.
+        result = np.where(t >= 0.5, hi - step * (1 - t), lo + step * t)
+    if a.dtype.kind == "f":  # a NaN sorts last and makes the quantile NaN
+        result = np.where(np.isnan(rows[:, n - 1]).reshape(1, -1), np.nan, result)
+        result = result.astype(below.dtype if method in ("lower", "higher", "nearest") else float_type)
+    shape = q.shape + tuple(a.shape[d] for d in kept)
+    if keepdims:
+        shape = q.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
+    result = result.reshape(shape)
+    return result if out is None else _store(result, out, name)
+
+
+def _sorted_rows(a, axis, name):
+    """``a``'s values along the reduced ``axis`` sorted, one row per index
+    of the kept axes (a single row when none is kept), with the kept axes
+    and the reduced ones."""
+    from ._sorting import sort
+    axes = _axes(a, axis, name)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    n = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
+    if n == 0:
+        raise ArgumentError(f"{name}: no values along the reduced axes of shape {a.shape}")
+    order = kept + list(axes)
+    lined = a.transpose(order) if order != list(range(a.ndim)) else a
+    return sort(lined.reshape(-1, n), -1), kept, axes
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """NumPy's ``diff``: the ``n``-th differences along ``axis`` (``!=`` for
+    booleans), ``prepend``/``append`` joined first."""
+    from ._numpy import broadcast_to, concatenate
+    a = _one(a)
+    n = operator.index(n)
+    if n < 0:
+        raise ArgumentError(f"diff: order must be non-negative but got {n}")
+    if a.ndim == 0:
+        raise ArgumentError("diff requires input that is at least one dimensional")
+    axis = _axes(a, axis, "diff")[0]
+
+    def edge(extra):  # a number stands for a slice of the axis' length 1
+        extra = extra if isinstance(extra, Array) else a._like(extra)
+        return broadcast_to(extra, a.shape[:axis] + (1,) + a.shape[axis + 1:]) if extra.ndim == 0 else extra
+
+    pieces = ([edge(prepend)] if prepend is not None else []) + [a] + (
+        [edge(append)] if append is not None else [])
+    a = concatenate(pieces, axis=axis) if len(pieces) > 1 else a
+    for _ in range(n):
+        head = (slice(None),) * axis + (slice(1, None),)
+        tail = (slice(None),) * axis + (slice(None, -1),)
+        a = a[head] != a[tail] if a.dtype == np.bool_ else a[head] - a[tail]
+    return a
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """NumPy's ``trapezoid``: the integral of ``y`` along ``axis`` by the
+    trapezoidal rule, at spacing ``dx`` or at sample points ``x``."""
+    y = _one(y)
+    axis = _axes(y, axis, "trapezoid")[0]
+    if x is None:
+        d = dx
+    else:
+        x = _one(x) if isinstance(x, Array) else y._like(x)
+        d = diff(x, axis=-1 if x.ndim == 1 else axis)
+        if x.ndim == 1:
+            d = d.reshape(tuple(d.shape[0] if k == axis else 1 for k in range(y.ndim)))
+    head = (slice(None),) * axis + (slice(1, None),)
+    tail = (slice(None),) * axis + (slice(None, -1),)
+    return (d * (y[head] + y[tail]) / 2.0).sum(axis=axis)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """NumPy's ``cross`` of 3-element vectors (2-element ones have a zero
+    third component; two 2-element ones give the scalar z component),
+    broadcast over the other axes."""
+    from ._numpy import _lazy, broadcast_to, moveaxis, stack
+    a, b = (_one(x) for x in _lazy([a, b]))
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = moveaxis(a, axisa, -1)
+    b = moveaxis(b, axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ShapeError("cross: incompatible dimensions for cross product (dimension must be 2 or 3)")
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return a0 * b1 - a1 * b0
+    a2 = a[..., 2] if a.shape[-1] == 3 else 0  # a 2-element vector's z is 0
+    b2 = b[..., 2] if b.shape[-1] == 3 else 0
+    parts = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    result = stack([p if p.shape == shape else broadcast_to(p, shape) for p in parts], axis=-1)
+    return moveaxis(result, -1, axisc)
+
+
+def kron(a, b):
+    """NumPy's ``kron``: the Kronecker product (blocks of ``b`` scaled by
+    each element of ``a``), one broadcast product reshaped."""
+    from ._numpy import _lazy
+    a, b = (_one(x) for x in _lazy([a, b]))
+    d = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (d - a.ndim) + a.shape, (1,) * (d - b.ndim) + b.shape
+    wide_a = tuple(x for s in sa for x in (s, 1))
+    wide_b = tuple(x for s in sb for x in (1, s))
+    product = a.reshape(wide_a) * b.reshape(wide_b)
+    return product.reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """NumPy's ``logspace``: ``base`` to the powers of ``linspace(start,
+    stop, num)``."""
+    from ._numpy import linspace
+    powers = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    result = np.power(base, powers) if isinstance(powers, Array) else base ** powers
+    return result if dtype is None else result.astype(dtype)
+
+
+FUNCTIONS = (ptp, average, quantile, percentile, diff, trapezoid, cross, kron, logspace)

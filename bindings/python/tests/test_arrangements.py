@@ -1,0 +1,146 @@
+"""NumPy's rearranging, repeating, splitting and statistics functions
+(``flip``…``argwhere`` in `_arrangements`, ``ptp``…``logspace`` in
+`_statistics`) against NumPy: values, shapes and dtypes, through
+``lazyfuse.f`` and through NumPy's own ``np.f`` on lazy arrays, on cpu and
+sim."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((3, 4, 5))
+I = RNG.integers(-5, 10, (4, 6)).astype(np.int32)
+F = RNG.standard_normal((5, 6)).astype(np.float32)
+V, W = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 3))
+
+
+@pytest.fixture(params=["cpu", "sim"])
+def backend(request):
+    with lf.use(request.param):
+        yield request.param
+
+
+def check(got, want):
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            check(g, w)
+        return
+    want = np.asarray(want)
+    assert isinstance(got, lf.Array), type(got)
+    value = np.asarray(got)
+    assert value.dtype == want.dtype, (value.dtype, want.dtype)
+    assert value.shape == want.shape, (value.shape, want.shape)
+    np.testing.assert_allclose(value, want, rtol=1e-6, atol=1e-12, equal_nan=True)
+
+
+CASES = [
+    ("flip", (X,), {}), ("flip", (X, 1), {}), ("flip", (X, (0, 2)), {}),
+    ("fliplr", (X,), {}), ("flipud", (I,), {}),
+    *[("rot90", (X, k), {}) for k in range(-1, 5)],
+    ("rot90", (X, 1, (2, 0)), {}), ("rot90", (I, 3), {}),
+    ("roll", (X, 2), {}), ("roll", (X, -1, 1), {}), ("roll", (X, (1, 7), (0, 2)), {}),
+    ("roll", (I, 25, 1), {}),
+    ("repeat", (X, 2), {}), ("repeat", (X, 3, 1), {}), ("repeat", (X, [1, 0, 2], 0), {}),
+    ("repeat", (I, 2, -1), {}),
+    ("tile", (X, 2), {}), ("tile", (X, (2, 1, 1, 3)), {}), ("tile", (I[0], (2, 3)), {}),
+    ("append", (X, [1, 2]), {}), ("append", (X, X, 1), {}), ("append", (I, I[:1], 0), {}),
+    ("atleast_1d", (2.0,), {}), ("atleast_2d", (I[0],), {}), ("atleast_3d", (I,), {}),
+    ("atleast_3d", (X[0, 0],), {}),
+    ("broadcast_arrays", (X[:, :1], X[0]), {}),
+    ("meshgrid", (np.arange(3), np.arange(4.0), np.arange(2)), {}),
+    ("meshgrid", (np.arange(3), np.arange(4)), {"indexing": "ij", "sparse": True}),
+    ("column_stack", ([X[0, 0], X[1, 0]],), {}), ("column_stack", ([I, I[:, :1]],), {}),
+    ("dstack", ([X[0], X[1]],), {}),
+    ("array_split", (X, 3, 2), {}), ("split", (X, [1, 3], 1), {}), ("split", (I, 2), {}),
+    ("hsplit", (I, 3), {}), ("vsplit", (I, [1]), {}), ("dsplit", (X, 5), {}),
+    ("nonzero", (X > 0,), {}), ("flatnonzero", (I,), {}), ("argwhere", (I > 3,), {}),
+    ("ptp", (X, 1), {}), ("ptp", (I,), {}), ("ptp", (F, 0), {"keepdims": True}),
+    ("average", (X,), {}), ("average", (I, 1), {}),
+    ("average", (X, 1, np.arange(4.0)), {}), ("average", (X, (0, 2), np.abs(X)), {}),
+    ("average", (X, 1, np.arange(1.0, 5.0), True), {}), ("average", (F, 0), {"returned": True}),
+    *[("quantile", (X, [0.1, 0.5, 1.0]), {"axis": 1, "method": m})
+      for m in ("linear", "lower", "higher", "nearest", "midpoint")],
+    ("quantile", (X, 0.3), {"axis": (0, 2), "keepdims": True}),
+    ("quantile", (I, 0.5), {"axis": 0}), ("quantile", (I, 0.4), {"axis": 0, "method": "lower"}),
+    ("quantile", (F, 0.25), {}), ("quantile", (F, [0.25]), {"axis": 1}),
+    ("percentile", (X, 30), {}), ("percentile", (F, [10, 90]), {"axis": 0}),
+    ("percentile", (I, 50), {"axis": 1, "method": "nearest"}),
+    ("diff", (X,), {}), ("diff", (X, 2, 0), {}), ("diff", (I,), {"prepend": 0, "append": I[:, :1]}),
+    ("diff", (X > 0,), {}), ("diff", (F, 0), {}),
+    ("trapezoid", (X,), {}), ("trapezoid", (X, np.arange(5.0) ** 2), {}),
+    ("trapezoid", (F,), {"dx": 0.5, "axis": 0}),
+    ("cross", (V, W), {}), ("cross", (V[:, :2], W), {}), ("cross", (V[:, :2], W[:, :2]), {}),
+    ("cross", (V.T, W.T), {"axisa": 0, "axisb": 0, "axisc": 0}), ("cross", (V[0], W), {}),
+    ("kron", (X[0], X[1, :2, :3]), {}), ("kron", (X[0, 0], X[1]), {}), ("kron", (I[:2], np.eye(2)), {}),
+    ("logspace", (0, 3, 7), {}), ("logspace", (1, 2, 5), {"base": 2.0, "endpoint": False}),
+]
+
+
+def case_id(case):
+    return case[0] + str(len(case[1])) + "-" + "-".join(f"{k}" for k in case[2])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i}-{case_id(c)}" for i, c in enumerate(CASES)])
+def test_functions_are_numpys(backend, case):
+    name, args, kwargs = case
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(*args, **kwargs)
+    check(getattr(lf, name)(*args, **kwargs), want)
+    lazy = tuple(lazily(a) for a in args)
+    if any(isinstance(a, (lf.Array, list)) for a in lazy):
+        check(getattr(np, name)(*lazy, **kwargs), want)  # __array_function__
+
+
+def lazily(a):
+    """NumPy arrays (also in a list) as lazy ones."""
+    if isinstance(a, list) and all(isinstance(x, np.ndarray) for x in a):
+        return [lf.asarray(x) for x in a]
+    return lf.asarray(a) if isinstance(a, np.ndarray) else a
+
+
+def test_nan_makes_a_quantile_nan_and_views_stay_views(backend):
+    values = X.copy()
+    values[1, 2, 3] = np.nan
+    check(lf.quantile(values, 0.5, axis=2), np.quantile(values, 0.5, axis=2))
+    x = lf.asarray(X) * 1
+    flipped = lf.flip(x, 0)
+    flipped[0] = 0.0  # a view: writes x's last row
+    expected = X.copy()
+    expected[-1] = 0.0
+    check(x, expected)
+
+
+def test_shape_queries_compute_nothing():
+    x = lf.asarray(X) + 1
+    before = lf.stats()["evaluations"]
+    assert (np.shape(x), np.ndim(x), np.size(x), np.size(x, 1)) == ((3, 4, 5), 3, 60, 4)
+    assert np.result_type(x, np.float32) == np.float64
+    lf.flip(lf.roll(lf.tile(x, 2), 1), 0)  # lazy too
+    assert lf.stats()["evaluations"] == before
+
+
+def test_bad_calls_raise_as_numpys():
+    x = lf.asarray(X)
+    with pytest.raises(ValueError, match="equal division"):
+        lf.split(x, 2, axis=1 + 1)
+    with pytest.raises(ValueError, match="range"):
+        lf.quantile(x, 1.5)
+    with pytest.raises(ValueError, match="range"):
+        lf.percentile(x, -1)
+    with pytest.raises(ValueError, match="method"):
+        lf.quantile(x, 0.5, method="cubic")
+    with pytest.raises(ZeroDivisionError, match="sum to zero"):
+        lf.average(x, 1, np.zeros(4))
+    with pytest.raises(TypeError, match="axis must be specified"):
+        lf.average(x, None, np.ones(4))
+    with pytest.raises(ValueError, match="dimension must be 2 or 3"):
+        lf.cross(X, X)
+    with pytest.raises(ValueError, match="same axis"):
+        lf.rot90(x, 1, (1, 1))
+    with pytest.raises(ValueError, match="at least one dimensional"):
+        lf.diff(lf.asarray(1.0))
+    with pytest.raises(ValueError, match="negative"):
+        lf.repeat(x, -1)
