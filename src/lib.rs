@@ -50,7 +50,7 @@ pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
-pub use sort::{sort, sort_kernel};
+pub use sort::{argsort, argsort_kernel, sort, sort_kernel};
 pub use take::{scatter, scatter_kernels, take, take_kernels, IndexMode};
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.

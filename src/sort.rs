@@ -20,7 +20,7 @@
 //! ```
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{
@@ -38,45 +38,107 @@ const BLOCK: u32 = 256;
 ///
 /// Errors: an axis outside the array, an invalid array.
 pub fn sort(array: &Array, axis: usize) -> Result<Array> {
-    array.check()?;
-    let shape = array.shape().to_vec();
-    let Some(&n) = shape.get(axis) else {
-        return Err(Error::invalid(
-            "sort",
-            format!(
-                "axis {axis} of an array of shape {} (expected an axis below {})",
-                format_shape(&shape),
-                shape.len()
-            ),
-        ));
-    };
-    let total = array.len();
-    if total == 0 || n <= 1 {
+    let Some(rows) = Rows::along(array, axis, "sort")? else {
         return Ok(array.clone()); // values are immutable: nothing to copy
-    }
-    // The axis last, then rows of `n`, which the kernel sorts (in place
-    // when nothing else reads them, else in a copy of its own).
-    let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != axis).collect();
-    order.push(axis);
-    let moved = array.permute(&order);
-    let rows = total / n;
-    let grid = u32::try_from(rows).map_err(|_| {
-        Error::invalid(
-            "sort",
-            format!("{rows} rows of {n} (expected fewer than 2^32 rows)"),
-        )
-    })?;
-    let threads = BLOCK.min(n.next_power_of_two().max(32) as u32);
-    let data = moved.reshape(&[total]);
-    let args: [KernelArg<'_>; 2] = [(&data).into(), (n as i64).into()];
+    };
+    // The rows are sorted in place when nothing else reads them, else in
+    // a copy of their own.
+    let args: [KernelArg<'_>; 2] = [(&rows.data).into(), (rows.n as i64).into()];
     let sorted = sort_kernel(array.dtype())?
-        .launch(array.session(), grid, threads, &args)?
+        .launch(array.session(), rows.grid, rows.threads, &args)?
         .remove(0);
-    let mut inverse = vec![0; order.len()];
-    for (position, &d) in order.iter().enumerate() {
-        inverse[d] = position;
+    Ok(rows.back(&sorted))
+}
+
+/// The positions along `axis` that sort `array` (NumPy's
+/// `np.argsort(array, axis, kind="stable")`): `i64`, ascending by value,
+/// NaNs last, equal values in their order (so every backend gives the
+/// same indices). Lazy.
+///
+/// ```
+/// use lazyfuse::{argsort, Context};
+///
+/// let cx = Context::sim();
+/// let x = cx.from_vec(vec![3.0f32, f32::NAN, -1.0, 3.0], &[4])?;
+/// assert_eq!(argsort(&x, 0)?.to_vec::<i64>()?, [2, 0, 3, 1]);
+/// # Ok::<(), lazyfuse::Error>(())
+/// ```
+///
+/// Errors: an axis outside the array, an invalid array.
+pub fn argsort(array: &Array, axis: usize) -> Result<Array> {
+    let Some(rows) = Rows::along(array, axis, "argsort")? else {
+        return Ok(array.session().zeros(array.shape(), DType::I64)); // rows of one
+    };
+    let order = array.session().zeros(&[rows.data.len()], DType::I64);
+    let args: [KernelArg<'_>; 3] = [(&rows.data).into(), (&order).into(), (rows.n as i64).into()];
+    let positions = argsort_kernel(array.dtype())?
+        .launch(array.session(), rows.grid, rows.threads, &args)?
+        .remove(0);
+    Ok(rows.back(&positions))
+}
+
+/// An array's rows along an axis, for a kernel that handles one row per
+/// block: the axis moved last and the rest flattened.
+struct Rows {
+    /// The values, flat, row after row.
+    data: Array,
+    /// Elements per row.
+    n: usize,
+    grid: u32,
+    threads: u32,
+    /// The shape with the axis last, and the permutation back.
+    moved: Vec<usize>,
+    inverse: Vec<usize>,
+}
+
+impl Rows {
+    /// `array`'s rows along `axis`, or `None` when no row has two elements
+    /// (nothing to order).
+    fn along(array: &Array, axis: usize, op: &str) -> Result<Option<Rows>> {
+        array.check()?;
+        let shape = array.shape().to_vec();
+        let Some(&n) = shape.get(axis) else {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "axis {axis} of an array of shape {} (expected an axis below {})",
+                    format_shape(&shape),
+                    shape.len()
+                ),
+            ));
+        };
+        let total = array.len();
+        if total == 0 || n <= 1 {
+            return Ok(None);
+        }
+        let mut order: Vec<usize> = (0..shape.len()).filter(|&d| d != axis).collect();
+        order.push(axis);
+        let moved = array.permute(&order);
+        let rows = total / n;
+        let grid = u32::try_from(rows).map_err(|_| {
+            Error::invalid(
+                op,
+                format!("{rows} rows of {n} (expected fewer than 2^32 rows)"),
+            )
+        })?;
+        let mut inverse = vec![0; order.len()];
+        for (position, &d) in order.iter().enumerate() {
+            inverse[d] = position;
+        }
+        Ok(Some(Rows {
+            data: moved.reshape(&[total]),
+            n,
+            grid,
+            threads: BLOCK.min(n.next_power_of_two().max(32) as u32),
+            moved: moved.shape().to_vec(),
+            inverse,
+        }))
     }
-    Ok(sorted.reshape(moved.shape()).permute(&inverse))
+
+    /// Flat rows (a kernel's result) back in the array's layout.
+    fn back(&self, flat: &Array) -> Array {
+        flat.reshape(&self.moved).permute(&self.inverse)
+    }
 }
 
 /// The kernel [`sort`] launches for `dtype` (one block per row of `n`
@@ -85,27 +147,87 @@ pub fn sort_kernel(dtype: DType) -> Result<Kernel> {
     static KERNELS: KernelCache<DType> = KernelCache::new();
     KERNELS.get_or_build(dtype, || {
         let built = lazyfuse_kernel::Kernel::build(&format!("lf_sort_{dtype}"), |k| {
-            bitonic_rows(k, dtype);
+            let data = k.array_mut("data", dtype, 1);
+            let n = k.scalar("n", DType::I64);
+            bitonic_rows(k, &n, |k, base, i, partner| {
+                let (low, high) = (k.let_(base + i), k.let_(base + partner));
+                let a = k.let_(data.at(&low));
+                let b = k.let_(data.at(&high));
+                // `b` before `a`: smaller, or a number against a NaN.
+                let nan_a = a.ne(&a).and(b.eq(&b));
+                k.if_(b.lt(&a).or(nan_a), |k| {
+                    k.store(&data, &low, b.clone());
+                    k.store(&data, &high, a.clone());
+                });
+            });
         })?
         .with_host_routine(Arc::new(CpuSort))?;
         Ok(Kernel::from_built(built))
     })
 }
 
-/// The device body of [`sort_kernel`]: the bitonic network in its form
-/// where every compare-exchange sends the smaller value to the lower
-/// index (the first step of each merge compares mirrored positions).
-fn bitonic_rows(k: &mut KernelScope, dtype: DType) {
-    let data = k.array_mut("data", dtype, 1);
-    let n = k.scalar("n", DType::I64);
+/// The kernel [`argsort`] launches for `dtype`: one block per row of `n`
+/// elements of `data`, writing the positions that sort it into `order`;
+/// public to inspect its code.
+pub fn argsort_kernel(dtype: DType) -> Result<Kernel> {
+    static KERNELS: KernelCache<DType> = KernelCache::new();
+    KERNELS.get_or_build(dtype, || {
+        let built = lazyfuse_kernel::Kernel::build(&format!("lf_argsort_{dtype}"), |k| {
+            let data = k.array("data", dtype, 1);
+            let order = k.array_mut("order", DType::I64, 1);
+            let n = k.scalar("n", DType::I64);
+            let (thread, width, base) = row_of_block(k, &n);
+            k.for_range(thread, n.clone(), width, |k, i| {
+                k.store(&order, &(&base + &i), i.clone());
+            });
+            k.syncthreads();
+            bitonic_rows(k, &n, |k, base, i, partner| {
+                let (low, high) = (k.let_(base + i), k.let_(base + partner));
+                let (ia, ib) = (k.let_(order.at(&low)), k.let_(order.at(&high)));
+                let a = k.let_(data.at(&(base + &ia)));
+                let b = k.let_(data.at(&(base + &ib)));
+                let (nan_a, nan_b) = (a.ne(&a), b.ne(&b));
+                // `b` before `a`: smaller, a number against a NaN, or equal
+                // (two NaNs alike) and first in the row: a total order.
+                let equal = a.eq(&b).or(nan_a.and(nan_b.clone()));
+                let before = b
+                    .lt(&a)
+                    .or(nan_a.and(nan_b.not()))
+                    .or(equal.and(ib.lt(&ia)));
+                k.if_(before, |k| {
+                    k.store(&order, &low, ib.clone());
+                    k.store(&order, &high, ia.clone());
+                });
+            });
+        })?
+        .with_host_routine(Arc::new(CpuArgsort))?;
+        Ok(Kernel::from_built(built))
+    })
+}
+
+/// The block's thread, its width and its row's first element (`row * n`).
+fn row_of_block(k: &mut KernelScope, n: &Val) -> (Val, Val, Val) {
     let i64_of = |v: Val| v.cast(DType::I64);
     let thread = i64_of(k.thread_idx(Dim::X));
     let width = i64_of(k.block_dim(Dim::X));
     let row = i64_of(k.block_idx(Dim::X));
-    let base = k.let_(row * &n);
+    let base = k.let_(row * n);
+    (thread, width, base)
+}
+
+/// The bitonic network over the block's row of `n` in its form where every
+/// compare-exchange sends the smaller element to the lower index (the first
+/// step of each merge compares mirrored positions); `exchange(k, base, i,
+/// partner)` orders positions `i < partner` of the row starting at `base`.
+fn bitonic_rows(
+    k: &mut KernelScope,
+    n: &Val,
+    exchange: impl Fn(&mut KernelScope, &Val, &Val, &Val),
+) {
+    let (thread, width, base) = row_of_block(k, n);
     let two = Val::from(2i64);
     let padded = k.local(1i64);
-    k.while_(padded.get().lt(&n), |k| k.set(&padded, padded.get() * &two));
+    k.while_(padded.get().lt(n), |k| k.set(&padded, padded.get() * &two));
     let size = k.local(2i64);
     k.while_(size.get().le(padded.get()), |k| {
         let stride = k.local(size.get().apply_binary(BinaryOp::FloorDiv, &two));
@@ -120,16 +242,8 @@ fn bitonic_rows(k: &mut KernelScope, dtype: DType) {
             ));
             k.for_range(thread.clone(), padded.get(), width.clone(), |k, i| {
                 let partner = k.let_(i.apply_binary(BinaryOp::BitwiseXor, &mask));
-                k.if_(partner.gt(&i).and(partner.lt(&n)), |k| {
-                    let (low, high) = (k.let_(&base + &i), k.let_(&base + &partner));
-                    let a = k.let_(data.at(&low));
-                    let b = k.let_(data.at(&high));
-                    // `b` before `a`: smaller, or a number against a NaN.
-                    let nan_a = a.ne(&a).and(b.eq(&b));
-                    k.if_(b.lt(&a).or(nan_a), |k| {
-                        k.store(&data, &low, b.clone());
-                        k.store(&data, &high, a.clone());
-                    });
+                k.if_(partner.gt(&i).and(partner.lt(n)), |k| {
+                    exchange(k, &base, &i, &partner);
                 });
             });
             k.syncthreads();
@@ -149,26 +263,105 @@ impl HostRoutine for CpuSort {
         launch: &KernelLaunch,
         _arrays: &[&HostBuffer],
         outputs: &mut [SliceMut<'_>],
-        _workers: Workers<'_>,
+        workers: Workers<'_>,
     ) -> Result<()> {
-        let n = match launch.scalars.first().map(|s| s.to_wide()) {
-            Some(lazyfuse_core::Wide::Int(n)) if n > 0 => n as usize,
-            _ => return Err(Error::internal("sort", "a launch without its row length")),
-        };
+        let n = row_length(launch, "sort")?;
         let Some(data) = outputs.first_mut() else {
             return Err(Error::internal("sort", "a launch without its array"));
         };
         with_slice_mut!(data, values => {
-            for row in values.chunks_mut(n) {
-                row.sort_unstable_by(nan_last);
-            }
+            on_workers(values, n, workers, |_, row| row.sort_unstable_by(nan_last));
         });
         Ok(())
     }
 
     fn describe(&self) -> String {
-        "a library routine: Rust's unstable sort of each row, NaNs last".to_string()
+        "a library routine: Rust's unstable sort of each row, NaNs last, rows spread over the \
+         worker threads"
+            .to_string()
     }
+}
+
+/// The CPU's argsort: the positions of each row of the launch's values,
+/// stably sorted by value into the written array.
+#[derive(Debug)]
+struct CpuArgsort;
+
+impl HostRoutine for CpuArgsort {
+    fn run(
+        &self,
+        launch: &KernelLaunch,
+        arrays: &[&HostBuffer],
+        outputs: &mut [SliceMut<'_>],
+        workers: Workers<'_>,
+    ) -> Result<()> {
+        let n = row_length(launch, "argsort")?;
+        let missing = || Error::internal("argsort", "a launch without its arrays");
+        let (Some(data), Some(order)) = (arrays.first(), outputs.first_mut()) else {
+            return Err(missing());
+        };
+        let SliceMut::I64(order) = order else {
+            return Err(Error::internal("argsort", "positions that are not i64"));
+        };
+        lazyfuse_core::with_buffer!(data, values => {
+            on_workers(order, n, workers, |r, row| {
+                let values = &values[r * n..(r + 1) * n];
+                for (i, slot) in row.iter_mut().enumerate() {
+                    *slot = i as i64;
+                }
+                // Stable: equal values keep their order, as the device's
+                // network orders them.
+                row.sort_by(|&i, &j| nan_last(&values[i as usize], &values[j as usize]));
+            });
+        });
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "a library routine: Rust's stable sort of each row's positions, NaNs last, rows spread \
+         over the worker threads"
+            .to_string()
+    }
+}
+
+/// The row length a sorting launch carries.
+fn row_length(launch: &KernelLaunch, op: &str) -> Result<usize> {
+    match launch.scalars.first().map(|s| s.to_wide()) {
+        Some(lazyfuse_core::Wide::Int(n)) if n > 0 => Ok(n as usize),
+        _ => Err(Error::internal(op, "a launch without its row length")),
+    }
+}
+
+/// Elements below which rows are sorted on the calling thread (waking a
+/// worker costs tens of microseconds).
+const PARALLEL_ELEMENTS: usize = 1 << 16;
+
+/// `each(r, row)` for every row `r` of `n` elements of `values`, runs of
+/// consecutive rows spread over the workers.
+fn on_workers<T: Send>(
+    values: &mut [T],
+    n: usize,
+    workers: Workers<'_>,
+    each: impl Fn(usize, &mut [T]) + Sync,
+) {
+    let rows = values.len() / n;
+    let threads = match values.len() < PARALLEL_ELEMENTS {
+        true => 1,
+        false => workers.threads.clamp(1, rows.max(1)),
+    };
+    let per_task = rows.div_ceil(threads).max(1);
+    let tasks: Vec<Mutex<(usize, &mut [T])>> = values
+        .chunks_mut(per_task * n)
+        .enumerate()
+        .map(|(t, run)| Mutex::new((t * per_task, run)))
+        .collect();
+    (workers.run)(tasks.len(), &|t| {
+        let mut task = tasks[t].lock().unwrap_or_else(PoisonError::into_inner);
+        let (first, run) = &mut *task;
+        for (r, row) in run.chunks_mut(n).enumerate() {
+            each(*first + r, row);
+        }
+    });
 }
 
 /// NumPy's order: by value, NaNs (which compare unordered with anything)

@@ -352,6 +352,9 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::sort_kernel(DType::F64).unwrap(),
             lazyfuse::sort_kernel(DType::F16).unwrap(),
             lazyfuse::sort_kernel(DType::Bool).unwrap(),
+            lazyfuse::argsort_kernel(DType::F64).unwrap(),
+            lazyfuse::argsort_kernel(DType::F16).unwrap(),
+            lazyfuse::argsort_kernel(DType::U8).unwrap(),
         ],
     ];
     let examples = [

@@ -1,11 +1,12 @@
-//! `sort` (NumPy's `np.sort`) against Rust's sort on every backend: every
-//! axis, row lengths around powers of two, NaNs last, several dtypes.
+//! `sort` (NumPy's `np.sort`) and `argsort` (NumPy's stable `np.argsort`)
+//! against Rust's sorts on every backend: every axis, row lengths around
+//! powers of two, NaNs last, ties in order, several dtypes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use lazyfuse::{sort, Context, DType, Error, Result};
+use lazyfuse::{argsort, sort, Context, DType, Error, Result};
 
 /// Scrambled values with repeats, and a NaN every `nan_every` (0: none).
 fn scrambled(len: usize, nan_every: usize) -> Vec<f64> {
@@ -116,4 +117,87 @@ fn sort_refuses_an_axis_outside_the_array() {
     }
     let empty = cx.zeros(&[0, 3], DType::F64);
     assert_eq!(sort(&empty, 1).unwrap().shape(), &[0, 3]);
+}
+
+/// The positions that stably sort each line of `values` (of `shape`)
+/// along `axis`, by hand, NaNs last.
+fn positions_by_hand(values: &[f64], shape: &[usize], axis: usize) -> Vec<i64> {
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let n = shape[axis];
+    let mut out = vec![0; values.len()];
+    for a in 0..outer {
+        for b in 0..inner {
+            let at = |j: usize| (a * n + j) * inner + b;
+            let mut line: Vec<usize> = (0..n).collect();
+            line.sort_by(|&x, &y| {
+                let (x, y) = (values[at(x)], values[at(y)]);
+                x.partial_cmp(&y)
+                    .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
+            });
+            for (j, p) in line.into_iter().enumerate() {
+                out[at(j)] = p as i64;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn argsort_along_every_axis_is_numpys_stable_argsort() -> Result<()> {
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        for shape in [
+            &[1usize][..],
+            &[2],
+            &[7],
+            &[64],
+            &[100],
+            &[3, 33],
+            &[4, 5, 6],
+            &[2, 1, 3],
+            &[2, 300],
+        ] {
+            let len: usize = shape.iter().product();
+            // Repeated values and NaNs: ties must keep their order.
+            let values = scrambled(len, 5);
+            let x = cx.from_vec(values.clone(), shape)?;
+            for axis in 0..shape.len() {
+                let positions = argsort(&(&x * 1.0), axis)?;
+                assert_eq!(positions.shape(), shape);
+                assert_eq!(positions.dtype(), DType::I64);
+                let got = positions.to_vec::<i64>()?;
+                let want = positions_by_hand(&values, shape, axis);
+                assert_eq!(got, want, "{name} {shape:?} axis {axis}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn argsort_orders_every_dtype_and_refuses_a_bad_axis() -> Result<()> {
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        let values = scrambled(37, 0);
+        let x = cx.from_slice(&values);
+        for dtype in [DType::I8, DType::U16, DType::F32, DType::F16, DType::Bool] {
+            let typed = x.astype(dtype);
+            let got = argsort(&typed, 0)?.to_vec::<i64>()?;
+            let seen: Vec<f64> = typed.astype(DType::F64).to_vec()?;
+            let want = positions_by_hand(&seen, &[37], 0);
+            assert_eq!(got, want, "{name} {dtype}");
+        }
+        let signed_zeros = cx.from_slice(&[0.0f64, -0.0, 0.0, -1.0]);
+        assert_eq!(argsort(&signed_zeros, 0)?.to_vec::<i64>()?, [3, 0, 1, 2]);
+    }
+    let cx = Context::cpu();
+    let x = cx.from_slice(&[1.0f32, 0.0]);
+    assert!(matches!(argsort(&x, 1), Err(Error::InvalidArgument { .. })));
+    assert_eq!(argsort(&cx.zeros(&[0, 3], DType::F64), 1)?.shape(), &[0, 3]);
+    assert_eq!(
+        argsort(&cx.zeros(&[4, 1], DType::F64), 1)?.to_vec::<i64>()?,
+        [0; 4]
+    );
+    Ok(())
 }

@@ -288,6 +288,14 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// The positions that sort along `axis` (NumPy's stable `argsort`;
+    /// NaNs last), lazily.
+    fn argsort(&self, axis: usize) -> PyResult<PyArr> {
+        lazyfuse::argsort(&self.inner, axis)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// The matrix product with `other` (NumPy's `matmul`), lazily.
     fn matmul(&self, other: PyRef<'_, PyArr>) -> PyResult<PyArr> {
         lazyfuse::matmul(&self.inner, &other.inner)

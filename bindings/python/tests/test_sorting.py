@@ -1,5 +1,6 @@
-"""``sort``, ``ndarray.sort``, ``median`` and ``unique`` against NumPy:
-every axis, NaNs (sorted last; a median with one is NaN), several dtypes."""
+"""``sort``, ``ndarray.sort``, ``argsort``, ``median`` and ``unique``
+against NumPy: every axis, NaNs (sorted last; a median with one is NaN),
+ties (argsort is stable), several dtypes."""
 
 import numpy as np
 import pytest
@@ -34,6 +35,31 @@ def test_sort_and_median_are_numpys(backend, axis):
         if values.dtype != np.bool_:
             check(np.median(x, axis=axis), np.median(values, axis=axis))
     check(np.median(lf.asarray(A), axis=(0, 2), keepdims=True), np.median(A, axis=(0, 2), keepdims=True))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_argsort_is_numpys_stable_argsort(backend, axis):
+    ties = RNG.integers(0, 4, (5, 8)).astype(np.float32)  # many equal values
+    ties[2, 3] = np.nan
+    for values in (A, ties, INTS if axis != 1 else INTS.T, np.abs(A) > 1):
+        x = lf.asarray(values)
+        want = np.argsort(values, axis=axis, kind="stable")
+        check(np.argsort(x, axis=axis), want)
+        check(x.argsort(axis=axis), want)
+        check(lf.argsort(x + 0 if values.dtype != np.bool_ else x, axis=axis, kind="quicksort"), want)
+    # Sorted by its own positions: the sorted array.
+    x = lf.asarray(A[0])
+    for axis in (0, 1, None):
+        order = lf.argsort(x, axis=axis)  # lazy positions: one fused gather
+        check(np.take_along_axis(x, order, axis=axis), np.sort(A[0], axis=axis))
+    positions = np.argsort(A[0], axis=0)
+    check(lf.take_along_axis(x, positions[:2], axis=0), np.take_along_axis(A[0], positions[:2], axis=0))
+    y, want = lf.asarray(A[0]) * 1, A[0].copy()
+    np.put_along_axis(want, positions[:1], -1.0, axis=0)
+    np.put_along_axis(y, positions[:1], -1.0, axis=0)
+    check(y, want)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        lf.take_along_axis(x, positions[0], axis=0)
 
 
 def test_the_sort_method_sorts_in_place(backend):

@@ -218,6 +218,12 @@ class Array:
         from . import _sorting
         _sorting.sort_in_place(self, axis, kind, order, stable=stable)
 
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """NumPy's ``ndarray.argsort``: the positions that sort this array
+        (see `_sorting`)."""
+        from . import _sorting
+        return _sorting.argsort(self, axis, kind, order, stable=stable)
+
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """NumPy's ``diagonal`` (see `_diagonals`)."""
         from . import _diagonals

@@ -112,6 +112,54 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return result if out is None else _store(result, out, "take", "unsafe")
 
 
+def take_along_axis(arr, indices, axis=-1):
+    """NumPy's ``take_along_axis``: the elements at ``indices`` along
+    ``axis`` (the flattened array's for None), line by line (for example,
+    with ``argsort``'s positions: the sorted array). One gather."""
+    arr, indices, axis = _along_axis(arr, indices, axis, "take_along_axis")
+    return arr[_along_axis_key(arr, indices, axis)]
+
+
+def put_along_axis(arr, indices, values, axis):
+    """NumPy's ``put_along_axis``: ``values`` written at ``indices`` along
+    ``axis``, line by line. ``arr`` takes the new value (one scatter)."""
+    if not isinstance(arr, Array):
+        return np.put_along_axis(arr, _host(indices), _host(values), axis)
+    target, indices, axis = _along_axis(arr, indices, axis, "put_along_axis")
+    target[_along_axis_key(target, indices, axis)] = values
+    if target is not arr:
+        arr._rebind(target._a.reshape(list(arr.shape)))
+    return None
+
+
+def _along_axis(arr, indices, axis, name):
+    from ._numpy import _one
+    from ._reductions import _axes
+    arr = _one(arr)
+    indices = indices if isinstance(indices, Array) else np.asarray(indices)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ArgumentError(f"{name}: when axis=None, `indices` must have a single dimension")
+        arr, axis = arr.reshape(-1), 0
+    axis = _axes(arr, axis, name)[0]
+    if indices.ndim != arr.ndim:
+        raise ArgumentError(f"{name}: `indices` and `arr` must have the same number of dimensions "
+                            f"({indices.ndim} and {arr.ndim})")
+    if not np.issubdtype(indices.dtype, np.integer):
+        raise IndexError(f"{name}: `indices` must be an integer array, not {indices.dtype}")
+    return arr, indices, axis
+
+
+def _along_axis_key(arr, indices, axis):
+    """NumPy's key for ``*_along_axis``: ``indices`` on ``axis``, and on each
+    other axis its positions, shaped to broadcast against them."""
+    key = []
+    for d, n in enumerate(arr.shape):
+        shape = (1,) * d + (n,) + (1,) * (arr.ndim - d - 1)
+        key.append(indices if d == axis else np.arange(n).reshape(shape))
+    return tuple(key)
+
+
 def put_flat(a, ind, v, mode="raise"):
     """NumPy's ``put``: ``a.flat[ind] = v`` with ``v`` repeated as needed
     (cast unsafely, as NumPy's), ``mode`` as ``take``'s. ``a`` takes the

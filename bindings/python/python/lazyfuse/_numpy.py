@@ -274,7 +274,7 @@ def result_type(*arrays_and_dtypes):
 
 
 FUNCTIONS["take"] = _fancy.take
-for _sorting_function in (_sorting.sort, _sorting.median, _sorting.unique):
+for _sorting_function in (_sorting.sort, _sorting.argsort, _sorting.median, _sorting.unique):
     FUNCTIONS[_sorting_function.__name__] = _sorting_function
 for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
                            _diagonals.diagflat, _diagonals.fill_diagonal):
@@ -283,6 +283,8 @@ for _function_ in (_contractions.einsum, _contractions.tensordot, _contractions.
                    *_arrangements.FUNCTIONS, *_statistics.FUNCTIONS):
     FUNCTIONS[_function_.__name__] = _function_
 FUNCTIONS["put"] = _fancy.put_flat
+FUNCTIONS["take_along_axis"] = _fancy.take_along_axis
+FUNCTIONS["put_along_axis"] = _fancy.put_along_axis
 FUNCTIONS["putmask"] = _fancy.putmask
 
 @_function

@@ -25,6 +25,22 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return Array(a._a.sort(axis))
 
 
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """NumPy's ``argsort``: the positions along ``axis`` (of the flattened
+    array for ``None``) that sort ``a``, lazily; always stable (equal values
+    keep their order, NaNs last), which every ``kind`` allows."""
+    from ._numpy import _one
+    from ._reductions import _axes
+    if order is not None:
+        raise ArgumentError("argsort: lazyfuse arrays have no fields (order= is for structured arrays)")
+    a = _one(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    else:
+        axis = _axes(a, axis, "argsort")[0]
+    return Array(a._a.argsort(axis))
+
+
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
     """NumPy's ``ndarray.sort``: ``a`` itself takes its sorted value."""
     a._rebind(sort(a, axis, kind, order, stable=stable)._a)
