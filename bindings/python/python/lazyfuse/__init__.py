@@ -30,7 +30,7 @@ from ._numba import (
     bool_, float16, float32, float64, guvectorize, int8, int16, int32, int64, jit, njit,
     prange, uint8, uint16, uint32, uint64, vectorize,
 )
-from . import cuda, errors
+from . import cuda, errors, linalg
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
@@ -38,7 +38,7 @@ __all__ = [
     "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "prange", "cuda", "float16", "float32",
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "bool_", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
-    "BackendError", "DeviceError", "InternalError", "errors",
+    "BackendError", "DeviceError", "InternalError", "errors", "linalg",
 ]
 
 

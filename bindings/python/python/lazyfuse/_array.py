@@ -475,11 +475,12 @@ class Array:
         return _ufuncs.call(ufunc, inputs, out)
 
     def __array_function__(self, func, types, args, kwargs):
-        # NumPy's functions lazyfuse has (`_numpy`) stay lazy.
+        # NumPy's functions lazyfuse has (`_numpy`, `linalg`) stay lazy.
         name = func.__name__
         if name == "where" and len(args) == 3:
             return where(*args)
-        lazy = _numpy.FUNCTIONS.get(name)
+        table = linalg.FUNCTIONS if func.__module__ == "numpy.linalg" else _numpy.FUNCTIONS
+        lazy = table.get(name)
         if lazy is not None:
             return lazy(*args, **kwargs)
         # Anything else runs in NumPy on computed values.
@@ -542,5 +543,5 @@ def where(condition, x, y):
     return Array(condition._a.where_(unwrap(x), unwrap(y)))
 
 
-# Last: `_views` subclasses Array, `_numpy` calls its methods.
-from . import _numpy, _views  # noqa: E402
+# Last: `_views` subclasses Array, `_numpy` and `linalg` call its methods.
+from . import _numpy, _views, linalg  # noqa: E402

@@ -1,0 +1,67 @@
+"""``lazyfuse.linalg`` against NumPy's ``linalg``: every norm order over
+vectors and matrices, axes, ``keepdims``, dtypes, through ``lf.linalg``
+and through ``np.linalg`` on lazy arrays, on cpu and sim."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+
+RNG = np.random.default_rng(3)
+M = RNG.standard_normal((4, 5))
+T = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+I = RNG.integers(-4, 5, (6,)).astype(np.int32)
+
+
+@pytest.fixture(params=["cpu", "sim"])
+def backend(request):
+    with lf.use(request.param):
+        yield request.param
+
+
+def check(got, want):
+    assert isinstance(got, lf.Array), type(got)
+    value, want = np.asarray(got), np.asarray(want)
+    assert (value.dtype, value.shape) == (want.dtype, want.shape)
+    np.testing.assert_allclose(value, want, rtol=2e-6 if want.dtype == np.float32 else 1e-12)
+
+
+CASES = [
+    (M, {}), (T, {}), (I, {}), (M, {"keepdims": True}),
+    *[(I, {"ord": o}) for o in (None, 0, 1, 2, 3, 0.5, -1, np.inf, -np.inf)],
+    *[(M, {"ord": o}) for o in (None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc")],
+    *[(M, {"ord": o, "axis": 1}) for o in (None, 1, 4, np.inf)],
+    (T, {"axis": (0, 2)}), (T, {"axis": (2, 1), "ord": 1}), (T, {"axis": -1, "keepdims": True}),
+    (T, {"axis": (0, 1), "ord": -np.inf, "keepdims": True}), (T, {"axis": (1, 2), "ord": "nuc"}),
+]
+
+
+@pytest.mark.parametrize("values, options", CASES, ids=[f"{i}" for i in range(len(CASES))])
+def test_norm_is_numpys(backend, values, options):
+    want = np.linalg.norm(values, **options)
+    check(lf.linalg.norm(values, **options), want)
+    check(np.linalg.norm(lf.asarray(values), **options), want)  # __array_function__
+
+
+def test_vector_and_matrix_norms_and_products(backend):
+    check(lf.linalg.vector_norm(T, axis=(0, 1), ord=3), np.linalg.vector_norm(T, axis=(0, 1), ord=3))
+    check(lf.linalg.vector_norm(M), np.linalg.vector_norm(M))
+    check(lf.linalg.matrix_norm(T, ord=np.inf), np.linalg.matrix_norm(T, ord=np.inf))
+    check(np.linalg.matrix_norm(lf.asarray(T), keepdims=True), np.linalg.matrix_norm(T, keepdims=True))
+    check(lf.linalg.vecdot(M, M[0]), np.linalg.vecdot(M, M[0]))
+    check(lf.linalg.matmul(M, M.T), np.linalg.matmul(M, M.T))
+    check(lf.linalg.outer(M[0], M[1]), np.linalg.outer(M[0], M[1]))
+    check(lf.linalg.tensordot(T, T, axes=3), np.asarray(np.linalg.tensordot(T, T, axes=3)))
+    inverse = np.linalg.inv(lf.asarray(M[:4, :4]))  # not lazy: NumPy on computed values
+    np.testing.assert_allclose(inverse, np.linalg.inv(M[:4, :4]))
+
+
+def test_bad_norms_raise_as_numpys():
+    with pytest.raises(ValueError, match="invalid norm order 'fro' for vectors"):
+        lf.linalg.norm(I, "fro")
+    with pytest.raises(ValueError, match="improper number of dimensions"):
+        lf.linalg.norm(T, 1)
+    with pytest.raises(ValueError, match="invalid norm order"):
+        lf.linalg.norm(M, 3)
+    with pytest.raises(ValueError, match="duplicate axes"):
+        lf.linalg.norm(M, axis=(1, 1))
