@@ -34,6 +34,7 @@ mod inspect;
 pub mod kernel;
 mod kernel_cache;
 mod matmul;
+mod search;
 mod sort;
 mod take;
 
@@ -50,6 +51,7 @@ pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
+pub use search::{searchsorted, searchsorted_kernel, Side};
 pub use sort::{argsort, argsort_kernel, sort, sort_kernel};
 pub use take::{scatter, scatter_kernels, take, take_kernels, IndexMode};
 

@@ -355,6 +355,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::argsort_kernel(DType::F64).unwrap(),
             lazyfuse::argsort_kernel(DType::F16).unwrap(),
             lazyfuse::argsort_kernel(DType::U8).unwrap(),
+            lazyfuse::searchsorted_kernel(DType::F64, lazyfuse::Side::Left).unwrap(),
+            lazyfuse::searchsorted_kernel(DType::I32, lazyfuse::Side::Right).unwrap(),
         ],
     ];
     let examples = [

@@ -296,6 +296,24 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// Where each of `values` goes in this sorted 1-d array (NumPy's
+    /// `searchsorted`), `side` `"left"` or `"right"`, lazily.
+    fn searchsorted(&self, values: PyRef<'_, PyArr>, side: &str) -> PyResult<PyArr> {
+        let side = match side {
+            "left" => lazyfuse::Side::Left,
+            "right" => lazyfuse::Side::Right,
+            other => {
+                return Err(errors::raise(
+                    "ArgumentError",
+                    format!("searchsorted: side {other:?} (expected 'left' or 'right')"),
+                ))
+            }
+        };
+        lazyfuse::searchsorted(&self.inner, &values.inner, side)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// The matrix product with `other` (NumPy's `matmul`), lazily.
     fn matmul(&self, other: PyRef<'_, PyArr>) -> PyResult<PyArr> {
         lazyfuse::matmul(&self.inner, &other.inner)

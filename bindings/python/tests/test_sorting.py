@@ -1,6 +1,7 @@
-"""``sort``, ``ndarray.sort``, ``argsort``, ``median`` and ``unique``
-against NumPy: every axis, NaNs (sorted last; a median with one is NaN),
-ties (argsort is stable), several dtypes."""
+"""``sort``, ``ndarray.sort``, ``argsort``, ``median``, ``unique``,
+``searchsorted``, ``digitize`` and ``interp`` against NumPy: every axis,
+NaNs (sorted last; a median with one is NaN), ties (argsort is stable),
+both sides, several dtypes."""
 
 import numpy as np
 import pytest
@@ -92,3 +93,49 @@ def test_the_median_of_nothing_is_nan():
     with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
         want = np.median(np.zeros((0, 3), np.float32), axis=0)
     check(np.median(lf.asarray(np.zeros((0, 3), np.float32)), axis=0), want)
+
+
+SORTED = np.array([-3.0, -1.0, 0.0, 0.0, 2.5, 7.0, 7.0, np.nan])
+PROBES = np.array([[0.0, 7.0, -9.0], [2.0, np.nan, 100.0]])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_and_digitize_are_numpys(backend, side):
+    a = lf.asarray(SORTED)
+    want = np.searchsorted(SORTED, PROBES, side=side)
+    check(lf.searchsorted(a, PROBES, side=side), want)
+    check(np.searchsorted(a, lf.asarray(PROBES), side=side), want)
+    check(a.searchsorted(PROBES * 1, side=side), want)
+    check(lf.searchsorted(a, 2.5, side=side), np.asarray(np.searchsorted(SORTED, 2.5, side=side)))
+    shuffled = np.array([7.0, -1.0, 2.5, -3.0])
+    sorter = np.argsort(shuffled)
+    check(lf.searchsorted(shuffled, [0.0, 7.0], side=side, sorter=sorter),
+          np.searchsorted(shuffled, [0.0, 7.0], side=side, sorter=sorter))
+    check(lf.searchsorted(INTS[0] * 0 + np.arange(7), [2, 2.5], side=side),
+          np.searchsorted(np.arange(7, dtype=np.int32), [2, 2.5], side=side))
+    right = side == "right"
+    for bins in (np.array([0.0, 1.0, 2.5, 4.0]), np.array([4.0, 2.5, 1.0, 0.0])):
+        x = np.array([-1.0, 0.0, 1.0, 3.0, 4.0, 9.0])
+        check(lf.digitize(x, bins, right=right), np.digitize(x, bins, right=right))
+
+
+def test_interp_is_numpys(backend):
+    xp = np.array([0.0, 1.0, 1.5, 4.0])
+    fp = np.array([2.0, -1.0, -1.0, 3.0])
+    x = np.array([-2.0, 0.0, 0.3, 1.0, 1.2, 2.0, 4.0, 5.0, np.nan])
+    check(lf.interp(x, xp, fp), np.interp(x, xp, fp))
+    check(np.interp(lf.asarray(x), xp, fp, left=-9.0, right=9.0), np.interp(x, xp, fp, left=-9.0, right=9.0))
+    check(lf.interp(x, xp[:1], fp[:1]), np.interp(x, xp[:1], fp[:1]))
+    check(lf.interp(x.astype(np.float32), xp, fp.astype(np.int32)),
+          np.interp(x.astype(np.float32), xp, fp.astype(np.int32)))
+
+
+def test_bad_searches_raise():
+    with pytest.raises(ValueError, match="side"):
+        lf.searchsorted(SORTED, 1.0, side="middle")
+    with pytest.raises(ValueError, match="expected 1-d"):
+        lf.searchsorted(np.ones((2, 2)), 1.0)
+    with pytest.raises(ValueError, match="monotonically"):
+        lf.digitize([1.0], [0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="same length"):
+        lf.interp([1.0], [0.0, 1.0], [1.0])

@@ -224,6 +224,11 @@ class Array:
         from . import _sorting
         return _sorting.argsort(self, axis, kind, order, stable=stable)
 
+    def searchsorted(self, v, side="left", sorter=None):
+        """NumPy's ``ndarray.searchsorted`` (see `_sorting`)."""
+        from . import _sorting
+        return _sorting.searchsorted(self, v, side, sorter)
+
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """NumPy's ``diagonal`` (see `_diagonals`)."""
         from . import _diagonals

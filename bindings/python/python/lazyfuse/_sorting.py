@@ -1,6 +1,7 @@
-"""NumPy's sorting and what builds on it: ``sort``, ``median`` and
-``unique``, over the native ``sort`` (a lazy kernel sorting rows; NaNs
-last, as NumPy's)."""
+"""NumPy's sorting and what builds on it: ``sort``, ``argsort``,
+``median``, ``unique``, ``searchsorted``, ``digitize`` and ``interp``,
+over the native ``sort``, ``argsort`` and ``searchsorted`` (lazy kernels
+sorting rows and searching sorted arrays; NaNs last, as NumPy's)."""
 
 import numpy as np
 
@@ -39,6 +40,75 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     else:
         axis = _axes(a, axis, "argsort")[0]
     return Array(a._a.argsort(axis))
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """NumPy's ``searchsorted``: where each of ``v`` goes in the ascending
+    1-d ``a`` (ordered by ``sorter``'s positions if given) to keep it
+    sorted, lazily: a binary search per value (``lazyfuse::searchsorted``).
+    A number ``v`` gives a 0-d array."""
+    from ._numpy import _lazy, _one
+    from ._fancy import take
+    if side not in ("left", "right"):
+        raise ArgumentError(f"searchsorted: side {side!r} (expected 'left' or 'right')")
+    a, v = (_one(x) for x in _lazy([a, v]))
+    if a.ndim != 1:
+        raise ArgumentError(f"searchsorted: a sorted array of shape {a.shape} (expected 1-d)")
+    if sorter is not None:
+        a = take(a, sorter)
+    return Array(a._a.searchsorted(v._a, side))
+
+
+def digitize(x, bins, right=False):
+    """NumPy's ``digitize``: the index of the bin each of ``x`` falls in,
+    for monotonic ``bins`` (checked: ``bins`` are computed when lazy)."""
+    from ._numpy import _lazy, _one
+    x, bins = (_one(b) for b in _lazy([x, bins]))
+    if bins.ndim != 1:
+        raise ArgumentError(f"digitize: bins of shape {bins.shape} (expected 1-d)")
+    edges = bins.numpy()
+    steps = np.diff(edges)
+    side = "left" if right else "right"
+    if (steps >= 0).all():
+        return searchsorted(bins, x, side)
+    if (steps <= 0).all():
+        return bins.size - searchsorted(bins[::-1], x, side)
+    raise ArgumentError("digitize: bins must be monotonically increasing or decreasing")
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """NumPy's ``interp``: the piecewise linear interpolant through the
+    points ``(xp, fp)`` (``xp`` increasing) at ``x``, ``left``/``right``
+    outside them (``fp``'s ends by default), lazily: a binary search, two
+    gathers and a fused interpolation."""
+    from ._numpy import _lazy, _one
+    from ._fancy import take
+    if period is not None:
+        raise ArgumentError("interp: period is not supported")
+    x, xp, fp = (_one(b) for b in _lazy([x, xp, fp]))
+    if xp.ndim != 1 or fp.ndim != 1 or xp.size != fp.size:
+        raise ArgumentError(f"interp: xp and fp of shapes {xp.shape} and {fp.shape} (expected "
+                            "1-d and of the same length)")
+    if xp.size == 0:
+        raise ArgumentError("interp: array of sample points is empty")
+    x, xp, fp = x.astype(np.float64), xp.astype(np.float64), fp.astype(np.float64)
+    n = xp.size
+    first, last = fp[0], fp[n - 1]
+    below = first if left is None else left
+    above = last if right is None else right
+    if n == 1:  # NumPy's: the one value unless below or above (NaN too)
+        return np.where(x < xp[0], below, np.where(x > xp[0], above, first)).astype(np.float64)
+    # The segment j with xp[j] <= x < xp[j + 1] (the last one for x at its end).
+    j = np.clip(searchsorted(xp, x, "right") - 1, 0, n - 2)
+    x0, x1, y0, y1 = take(xp, j), take(xp, j + 1), take(fp, j), take(fp, j + 1)
+    slope = (y1 - y0) / (x1 - x0)
+    value = slope * (x - x0) + y0
+    # NumPy's fallbacks: from the other end, then the flat value.
+    value = np.where(np.isnan(value), slope * (x - x1) + y1, value)
+    inside = np.where(np.isnan(value) & (y0 == y1), y0, value)
+    result = np.where(x < xp[0], below, np.where(x > xp[n - 1], above, inside))
+    result = np.where(x == xp[n - 1], last, result)
+    return np.where(np.isnan(x), x, result).astype(np.float64)
 
 
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):

@@ -1,0 +1,205 @@
+//! Binary search in a sorted array (NumPy's `np.searchsorted`): lazily,
+//! one launch of a kernel where each thread finds one value's position by
+//! a binary search over the sorted array; the CPU runs a library routine
+//! instead (Rust's `partition_point`, the values spread over the worker
+//! threads). NaNs count as larger than every number, as in NumPy's sort.
+//!
+//! ```
+//! use lazyfuse::{searchsorted, Context, Side};
+//!
+//! let cx = Context::sim();
+//! let sorted = cx.from_slice(&[1.0f64, 2.0, 2.0, 5.0]);
+//! let values = cx.from_vec(vec![2.0f64, 0.0, 9.0, f64::NAN], &[2, 2])?;
+//! assert_eq!(searchsorted(&sorted, &values, Side::Left)?.to_vec::<i64>()?, [1, 0, 4, 4]);
+//! assert_eq!(searchsorted(&sorted, &values, Side::Right)?.to_vec::<i64>()?, [3, 0, 4, 4]);
+//! # Ok::<(), lazyfuse::Error>(())
+//! ```
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use lazyfuse_core::shape::format_shape;
+use lazyfuse_core::{
+    promote, with_buffer, Array, BinaryOp, DType, Error, HostBuffer, KernelLaunch, Result, SliceMut,
+};
+
+use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, Val, Workers};
+use crate::kernel_cache::KernelCache;
+
+/// Threads per block.
+const BLOCK: u32 = 256;
+
+/// Which of equal elements' positions [`searchsorted`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// Before the equal elements: the first position whose element is not
+    /// smaller than the value (NumPy's `side="left"`).
+    Left,
+    /// After them: the first position whose element is larger (NumPy's
+    /// `side="right"`).
+    Right,
+}
+
+/// For each element of `values`, the position in the 1-d ascending
+/// `sorted` (NaNs last) where inserting it keeps the order (NumPy's
+/// `np.searchsorted(sorted, values, side)`): `i64`, of `values`' shape.
+/// Both are compared in their promoted dtype. Lazy.
+///
+/// Errors: `sorted` not 1-d, arrays of two contexts, invalid arrays.
+pub fn searchsorted(sorted: &Array, values: &Array, side: Side) -> Result<Array> {
+    sorted.check()?;
+    values.check()?;
+    if sorted.shape().len() != 1 {
+        return Err(Error::invalid(
+            "searchsorted",
+            format!(
+                "a sorted array of shape {} (expected 1-d)",
+                format_shape(sorted.shape())
+            ),
+        ));
+    }
+    let session = values.session();
+    let total = values.len();
+    let n = sorted.len();
+    if total == 0 || n == 0 {
+        return Ok(session.zeros(values.shape(), DType::I64));
+    }
+    let dtype = match promote(sorted.dtype(), values.dtype()) {
+        DType::F16 | DType::BF16 => DType::F32, // exact, and every backend compares it
+        other => other,
+    };
+    let blocks = u32::try_from(total.div_ceil(BLOCK as usize)).map_err(|_| {
+        Error::invalid(
+            "searchsorted",
+            format!("{total} values (expected fewer than 2^40)"),
+        )
+    })?;
+    let (sorted, flat) = (sorted.astype(dtype), values.astype(dtype).reshape(&[total]));
+    let positions = session.zeros(&[total], DType::I64);
+    let args: [KernelArg<'_>; 5] = [
+        (&sorted).into(),
+        (&flat).into(),
+        (&positions).into(),
+        (n as i64).into(),
+        (total as i64).into(),
+    ];
+    let found = searchsorted_kernel(dtype, side)?
+        .launch(session, blocks, BLOCK, &args)?
+        .remove(0);
+    Ok(found.reshape(values.shape()))
+}
+
+/// The kernel [`searchsorted`] launches for `dtype` and `side` (a thread
+/// per value); public to inspect its code.
+pub fn searchsorted_kernel(dtype: DType, side: Side) -> Result<Kernel> {
+    static KERNELS: KernelCache<(DType, Side)> = KernelCache::new();
+    KERNELS.get_or_build((dtype, side), || {
+        let name = match side {
+            Side::Left => format!("lf_searchsorted_{dtype}_left"),
+            Side::Right => format!("lf_searchsorted_{dtype}_right"),
+        };
+        let built = lazyfuse_kernel::Kernel::build(&name, |k| {
+            let sorted = k.array("sorted", dtype, 1);
+            let values = k.array("values", dtype, 1);
+            let positions = k.array_mut("positions", DType::I64, 1);
+            let [n, total] = ["n", "total"].map(|name| k.scalar(name, DType::I64));
+            let i64_of = |v: Val| v.cast(DType::I64);
+            let t = i64_of(k.block_idx(Dim::X)) * i64_of(k.block_dim(Dim::X))
+                + i64_of(k.thread_idx(Dim::X));
+            let t = k.let_(t);
+            k.if_(t.lt(&total), |k| {
+                let value = k.let_(values.at(&t));
+                let (low, high) = (k.local(0i64), k.local(n.clone()));
+                k.while_(low.get().lt(high.get()), |k| {
+                    let middle = k.let_(
+                        (low.get() + high.get()).apply_binary(BinaryOp::FloorDiv, Val::from(2i64)),
+                    );
+                    let element = k.let_(sorted.at(&middle));
+                    // Whether the value goes after `element`.
+                    let after = match side {
+                        Side::Left => less(&element, &value),
+                        Side::Right => less(&value, &element).not(),
+                    };
+                    let after = k.let_(after);
+                    k.set(
+                        &low,
+                        Val::select(&after, &middle + Val::from(1i64), low.get()),
+                    );
+                    k.set(&high, Val::select(&after, high.get(), middle.clone()));
+                });
+                k.store(&positions, &t, low.get());
+            });
+        })?
+        .with_host_routine(Arc::new(CpuSearch { side }))?;
+        Ok(Kernel::from_built(built))
+    })
+}
+
+/// NumPy's sort order: `a < b`, or `b` a NaN and `a` a number.
+fn less(a: &Val, b: &Val) -> Val {
+    a.lt(b).or(b.ne(b).and(a.eq(a)))
+}
+
+/// The CPU's search: each value's position by `partition_point`.
+#[derive(Debug)]
+struct CpuSearch {
+    side: Side,
+}
+
+/// Values below which the search runs on the calling thread.
+const PARALLEL_VALUES: usize = 1 << 14;
+
+impl HostRoutine for CpuSearch {
+    fn run(
+        &self,
+        _launch: &KernelLaunch,
+        arrays: &[&HostBuffer],
+        outputs: &mut [SliceMut<'_>],
+        workers: Workers<'_>,
+    ) -> Result<()> {
+        let wrong = || Error::internal("searchsorted", "a launch without its arrays");
+        let (Some(sorted), Some(values), Some(SliceMut::I64(positions))) =
+            (arrays.first(), arrays.get(1), outputs.first_mut())
+        else {
+            return Err(wrong());
+        };
+        let side = self.side;
+        with_buffer!(sorted, sorted => {
+            let values: &[_] = values.as_slice().ok_or_else(wrong)?;
+            let threads = match values.len() < PARALLEL_VALUES {
+                true => 1,
+                false => workers.threads.max(1),
+            };
+            let per_task = values.len().div_ceil(threads).max(1);
+            let tasks: Vec<Mutex<(usize, &mut [i64])>> = positions
+                .chunks_mut(per_task)
+                .enumerate()
+                .map(|(t, run)| Mutex::new((t * per_task, run)))
+                .collect();
+            (workers.run)(tasks.len(), &|t| {
+                let mut task = tasks[t].lock().unwrap_or_else(PoisonError::into_inner);
+                let (first, run) = &mut *task;
+                for (slot, value) in run.iter_mut().zip(&values[*first..]) {
+                    let found = match side {
+                        Side::Left => sorted.partition_point(|e| nan_last_less(e, value)),
+                        Side::Right => sorted.partition_point(|e| !nan_last_less(value, e)),
+                    };
+                    *slot = found as i64;
+                }
+            });
+        });
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "a library routine: Rust's binary search (`partition_point`) per value, the values \
+         spread over the worker threads"
+            .to_string()
+    }
+}
+
+/// NumPy's sort order on the host: `a < b`, or `b` a NaN and `a` a number.
+fn nan_last_less<T: PartialOrd>(a: &T, b: &T) -> bool {
+    #[allow(clippy::eq_op)]
+    let (a_number, b_nan) = (a == a, b != b);
+    a < b || (b_nan && a_number)
+}
