@@ -269,9 +269,13 @@ impl HostRoutine for CpuSort {
         let Some(data) = outputs.first_mut() else {
             return Err(Error::internal("sort", "a launch without its array"));
         };
-        with_slice_mut!(data, values => {
-            on_workers(values, n, workers, |_, row| row.sort_unstable_by(nan_last));
-        });
+        match data {
+            SliceMut::F32(values) => on_workers(values, n, workers, |_, row| sort_floats(row)),
+            SliceMut::F64(values) => on_workers(values, n, workers, |_, row| sort_floats(row)),
+            data => with_slice_mut!(data, values => {
+                on_workers(values, n, workers, |_, row| row.sort_unstable_by(nan_last));
+            }),
+        }
         Ok(())
     }
 
@@ -362,6 +366,48 @@ fn on_workers<T: Send>(
             each(*first + r, row);
         }
     });
+}
+
+/// A row of floats in NumPy's order: the NaNs moved to the end, the
+/// numbers sorted by `total_cmp` (a branch-free comparison, faster than a
+/// partial one; it puts -0.0 before 0.0, which NumPy's unstable sort
+/// may do too).
+fn sort_floats<T: Float>(row: &mut [T]) {
+    let mut numbers = row.len();
+    let mut i = 0;
+    while i < numbers {
+        if row[i].is_nan() {
+            numbers -= 1;
+            row.swap(i, numbers);
+        } else {
+            i += 1;
+        }
+    }
+    row[..numbers].sort_unstable_by(T::total_cmp);
+}
+
+/// The floats [`sort_floats`] sorts.
+trait Float: Copy {
+    fn is_nan(self) -> bool;
+    fn total_cmp(a: &Self, b: &Self) -> Ordering;
+}
+
+impl Float for f32 {
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn total_cmp(a: &Self, b: &Self) -> Ordering {
+        f32::total_cmp(a, b)
+    }
+}
+
+impl Float for f64 {
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn total_cmp(a: &Self, b: &Self) -> Ordering {
+        f64::total_cmp(a, b)
+    }
 }
 
 /// NumPy's order: by value, NaNs (which compare unordered with anything)
