@@ -28,6 +28,7 @@
 //! wires them into a [`Context`] (`docs/architecture.md`).
 
 mod assign;
+mod bincount;
 mod context;
 pub mod gufunc;
 mod inspect;
@@ -39,6 +40,7 @@ mod sort;
 mod take;
 
 pub use assign::{assign_region, region_kernel, region_kernels, Region};
+pub use bincount::{bincount, bincount_kernel};
 pub use context::{Context, ContextBuilder};
 pub use gufunc::GUfunc;
 pub use inspect::cuda_source;

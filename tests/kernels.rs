@@ -357,6 +357,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::argsort_kernel(DType::U8).unwrap(),
             lazyfuse::searchsorted_kernel(DType::F64, lazyfuse::Side::Left).unwrap(),
             lazyfuse::searchsorted_kernel(DType::I32, lazyfuse::Side::Right).unwrap(),
+            lazyfuse::bincount_kernel(false).unwrap(),
+            lazyfuse::bincount_kernel(true).unwrap(),
         ],
     ];
     let examples = [

@@ -314,6 +314,15 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// The count of each value `0..length` among these integers, or the
+    /// sum of their `weights` (NumPy's `bincount`), lazily.
+    #[pyo3(signature = (weights, length))]
+    fn bincount(&self, weights: Option<PyRef<'_, PyArr>>, length: usize) -> PyResult<PyArr> {
+        lazyfuse::bincount(&self.inner, weights.as_ref().map(|w| &w.inner), length)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// The matrix product with `other` (NumPy's `matmul`), lazily.
     fn matmul(&self, other: PyRef<'_, PyArr>) -> PyResult<PyArr> {
         lazyfuse::matmul(&self.inner, &other.inner)

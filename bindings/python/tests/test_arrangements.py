@@ -68,6 +68,13 @@ CASES = [
     ("quantile", (F, 0.25), {}), ("quantile", (F, [0.25]), {"axis": 1}),
     ("percentile", (X, 30), {}), ("percentile", (F, [10, 90]), {"axis": 0}),
     ("percentile", (I, 50), {"axis": 1, "method": "nearest"}),
+    ("bincount", (np.array([1, 3, 1, 0, 5]),), {}), ("bincount", (np.array([], np.int64),), {}),
+    ("bincount", (np.array([1, 3, 1]),), {"weights": np.array([0.5, 1.0, 2.0]), "minlength": 6}),
+    ("bincount", (I.reshape(-1) + 5,), {"weights": F.reshape(-1)[:24]}),
+    ("histogram", (X,), {}), ("histogram", (X,), {"bins": 4, "range": (-1, 1)}),
+    ("histogram", (X,), {"bins": [-2, -0.5, 0, 3]}), ("histogram", (F,), {"bins": 7, "weights": np.abs(F)}),
+    ("histogram", (I,), {"bins": 5, "density": True}), ("histogram", (np.full(5, 2.0),), {"bins": 3}),
+    ("histogram", (F,), {"bins": 64}), ("histogram_bin_edges", (F,), {"bins": 3}),
     ("diff", (X,), {}), ("diff", (X, 2, 0), {}), ("diff", (I,), {"prepend": 0, "append": I[:, :1]}),
     ("diff", (X > 0,), {}), ("diff", (F, 0), {}),
     ("trapezoid", (X,), {}), ("trapezoid", (X, np.arange(5.0) ** 2), {}),
@@ -144,3 +151,11 @@ def test_bad_calls_raise_as_numpys():
         lf.diff(lf.asarray(1.0))
     with pytest.raises(ValueError, match="negative"):
         lf.repeat(x, -1)
+    with pytest.raises(ValueError, match="must not be negative"):
+        lf.bincount(np.array([1, -1]))
+    with pytest.raises(TypeError, match="cannot cast"):
+        lf.bincount(np.array([1.5]))
+    with pytest.raises(ValueError, match="not finite"):
+        lf.histogram(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="monotonically"):
+        lf.histogram(X, bins=[0, 2, 1])
