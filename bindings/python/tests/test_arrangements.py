@@ -4,6 +4,8 @@
 ``lazyfuse.f`` and through NumPy's own ``np.f`` on lazy arrays, on cpu and
 sim."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,12 @@ X = RNG.standard_normal((3, 4, 5))
 I = RNG.integers(-5, 10, (4, 6)).astype(np.int32)
 F = RNG.standard_normal((5, 6)).astype(np.float32)
 V, W = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 3))
+XN = X.copy()
+XN[0, 1, :] = np.nan  # a slice of NaNs only
+XN[1, :, 2] = np.nan
+XN[2, 3, 4] = np.nan
+FN = F.copy()
+FN[::2, 1] = np.nan
 
 
 @pytest.fixture(params=["cpu", "sim"])
@@ -56,6 +64,12 @@ CASES = [
     ("dstack", ([X[0], X[1]],), {}),
     ("array_split", (X, 3, 2), {}), ("split", (X, [1, 3], 1), {}), ("split", (I, 2), {}),
     ("hsplit", (I, 3), {}), ("vsplit", (I, [1]), {}), ("dsplit", (X, 5), {}),
+    ("pad", (X, 1), {}), ("pad", (I, ((1, 2), (0, 3))), {"constant_values": ((7, 8), (9, 10))}),
+    ("pad", (F, (2, 1)), {"constant_values": 1.5}), ("pad", (I, 2), {"constant_values": 2.7}),
+    *[("pad", (X, ((2, 1), (0, 7), (3, 3))), {"mode": m}) for m in ("edge", "reflect", "symmetric", "wrap")],
+    ("pad", (I, 9), {"mode": "reflect"}),
+    ("pad", (F, ((1, 2), (2, 1))), {"mode": "linear_ramp", "end_values": 3}),
+    ("pad", (I, 2), {"mode": "maximum"}),
     ("nonzero", (X > 0,), {}), ("flatnonzero", (I,), {}), ("argwhere", (I > 3,), {}),
     ("ptp", (X, 1), {}), ("ptp", (I,), {}), ("ptp", (F, 0), {"keepdims": True}),
     ("average", (X,), {}), ("average", (I, 1), {}),
@@ -68,6 +82,12 @@ CASES = [
     ("quantile", (F, 0.25), {}), ("quantile", (F, [0.25]), {"axis": 1}),
     ("percentile", (X, 30), {}), ("percentile", (F, [10, 90]), {"axis": 0}),
     ("percentile", (I, 50), {"axis": 1, "method": "nearest"}),
+    *[("nanquantile", (XN, [0.1, 0.5, 1.0]), {"axis": 1, "method": m})
+      for m in ("linear", "lower", "higher", "nearest", "midpoint")],
+    ("nanquantile", (XN, 0.3), {}), ("nanquantile", (FN, 0.7), {"axis": 0, "keepdims": True}),
+    ("nanpercentile", (XN, [25, 75]), {"axis": (0, 2)}), ("nanpercentile", (I, 40), {"axis": 1}),
+    ("nanmedian", (XN,), {}), ("nanmedian", (XN,), {"axis": 2}), ("nanmedian", (FN, 1), {}),
+    ("nanmedian", (I,), {"axis": 0}), ("nanmedian", (XN, (0, 1)), {"keepdims": True}),
     ("bincount", (np.array([1, 3, 1, 0, 5]),), {}), ("bincount", (np.array([], np.int64),), {}),
     ("bincount", (np.array([1, 3, 1]),), {"weights": np.array([0.5, 1.0, 2.0]), "minlength": 6}),
     ("bincount", (I.reshape(-1) + 5,), {"weights": F.reshape(-1)[:24]}),
@@ -93,7 +113,8 @@ def case_id(case):
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{case_id(c)}" for i, c in enumerate(CASES)])
 def test_functions_are_numpys(backend, case):
     name, args, kwargs = case
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's all-NaN slice warnings
         want = getattr(np, name)(*args, **kwargs)
     check(getattr(lf, name)(*args, **kwargs), want)
     lazy = tuple(lazily(a) for a in args)
@@ -118,6 +139,12 @@ def test_nan_makes_a_quantile_nan_and_views_stay_views(backend):
     expected = X.copy()
     expected[-1] = 0.0
     check(x, expected)
+
+
+def test_pad_empty_gives_the_shape():
+    padded = lf.pad(F, ((1, 2), (0, 3)), mode="empty")  # NumPy leaves the pad unset; zeros here
+    assert padded.shape == (8, 9) and padded.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(padded)[1:6, :6], F)
 
 
 def test_shape_queries_compute_nothing():

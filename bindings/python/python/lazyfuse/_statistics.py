@@ -88,8 +88,37 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                      keepdims, weights, "percentile")
 
 
-def _quantile(a, q, scale, axis, out, method, keepdims, weights, name):
-    from ._fancy import take
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    """NumPy's ``nanquantile``: ``quantile`` of each slice's numbers, NaNs
+    left out (NaN for a slice of NaNs only)."""
+    return _quantile(a, q, 1, axis, out, method if interpolation is None else interpolation,
+                     keepdims, weights, "nanquantile", skip_nan=True)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    """NumPy's ``nanpercentile``: ``nanquantile`` of ``q / 100``."""
+    return _quantile(a, q, 100, axis, out, method if interpolation is None else interpolation,
+                     keepdims, weights, "nanpercentile", skip_nan=True)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """NumPy's ``nanmedian``: the median of each slice's numbers, NaNs left
+    out (the mean of the two middle ones for an even count; NaN for a slice
+    of NaNs only)."""
+    a = _one(a)
+    if a.dtype.kind != "f":
+        from ._sorting import median
+        return median(a, axis=axis, out=out, keepdims=keepdims)
+    rows, kept, axes = _sorted_rows(a, axis, "nanmedian")
+    count = (~np.isnan(rows)).sum(axis=1).reshape(1, -1)
+    middle = (_at(rows, (count - 1) // 2) + _at(rows, count // 2)) / 2
+    result = np.where(count == 0, np.nan, middle).astype(a.dtype)
+    return _finish_quantile(result, (), a, kept, axes, keepdims, out, "nanmedian")
+
+
+def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=False):
     a = _one(a)
     if weights is not None:
         raise ArgumentError(f"{name}: weights are not supported (NumPy's need method='inverted_cdf')")
@@ -106,32 +135,62 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name):
                             else f"{name}: percentiles must be in the range [0, 100]")
     rows, kept, axes = _sorted_rows(a, axis, name)
     n = rows.shape[1]
-    position = q.reshape(-1) * (n - 1)
-    low = np.floor(position).astype(np.intp)
+    floats = a.dtype.kind == "f"
+    # Each quantile's position among a row's sorted values: the same in
+    # every row (known), or per row among its numbers (lazy, NaNs left out).
+    count = (~np.isnan(rows)).sum(axis=1).reshape(1, -1) if skip_nan and floats else n
+    if isinstance(count, Array):
+        position = q.reshape(-1, 1) * (count - 1).astype(np.float64)
+    else:
+        position = q.reshape(-1) * (n - 1)
+    low = np.floor(position)
     fraction = position - low
     if method == "higher":
-        low = np.ceil(position).astype(np.intp)
+        low = np.ceil(position)
     elif method == "nearest":
-        low = np.around(position).astype(np.intp)  # ties to even, as NumPy's
+        low = np.rint(position)  # ties to even, as NumPy's
     elif method == "midpoint":
         fraction = np.where(fraction > 0, 0.5, 0.0)
-    # The gathered values' axes: q's (flat), then the kept ones (flat).
-    below = take(rows, low, axis=1).transpose(1, 0)
+    low = low.astype(np.int64)
+    below = _at(rows, low)
     if method in ("lower", "higher", "nearest"):
         result = below  # one of the values: the input's dtype, as NumPy's
     else:
-        above = take(rows, np.minimum(low + 1, n - 1), axis=1).transpose(1, 0)
+        above = _at(rows, np.minimum(low + 1, count - 1))
         lo, hi = below.astype(float_type), above.astype(float_type)
-        t = a._like(fraction.reshape(-1, 1).astype(float_type))
+        t = fraction.astype(float_type)
+        if not isinstance(t, Array):
+            t = a._like(t.reshape(-1, 1))
         step = hi - lo
         # NumPy's interpolation: from the nearer end, so that it is monotonic.
         result = np.where(t >= 0.5, hi - step * (1 - t), lo + step * t)
-    if a.dtype.kind == "f":  # a NaN sorts last and makes the quantile NaN
-        result = np.where(np.isnan(rows[:, n - 1]).reshape(1, -1), np.nan, result)
+    if floats:
+        # A NaN sorts last and makes the quantile NaN; left out, only a row
+        # of NaNs does.
+        undefined = count == 0 if isinstance(count, Array) else np.isnan(rows[:, n - 1]).reshape(1, -1)
+        result = np.where(undefined, np.nan, result)
         result = result.astype(below.dtype if method in ("lower", "higher", "nearest") else float_type)
-    shape = q.shape + tuple(a.shape[d] for d in kept)
+    return _finish_quantile(result, q.shape, a, kept, axes, keepdims, out, name)
+
+
+def _at(rows, index):
+    """The values of ``rows`` (sorted, ``(R, n)``) at ``index``: known
+    ``(Q,)`` positions, the same in every row, or lazy ``(Q, R)`` ones, each
+    row's own; ``(Q, R)``."""
+    from ._fancy import take
+    if not isinstance(index, Array):
+        return take(rows, index, axis=1).transpose(1, 0)
+    count, n = rows.shape
+    starts = rows._like((np.arange(count) * n).reshape(1, -1))
+    return take(rows.reshape(-1), index + starts)
+
+
+def _finish_quantile(result, q_shape, a, kept, axes, keepdims, out, name):
+    """``(Q, R)`` results shaped as NumPy's: ``q``'s axes, then the kept ones
+    (or all, length 1 where reduced, with ``keepdims``)."""
+    shape = q_shape + tuple(a.shape[d] for d in kept)
     if keepdims:
-        shape = q.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
+        shape = q_shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
     result = result.reshape(shape)
     return result if out is None else _store(result, out, name)
 
@@ -342,5 +401,5 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return result if dtype is None else result.astype(dtype)
 
 
-FUNCTIONS = (ptp, average, quantile, percentile, bincount, histogram, histogram_bin_edges, diff,
+FUNCTIONS = (ptp, average, quantile, percentile, nanquantile, nanpercentile, nanmedian, bincount, histogram, histogram_bin_edges, diff,
              trapezoid, cross, kron, logspace)
