@@ -74,6 +74,15 @@ impl Kernel {
         Kernel { built }
     }
 
+    /// This kernel, declared to write every element of the arrays it
+    /// writes before reading any (see `lazyfuse_kernel::Kernel::overwriting`):
+    /// for library kernels whose launches cover their whole output.
+    pub(crate) fn overwriting(self) -> Result<Kernel> {
+        Ok(Kernel {
+            built: self.built.overwriting()?,
+        })
+    }
+
     /// Launches the kernel over `grid` blocks of `block` threads (Numba's
     /// `kernel[grid, block](args)`), lazily: returns one new array per
     /// array parameter the kernel writes, in parameter order. Errors: the

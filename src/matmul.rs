@@ -217,8 +217,10 @@ pub fn matmul_kernel(dtype: DType, batched: bool) -> Result<Kernel> {
             true => format!("lf_matmul_batched_{dtype}"),
             false => format!("lf_matmul_{dtype}"),
         };
+        // Each thread writes its element of `c` once, after its sum.
         let built = lazyfuse_kernel::Kernel::build(&name, |k| tiled_product(k, dtype, batched))?
-            .with_host_routine(Arc::new(CpuProduct))?;
+            .with_host_routine(Arc::new(CpuProduct))?
+            .overwriting()?;
         Ok(Kernel::from_built(built))
     })
 }

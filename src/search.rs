@@ -129,7 +129,8 @@ pub fn searchsorted_kernel(dtype: DType, side: Side) -> Result<Kernel> {
                 k.store(&positions, &t, low.get());
             });
         })?
-        .with_host_routine(Arc::new(CpuSearch { side }))?;
+        .with_host_routine(Arc::new(CpuSearch { side }))?
+        .overwriting()?; // a thread per value writes its position
         Ok(Kernel::from_built(built))
     })
 }

@@ -200,7 +200,8 @@ pub fn argsort_kernel(dtype: DType) -> Result<Kernel> {
                 });
             });
         })?
-        .with_host_routine(Arc::new(CpuArgsort))?;
+        .with_host_routine(Arc::new(CpuArgsort))?
+        .overwriting()?; // every position is set before the network reads it
         Ok(Kernel::from_built(built))
     })
 }

@@ -204,3 +204,26 @@ fn rows_are_gathered_by_blocks_of_their_own_on_vectors_on_the_cpu() -> Result<()
     assert_eq!(columns.to_vec::<f64>()?[40..80], [107.0; 40]);
     Ok(())
 }
+
+#[test]
+fn gathers_and_products_read_into_a_buffer_copy_no_argument_on_the_cpu() -> Result<()> {
+    // Their kernels overwrite their whole output: the fresh output's zeros
+    // are neither copied into the caller's buffer nor into a new one.
+    let cx = Context::cpu();
+    let x = cx.from_vec((0..12).map(f64::from).collect(), &[4, 3])?;
+    let idx = cx.from_slice(&[3i64, 0, 3]);
+    let before = cx.stats().argument_copy_bytes;
+    let mut rows = vec![-1.0f64; 9];
+    take(&x, &idx, 0, IndexMode::Raise)?.read_into(&mut rows)?;
+    assert_eq!(rows, [9.0, 10.0, 11.0, 0.0, 1.0, 2.0, 9.0, 10.0, 11.0]);
+    let mut product = vec![-1.0f64; 16];
+    lazyfuse::matmul(&x, &x.transpose())?.read_into(&mut product)?;
+    assert_eq!(product[..4], [5.0, 14.0, 23.0, 32.0]);
+    let mut order = vec![-1i64; 12];
+    lazyfuse::argsort(&(&x * -1.0), 1)?.read_into(&mut order)?;
+    assert_eq!(order[..3], [2, 1, 0]);
+    let kept = take(&x, &idx, 1, IndexMode::Wrap)?.to_vec::<f64>()?; // not into a buffer
+    assert_eq!(kept[..3], [0.0, 0.0, 0.0]);
+    assert_eq!(cx.stats().argument_copy_bytes, before);
+    Ok(())
+}

@@ -48,6 +48,11 @@ pub struct KernelLaunch {
     pub written: Vec<usize>,
     /// The shapes of the array arguments.
     pub shapes: Vec<Vec<usize>>,
+    /// Every element of each written array is written by the launch
+    /// before anything reads it: the arrays' values before the launch are
+    /// never needed, so a runtime need not copy them in (a library kernel's
+    /// fresh output, such as a gather's).
+    pub overwrites: bool,
 }
 
 impl fmt::Debug for KernelLaunch {
@@ -79,6 +84,13 @@ impl KernelLaunch {
             scalars,
             written,
             shapes,
+            overwrites: false,
         }
+    }
+
+    /// This launch with [`KernelLaunch::overwrites`] set to `overwrites`.
+    pub fn overwriting(mut self, overwrites: bool) -> KernelLaunch {
+        self.overwrites = overwrites;
+        self
     }
 }

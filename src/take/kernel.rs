@@ -102,7 +102,7 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
         Layout::IndexRows => "_index_rows",
     };
     let in_range = if variant.in_range { "_in_range" } else { "" };
-    Kernel::build(&format!("lf_{kind}_{dtype}{layout}{in_range}"), |k| {
+    let kernel = Kernel::build(&format!("lf_{kind}_{dtype}{layout}{in_range}"), |k| {
         let written = k.array_mut(written, dtype, 1);
         let read = k.array(read, dtype, 1);
         let indices = k.array("indices", DType::I64, 1);
@@ -182,5 +182,10 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
                 });
             }
         }
-    })
+    })?;
+    // A gather's threads cover its whole output, which they only write.
+    match variant.direction {
+        Direction::Gather => kernel.overwriting(),
+        _ => Ok(kernel),
+    }
 }

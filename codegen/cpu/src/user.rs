@@ -80,7 +80,8 @@ fn views(arrays: &[Arc<HostBuffer>]) -> Vec<&HostBuffer> {
 /// whether one is written in place. An argument whose buffer `arrays`
 /// alone holds (a temporary that dies with the launch) is taken, and left
 /// empty in `arrays`: the kernel reads a written argument only through its
-/// output. Any other is copied, since values are immutable, and counted.
+/// output. Any other is copied, since values are immutable, and counted,
+/// unless the launch overwrites it whole (fresh zeroed memory then).
 fn written_values(
     launch: &KernelLaunch,
     arrays: &mut [Arc<HostBuffer>],
@@ -100,6 +101,8 @@ fn written_values(
                     let empty = HostBuffer::try_zeros(owned.dtype(), 0)?;
                     Ok(std::mem::replace(owned, empty))
                 }
+                // Overwritten whole: its value is never read, fresh memory will do.
+                _ if launch.overwrites => HostBuffer::try_zeros(argument.dtype(), argument.len()),
                 _ => {
                     let bytes = argument.as_bytes().len() as u64;
                     stats.add(Counter::ArgumentCopyBytes, bytes);
@@ -140,8 +143,8 @@ fn with_workers<R>(pool: Option<&rayon::ThreadPool>, body: impl FnOnce(Workers<'
 
 /// Runs `launch`, which writes one array, with that array's new value
 /// computed straight into `out` (`read_into` of its result): the argument
-/// is copied into `out` and the kernel runs there, so the value is neither
-/// allocated nor copied again. When each block of the kernel touches only
+/// is copied into `out` (unless the launch overwrites it whole) and the
+/// kernel runs there, so the value is neither allocated nor copied again. When each block of the kernel touches only
 /// its own part of the array (see [`KernelCode::blockwise`]), each range
 /// of blocks runs right after its part is copied, while it is in cache.
 /// Returns `out` back when the kernel is not compiled (the simulator runs
@@ -161,8 +164,10 @@ pub(crate) fn run_into<'a>(
         if source.dtype() != out.dtype() || source.len() != out.len() {
             return Ok(Some(out));
         }
-        out.copy_from(source)?;
-        stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
+        if !launch.overwrites {
+            out.copy_from(source)?;
+            stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
+        }
         let outputs = std::slice::from_mut(&mut out);
         with_workers(pool, |workers| {
             routine.run(launch, arrays, outputs, workers)
@@ -183,8 +188,11 @@ pub(crate) fn run_into<'a>(
         return Ok(Some(out));
     };
     let destination = [(bytes.as_mut_ptr() as u64, len as u64)];
-    stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
-    let staged = if blockwise(compiled, launch) {
+    let staged = if launch.overwrites {
+        // Written whole: `out` needs none of the argument's value.
+        execute(compiled, launch, arrays, &destination, pool, None)?
+    } else if blockwise(compiled, launch) {
+        stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
         let block_bytes = launch.block[0] as usize * source.dtype().size();
         execute(
             compiled,
@@ -195,6 +203,7 @@ pub(crate) fn run_into<'a>(
             Some((source, block_bytes)),
         )?
     } else {
+        stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
         copy_bytes(bytes, source.as_bytes(), pool);
         execute(compiled, launch, arrays, &destination, pool, None)?
     };

@@ -85,6 +85,9 @@ pub struct BuiltKernel {
     host_variant: Option<Kernel>,
     /// A library routine the CPU runs instead of compiling the program.
     host_routine: Option<Arc<dyn HostRoutine>>,
+    /// Launches write every element of the written arrays before reading
+    /// any (see [`Kernel::overwriting`]).
+    overwrites: bool,
 }
 
 /// One task of a [`HostRoutine`], given its number.
@@ -215,6 +218,7 @@ impl Kernel {
                 host_code: OnceLock::new(),
                 host_variant: None,
                 host_routine: None,
+                overwrites: false,
             }),
         })
     }
@@ -248,6 +252,23 @@ impl Kernel {
         Ok(self)
     }
 
+    /// Declares that every launch writes each element of the arrays it
+    /// writes before reading it (a library kernel whose geometry covers its
+    /// whole output, such as a gather): their values before a launch are
+    /// never needed, so runtimes do not copy them in
+    /// ([`KernelLaunch::overwrites`]). Only for kernels launched that way.
+    pub fn overwriting(mut self) -> Result<Kernel> {
+        let name = self.name().to_string();
+        let Some(inner) = Arc::get_mut(&mut self.inner) else {
+            return Err(Error::invalid(
+                format!("kernel '{name}'"),
+                "overwriting() on a kernel that has clones (expected it right after building)",
+            ));
+        };
+        inner.overwrites = true;
+        Ok(self)
+    }
+
     /// The device program (what the printer prints and the simulator runs).
     pub fn device_kernel(&self) -> &DeviceKernel {
         &self.inner.device
@@ -275,6 +296,7 @@ impl Kernel {
             (grid, block),
             args,
         )
+        .map(|launch| launch.overwriting(self.inner.overwrites))
     }
 }
 
