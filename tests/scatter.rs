@@ -309,3 +309,74 @@ fn scatter_of_many_indices_along_every_axis_is_numpys() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn values_broadcast_along_whole_groups_of_axes_are_read_in_place() -> Result<()> {
+    // Target (2, 5, 40) indexed along axis 1 at [4, 0, 2] (indexed shape
+    // (2, 3, 40)): values that vary along some of (outer, indices, inner)
+    // and are broadcast along the others, on every layout's scale (the
+    // inner rows of 40 take the row layout; a last axis the elements one).
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        for (shape, axis) in [
+            (&[2usize, 5, 40][..], 1usize),
+            (&[2, 40, 5], 2),
+            (&[5, 6], 0),
+        ] {
+            let len: usize = shape.iter().product();
+            let start: Vec<i64> = (0..len as i64).map(|v| -v).collect();
+            let indices = [4usize, 0, 2];
+            let mut indexed = shape.to_vec();
+            indexed[axis] = indices.len();
+            let value_shapes: Vec<Vec<usize>> = (0..1usize << indexed.len())
+                .map(|mask| {
+                    // Each axis kept or broadcast (length 1).
+                    (0..indexed.len())
+                        .map(|d| if mask >> d & 1 == 1 { indexed[d] } else { 1 })
+                        .collect()
+                })
+                .collect();
+            for value_shape in value_shapes {
+                let count: usize = value_shape.iter().product();
+                let values: Vec<i64> = (0..count as i64).map(|v| 1000 + v).collect();
+                let target = cx.from_vec(start.clone(), shape)?;
+                let value = cx.from_vec(values.clone(), &value_shape)?;
+                let idx = cx.from_slice(&indices.map(|i| i as i64));
+                let got =
+                    scatter(&target, &idx, axis, &value, IndexMode::Raise)?.to_vec::<i64>()?;
+                // The value broadcast to the indexed shape, row-major.
+                let total: usize = indexed.iter().product();
+                let broadcast: Vec<i64> = (0..total)
+                    .map(|t| {
+                        let (mut rest, mut at, mut stride) = (t, 0, 1);
+                        for d in (0..indexed.len()).rev() {
+                            let i = rest % indexed[d];
+                            rest /= indexed[d];
+                            if value_shape[d] > 1 {
+                                at += i * stride;
+                            }
+                            stride *= value_shape[d];
+                        }
+                        values[at]
+                    })
+                    .collect();
+                let want = by_hand(&start, shape, &indices, axis, &broadcast);
+                assert_eq!(
+                    got, want,
+                    "{name} {shape:?} axis {axis} value {value_shape:?}"
+                );
+            }
+        }
+    }
+    // A row assigned to many rows: one launch, the row read as it is.
+    let cx = Context::cpu();
+    let target = cx.from_vec(vec![0.0f32; 2000], &[50, 40])?;
+    let row = cx.from_vec((0..40).map(|v| v as f32).collect(), &[40])?;
+    let idx = cx.from_slice(&[3i64, 7, 3]);
+    let written = scatter(&target, &idx, 0, &row, IndexMode::Raise)?;
+    let before = cx.stats().kernel_launches;
+    let got = written.to_vec::<f32>()?;
+    assert_eq!(cx.stats().kernel_launches - before, 1);
+    assert_eq!(got[7 * 40..8 * 40], *row.to_vec::<f32>()?);
+    Ok(())
+}

@@ -82,7 +82,11 @@ impl Variant {
 /// order: the written array (`out` or `target`), the read one (`values`
 /// or `value`), the `i64` indices, and the scalars `n` (the indexed axis'
 /// length), `count` (of indices), `inner` (elements after the axis) and
-/// `total` (elements of the indexed shape).
+/// `total` (elements of the indexed shape); a scatter of many values then
+/// takes `value_outer_step` and `value_index_step`: the value of element
+/// `(a, k, b)` is `value[a * outer_step + k * index_step + b]`, so that a
+/// value broadcast along the outer or index positions (a row assigned to
+/// many rows) is read as it is, not broadcast in memory first.
 pub(super) fn index_kernel(dtype: DType, variant: Variant) -> Result<Kernel> {
     static KERNELS: KernelCache<(DType, Variant)> = KernelCache::new();
     KERNELS.get_or_build((dtype, variant), || build(dtype, variant))
@@ -108,6 +112,16 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
         let indices = k.array("indices", DType::I64, 1);
         let [n, count, inner, total] =
             ["n", "count", "inner", "total"].map(|name| k.scalar(name, DType::I64));
+        let steps = matches!(
+            variant.direction,
+            Direction::Scatter | Direction::ScatterLast
+        )
+        .then(|| ["value_outer_step", "value_index_step"].map(|name| k.scalar(name, DType::I64)));
+        // Where element `(a, k, b)` (flat: `t`) reads its value.
+        let value_at = |a: &Val, position: &Val, b: &Val, t: &Val| match &steps {
+            Some([outer_step, index_step]) => a * outer_step + position * index_step + b,
+            None => t.clone(),
+        };
         let i64_of = |v: Val| v.cast(DType::I64);
         let (block, width) = (i64_of(k.block_idx(Dim::X)), i64_of(k.block_dim(Dim::X)));
         let x = i64_of(k.thread_idx(Dim::X));
@@ -126,7 +140,8 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
             };
             (raw, k.let_(resolved))
         };
-        // Element `t` of the flat array and `at` of the indexed one.
+        // Element `t` of the flat array (for a scatter, its value's
+        // position) and `at` of the indexed one.
         let copy = |k: &mut KernelScope, raw: &Val, t: &Val, at: &Val| match variant.direction {
             Direction::Gather => k.store(&written, t, read.at(at)),
             Direction::Scatter => k.store(&written, at, read.at(t)),
@@ -135,21 +150,23 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
                 k.store(&written, at, read.at(t));
             }),
         };
+        let zero = Val::from(0i64);
         match variant.layout {
             Layout::Flat | Layout::Elements => {
                 let t = &block * &width + &x;
                 k.if_(t.lt(&total), |k| {
                     if variant.layout == Layout::Flat {
                         let (raw, j) = index(k, &t);
-                        copy(k, &raw, &t, &j);
+                        copy(k, &raw, &value_at(&zero, &t, &zero, &t), &j);
                         return;
                     }
-                    let b = t.apply_binary(BinaryOp::Rem, &inner);
+                    let b = k.let_(t.apply_binary(BinaryOp::Rem, &inner));
                     let outer = k.let_(t.apply_binary(BinaryOp::FloorDiv, &inner));
-                    let position = outer.apply_binary(BinaryOp::Rem, &count);
-                    let a = outer.apply_binary(BinaryOp::FloorDiv, &count);
+                    let position = k.let_(outer.apply_binary(BinaryOp::Rem, &count));
+                    let a = k.let_(outer.apply_binary(BinaryOp::FloorDiv, &count));
                     let (raw, j) = index(k, &position);
-                    copy(k, &raw, &t, &((&a * &n + &j) * &inner + &b));
+                    let flat = value_at(&a, &position, &b, &t);
+                    copy(k, &raw, &flat, &((&a * &n + &j) * &inner + &b));
                 });
             }
             Layout::IndexRows => {
@@ -161,7 +178,8 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
                 let position = &start + &x;
                 k.if_(position.lt(&count), |k| {
                     let (raw, j) = index(k, &position);
-                    copy(k, &raw, &(&a * &count + &position), &(&a * &n + &j));
+                    let flat = value_at(&a, &position, &zero, &(&a * &count + &position));
+                    copy(k, &raw, &flat, &(&a * &n + &j));
                 });
             }
             Layout::Rows => {
@@ -172,14 +190,25 @@ fn build(dtype: DType, variant: Variant) -> Result<Kernel> {
                 );
                 let row = k.let_(block.apply_binary(BinaryOp::FloorDiv, &chunks));
                 let start = k.let_(block.apply_binary(BinaryOp::Rem, &chunks) * &width);
-                let position = row.apply_binary(BinaryOp::Rem, &count);
+                let position = k.let_(row.apply_binary(BinaryOp::Rem, &count));
                 let a = k.let_(row.apply_binary(BinaryOp::FloorDiv, &count));
                 let (raw, j) = index(k, &position);
                 let indexed_start = k.let_((&a * &n + &j) * &inner + &start);
-                let flat_start = k.let_(&row * &inner + &start);
-                k.if_((&start + &x).lt(&inner), |k| {
-                    copy(k, &raw, &(&flat_start + &x), &(&indexed_start + &x));
-                });
+                let flat_start = k.let_(value_at(&a, &position, &start, &(&row * &inner + &start)));
+                let inside = (&start + &x).lt(&inner);
+                if variant.direction == Direction::ScatterLast {
+                    // The skip folded into the row's one condition (the
+                    // CPU's vector rows take an `and` of conditions, not
+                    // an `if` inside an `if`).
+                    k.if_(inside.and(raw.ge(0i64)), |k| {
+                        let value = read.at(&(&flat_start + &x));
+                        k.store(&written, &(&indexed_start + &x), value);
+                    });
+                } else {
+                    k.if_(inside, |k| {
+                        copy(k, &raw, &(&flat_start + &x), &(&indexed_start + &x));
+                    });
+                }
             }
         }
     })?;

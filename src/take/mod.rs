@@ -65,7 +65,7 @@ pub fn take(array: &Array, indices: &Array, axis: usize, mode: IndexMode) -> Res
     }
     let out = array.session().empty(&[at.total], array.dtype());
     let values = array.reshape(&[array.len()]);
-    let taken = at.launch(Direction::Gather, &out, &values)?;
+    let taken = at.launch(Direction::Gather, &out, &values, None)?;
     Ok(taken.reshape(&at.shape))
 }
 
@@ -128,9 +128,23 @@ pub fn scatter(
     let value = value.astype(target.dtype());
     let flat_target = target.reshape(&[target.len()]);
     let written = if value.len() == 1 {
-        at.launch(Direction::ScatterOne, &flat_target, &value.reshape(&[1]))?
+        at.launch(
+            Direction::ScatterOne,
+            &flat_target,
+            &value.reshape(&[1]),
+            None,
+        )?
     } else {
-        let value = value.broadcast_to(&at.shape).reshape(&[at.total]);
+        // Read as it is when it varies along whole groups of axes (a row
+        // assigned to many rows), else broadcast in memory first.
+        let (value, steps) = match value_steps(value.shape(), &at, axis, indices.shape().len()) {
+            Some(steps) => (value.reshape(&[value.len()]), steps),
+            None => {
+                let (count, inner) = (at.scalars[1], at.scalars[2]);
+                let full = value.broadcast_to(&at.shape).reshape(&[at.total]);
+                (full, [count * inner, inner])
+            }
+        };
         let extent = target.shape()[axis];
         match last_only(&at, indices, extent, mode)? {
             Some(last) => {
@@ -140,12 +154,53 @@ pub fn scatter(
                     in_range: true,
                     ..at
                 };
-                at.launch(Direction::ScatterLast, &flat_target, &value)?
+                at.launch(Direction::ScatterLast, &flat_target, &value, Some(steps))?
             }
-            None => at.launch(Direction::Scatter, &flat_target, &value)?,
+            None => at.launch(Direction::Scatter, &flat_target, &value, Some(steps))?,
         }
     };
     Ok(written.reshape(target.shape()))
+}
+
+/// The value steps of a scatter kernel (see `kernel::index_kernel`) that
+/// read `value` (of `shape`, broadcasting to the indexed shape of `at`:
+/// `axis` outer axes, then `index_axes` axes of indices, then the inner
+/// ones) in place: when it has every inner axis (or none is longer than
+/// 1), and its outer and index axes are each either all there or all
+/// broadcast. `None` otherwise.
+fn value_steps(shape: &[usize], at: &Indexing, axis: usize, index_axes: usize) -> Option<[i64; 2]> {
+    let ndim = at.shape.len();
+    let mut padded = vec![1; ndim - shape.len()];
+    padded.extend_from_slice(shape);
+    let bounds = [0, axis, axis + index_axes, ndim];
+    // Each group of axes: all there (`Some(true)`), all broadcast, or neither.
+    let present = |g: usize| {
+        let (own, full) = (
+            &padded[bounds[g]..bounds[g + 1]],
+            &at.shape[bounds[g]..bounds[g + 1]],
+        );
+        if own == full {
+            Some(true)
+        } else if own.iter().all(|&d| d == 1) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let (outer, index, inner) = (present(0)?, present(1)?, present(2)?);
+    let (count, inner_len) = (at.scalars[1], at.scalars[2]);
+    if !inner && inner_len > 1 {
+        return None; // broadcast along the inner axes: not by steps
+    }
+    // The value's own layout: its outer positions `inner` apart when it has
+    // no index axes, `count * inner` apart when it has them.
+    let index_step = if index { inner_len } else { 0 };
+    let outer_step = match (outer, index) {
+        (false, _) => 0,
+        (true, true) => count * inner_len,
+        (true, false) => inner_len,
+    };
+    Some([outer_step, index_step])
 }
 
 /// `shape[..axis] + indices + shape[axis + 1..]`.
@@ -280,9 +335,16 @@ impl Indexing {
         })
     }
 
-    /// Launches the index kernel of `direction` on `written` and `read`;
-    /// the new value of `written`.
-    fn launch(&self, direction: Direction, written: &Array, read: &Array) -> Result<Array> {
+    /// Launches the index kernel of `direction` on `written` and `read`
+    /// (a scatter of many values with its value steps); the new value of
+    /// `written`.
+    fn launch(
+        &self,
+        direction: Direction,
+        written: &Array,
+        read: &Array,
+        steps: Option<[i64; 2]>,
+    ) -> Result<Array> {
         let variant = Variant {
             direction,
             in_range: self.in_range,
@@ -291,6 +353,7 @@ impl Indexing {
         let mut args: Vec<KernelArg<'_>> =
             vec![written.into(), read.into(), (&self.indices).into()];
         args.extend(self.scalars.map(KernelArg::from));
+        args.extend(steps.into_iter().flatten().map(KernelArg::from));
         let kernel = index_kernel(written.dtype(), variant)?;
         let mut results = kernel.launch(written.session(), self.blocks, self.threads, &args)?;
         Ok(results.remove(0))
