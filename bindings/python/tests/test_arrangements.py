@@ -70,6 +70,9 @@ CASES = [
     ("pad", (I, 9), {"mode": "reflect"}),
     ("pad", (F, ((1, 2), (2, 1))), {"mode": "linear_ramp", "end_values": 3}),
     ("pad", (I, 2), {"mode": "maximum"}),
+    ("isin", (I, [1, 3, -4, 100]), {}), ("isin", (X, X[0, 0]), {"invert": True}),
+    ("isin", (I, np.array([], np.int32)), {}), ("isin", (F, I), {}),
+    ("select", ([X > 1, X < -1], [X, -X]), {}), ("select", ([I > 2, I < 0], [I, 1.5], -1), {}),
     ("nonzero", (X > 0,), {}), ("flatnonzero", (I,), {}), ("argwhere", (I > 3,), {}),
     ("ptp", (X, 1), {}), ("ptp", (I,), {}), ("ptp", (F, 0), {"keepdims": True}),
     ("average", (X,), {}), ("average", (I, 1), {}),
@@ -95,6 +98,12 @@ CASES = [
     ("histogram", (X,), {"bins": [-2, -0.5, 0, 3]}), ("histogram", (F,), {"bins": 7, "weights": np.abs(F)}),
     ("histogram", (I,), {"bins": 5, "density": True}), ("histogram", (np.full(5, 2.0),), {"bins": 3}),
     ("histogram", (F,), {"bins": 64}), ("histogram_bin_edges", (F,), {"bins": 3}),
+    ("cov", (X[0],), {}), ("cov", (X[0], X[1]), {"rowvar": False}), ("cov", (X[0, 0],), {}),
+    ("cov", (I,), {"bias": True}), ("cov", (F,), {"ddof": 2}),
+    ("cov", (X[0],), {"fweights": None, "aweights": np.arange(1.0, 6.0)}),
+    ("corrcoef", (X[0],), {}), ("corrcoef", (F, F[::-1]), {"rowvar": False}),
+    ("gradient", (X,), {}), ("gradient", (X, 0.5), {"axis": 1}), ("gradient", (F, 2.0, 0.5), {}),
+    ("gradient", (X[0, 0],), {"edge_order": 2}), ("gradient", (I, 1, 3), {"edge_order": 2}),
     ("diff", (X,), {}), ("diff", (X, 2, 0), {}), ("diff", (I,), {"prepend": 0, "append": I[:, :1]}),
     ("diff", (X > 0,), {}), ("diff", (F, 0), {}),
     ("trapezoid", (X,), {}), ("trapezoid", (X, np.arange(5.0) ** 2), {}),
@@ -139,6 +148,19 @@ def test_nan_makes_a_quantile_nan_and_views_stay_views(backend):
     expected = X.copy()
     expected[-1] = 0.0
     check(x, expected)
+
+
+def test_partition_puts_the_kth_element_in_place(backend):
+    # Any arrangement with the kth element sorted in place and the others
+    # on their sides is NumPy's contract (lazyfuse's is fully sorted).
+    values = RNG.standard_normal((4, 50))
+    for kth in (0, 17, 49):
+        parted = np.asarray(lf.partition(values, kth, axis=1))
+        want = np.sort(values, axis=1)[:, kth:kth + 1]
+        assert (parted[:, kth:kth + 1] == want).all()
+        assert (parted[:, :kth] <= want).all() and (parted[:, kth:] >= want).all()
+        order = np.asarray(np.argpartition(lf.asarray(values), kth, axis=1))
+        np.testing.assert_array_equal(np.take_along_axis(values, order, 1)[:, kth], want[:, 0])
 
 
 def test_pad_empty_gives_the_shape():

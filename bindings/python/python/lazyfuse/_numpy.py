@@ -275,7 +275,9 @@ def result_type(*arrays_and_dtypes):
 
 FUNCTIONS["take"] = _fancy.take
 for _sorting_function in (_sorting.sort, _sorting.argsort, _sorting.median, _sorting.unique,
-                          _sorting.searchsorted, _sorting.digitize, _sorting.interp):
+                          _sorting.searchsorted, _sorting.digitize, _sorting.interp,
+                          _sorting.partition, _sorting.argpartition, _sorting.isin,
+                          _sorting.select):
     FUNCTIONS[_sorting_function.__name__] = _sorting_function
 for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
                            _diagonals.diagflat, _diagonals.fill_diagonal):

@@ -42,6 +42,57 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     return Array(a._a.argsort(axis))
 
 
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """NumPy's ``partition``: each ``kth`` element where sorting would put
+    it, smaller ones before, larger after; here all of them sorted (which
+    is one such arrangement), lazily."""
+    return sort(a, axis=axis, order=order)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """NumPy's ``argpartition``: positions that ``partition``; here those
+    that sort (stably), lazily."""
+    return argsort(a, axis=axis, order=order)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """NumPy's ``isin``: whether each of ``element`` is among
+    ``test_elements``, lazily: the test elements sorted, a binary search
+    for each element, and a comparison with what it finds."""
+    from ._numpy import _lazy, _one
+    from ._fancy import take
+    element, tests = (_one(x) for x in _lazy([element, test_elements]))
+    tests = sort(tests.reshape(-1), 0)
+    if tests.size == 0:
+        found = Array(element._a.full_like(list(element.shape), False, "bool"))
+    else:
+        at = np.minimum(searchsorted(tests, element, "left"), tests.size - 1)
+        found = take(tests, at) == element
+    return ~found if invert else found
+
+
+def select(condlist, choicelist, default=0):
+    """NumPy's ``select``: from each position, the choice of the first true
+    condition (``default`` where none is), lazily: nested ``where``s."""
+    from ._numpy import _lazy
+    from ._array import where
+    if len(condlist) != len(choicelist):
+        raise ArgumentError("select: list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ArgumentError("select with an empty condition list is not possible")
+    choices = _lazy(list(choicelist) + [default])
+    conditions = [c if isinstance(c, Array) else np.asarray(c) for c in condlist]
+    for c in conditions:
+        if c.dtype != np.bool_:
+            raise TypeError(f"select: invalid entry in condlist: should be boolean ndarray, not {c.dtype}")
+    # NumPy's dtype: of the choices as arrays (numbers not weak).
+    dtype = np.result_type(*[c.dtype if isinstance(c, Array) else np.asarray(c) for c in choices])
+    result = choices[-1]
+    for condition, choice in zip(reversed(conditions), reversed(choices[:-1])):
+        result = where(condition, choice, result)
+    return result.astype(dtype)
+
+
 def searchsorted(a, v, side="left", sorter=None):
     """NumPy's ``searchsorted``: where each of ``v`` goes in the ascending
     1-d ``a`` (ordered by ``sorter``'s positions if given) to keep it

@@ -312,6 +312,88 @@ def _bin_edges(a, bins, range):
     return np.linspace(first, last, n + 1, endpoint=True, dtype=dtype)
 
 
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """NumPy's ``cov``: the covariance matrix of the variables (rows, or
+    columns with ``rowvar=False``) of ``m`` and ``y``: their deviations
+    from the mean, one matrix product, divided by ``N - ddof``. Weights run
+    in NumPy on computed values."""
+    from ._numpy import _lazy, concatenate
+    if fweights is not None or aweights is not None:
+        args = [x.numpy() if isinstance(x, Array) else x for x in (m, y, fweights, aweights)]
+        computed = np.cov(args[0], args[1], rowvar, bias, ddof, args[2], args[3], dtype=dtype)
+        return _one(m)._like(computed)
+    m = _one(m)
+    if m.ndim > 2:
+        raise ArgumentError(f"cov: m of shape {m.shape} (expected at most 2 axes)")
+    float_type = np.result_type(m.dtype, np.float64) if dtype is None else np.dtype(dtype)
+    x = m.astype(float_type).reshape(1, -1) if m.ndim < 2 else m.astype(float_type)
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if y is not None:
+        y = _one(_lazy([m, y])[1]).astype(float_type)
+        y = y.reshape(1, -1) if y.ndim < 2 else y
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        x = concatenate([x, y], axis=0)
+    ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
+    count = x.shape[1]
+    deviations = x - x.mean(axis=1, keepdims=True)
+    product = deviations @ deviations.T
+    result = product / float(max(count - ddof, 0)) if count - ddof > 0 else product * np.nan
+    return result.reshape(()) if result.size == 1 and m.ndim < 2 and y is None else result
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """NumPy's ``corrcoef``: ``cov`` normalized by the standard deviations,
+    clipped to ``[-1, 1]``."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    d = np.sqrt(c.diagonal())
+    result = c / d.reshape(-1, 1) / d.reshape(1, -1)
+    return np.clip(result, -1, 1)
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """NumPy's ``gradient`` at uniform spacings (one number for every axis,
+    or one per axis): central differences inside, one-sided ones of
+    ``edge_order`` 1 or 2 at the ends; one array per axis (a tuple for
+    several)."""
+    from ._numpy import concatenate
+    f = _one(f)
+    axes = _axes(f, axis, "gradient")
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes) and all(np.ndim(v) == 0 for v in varargs):
+        spacings = list(varargs)
+    else:
+        raise ArgumentError("gradient: spacings as coordinate arrays are not supported "
+                            "(give one number, or one per axis)")
+    if edge_order not in (1, 2):
+        raise ArgumentError("gradient: 'edge_order' greater than 2 not supported")
+    float_type = f.dtype if f.dtype.kind == "f" else np.dtype(np.float64)
+    f = f.astype(float_type)
+    results = []
+    for axis, h in zip(axes, spacings):
+        n = f.shape[axis]
+        if n < edge_order + 1:
+            raise ArgumentError("gradient: shape of array too small to calculate a numerical "
+                                f"gradient, at least (edge_order + 1) elements are required")
+        part = lambda start, stop: f[(slice(None),) * axis + (slice(start, stop),)]
+        inside = (part(2, None) - part(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(n - 1, n) - part(n - 2, n - 1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
+            last = (0.5 * part(n - 3, n - 2) - 2.0 * part(n - 2, n - 1) + 1.5 * part(n - 1, n)) / h
+        results.append(concatenate([first, inside, last], axis=axis).astype(float_type))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """NumPy's ``diff``: the ``n``-th differences along ``axis`` (``!=`` for
     booleans), ``prepend``/``append`` joined first."""
@@ -401,5 +483,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return result if dtype is None else result.astype(dtype)
 
 
-FUNCTIONS = (ptp, average, quantile, percentile, nanquantile, nanpercentile, nanmedian, bincount, histogram, histogram_bin_edges, diff,
+FUNCTIONS = (ptp, average, cov, corrcoef, gradient, quantile, percentile, nanquantile,
+             nanpercentile, nanmedian, bincount, histogram, histogram_bin_edges, diff,
              trapezoid, cross, kron, logspace)
