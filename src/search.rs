@@ -15,7 +15,7 @@
 //! # Ok::<(), lazyfuse::Error>(())
 //! ```
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{
@@ -166,20 +166,8 @@ impl HostRoutine for CpuSearch {
         let side = self.side;
         with_buffer!(sorted, sorted => {
             let values: &[_] = values.as_slice().ok_or_else(wrong)?;
-            let threads = match values.len() < PARALLEL_VALUES {
-                true => 1,
-                false => workers.threads.max(1),
-            };
-            let per_task = values.len().div_ceil(threads).max(1);
-            let tasks: Vec<Mutex<(usize, &mut [i64])>> = positions
-                .chunks_mut(per_task)
-                .enumerate()
-                .map(|(t, run)| Mutex::new((t * per_task, run)))
-                .collect();
-            (workers.run)(tasks.len(), &|t| {
-                let mut task = tasks[t].lock().unwrap_or_else(PoisonError::into_inner);
-                let (first, run) = &mut *task;
-                for (slot, value) in run.iter_mut().zip(&values[*first..]) {
+            workers.split_mut(positions, 1, PARALLEL_VALUES, |first, run| {
+                for (slot, value) in run.iter_mut().zip(&values[first..]) {
                     let found = match side {
                         Side::Left => sorted.partition_point(|e| nan_last_less(e, value)),
                         Side::Right => sorted.partition_point(|e| !nan_last_less(value, e)),

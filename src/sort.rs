@@ -20,7 +20,7 @@
 //! ```
 
 use std::cmp::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{
@@ -349,22 +349,9 @@ fn on_workers<T: Send>(
     workers: Workers<'_>,
     each: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    let rows = values.len() / n;
-    let threads = match values.len() < PARALLEL_ELEMENTS {
-        true => 1,
-        false => workers.threads.clamp(1, rows.max(1)),
-    };
-    let per_task = rows.div_ceil(threads).max(1);
-    let tasks: Vec<Mutex<(usize, &mut [T])>> = values
-        .chunks_mut(per_task * n)
-        .enumerate()
-        .map(|(t, run)| Mutex::new((t * per_task, run)))
-        .collect();
-    (workers.run)(tasks.len(), &|t| {
-        let mut task = tasks[t].lock().unwrap_or_else(PoisonError::into_inner);
-        let (first, run) = &mut *task;
-        for (r, row) in run.chunks_mut(n).enumerate() {
-            each(*first + r, row);
+    workers.split_mut(values, n, PARALLEL_ELEMENTS, |first, rows| {
+        for (r, row) in rows.chunks_mut(n).enumerate() {
+            each(first + r, row);
         }
     });
 }

@@ -81,3 +81,24 @@ fn searchsorted_takes_empty_arrays_and_refuses_a_matrix() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn values_spread_over_worker_threads_find_what_one_thread_finds() -> Result<()> {
+    let sorted: Vec<f64> = (0..500).map(|i| (i / 3) as f64).collect();
+    let values: Vec<f64> = (0..40_000)
+        .map(|i| ((i * 7919) % 180) as f64 - 5.5)
+        .collect();
+    for threads in [1, 2, 3] {
+        let cx = Context::builder().backend("cpu").threads(threads).build()?;
+        let (a, v) = (cx.from_slice(&sorted), cx.from_slice(&values));
+        for side in [Side::Left, Side::Right] {
+            let got = searchsorted(&a, &v, side)?.to_vec::<i64>()?;
+            assert_eq!(
+                got,
+                by_hand(&sorted, &values, side),
+                "{threads} threads {side:?}"
+            );
+        }
+    }
+    Ok(())
+}

@@ -201,3 +201,26 @@ fn argsort_orders_every_dtype_and_refuses_a_bad_axis() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn rows_spread_over_worker_threads_sort_as_on_one() -> Result<()> {
+    // 90,000 elements: past the size the CPU sorts on one thread.
+    let shape = [300usize, 300];
+    let values = scrambled(90_000, 7);
+    for threads in [1, 2, 3] {
+        let cx = Context::builder().backend("cpu").threads(threads).build()?;
+        let x = cx.from_vec(values.clone(), &shape)?;
+        let sorted = sort(&x, 1)?.to_vec::<f64>()?;
+        assert!(
+            same(&sorted, &by_hand(&values, &shape, 1)),
+            "{threads} threads"
+        );
+        let positions = argsort(&x, 0)?.to_vec::<i64>()?;
+        assert_eq!(
+            positions,
+            positions_by_hand(&values, &shape, 0),
+            "{threads} threads"
+        );
+    }
+    Ok(())
+}

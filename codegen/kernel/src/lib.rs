@@ -103,6 +103,41 @@ pub struct Workers<'a> {
     pub run: &'a (dyn Fn(usize, Task<'_>) + Sync),
 }
 
+impl Workers<'_> {
+    /// `each(first, part)` for consecutive parts of `values`, each a whole
+    /// number of units of `unit` elements starting at unit `first`: one
+    /// part per thread, or one part on the calling thread when `values`
+    /// has fewer than `parallel_from` elements (waking a worker costs tens
+    /// of microseconds).
+    pub fn split_mut<T: Send>(
+        &self,
+        values: &mut [T],
+        unit: usize,
+        parallel_from: usize,
+        each: impl Fn(usize, &mut [T]) + Sync,
+    ) {
+        let unit = unit.max(1);
+        let units = values.len() / unit;
+        let threads = match values.len() < parallel_from {
+            true => 1,
+            false => self.threads.clamp(1, units.max(1)),
+        };
+        let per_task = units.div_ceil(threads).max(1);
+        let parts: Vec<std::sync::Mutex<(usize, &mut [T])>> = values
+            .chunks_mut(per_task * unit)
+            .enumerate()
+            .map(|(t, part)| std::sync::Mutex::new((t * per_task, part)))
+            .collect();
+        (self.run)(parts.len(), &|t| {
+            let mut part = parts[t]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (first, values) = &mut *part;
+            each(*first, values);
+        });
+    }
+}
+
 /// A library routine that computes a kernel's launches on the host. The
 /// CPU backend calls it instead of compiling the kernel's device program:
 /// a matrix product through `matrixmultiply`, whose blocking for caches
