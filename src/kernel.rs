@@ -75,9 +75,29 @@ impl Kernel {
     }
 
     /// This kernel, declared to write every element of the arrays it
-    /// writes before reading any (see `lazyfuse_kernel::Kernel::overwriting`):
-    /// for library kernels whose launches cover their whole output.
-    pub(crate) fn overwriting(self) -> Result<Kernel> {
+    /// writes before reading any, in every launch (as a kernel filling a
+    /// fresh output does): backends then neither copy those arrays' values
+    /// in nor keep them, and the simulator hands the kernel memory with
+    /// every bit set (NaN), so that an element a launch fails to write
+    /// shows. Call it right after building.
+    ///
+    /// ```
+    /// use lazyfuse::kernel::{Dim, Kernel};
+    /// use lazyfuse::{Context, DType};
+    ///
+    /// let squares = Kernel::build("squares", |k| {
+    ///     let out = k.array_mut("out", DType::F64, 1);
+    ///     let i = k.thread_idx(Dim::X).cast(DType::I64);
+    ///     k.store(&out, &i, (&i * &i).cast(DType::F64));
+    /// })?
+    /// .overwriting()?;
+    /// let cx = Context::sim();
+    /// let out = cx.zeros(&[4], DType::F64);
+    /// let got = squares.launch(cx.session(), 1u32, 4u32, &[(&out).into()])?.remove(0);
+    /// assert_eq!(got.to_vec::<f64>()?, [0.0, 1.0, 4.0, 9.0]);
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn overwriting(self) -> Result<Kernel> {
         Ok(Kernel {
             built: self.built.overwriting()?,
         })

@@ -641,3 +641,23 @@ fn a_local_array_index_out_of_range_is_reported() {
         );
     }
 }
+
+#[test]
+fn the_simulator_shows_an_element_an_overwriting_kernel_left_unwritten() -> Result<(), Error> {
+    // Declared to overwrite its output, but the last thread writes nothing:
+    // the simulator's poisoned memory shows it (NaN); the claim is false.
+    let half = Kernel::build("half", |k| {
+        let out = k.array_mut("out", DType::F64, 1);
+        let i = k.thread_idx(lazyfuse::kernel::Dim::X).cast(DType::I64);
+        k.if_(i.lt(3i64), |k| k.store(&out, &i, Val::from(1.0)));
+    })?
+    .overwriting()?;
+    let cx = Context::sim();
+    let out = cx.zeros(&[4], DType::F64);
+    let got = half.launch(cx.session(), 1u32, 4u32, &[KernelArg::from(&out)])?;
+    let values = got[0].to_vec::<f64>()?;
+    assert_eq!(values[..3], [1.0, 1.0, 1.0]);
+    assert!(values[3].is_nan(), "{values:?}");
+    assert_eq!(cx.stats().argument_copy_bytes, 0);
+    Ok(())
+}

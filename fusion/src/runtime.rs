@@ -32,12 +32,16 @@ pub fn launch_then_scan<R: Runtime + ?Sized>(
 }
 
 /// Counts, as [`Counter::ArgumentCopyBytes`], the device copies of the
-/// arguments `launch` writes, for a runtime that always copies them.
+/// arguments `launch` writes, for a runtime that copies them unless the
+/// launch overwrites them whole ([`KernelLaunch::overwrites`]).
 pub fn count_written_copies(
     launch: &KernelLaunch,
     arrays: &[(Arc<dyn DeviceBuffer>, DType)],
     env: EvalEnv<'_>,
 ) {
+    if launch.overwrites {
+        return;
+    }
     let bytes = (launch.written.iter())
         .filter_map(|&w| arrays.get(w))
         .map(|(buffer, _)| buffer.bytes() as u64)

@@ -109,6 +109,20 @@ impl SimRuntime {
         Ok(copy)
     }
 
+    /// Device memory for `len` elements of `dtype` that a kernel is to
+    /// overwrite: every bit set (NaN for floats), except bools (whose only
+    /// bit patterns are 0 and 1), which stay zero.
+    fn poisoned(&self, dtype: DType, len: usize, stats: &StatsCounter) -> Result<HostBuffer> {
+        let mut buffer = self.memory.allocate(dtype, len, stats)?;
+        if dtype != DType::Bool {
+            let mut slice = buffer.as_slice_mut();
+            if let Some(bytes) = slice.as_bytes_mut() {
+                bytes.fill(0xFF);
+            }
+        }
+        Ok(buffer)
+    }
+
     /// Runs a user kernel launch on the simulator: the written arguments'
     /// new versions are copies made on the device.
     fn run_user_kernel(
@@ -131,7 +145,9 @@ impl SimRuntime {
                 Ok(buffer.data())
             })
             .collect::<Result<Vec<_>>>()?;
-        // The kernel writes new versions: copies made on the device.
+        // The kernel writes new versions: copies made on the device, or,
+        // for a launch that overwrites them whole, fresh memory poisoned so
+        // that an element it fails to write shows (NaN, all bits set).
         let mut outputs: Vec<HostBuffer> = launch
             .written
             .iter()
@@ -139,7 +155,10 @@ impl SimRuntime {
                 let source = hosts.get(w).ok_or_else(|| {
                     Error::internal("sim backend", "a written argument is missing")
                 })?;
-                self.copy(source, env.stats)
+                match launch.overwrites {
+                    true => self.poisoned(source.dtype(), source.len(), env.stats),
+                    false => self.copy(source, env.stats),
+                }
             })
             .collect::<Result<_>>()?;
         kernel.simulate(launch, &hosts, &mut outputs)?;
