@@ -208,3 +208,16 @@ def test_bad_calls_raise_as_numpys():
         lf.histogram(np.array([1.0, np.nan]))
     with pytest.raises(ValueError, match="monotonically"):
         lf.histogram(X, bins=[0, 2, 1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_histogram_bins_values_at_their_edges_as_numpy(backend, dtype):
+    # Values on every edge and one step of their dtype either side: the
+    # rounding corrections of NumPy's equal-bin arithmetic decide these.
+    for bins, value_range in ((7, None), (13, (-1.3, 2.9)), (100, (0, 1)), (3, (2, 2))):
+        edges = np.histogram_bin_edges(np.array([-1.3, 2.9]), bins, value_range or (-1.3, 2.9))
+        around = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+        values = np.concatenate([around, RNG.uniform(-2, 3, 500)])
+        values = (values * 10).astype(dtype) if dtype == np.int32 else values.astype(dtype)
+        want = np.histogram(values, bins, value_range)
+        check(lf.histogram(values, bins, value_range), want)

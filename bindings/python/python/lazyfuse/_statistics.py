@@ -1,5 +1,6 @@
 """NumPy's statistics and numerical helpers, lazily: ``ptp``, ``average``,
-``quantile``/``percentile``, ``bincount``/``histogram``, ``diff``,
+``quantile``/``percentile`` (and their ``nan`` forms), ``cov``,
+``corrcoef``, ``gradient``, ``diff``,
 ``trapezoid``, ``cross``, ``kron``, ``logspace``.
 
 ``quantile`` sorts along the reduced axes (``lazyfuse::sort``) and reads
@@ -210,108 +211,6 @@ def _sorted_rows(a, axis, name):
     return sort(lined.reshape(-1, n), -1), kept, axes
 
 
-def bincount(x, weights=None, minlength=0):
-    """NumPy's ``bincount``: the count of each value ``0..max(x)`` among the
-    non-negative integers ``x`` (1-d), or the sum of their ``weights``
-    (float64). The largest value decides the length, so ``x`` is reduced
-    to its extremes first (one small demand, as CuPy's), then counted
-    lazily (``lazyfuse::bincount``)."""
-    from ._numpy import _lazy
-    x = _one(x)
-    if x.ndim != 1:
-        raise ArgumentError(f"bincount: values of shape {x.shape} (expected 1-d)")
-    if x.size and not np.issubdtype(x.dtype, np.integer) and x.dtype != np.bool_:
-        raise TypeError(f"bincount: cannot cast values of dtype {x.dtype} to integers safely")
-    if minlength < 0:
-        raise ArgumentError("bincount: minlength must be non-negative")
-    length = minlength
-    if x.size:
-        low, high = (int(v) for v in _extremes(x, np.int64))
-        if low < 0:
-            raise ArgumentError("bincount: the values must not be negative")
-        length = max(length, high + 1)
-    w = None if weights is None else _one(_lazy([x, weights])[1])
-    if w is not None and w.shape != x.shape:
-        raise ArgumentError(f"bincount: weights of shape {w.shape} for values of shape {x.shape} "
-                            "(expected the same shape)")
-    return Array(x._a.bincount(None if w is None else w._a, length))
-
-
-def _extremes(x, dtype):
-    """``[min, max]`` of ``x`` as ``dtype``, computed in one demand."""
-    from ._numpy import stack
-    return stack([x.min().astype(dtype), x.max().astype(dtype)]).numpy()
-
-
-def histogram(a, bins=10, range=None, density=None, weights=None):
-    """NumPy's ``histogram`` of the flattened ``a``: ``(counts, edges)``,
-    ``bins`` equal bins over ``range`` (the data's extremes by default,
-    computed) or the given edges; the last bin includes its right edge,
-    values outside are not counted. Lazy: a binary search over the edges,
-    then one ``bincount``."""
-    a = _one(a).reshape(-1)
-    edges = _bin_edges(a, bins, range)
-    n = edges.size - 1
-    e = a._like(edges)
-    # The bin whose edges hold each value (`edges[i] <= x < edges[i + 1]`,
-    # the last bin closed): a binary search over the edges, which is what
-    # NumPy's equal-bin arithmetic and its rounding corrections compute.
-    from ._sorting import searchsorted
-    keep = (a >= e[0]) & (a <= e[n])
-    index = np.minimum(searchsorted(e, a, "right") - 1, n - 1)
-    index = np.where(keep, index, -1)  # not counted
-    w = None
-    if weights is not None:
-        w = _one(weights).reshape(-1) if isinstance(weights, Array) else a._like(np.asarray(weights).reshape(-1))
-        if w.size != a.size:
-            raise ArgumentError("histogram: weights should have the same shape as a")
-    counts = Array(index._a.bincount(None if w is None else w.astype(np.float64)._a, n))
-    if w is not None and w.dtype != np.float64:
-        counts = counts.astype(w.dtype)
-    if density:
-        widths = a._like(np.diff(edges))
-        counts = counts / widths / counts.sum()
-    return counts, a._like(edges)
-
-
-def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    """NumPy's ``histogram_bin_edges`` for a number of equal bins or given
-    edges (the data's extremes computed when ``range`` is not given)."""
-    a = _one(a).reshape(-1)
-    return a._like(_bin_edges(a, bins, range))
-
-
-def _bin_edges(a, bins, range):
-    """The edges, as NumPy's ``histogram_bin_edges`` gives them."""
-    if isinstance(bins, str):
-        raise ArgumentError(f"histogram: bin estimator {bins!r} is not supported (give a number "
-                            "of bins or their edges)")
-    if np.ndim(bins) == 1:
-        edges = bins.numpy() if isinstance(bins, Array) else np.asarray(bins)
-        if (np.diff(edges) < 0).any():
-            raise ArgumentError("histogram: bins must increase monotonically, when an array")
-        return edges
-    n = operator.index(bins)
-    if n < 1:
-        raise ArgumentError("histogram: `bins` must be positive, when an integer")
-    if range is not None:
-        first, last = range
-        if first > last:
-            raise ArgumentError("histogram: max must be larger than min in range parameter")
-    elif a.size == 0:
-        first, last = 0, 1
-    else:  # the data's extremes, as NumPy scalars of its dtype (as NumPy's)
-        first, last = _extremes(a, a.dtype)
-    if not (np.isfinite(first) and np.isfinite(last)):
-        raise ArgumentError(f"histogram: autodetected range of [{first}, {last}] is not finite")
-    if first == last:
-        first, last = first - 0.5, last + 0.5
-    dtype = np.result_type(first, last, a.dtype)
-    if dtype.kind in "biu":
-        dtype = np.result_type(dtype, float)
-    return np.linspace(first, last, n + 1, endpoint=True, dtype=dtype)
-
-
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """NumPy's ``cov``: the covariance matrix of the variables (rows, or
@@ -484,5 +383,5 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 FUNCTIONS = (ptp, average, cov, corrcoef, gradient, quantile, percentile, nanquantile,
-             nanpercentile, nanmedian, bincount, histogram, histogram_bin_edges, diff,
+             nanpercentile, nanmedian, diff,
              trapezoid, cross, kron, logspace)
