@@ -102,6 +102,9 @@ impl Lowering<'_, '_> {
         }
         if from.size() == to.size() {
             let unsigned = is_unsigned(from) || is_unsigned(to);
+            if self.vector && from == DType::F64 && !is_float(to) {
+                return Ok(self.f64_to_int_lanes(x, ty, unsigned));
+            }
             return Ok(match (is_float(from), is_float(to), unsigned) {
                 // Same-width integers are the same bits.
                 (false, false, _) => x.clone(),
@@ -160,6 +163,30 @@ impl Lowering<'_, '_> {
     }
 
     /// Lanes 2 and 3 of `v` (of type `ty`, 4 lanes) moved to lanes 0 and 1.
+    /// f64 vectors to 64-bit integer vectors of type `ty`, saturating (NaN
+    /// to 0), lane by lane: Cranelift lowers the vector conversion only
+    /// with AVX-512, which the JIT does not use.
+    fn f64_to_int_lanes(&mut self, x: &Val, ty: Type, unsigned: bool) -> Val {
+        let lane_type = ty.lane_type();
+        x.iter()
+            .map(|&v| {
+                let mut out: Option<Value> = None;
+                for lane in 0..ty.lane_count() as u8 {
+                    let element = self.b.ins().extractlane(v, lane);
+                    let converted = match unsigned {
+                        true => self.b.ins().fcvt_to_uint_sat(lane_type, element),
+                        false => self.b.ins().fcvt_to_sint_sat(lane_type, element),
+                    };
+                    out = Some(match out {
+                        None => self.b.ins().scalar_to_vector(ty, converted),
+                        Some(o) => self.b.ins().insertlane(o, converted, lane),
+                    });
+                }
+                out.unwrap_or(v)
+            })
+            .collect()
+    }
+
     fn high_half(&mut self, v: Value, ty: Type) -> Value {
         let moved = self.shuffle_bytes(
             v,

@@ -83,18 +83,18 @@ pub fn supports(body: &Body, outputs: &[(usize, usize)]) -> Result<(), Unsupport
     check(body, outputs).map(|_| ())
 }
 
-/// Casts compiled: same-width integers, integers to floats, f32 to 32-bit
-/// integers (saturating), f32 and f64 both ways, 32-bit integers widened
-/// and 64-bit ones truncated, i32/u32 to f64, and between bool and numbers.
-/// Not f64 to 64-bit integers (Cranelift lowers that vector conversion only
-/// with AVX-512), nor the double-rounding ones (64-bit integers to f32).
+/// Casts compiled: same-width integers, integers to floats, floats to
+/// integers of their width (saturating; f64 to 64-bit integers lane by
+/// lane, as Cranelift lowers that vector conversion only with AVX-512),
+/// f32 and f64 both ways, 32-bit integers widened and 64-bit ones
+/// truncated, i32/u32 to f64, and between bool and numbers. Not the
+/// double-rounding ones (64-bit integers to f32).
 pub(super) fn cast_supported(from: DType, to: DType) -> bool {
     use DType::*;
     let numeric = |d: DType| Lanes::of(d).is_some();
     match (from, to) {
         (Bool, Bool) => true,
         (Bool, d) | (d, Bool) => numeric(d),
-        (F64, I64 | U64) => false,
         (a, b) if numeric(a) && numeric(b) && a.size() == b.size() => true,
         (F32, F64) | (F64, F32) => true,
         (I32 | U32, I64 | U64 | F64) => true,
