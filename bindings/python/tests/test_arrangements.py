@@ -73,6 +73,11 @@ CASES = [
     ("isin", (I, [1, 3, -4, 100]), {}), ("isin", (X, X[0, 0]), {"invert": True}),
     ("isin", (I, np.array([], np.int32)), {}), ("isin", (F, I), {}),
     ("select", ([X > 1, X < -1], [X, -X]), {}), ("select", ([I > 2, I < 0], [I, 1.5], -1), {}),
+    ("delete", (X, 1, 1), {}), ("delete", (X, [0, -1]), {"axis": 2}), ("delete", (I, slice(1, 5, 2)), {}),
+    ("delete", (F, np.array([True, False, True, False, False])), {"axis": 0}),
+    ("insert", (I, 2, 99), {}), ("insert", (I, 1, [7, 8, 9, 10, 11, 12]), {"axis": 0}),
+    ("insert", (I, [0, 2, 2, 6], [1, 2, 3, 4]), {"axis": 1}), ("insert", (X, 3, 0.5), {"axis": 2}),
+    ("insert", (F, slice(None, None, 2), -1.0), {"axis": 1}), ("insert", (I, [5, 1], 0), {"axis": 1}),
     ("nonzero", (X > 0,), {}), ("flatnonzero", (I,), {}), ("argwhere", (I > 3,), {}),
     ("ptp", (X, 1), {}), ("ptp", (I,), {}), ("ptp", (F, 0), {"keepdims": True}),
     ("average", (X,), {}), ("average", (I, 1), {}),
@@ -91,6 +96,8 @@ CASES = [
     ("nanpercentile", (XN, [25, 75]), {"axis": (0, 2)}), ("nanpercentile", (I, 40), {"axis": 1}),
     ("nanmedian", (XN,), {}), ("nanmedian", (XN,), {"axis": 2}), ("nanmedian", (FN, 1), {}),
     ("nanmedian", (I,), {"axis": 0}), ("nanmedian", (XN, (0, 1)), {"keepdims": True}),
+    ("nanargmax", (FN,), {}), ("nanargmax", (FN, 0), {}), ("nanargmin", (XN[2],), {"axis": 1}),
+    ("nanargmin", (I,), {"axis": 0, "keepdims": True}),
     ("bincount", (np.array([1, 3, 1, 0, 5]),), {}), ("bincount", (np.array([], np.int64),), {}),
     ("bincount", (np.array([1, 3, 1]),), {"weights": np.array([0.5, 1.0, 2.0]), "minlength": 6}),
     ("bincount", (I.reshape(-1) + 5,), {"weights": F.reshape(-1)[:24]}),
@@ -200,6 +207,8 @@ def test_bad_calls_raise_as_numpys():
         lf.diff(lf.asarray(1.0))
     with pytest.raises(ValueError, match="negative"):
         lf.repeat(x, -1)
+    with pytest.raises(ValueError, match="All-NaN slice"):
+        lf.nanargmax(XN, axis=2)
     with pytest.raises(ValueError, match="must not be negative"):
         lf.bincount(np.array([1, -1]))
     with pytest.raises(TypeError, match="cannot cast"):

@@ -338,6 +338,86 @@ def _pad_constant(array, widths, values):
     return array
 
 
+def delete(arr, obj, axis=None):
+    """NumPy's ``delete``: ``arr`` without the entries ``obj`` (an int, a
+    slice, or ints or a mask) along ``axis`` (of the flattened array for
+    None): a gather of the others."""
+    from ._fancy import take
+    arr = _one(arr)
+    if axis is None:
+        arr, axis = arr.reshape(-1), 0
+    axis = _axis(arr, axis, "delete")[0]
+    n = arr.shape[axis]
+    keep = np.ones(n, dtype=bool)
+    if isinstance(obj, slice):
+        keep[obj] = False
+    else:
+        gone = obj.numpy() if isinstance(obj, Array) else np.asarray(obj)
+        if gone.dtype == np.bool_:
+            if gone.shape != (n,):
+                raise ArgumentError(f"delete: boolean array argument obj to delete must be one "
+                                    f"dimensional and match the axis length of {n}")
+            keep = ~gone
+        else:
+            if gone.size and not np.issubdtype(gone.dtype, np.integer):
+                raise IndexError("delete: arrays used as indices must be of integer (or boolean) type")
+            gone = gone.reshape(-1).astype(np.intp)
+            if ((gone < -n) | (gone >= n)).any():
+                bad = gone[(gone < -n) | (gone >= n)][0]
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+            keep[gone] = False
+    return take(arr, np.flatnonzero(keep), axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """NumPy's ``insert``: ``values`` put before the entries ``obj`` (an
+    int, a slice, or ints) along ``axis`` (of the flattened array for
+    None): the values joined after ``arr`` and one gather placing each
+    entry, as NumPy places them (positions in order, equal ones in the
+    given order)."""
+    from ._numpy import broadcast_to, concatenate, moveaxis
+    from ._fancy import take
+    arr = _one(arr)
+    if axis is None:
+        arr, axis = arr.reshape(-1), 0
+    axis = _axis(arr, axis, "insert")[0]
+    n = arr.shape[axis]
+    positions = np.arange(n)[obj] if isinstance(obj, slice) else np.asarray(
+        obj.numpy() if isinstance(obj, Array) else obj)
+    scalar_position = positions.ndim == 0
+    if positions.size and not np.issubdtype(positions.dtype, np.integer):
+        raise IndexError("insert: index array argument obj to insert must be one dimensional or scalar")
+    positions = positions.reshape(-1).astype(np.intp)
+    if ((positions < -n) | (positions > n)).any():
+        bad = positions[(positions < -n) | (positions > n)][0]
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    positions = np.where(positions < 0, positions + n, positions)
+    values = values if isinstance(values, Array) else arr._like(np.asarray(values, dtype=arr.dtype))
+    values = values.astype(arr.dtype)
+    if positions.size == 1:
+        # One position: the values (at least `arr`'s axes) are a block
+        # there, their first axis along `axis` for a scalar position.
+        block = values.reshape((1,) * (arr.ndim - values.ndim) + values.shape) \
+            if values.ndim < arr.ndim else values
+        if scalar_position:
+            block = moveaxis(block, 0, axis)
+        count = block.shape[axis]
+        positions = np.repeat(positions, count)
+    else:
+        count, block = positions.size, values
+    block = broadcast_to(block, arr.shape[:axis] + (count,) + arr.shape[axis + 1:])
+    # Where each entry of the result comes from: the inserted ones at
+    # their positions (stably ordered), the others in order around them.
+    order = np.argsort(positions, kind="stable")
+    placed = positions[order] + np.arange(count)
+    source = np.empty(n + count, np.intp)
+    taken = np.ones(n + count, dtype=bool)
+    taken[placed] = False
+    source[placed] = n + order
+    source[taken] = np.arange(n)
+    return take(concatenate([arr, block], axis=axis), source, axis)
+
+
 def nonzero(a):
     """NumPy's ``nonzero``: the indices of the non-zero elements, one array
     per axis. Their count is data: ``a`` is computed (as in CuPy)."""
@@ -363,4 +443,4 @@ def argwhere(a):
 
 FUNCTIONS = (flip, fliplr, flipud, rot90, roll, repeat, tile, append, atleast_1d, atleast_2d,
              atleast_3d, broadcast_arrays, meshgrid, column_stack, dstack, array_split, split,
-             hsplit, vsplit, dsplit, pad, nonzero, flatnonzero, argwhere)
+             hsplit, vsplit, dsplit, pad, delete, insert, nonzero, flatnonzero, argwhere)

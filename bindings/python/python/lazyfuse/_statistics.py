@@ -1,6 +1,6 @@
 """NumPy's statistics and numerical helpers, lazily: ``ptp``, ``average``,
-``quantile``/``percentile`` (and their ``nan`` forms), ``cov``,
-``corrcoef``, ``gradient``, ``diff``,
+``quantile``/``percentile`` (and their ``nan`` forms), ``nanargmax``/
+``nanargmin``, ``cov``, ``corrcoef``, ``gradient``, ``diff``,
 ``trapezoid``, ``cross``, ``kron``, ``logspace``.
 
 ``quantile`` sorts along the reduced axes (``lazyfuse::sort``) and reads
@@ -293,6 +293,30 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     return results[0] if len(results) == 1 else tuple(results)
 
 
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    """NumPy's ``nanargmax``: ``argmax`` with NaNs left out; a slice of
+    NaNs only raises NumPy's ``ValueError`` (which computes whether one is:
+    a small boolean reduction)."""
+    return _nan_arg(a, "argmax", -np.inf, axis, out, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    """NumPy's ``nanargmin``: ``argmin`` with NaNs left out (see
+    ``nanargmax``)."""
+    return _nan_arg(a, "argmin", np.inf, axis, out, keepdims)
+
+
+def _nan_arg(a, name, fill, axis, out, keepdims):
+    from ._array import where
+    a = _one(a)
+    if a.dtype.kind == "f":
+        missing = np.isnan(a)
+        if missing.all(axis=axis).any().item():
+            raise ArgumentError(f"nan{name}: All-NaN slice encountered")
+        a = where(missing, fill, a)
+    return getattr(a, name)(axis=axis, out=out, keepdims=keepdims)
+
+
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """NumPy's ``diff``: the ``n``-th differences along ``axis`` (``!=`` for
     booleans), ``prepend``/``append`` joined first."""
@@ -383,5 +407,5 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 FUNCTIONS = (ptp, average, cov, corrcoef, gradient, quantile, percentile, nanquantile,
-             nanpercentile, nanmedian, diff,
-             trapezoid, cross, kron, logspace)
+             nanpercentile, nanmedian, nanargmax, nanargmin, diff, trapezoid, cross, kron,
+             logspace)
