@@ -314,18 +314,12 @@ impl<T: Element + Arithmetic> ReadAs<T> for Same {
     /// that each loop is a plain one LLVM vectorizes (a leading-axes
     /// reduction of loaded values combines whole rows here: 5x faster).
     fn combine_into(op: ReduceOp, acc: &mut [T], values: &[T], _: impl Fn(T, T) -> T) {
-        macro_rules! each_op {
-            ($($op:ident),*) => {
-                match op {
-                    $(ReduceOp::$op => {
-                        for (a, &v) in acc.iter_mut().zip(values) {
-                            *a = T::binary(ReduceOp::$op.combiner(), *a, v);
-                        }
-                    })*
-                }
-            };
+        #[cfg(target_arch = "x86_64")]
+        if super::isa::has_avx2() {
+            // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
+            return unsafe { combine_rows_avx2(op, acc, values) };
         }
-        each_op!(Sum, Prod, Min, Max)
+        combine_rows(op, acc, values);
     }
 
     fn read<'a>(
@@ -344,6 +338,31 @@ impl<T: Element + Arithmetic> ReadAs<T> for Same {
             }
         }
     }
+}
+
+/// `acc[i] = acc[i] op values[i]`, `op` chosen once for the whole loop.
+#[inline(always)]
+fn combine_rows<T: Element + Arithmetic>(op: ReduceOp, acc: &mut [T], values: &[T]) {
+    macro_rules! each_op {
+        ($($op:ident),*) => {
+            match op {
+                $(ReduceOp::$op => {
+                    for (a, &v) in acc.iter_mut().zip(values) {
+                        *a = T::binary(ReduceOp::$op.combiner(), *a, v);
+                    }
+                })*
+            }
+        };
+    }
+    each_op!(Sum, Prod, Min, Max)
+}
+
+/// [`combine_rows`] compiled for AVX2 (vectors twice as wide as the
+/// baseline's).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn combine_rows_avx2<T: Element + Arithmetic>(op: ReduceOp, acc: &mut [T], values: &[T]) {
+    combine_rows(op, acc, values)
 }
 
 /// Half-precision values reduced in `f32` (`min` and `max`, which are exact there).
