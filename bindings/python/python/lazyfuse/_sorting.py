@@ -14,15 +14,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     array for ``None``), lazily. ``kind`` is accepted and ignored (as
     CuPy's); ``stable=True`` and ``order`` are refused (lazyfuse's sort is
     not stable: sorted values are the same, stable or not)."""
-    from ._numpy import _one
-    from ._reductions import _axes
-    if order is not None:
-        raise ArgumentError("sort: lazyfuse arrays have no fields (order= is for structured arrays)")
-    a = _one(a)
-    if axis is None:
-        a, axis = a.reshape(-1), 0
-    else:
-        axis = _axes(a, axis, "sort")[0]
+    a, axis = _along(a, axis, order, "sort")
     return Array(a._a.sort(axis))
 
 
@@ -30,16 +22,21 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """NumPy's ``argsort``: the positions along ``axis`` (of the flattened
     array for ``None``) that sort ``a``, lazily; always stable (equal values
     keep their order, NaNs last), which every ``kind`` allows."""
+    a, axis = _along(a, axis, order, "argsort")
+    return Array(a._a.argsort(axis))
+
+
+def _along(a, axis, order, name):
+    """``a`` as a lazy array and ``axis`` checked (None: the flattened
+    array's only axis); ``order`` refused, as there are no fields."""
     from ._numpy import _one
     from ._reductions import _axes
     if order is not None:
-        raise ArgumentError("argsort: lazyfuse arrays have no fields (order= is for structured arrays)")
+        raise ArgumentError(f"{name}: lazyfuse arrays have no fields (order= is for structured arrays)")
     a = _one(a)
     if axis is None:
-        a, axis = a.reshape(-1), 0
-    else:
-        axis = _axes(a, axis, "argsort")[0]
-    return Array(a._a.argsort(axis))
+        return a.reshape(-1), 0
+    return a, _axes(a, axis, name)[0]
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
