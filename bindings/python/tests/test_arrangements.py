@@ -78,6 +78,12 @@ CASES = [
     ("insert", (I, 2, 99), {}), ("insert", (I, 1, [7, 8, 9, 10, 11, 12]), {"axis": 0}),
     ("insert", (I, [0, 2, 2, 6], [1, 2, 3, 4]), {"axis": 1}), ("insert", (X, 3, 0.5), {"axis": 2}),
     ("insert", (F, slice(None, None, 2), -1.0), {"axis": 1}), ("insert", (I, [5, 1], 0), {"axis": 1}),
+    ("polyval", ([3, 0, -1, 2.5], X), {}), ("polyval", (np.array([2, 1], np.int32), I), {}),
+    ("vander", (X[0, 0],), {}), ("vander", (I[0], 3), {"increasing": True}),
+    *[(f, (a, b), {"mode": mode}) for f in ("convolve", "correlate")
+      for a, b in ((X[0, 0], X[1, 1, :3]), (X[0, 0, :2], X[1, 1]), (I[0], I[1]), (RNG.standard_normal(90), RNG.standard_normal(40)))
+      for mode in ("full", "same", "valid")],
+    ("ediff1d", (X,), {}), ("ediff1d", (I,), {"to_begin": [-1, -2], "to_end": 5}),
     ("nonzero", (X > 0,), {}), ("flatnonzero", (I,), {}), ("argwhere", (I > 3,), {}),
     ("ptp", (X, 1), {}), ("ptp", (I,), {}), ("ptp", (F, 0), {"keepdims": True}),
     ("average", (X,), {}), ("average", (I, 1), {}),
