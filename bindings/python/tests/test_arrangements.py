@@ -24,12 +24,6 @@ FN = F.copy()
 FN[::2, 1] = np.nan
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 def check(got, want):
     if isinstance(want, (tuple, list)):
         assert isinstance(got, (tuple, list)) and len(got) == len(want), (got, want)

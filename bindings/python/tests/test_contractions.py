@@ -16,12 +16,6 @@ def r(*shape, dtype=np.float64):
     return values.astype(dtype) if np.issubdtype(dtype, np.floating) else values.round().astype(dtype)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 def check(got, want):
     assert isinstance(got, lf.Array), type(got)
     value = np.asarray(got)

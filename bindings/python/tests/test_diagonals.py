@@ -10,12 +10,6 @@ import lazyfuse as lf
 A = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 def check(got, want):
     assert isinstance(got, lf.Array), type(got)
     value = np.asarray(got)

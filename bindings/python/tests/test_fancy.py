@@ -20,12 +20,6 @@ def check(got, want):
 X = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 KEYS = [
     [2, 0, -1],
     np.array([[1, 1], [0, 2]]),

@@ -13,12 +13,6 @@ T = RNG.standard_normal((2, 3, 4)).astype(np.float32)
 I = RNG.integers(-4, 5, (6,)).astype(np.int32)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 def check(got, want):
     assert isinstance(got, lf.Array), type(got)
     value, want = np.asarray(got), np.asarray(want)

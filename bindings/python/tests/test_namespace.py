@@ -24,12 +24,6 @@ def check(got, want, exact=False):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12, equal_nan=True)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 def floats(shape=(3, 4), seed=0, dtype=np.float64):
     x = (np.random.default_rng(seed).standard_normal(shape) * 3).astype(dtype)
     x.flat[::5] = np.nan

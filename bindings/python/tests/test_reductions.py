@@ -19,12 +19,6 @@ def check(got, want):
     assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 @pytest.mark.parametrize("name", ["sum", "prod", "mean", "any", "all"])
 @pytest.mark.parametrize("axis", [None, 0, (0, 2), -1])
 def test_reductions_take_where_and_keepdims(backend, name, axis):

@@ -14,12 +14,6 @@ A[1, 2, 3] = A[3, 0, 0] = np.nan
 INTS = RNG.integers(-20, 20, (6, 7)).astype(np.int32)
 
 
-@pytest.fixture(params=["cpu", "sim"])
-def backend(request):
-    with lf.use(request.param):
-        yield request.param
-
-
 def check(got, want):
     assert isinstance(got, lf.Array), type(got)
     value = np.asarray(got)
