@@ -9,7 +9,7 @@ from . import _array, _native
 
 # NumPy ufunc name -> lazyfuse operation name, where they differ.
 _UFUNC_NAMES = {
-    "true_divide": "divide", "absolute": "abs", "conjugate": None, "degrees": "rad2deg",
+    "true_divide": "divide", "absolute": "abs", "degrees": "rad2deg",
     "radians": "deg2rad",
 }
 
@@ -47,7 +47,13 @@ def _signbit(x):
     return _array.Array(x._a.binary("copysign", 1.0, True)) < 0  # the sign of NaN and -0.0 too
 
 
-_UNARY_SPECIAL = {"positive": _positive, "fabs": _fabs, "signbit": _signbit}
+def _conjugate(x):
+    """A real array's conjugate: itself (lazyfuse has no complex dtype)."""
+    return _array.Array(x._a.astype(x._a.dtype_name))
+
+
+_UNARY_SPECIAL = {"positive": _positive, "fabs": _fabs, "signbit": _signbit,
+                  "conjugate": _conjugate}
 
 
 def _computed(ufunc, inputs):
@@ -82,8 +88,6 @@ def call(ufunc, inputs, out):
     (a tuple for several outputs), or ``out`` written."""
     Array, _store = _array.Array, _array._store
     name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-    if name is None:
-        return NotImplemented
     first = next(x for x in inputs if isinstance(x, Array))
     if name in ("matmul", "divmod"):
         a, b = inputs  # Python numbers stay weak (NEP 50) in divmod
