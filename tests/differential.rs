@@ -74,6 +74,8 @@ const BINARY: &[&str] = &[
     "fmod",
     "logaddexp",
     "heaviside",
+    "nextafter",
+    "gcd",
     "bitwise_and",
     "bitwise_xor",
     "left_shift",

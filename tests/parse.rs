@@ -96,6 +96,9 @@ fn parse_errors_name_the_column() {
     assert!(err("a + (1.5 & 2)")
         .to_string()
         .contains("bitwise_and(1.5, 2) has no value"));
+    assert!(err("a + gcd(1.5, 2)")
+        .to_string()
+        .contains("gcd(1.5, 2) has no value"));
     assert!(Ufunc::parse("f", "a", &["a", "a"]).is_err());
     assert!(Ufunc::parse("f", "a", &["1a"]).is_err());
     let deep = format!("{}a{}", "(".repeat(10_000), ")".repeat(10_000));
@@ -130,6 +133,14 @@ fn constant_sub_expressions_are_computed_as_python_computes_them() -> Result<()>
         plus(3.0 + 0.5 + 1.0 + 16.0)
     );
     assert_eq!(call("a * (2 > 1)")?, vec![1.0, 2.0, 3.0]);
+    // Python's math.gcd and math.lcm: of the magnitudes.
+    assert_eq!(call("a + gcd(-12, 18) + lcm(-4, 6)")?, plus(18.0));
+    assert_eq!(call("a * 0 + (nextafter(1.0, 2.0) - 1)")?, vec![f64::EPSILON as f32; 3]);
+    assert_eq!(call("minimum(a, -inf)")?, vec![f32::NEG_INFINITY; 3]);
+    assert!(call("a + nan")?.iter().all(|x| x.is_nan()));
+    // An argument's name comes first.
+    let inf = Ufunc::parse("f", "inf * 2", &["inf"])?.call(&[&a]);
+    assert_eq!(inf.to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
     Ok(())
 }
 

@@ -59,6 +59,12 @@ macro_rules! elementwise_methods {
             logaddexp2 => Logaddexp2,
             /// The Heaviside step: 0 where `self < 0`, 1 where `self > 0`, `rhs` where `self == 0`.
             heaviside => Heaviside,
+            /// The float after `self` in the direction of `rhs`.
+            nextafter => Nextafter,
+            /// The greatest common divisor of `|self|` and `|rhs|` (integers).
+            gcd => Gcd,
+            /// The least common multiple of `|self|` and `|rhs|` (integers).
+            lcm => Lcm,
             /// `self & rhs` (integers and bool).
             bitwise_and => BitwiseAnd,
             /// `self | rhs` (integers and bool).

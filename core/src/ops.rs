@@ -313,6 +313,15 @@ named_ops! {
         /// The Heaviside step of `a`: 0 below 0, 1 above, `b` at 0, NaN for
         /// NaN (floats only after normalisation).
         Heaviside => "heaviside",
+        /// The float after `a` in the direction of `b` (`b` when they are
+        /// equal; floats only after normalisation).
+        Nextafter => "nextafter",
+        /// The greatest common divisor of `|a|` and `|b|` (integers only;
+        /// `gcd(0, 0)` is 0, and `|MIN|` wraps as NumPy's does).
+        Gcd => "gcd",
+        /// The least common multiple of `|a|` and `|b|` (integers only; 0
+        /// when either is 0; wraps on overflow as NumPy's does).
+        Lcm => "lcm",
         /// `a & b` (integers; bool is normalised to `logical_and`).
         BitwiseAnd => "bitwise_and",
         /// `a | b` (integers; bool is normalised to `logical_or`).
@@ -360,7 +369,14 @@ impl BinaryOp {
                 | BinaryOp::Logaddexp
                 | BinaryOp::Logaddexp2
                 | BinaryOp::Heaviside
+                | BinaryOp::Nextafter
         )
+    }
+
+    /// True for the operations defined on integers only, bool excluded
+    /// (`gcd`, `lcm`: NumPy has no loop for floats or for two bools).
+    pub const fn is_integer_only(self) -> bool {
+        matches!(self, BinaryOp::Gcd | BinaryOp::Lcm)
     }
 
     /// True for the operations on the bits of integers: bitwise ones,

@@ -17,6 +17,9 @@
 //! primary  := number | name | name '(' expr (',' expr)* ')' | '(' expr ')'
 //! ```
 //!
+//! Names are the arguments, `True`/`False`, and the float constants `inf`
+//! and `nan` (where no argument has their name).
+//!
 //! `& | ^ ~` are NumPy's bitwise operations (on bool: logical ones), and
 //! bind looser than comparisons, as numexpr and pandas users write
 //! `a > 0 & b < 1` (Python would bind them tighter). Operations of
@@ -384,6 +387,9 @@ impl Parser<'_> {
                 }
                 match self.names.iter().position(|n| *n == name) {
                     Some(i) => Ok(Value::Expr(self.params[i])),
+                    // Unless an argument has the name: NumPy's float constants.
+                    None if name == "inf" => Ok(Value::Scalar(Scalar::Float(f64::INFINITY))),
+                    None if name == "nan" => Ok(Value::Scalar(Scalar::Float(f64::NAN))),
                     None => Err(Error::invalid(
                         "parse",
                         format!(
@@ -589,9 +595,17 @@ fn fold_binary(op: BinaryOp, a: Scalar, b: Scalar) -> Option<Scalar> {
         (Some(x), Some(y)) if !op.is_float_only() && op != Div && !(op == Pow && y < 0) => {
             fold_int(op, x, y).map(Scalar::Int)
         }
-        _ if op.is_bitwise() => None,
+        _ if op.is_bitwise() || op.is_integer_only() => None,
         _ => Some(Scalar::Float(f64::binary(op, f64_of(a), f64_of(b)))),
     }
+}
+
+/// Euclid's greatest common divisor.
+fn gcd_of_magnitudes(mut a: u128, mut b: u128) -> u128 {
+    while a != 0 {
+        (a, b) = (b % a, a);
+    }
+    b
 }
 
 /// An integer operation as Python computes it: exact, or no value where
@@ -615,6 +629,14 @@ fn fold_int(op: BinaryOp, x: i128, y: i128) -> Option<i128> {
         Pow => u32::try_from(y).ok().and_then(|e| x.checked_pow(e)),
         Minimum => Some(x.min(y)),
         Maximum => Some(x.max(y)),
+        Gcd => Some(gcd_of_magnitudes(x.unsigned_abs(), y.unsigned_abs()) as i128),
+        Lcm => {
+            let (m, n) = (x.unsigned_abs(), y.unsigned_abs());
+            match gcd_of_magnitudes(m, n) {
+                0 => Some(0),
+                g => (m / g).checked_mul(n).and_then(|l| i128::try_from(l).ok()),
+            }
+        }
         BitwiseAnd => Some(x & y),
         BitwiseOr => Some(x | y),
         BitwiseXor => Some(x ^ y),

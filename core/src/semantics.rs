@@ -93,6 +93,8 @@ macro_rules! int_arithmetic {
                     BinaryOp::RightShift if (b as u64) < u64::from(<$t>::BITS) => a >> (b as u32),
                     BinaryOp::RightShift => if (a as i128) < 0 { !0 } else { 0 },
                     BinaryOp::Philox => crate::philox::bits(a as u64, b as u64) as $t,
+                    BinaryOp::Gcd => gcd_of_magnitudes(magnitude(a), magnitude(b)) as $t,
+                    BinaryOp::Lcm => lcm_of_magnitudes(magnitude(a), magnitude(b)) as $t,
                     _ => a,
                 }
             }
@@ -103,6 +105,33 @@ macro_rules! int_arithmetic {
             }
         }
     )*};
+}
+
+/// `|x|` as a u64 (`|MIN|` included, exactly); computed as NumPy's
+/// `gcd`/`lcm` do, in the unsigned type of `x`'s width, whose value this is.
+#[inline]
+fn magnitude(x: impl Into<i128>) -> u64 {
+    x.into().unsigned_abs() as u64
+}
+
+/// Euclid's greatest common divisor (NumPy's `npy_gcdu`).
+#[inline]
+fn gcd_of_magnitudes(mut a: u64, mut b: u64) -> u64 {
+    while a != 0 {
+        (a, b) = (b % a, a);
+    }
+    b
+}
+
+/// NumPy's `npy_lcmu`: `a / gcd * b`, 0 when the gcd is; the product wraps
+/// (the caller's cast to its type keeps the low bits, as NumPy's
+/// arithmetic in that type would).
+#[inline]
+fn lcm_of_magnitudes(a: u64, b: u64) -> u64 {
+    match gcd_of_magnitudes(a, b) {
+        0 => 0,
+        g => (a / g).wrapping_mul(b),
+    }
 }
 
 #[inline]
@@ -259,6 +288,7 @@ macro_rules! float_arithmetic {
                     BinaryOp::Logaddexp2 => logaddexp(a, b, 1.0, |d| {
                         (-d).exp2().ln_1p() * core::$t::consts::LOG2_E
                     }),
+                    BinaryOp::Nextafter => nextafter(a, b),
                     BinaryOp::Heaviside => match a {
                         _ if a < 0.0 => 0.0,
                         _ if a > 0.0 => 1.0,
@@ -300,6 +330,24 @@ macro_rules! float_arithmetic {
                 } else {
                     d
                 }
+            }
+
+            /// C's `nextafter` (NumPy's for f32/f64): `b` when they are
+            /// equal, the smallest subnormal with `b`'s sign after zero.
+            #[inline]
+            fn nextafter(a: $t, b: $t) -> $t {
+                if a.is_nan() || b.is_nan() {
+                    return a + b;
+                }
+                if a == b {
+                    return b;
+                }
+                if a == 0.0 {
+                    return <$t>::from_bits(1).copysign(b);
+                }
+                let bits = a.to_bits();
+                // Away from zero is one more in the bits of the magnitude.
+                <$t>::from_bits(if (b > a) == (a > 0.0) { bits + 1 } else { bits - 1 })
             }
 
             /// NumPy's `npy_divmod`: (floor quotient, remainder with the divisor's sign).
@@ -372,6 +420,10 @@ macro_rules! half_arithmetic {
                     BinaryOp::Minimum if a.is_nan() || a <= b => a,
                     BinaryOp::Maximum if a.is_nan() || a >= b => a,
                     BinaryOp::Minimum | BinaryOp::Maximum => b,
+                    // NumPy's `npy_half_nextafter`: `a` (not `b`) when they are equal.
+                    BinaryOp::Nextafter if a.is_nan() || b.is_nan() => <$t>::NAN,
+                    BinaryOp::Nextafter if a == b => a,
+                    BinaryOp::Nextafter => <$t>::from_bits(half_step(a.to_bits(), b.to_bits())),
                     _ => <$t>::from_f32(f32_ops::binary(op, a.to_f32(), b.to_f32())),
                 }
             }
@@ -383,6 +435,27 @@ macro_rules! half_arithmetic {
     )*};
 }
 half_arithmetic!(f16, bf16);
+
+/// The bits of the 16-bit float after `a` toward `b` (f16 and bf16 alike:
+/// sign, then magnitude), two numbers that differ: one step of the
+/// magnitude, from zero to the smallest subnormal with `b`'s sign.
+#[inline]
+fn half_step(a: u16, b: u16) -> u16 {
+    const SIGN: u16 = 0x8000;
+    if a & !SIGN == 0 {
+        return (b & SIGN) + 1;
+    }
+    let toward_zero = if a & SIGN == 0 {
+        (a as i16) > (b as i16)
+    } else {
+        b & SIGN == 0 || a & !SIGN > b & !SIGN
+    };
+    if toward_zero {
+        a - 1
+    } else {
+        a + 1
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -397,6 +470,61 @@ mod tests {
         assert_eq!(i32::binary(BinaryOp::Rem, 7, 0), 0);
         assert_eq!(i8::binary(BinaryOp::FloorDiv, i8::MIN, -1), i8::MIN);
         assert_eq!(u8::binary(BinaryOp::FloorDiv, 7, 2), 3);
+    }
+
+    #[test]
+    fn gcd_and_lcm_follow_numpy() {
+        assert_eq!(i32::binary(BinaryOp::Gcd, -12, 18), 6);
+        assert_eq!(i32::binary(BinaryOp::Lcm, -4, 6), 12);
+        assert_eq!(i8::binary(BinaryOp::Gcd, i8::MIN, 0), i8::MIN);
+        assert_eq!(i8::binary(BinaryOp::Lcm, i8::MIN, 3), i8::MIN);
+        assert_eq!(i8::binary(BinaryOp::Lcm, 100, 3), 44);
+        assert_eq!(u64::binary(BinaryOp::Gcd, 0, 0), 0);
+        assert_eq!(u64::binary(BinaryOp::Lcm, 0, 5), 0);
+        assert_eq!(u64::binary(BinaryOp::Gcd, u64::MAX, 5), 5);
+    }
+
+    #[test]
+    fn nextafter_steps_one_float() {
+        assert_eq!(
+            f64::binary(BinaryOp::Nextafter, 1.0, 2.0),
+            1.0 + f64::EPSILON
+        );
+        assert_eq!(
+            f64::binary(BinaryOp::Nextafter, 1.0, 0.0),
+            1.0 - f64::EPSILON / 2.0
+        );
+        assert_eq!(
+            f32::binary(BinaryOp::Nextafter, -1.0, 0.0),
+            -1.0 + f32::EPSILON / 2.0
+        );
+        assert_eq!(
+            f64::binary(BinaryOp::Nextafter, 0.0, -1.0),
+            -f64::from_bits(1)
+        );
+        assert!(f64::binary(BinaryOp::Nextafter, 0.0, -0.0).is_sign_negative());
+        assert_eq!(
+            f64::binary(BinaryOp::Nextafter, f64::MAX, f64::INFINITY),
+            f64::INFINITY
+        );
+        assert!(f64::binary(BinaryOp::Nextafter, f64::NAN, 1.0).is_nan());
+        let half =
+            |a: f32, b: f32| f16::binary(BinaryOp::Nextafter, f16::from_f32(a), f16::from_f32(b));
+        assert_eq!(half(1.0, 2.0), f16::from_f32(1.0) + f16::EPSILON);
+        assert_eq!(
+            half(-1.0, -2.0).to_bits(),
+            f16::from_f32(-1.0).to_bits() + 1
+        );
+        assert_eq!(half(0.0, -1.0).to_bits(), 0x8001);
+        assert!(
+            half(0.0, -0.0).is_sign_positive(),
+            "NumPy's half keeps the first of equal values"
+        );
+        assert_eq!(half(65504.0, f32::INFINITY), f16::INFINITY);
+        assert_eq!(
+            bf16::binary(BinaryOp::Nextafter, bf16::ONE, bf16::from_f32(2.0)),
+            bf16::ONE + bf16::EPSILON
+        );
     }
 
     #[test]

@@ -221,6 +221,19 @@ pub fn plan_binary(op: BinaryOp, lhs: OperandType, rhs: OperandType) -> Result<B
                 describe(rhs)
             ),
         )),
+        (_, Kind::Bool | Kind::Float) if op.is_integer_only() => Err(Error::dtype(
+            op.name(),
+            format!(
+                "not supported for {} (got {}, {}; expected integer operands)",
+                if common.kind() == Kind::Bool {
+                    "two bools"
+                } else {
+                    "floats"
+                },
+                describe(lhs),
+                describe(rhs)
+            ),
+        )),
         (Philox, _) => plan(DType::U64, Philox),
         _ => plan(common, op),
     }

@@ -1,4 +1,5 @@
-"""``einsum``, ``tensordot`` and ``inner`` against NumPy: every kind of
+"""``einsum``, ``tensordot``, ``inner`` and the product gufuncs
+(``vecdot``, ``matvec``, ``vecmat``) against NumPy: every kind of
 subscript (implicit and explicit output, ``...``, repeated labels, one to
 four operands, broadcast length-1 axes), both calling forms, the dtypes,
 ``out=``/``dtype=``, and the errors."""
@@ -124,6 +125,37 @@ def test_tensordot_and_inner_are_numpys(backend):
     v, w = r(4), r(4)
     check(lf.inner(v, w), np.asarray(np.inner(v, w)))
     check(lf.inner(lf.asarray(v), 2.0), np.inner(v, 2.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.int64, np.bool_])
+def test_vecdot_matvec_and_vecmat_are_numpys(backend, dtype):
+    def given(*shape):
+        return (r(*shape) > 0) if dtype is np.bool_ else r(*shape, dtype=dtype) * 16
+    stack, vector, row = given(4, 2, 3), given(3), given(2)
+    for f, a, b in [(np.vecdot, stack, vector), (np.vecdot, vector, stack[0]),
+                    (np.matvec, stack, vector), (np.vecmat, row, stack)]:
+        want = f(a, b)
+        check(f(lf.asarray(a), b), want)  # NumPy's ufunc, on a lazy array
+        check(getattr(lf, f.__name__)(a, lf.asarray(b)), want)
+        out = np.empty_like(want)
+        assert f(lf.asarray(a), b, out=out) is out
+        np.testing.assert_allclose(out, want, rtol=1e-4)
+    check(lf.vecdot(stack, stack[:1]), np.vecdot(stack, stack[:1]))  # broadcast loop axes
+    check(np.vecdot(lf.asarray(stack), stack[:, 0], axis=0), np.vecdot(stack, stack[:, 0], axis=0))
+    check(lf.linalg.vecdot(stack, stack[:, 0], axis=0),
+          np.linalg.vecdot(stack, stack[:, 0], axis=0))
+    assert "matmul" in lf.matvec(stack, vector).explain()
+
+
+def test_bad_gufunc_operands_raise_as_numpys():
+    with pytest.raises(ValueError, match="mismatch in its core dimension 0"):
+        lf.vecdot(r(3), r(4))
+    with pytest.raises(ValueError, match="does not have enough dimensions"):
+        lf.vecdot(r(3), 2.0)
+    with pytest.raises(ValueError, match=r"signature \(m,n\),\(n\)->\(m\)"):
+        lf.matvec(r(3), r(3))
+    with pytest.raises(ValueError, match="could not be broadcast|matmul"):
+        lf.vecmat(r(3), r(4, 2))
 
 
 def test_bad_contractions_raise_as_numpys():

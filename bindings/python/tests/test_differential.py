@@ -29,14 +29,15 @@ UNARY = [np.negative, np.positive, np.absolute, np.sign, np.sqrt, np.cbrt, np.sq
          np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
          np.arcsinh, np.arccosh, np.arctanh, np.floor, np.ceil, np.trunc, np.rint,
          np.deg2rad, np.rad2deg, np.degrees, np.radians, np.fabs, np.signbit, np.isnan, np.isinf,
-         np.isfinite, np.invert, np.logical_not]
+         np.isfinite, np.invert, np.logical_not, np.spacing, np.bitwise_count]
 
 BINARY = [np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder,
           np.power, np.maximum, np.minimum, np.fmax, np.fmin, np.less, np.less_equal,
           np.greater, np.greater_equal, np.equal, np.not_equal, np.logical_and,
           np.logical_or, np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
           np.left_shift, np.right_shift, np.arctan2, np.hypot, np.copysign, np.fmod,
-          np.logaddexp, np.logaddexp2, np.heaviside, np.float_power]
+          np.logaddexp, np.logaddexp2, np.heaviside, np.float_power, np.nextafter, np.gcd,
+          np.lcm]
 
 # Functions whose float results may differ from NumPy's by rounding.
 INEXACT = {"sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",

@@ -44,8 +44,10 @@ def test_every_ufunc_of_the_namespace_is_numpys_lazily(name):
         for args in ([x, y][:npf.nin], [i, j][:npf.nin]):
             try:
                 want = npf(*args)
-            except TypeError:  # NumPy has no such loop (bitwise of floats)
-                with pytest.raises(TypeError):
+            # NumPy has no such loop (bitwise of floats), or a gufunc's
+            # operands lack its core axes (matvec of vectors).
+            except (TypeError, ValueError) as error:
+                with pytest.raises(TypeError if isinstance(error, TypeError) else ValueError):
                     np.asarray(f(*args))
                 continue
             got = f(*args)
@@ -60,7 +62,7 @@ def test_every_ufunc_of_the_namespace_is_numpys_lazily(name):
         try:
             with np.errstate(all="ignore"):
                 want = npf(x.astype(np.float32), 2)
-        except TypeError:
+        except (TypeError, ValueError):
             return
         check(f(lazy, 2), want)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazyfuse as lf
-from lazyfuse import CompileError, cuda, float32, float64, vectorize
+from lazyfuse import CompileError, cuda, float32, float64, int64, vectorize
 
 
 @vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"], target="cuda")
@@ -46,6 +46,27 @@ def test_vectorize_type_objects_and_no_signature():
     x = np.array([-1.0, 0.25, 2.0])
     np.testing.assert_allclose(poly(x).numpy(), 3 * x ** 2 + np.maximum(x, 0.5) - np.abs(x))
     assert float32(float32).startswith("float32(")
+
+    @vectorize([int64(int64, int64)])
+    def reduced_denominator(p, q):
+        return q // math.gcd(p, q) + 0 * math.lcm(p, q)
+
+    p, q = np.array([6, -4, 0, 9]), np.array([8, 6, 5, 0])
+    assert reduced_denominator(p, q).numpy().tolist() == (q // np.gcd(p, q)).tolist()
+
+    @vectorize([float64(float64)])
+    def next_up(x):
+        return math.nextafter(x, math.inf) if x > 0 else x
+
+    x = np.array([1.0, -2.0, 1e300])
+    assert next_up(x).numpy().tolist() == np.where(x > 0, np.nextafter(x, np.inf), x).tolist()
+
+    @vectorize([float64(float64, float64)])
+    def floor_at(inf, x):  # an argument named as a constant of the expression language
+        return max(inf, x) if x == x else -math.inf
+
+    got = floor_at(np.array([1.0, 2.0, 0.0]), np.array([0.0, 3.0, np.nan])).numpy()
+    assert got.tolist() == [1.0, 3.0, -np.inf]
 
 
 def test_vectorize_traces_python_control_flow_on_values():

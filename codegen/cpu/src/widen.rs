@@ -42,7 +42,8 @@ half!(f16, bf16);
 
 /// True for the operations computed here: arithmetic that keeps the dtype,
 /// except `minimum`/`maximum` (which keep the first of two equal halves,
-/// signed zeros included, as NumPy does).
+/// signed zeros included, as NumPy does) and `nextafter` (a step of the
+/// half type's own bits).
 pub fn covers_unary(op: UnaryOp) -> bool {
     !op.is_predicate() && op != UnaryOp::LogicalNot
 }
@@ -54,6 +55,7 @@ pub fn covers_binary(op: BinaryOp) -> bool {
             op,
             BinaryOp::Minimum
                 | BinaryOp::Maximum
+                | BinaryOp::Nextafter
                 | BinaryOp::LogicalAnd
                 | BinaryOp::LogicalOr
                 | BinaryOp::LogicalXor

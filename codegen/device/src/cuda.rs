@@ -50,9 +50,14 @@ fn vector_type(dtype: DType, width: usize) -> (&'static str, &'static [&'static 
 /// The prelude: the value semantics of every element operation.
 pub fn prelude() -> String {
     let mut text = PRELUDE.to_string();
-    for (half, to_float, from_float) in [
-        ("__half", "__half2float", "__float2half_rn"),
-        ("__nv_bfloat16", "__bfloat162float", "__float2bfloat16_rn"),
+    for (half, to_float, from_float, bits) in [
+        ("__half", "__half2float", "__float2half_rn", "half"),
+        (
+            "__nv_bfloat16",
+            "__bfloat162float",
+            "__float2bfloat16_rn",
+            "bfloat16",
+        ),
     ] {
         // Operations of floats only: not `logical_not` (bool) or `invert` (integers).
         for op in UnaryOp::ALL
@@ -74,7 +79,7 @@ pub fn prelude() -> String {
         }
         for op in BinaryOp::ALL
             .iter()
-            .filter(|op| !op.is_logical() && !op.is_bitwise())
+            .filter(|op| !op.is_logical() && !op.is_bitwise() && !op.is_integer_only())
         {
             let name = op.name();
             let (a, b) = (format!("{to_float}(a)"), format!("{to_float}(b)"));
@@ -91,6 +96,14 @@ pub fn prelude() -> String {
                         "LF_D {half} lf_{name}({half} a, {half} b) {{ return (isnan({a}) || {a} {keep} {b}) ? a : b; }}"
                     )
                 }
+                // One step of the bits, as NumPy's half nextafter (`a` of equal values).
+                BinaryOp::Nextafter => writeln!(
+                    text,
+                    "LF_D {half} lf_{name}({half} a, {half} b) {{ \
+                     if (isnan({a}) || isnan({b})) return {from_float}({a} + {b}); \
+                     if ({a} == {b}) return a; \
+                     return __ushort_as_{bits}(lf_half_step(__{bits}_as_ushort(a), __{bits}_as_ushort(b))); }}"
+                ),
                 _ => writeln!(
                     text,
                     "LF_D {half} lf_{name}({half} a, {half} b) {{ return {from_float}(lf_{name}({a}, {b})); }}"

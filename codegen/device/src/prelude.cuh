@@ -53,8 +53,22 @@
         return r;                                                       \
     }
 
+// NumPy's gcd and lcm: Euclid on the magnitudes, in the unsigned type;
+// the lcm's product wraps there.
+template <typename U> LF_D U lf_gcd_magnitudes(U a, U b) {
+    while (a != 0) { U c = a; a = (U)(b % a); b = c; }
+    return b;
+}
+template <typename U> LF_D U lf_lcm_magnitudes(U a, U b) {
+    U g = lf_gcd_magnitudes(a, b);
+    return g == 0 ? (U)0 : (U)((a / g) * b);
+}
+
 #define LF_SIGNED(T, U)                                                 \
     LF_INT_COMMON(T, U)                                                 \
+    LF_D U lf_magnitude(T a) { return a < 0 ? (U)((U)0 - (U)a) : (U)a; } \
+    LF_D T lf_gcd(T a, T b) { return (T)lf_gcd_magnitudes(lf_magnitude(a), lf_magnitude(b)); } \
+    LF_D T lf_lcm(T a, T b) { return (T)lf_lcm_magnitudes(lf_magnitude(a), lf_magnitude(b)); } \
     LF_D T lf_absolute(T a) { return a < 0 ? lf_negative(a) : a; }      \
     LF_D T lf_sign(T a) { return (T)((a > 0) - (a < 0)); }              \
     LF_D T lf_floor_divide(T a, T b) {                                  \
@@ -80,6 +94,8 @@
 
 #define LF_UNSIGNED(T)                                                  \
     LF_INT_COMMON(T, T)                                                 \
+    LF_D T lf_gcd(T a, T b) { return lf_gcd_magnitudes(a, b); }         \
+    LF_D T lf_lcm(T a, T b) { return lf_lcm_magnitudes(a, b); }         \
     LF_D T lf_absolute(T a) { return a; }                               \
     LF_D T lf_sign(T a) { return (T)(a > 0); }                          \
     LF_D T lf_floor_divide(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
@@ -159,6 +175,7 @@ LF_UNSIGNED(unsigned long long)
     }                                                                   \
     LF_D T lf_copysign(T a, T b) { return copysign##S(a, b); }          \
     LF_D T lf_fmod(T a, T b) { return fmod##S(a, b); }                  \
+    LF_D T lf_nextafter(T a, T b) { return nextafter##S(a, b); }        \
     LF_D bool lf_isnan(T a) { return isnan(a); }                        \
     LF_D bool lf_isinf(T a) { return isinf(a); }                        \
     LF_D bool lf_isfinite(T a) { return isfinite(a); }                  \
@@ -189,6 +206,15 @@ LF_UNSIGNED(unsigned long long)
 
 LF_FLOAT(float, f)
 LF_FLOAT(double, )
+
+// The bits of the 16-bit float after a toward b (half and bfloat16 alike:
+// sign, then magnitude), two numbers that differ: NumPy's half nextafter.
+LF_D unsigned short lf_half_step(unsigned short a, unsigned short b) {
+    if ((a & 0x7fffu) == 0) return (unsigned short)((b & 0x8000u) + 1);
+    bool toward_zero = (a & 0x8000u) == 0 ? (short)a > (short)b
+                     : ((b & 0x8000u) == 0 || (a & 0x7fffu) > (b & 0x7fffu));
+    return (unsigned short)(toward_zero ? a - 1 : a + 1);
+}
 
 // Philox4x32-10 (Random123), as lazyfuse_core::philox::bits: counter words
 // (low, high, 0, 0), key words (low, high), the first two output words.

@@ -472,12 +472,12 @@ class Array:
         if method in ("reduce", "accumulate"):
             result = _reductions.ufunc_method(ufunc, method, inputs, dict(kwargs, out=out))
             return NotImplemented if result is None else result
-        if method != "__call__" or kwargs:
+        if method != "__call__" or not set(kwargs) <= _ufuncs.options(ufunc):
             return NotImplemented
         for x in inputs:
             if not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float)):
                 return NotImplemented
-        return _ufuncs.call(ufunc, inputs, out)
+        return _ufuncs.call(ufunc, inputs, out, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         # NumPy's functions lazyfuse has (`_numpy`, `linalg`) stay lazy.

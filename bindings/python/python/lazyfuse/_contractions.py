@@ -65,8 +65,8 @@ def tensordot(a, b, axes=2):
     if len(axes_a) != len(axes_b):
         raise ShapeError(f"tensordot: {len(axes_a)} axes of the first operand against "
                          f"{len(axes_b)} of the second")
-    axes_a = [_axis(a, x) for x in axes_a]
-    axes_b = [_axis(b, x) for x in axes_b]
+    axes_a = [_axis("tensordot", a, x) for x in axes_a]
+    axes_b = [_axis("tensordot", b, x) for x in axes_b]
     for x, y in zip(axes_a, axes_b):
         if a.shape[x] != b.shape[y]:
             raise ShapeError(f"tensordot: shape mismatch for sum: axis {x} of shape {a.shape} "
@@ -93,10 +93,61 @@ def inner(a, b):
     return tensordot(a, b, ([-1], [-1]))
 
 
-def _axis(a, x):
+def vecdot(x1, x2, axis=-1):
+    """NumPy's ``vecdot`` (gufunc ``(n),(n)->()``): the sum of products
+    along ``axis``, the other axes broadcast; in NumPy's result dtype (an
+    int8 sum stays int8, two bools give the ``any`` of their ``and``)."""
+    x1, x2 = _operands("vecdot", x1, x2)
+    for k, x in enumerate((x1, x2)):
+        if x.ndim == 0:
+            raise ShapeError(f"vecdot: input operand {k} does not have enough dimensions "
+                             "(has 0, gufunc signature (n),(n)->() requires 1)")
+    # The core axes go last; the others broadcast as loop axes.
+    x1, x2 = (np.moveaxis(x, _axis("vecdot", x, axis), -1) for x in (x1, x2))
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"vecdot: input operand 1 has a mismatch in its core dimension 0, with "
+                         f"gufunc signature (n),(n)->() (size {x2.shape[-1]} is different from "
+                         f"{x1.shape[-1]})")
+    if x1.dtype == np.bool_ and x2.dtype == np.bool_:
+        return (x1 & x2).any(axis=-1)
+    products = x1 * x2
+    return products.sum(axis=-1, dtype=products.dtype)
+
+
+def matvec(x1, x2):
+    """NumPy's ``matvec`` (gufunc ``(m,n),(n)->(m)``): ``x1 @ x2`` of
+    stacks of matrices and vectors, one matrix product."""
+    x1, x2 = _operands("matvec", x1, x2)
+    if x1.ndim < 2 or x2.ndim < 1:
+        raise ShapeError(f"matvec: operands of shapes {x1.shape} and {x2.shape} (expected a "
+                         "stack of matrices and a stack of vectors, signature (m,n),(n)->(m))")
+    return (x1 @ x2[..., None])[..., 0]
+
+
+def vecmat(x1, x2):
+    """NumPy's ``vecmat`` (gufunc ``(n),(n,m)->(m)``): vectors times
+    matrices, one matrix product."""
+    x1, x2 = _operands("vecmat", x1, x2)
+    if x1.ndim < 1 or x2.ndim < 2:
+        raise ShapeError(f"vecmat: operands of shapes {x1.shape} and {x2.shape} (expected a "
+                         "stack of vectors and a stack of matrices, signature (n),(n,m)->(m))")
+    return (x1[..., None, :] @ x2)[..., 0, :]
+
+
+def _operands(name, x1, x2):
+    """Both operands as lazy arrays in one context (numbers too: a
+    gufunc's operands are arrays)."""
+    from ._numpy import _lazy
+    first = next((x for x in (x1, x2) if isinstance(x, Array)), None)
+    if first is None:
+        first = _lazy([np.asarray(x1)])[0]
+    return [x if isinstance(x, Array) else first._like(np.asarray(x)) for x in (x1, x2)]
+
+
+def _axis(name, a, x):
     x = operator.index(x)
     if not -a.ndim <= x < a.ndim:
-        raise ArgumentError(f"tensordot: axis {x} is out of bounds for an array of dimension {a.ndim}")
+        raise ArgumentError(f"{name}: axis {x} is out of bounds for an array of dimension {a.ndim}")
     return x % a.ndim
 
 

@@ -402,7 +402,7 @@ class Translator(ControlFlow):
             return ("special", chain[1], chain[2])
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.arrays:
             return ("size", chain[0])
-        if len(chain) == 2 and chain[0] == "math" and chain[1] in ("pi", "e", "inf"):
+        if len(chain) == 2 and chain[0] == "math" and chain[1] in ("pi", "e", "tau", "inf", "nan"):
             import math
             return ("const", getattr(math, chain[1]))
         self.fail(e, "this attribute")

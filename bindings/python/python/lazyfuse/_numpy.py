@@ -33,7 +33,8 @@ _UFUNCS = (
     "logical_not", "logical_or", "logical_xor", "matmul", "maximum", "minimum", "mod",
     "multiply", "negative", "not_equal", "positive", "power", "rad2deg", "radians",
     "reciprocal", "remainder", "right_shift", "rint", "sign", "signbit", "sin", "sinh", "sqrt",
-    "square", "subtract", "tan", "tanh", "true_divide", "trunc", "modf",
+    "square", "subtract", "tan", "tanh", "true_divide", "trunc", "modf", "gcd", "lcm",
+    "nextafter", "spacing", "bitwise_count", "vecdot", "matvec", "vecmat",
 )
 _ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power"}
 

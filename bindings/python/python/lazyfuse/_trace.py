@@ -32,7 +32,7 @@ _MATH = {
     "trunc": "trunc", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
     "atan2": "arctan2", "hypot": "hypot", "copysign": "copysign", "fmod": "fmod",
     "pow": "power", "erf": "erf", "erfc": "erfc", "radians": "deg2rad",
-    "degrees": "rad2deg",
+    "degrees": "rad2deg", "gcd": "gcd", "lcm": "lcm", "nextafter": "nextafter",
 }
 
 
@@ -42,8 +42,10 @@ def _text(value):
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, (int, float)):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise CompileError(f"the constant {value!r} cannot be written in an expression")
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "(-inf)"
         return repr(value)
     raise CompileError(
         f"{type(value).__name__} values cannot be traced (expected numbers and the function's arguments)"
@@ -145,7 +147,16 @@ _math_shim = types.SimpleNamespace(
     pi=math.pi,
     e=math.e,
     tau=math.tau,
+    inf=math.inf,
+    nan=math.nan,
 )
+
+
+def _unused(name, names):
+    """``name`` with underscores appended until no name in ``names`` has it."""
+    while name in names:
+        name += "_"
+    return name
 
 
 def expression(function, what):
@@ -164,7 +175,10 @@ def expression(function, what):
     traced = types.FunctionType(
         function.__code__, patched, function.__name__, function.__defaults__, function.__closure__
     )
-    args = {name: Sym(name) for name in names}
+    # The expression language reads `inf` and `nan` as constants unless an
+    # argument has the name: such an argument gets another in the expression.
+    params, names = names, [_unused(n, names) if n in ("inf", "nan") else n for n in names]
+    args = {param: Sym(name) for param, name in zip(params, names)}
     try:
         result = traced(*args.values())
     except _Branching:

@@ -18,7 +18,7 @@ _BINARY = {
     "mod", "power", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
     "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
     "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
-    "copysign", "fmod", "logaddexp", "logaddexp2", "heaviside",
+    "copysign", "fmod", "logaddexp", "logaddexp2", "heaviside", "nextafter", "gcd", "lcm",
 }
 
 def _positive(x):
@@ -52,8 +52,47 @@ def _conjugate(x):
     return _array.Array(x._a.astype(x._a.dtype_name))
 
 
+def _spacing(x):
+    """``spacing``: as NumPy's, the smallest subnormal at ±0 and NaN at
+    ±inf; elsewhere, for floats, the signed distance to the next float away
+    from zero; for float16, the positive distance to the next one up from
+    a positive value and toward zero from a negative one (NumPy's
+    ``npy_half_spacing``)."""
+    x = _float_loop(np.spacing, x)
+    if x.dtype == np.float16:
+        magnitude = np.absolute(x)
+        below = magnitude - np.nextafter(magnitude, 0)
+        steps = _array.where(np.signbit(x), below, np.nextafter(x, np.inf) - x)
+        steps = _array.where(np.isinf(x), np.nan, steps)
+    else:
+        steps = np.nextafter(x, np.copysign(np.inf, x)) - x
+    tiny = 2.0 ** -133 if x.dtype == "bfloat16" else np.finfo(x.dtype).smallest_subnormal
+    return _array.where(x == 0, float(tiny), steps)
+
+
+# Masks of the bit counting below, for 64-bit words.
+_M1, _M2, _M4, _H01 = 0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x0101010101010101
+
+
+def _bitwise_count(x):
+    """``bitwise_count``: the 1 bits of ``|x|`` as uint8 (NumPy's
+    ``bitwise_count``), counted in parallel in a 64-bit word (fused: no
+    popcount operation needed)."""
+    if x.dtype == "bfloat16" or x.dtype.kind == "f":
+        raise TypeError(f"ufunc 'bitwise_count' not supported for the input type {x.dtype} "
+                        "(expected integers or bool)")
+    if x.dtype.kind == "i":
+        # |MIN| wraps to MIN, whose bits as the unsigned type are 2^(w-1): one.
+        x = np.absolute(x).astype(f"u{x.dtype.itemsize}")
+    w = x.astype(np.uint64)
+    w = w - ((w >> 1) & _M1)
+    w = (w & _M2) + ((w >> 2) & _M2)
+    w = (w + (w >> 4)) & _M4
+    return ((w * _H01) >> 56).astype(np.uint8)
+
+
 _UNARY_SPECIAL = {"positive": _positive, "fabs": _fabs, "signbit": _signbit,
-                  "conjugate": _conjugate}
+                  "conjugate": _conjugate, "spacing": _spacing, "bitwise_count": _bitwise_count}
 
 
 def _computed(ufunc, inputs):
@@ -83,12 +122,22 @@ def _fmax_fmin(name, a, b):
     return _array.where(b_nan, _array.where(a_nan, extreme, a), _array.where(a_nan, b, extreme))
 
 
-def call(ufunc, inputs, out):
-    """``ufunc(*inputs, out=out)``, at least one input lazy: a lazy result
-    (a tuple for several outputs), or ``out`` written."""
+def options(ufunc):
+    """The keyword arguments besides ``out`` that ``call`` takes for
+    ``ufunc``: ``vecdot``'s ``axis``."""
+    return {"axis"} if ufunc.__name__ == "vecdot" else set()
+
+
+def call(ufunc, inputs, out, **options):
+    """``ufunc(*inputs, out=out, **options)``, at least one input lazy: a
+    lazy result (a tuple for several outputs), or ``out`` written."""
     Array, _store = _array.Array, _array._store
     name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
     first = next(x for x in inputs if isinstance(x, Array))
+    if name in ("vecdot", "matvec", "vecmat"):
+        from . import _contractions
+        result = getattr(_contractions, name)(*inputs, **options)
+        return result if out is None else _store(result, out[0], f"ufunc '{name}'")
     if name in ("matmul", "divmod"):
         a, b = inputs  # Python numbers stay weak (NEP 50) in divmod
         if name == "matmul":

@@ -124,10 +124,9 @@ def tensordot(x1, x2, /, *, axes=2):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """NumPy's ``linalg.vecdot``: the sum of products along ``axis``
-    (broadcast otherwise)."""
-    from ._numpy import _lazy, _one
-    x1, x2 = (_one(x) for x in _lazy([x1, x2]))
-    return (x1 * x2).sum(axis=axis)
+    (broadcast otherwise), in NumPy's result dtype."""
+    from ._contractions import vecdot as contract
+    return contract(x1, x2, axis)
 
 
 FUNCTIONS = {f.__name__: f for f in (norm, vector_norm, matrix_norm, matmul, outer, tensordot,
