@@ -135,7 +135,10 @@ fn constant_sub_expressions_are_computed_as_python_computes_them() -> Result<()>
     assert_eq!(call("a * (2 > 1)")?, vec![1.0, 2.0, 3.0]);
     // Python's math.gcd and math.lcm: of the magnitudes.
     assert_eq!(call("a + gcd(-12, 18) + lcm(-4, 6)")?, plus(18.0));
-    assert_eq!(call("a * 0 + (nextafter(1.0, 2.0) - 1)")?, vec![f64::EPSILON as f32; 3]);
+    assert_eq!(
+        call("a * 0 + (nextafter(1.0, 2.0) - 1)")?,
+        vec![f64::EPSILON as f32; 3]
+    );
     assert_eq!(call("minimum(a, -inf)")?, vec![f32::NEG_INFINITY; 3]);
     assert!(call("a + nan")?.iter().all(|x| x.is_nan()));
     // An argument's name comes first.

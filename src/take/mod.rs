@@ -22,6 +22,7 @@ use lazyfuse_core::{Array, DType, Error, HostBuffer, Result, Wide};
 
 use crate::kernel::{Kernel, KernelArg};
 
+mod host;
 mod kernel;
 
 use kernel::{index_kernel, Direction, Layout, Variant};
