@@ -42,6 +42,14 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
         )*};
     }
     try_dtypes!(f32, f64, i32, i64, bool, f16, i8, i16, u8, u16, u32, u64);
+    // The other byte order (`>f8` on this machine): its values in this
+    // one, copied by NumPy, as NumPy's own arithmetic on them would.
+    if let Ok(dtype) = array.getattr("dtype") {
+        if !dtype.getattr("isnative")?.extract::<bool>()? {
+            let native = dtype.call_method1("newbyteorder", ("=",))?;
+            return from_numpy(cx, &array.call_method1("astype", (native,))?);
+        }
+    }
     let dtype = array
         .getattr("dtype")
         .map(|d| d.to_string())

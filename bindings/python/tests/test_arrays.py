@@ -90,6 +90,17 @@ def test_other_numpy_functions_run_on_computed_values(cx):
     assert np.sort(x).tolist() == [1.0, 2.0, 3.0]
 
 
+def test_arrays_of_the_other_byte_order_are_their_values():
+    for dtype in (">f8", ">i4", ">u2", ">f2"):
+        big = np.arange(-3, 3).astype(dtype)[::2].reshape(3, 1)  # strided too
+        x = lf.asarray(big)
+        assert x.dtype == big.dtype.newbyteorder("=")
+        assert np.array_equal(np.asarray(x + 1), big + 1)
+        assert np.array_equal(np.asarray(lf.asarray(np.ones(3)) + big[:, 0]), np.ones(3) + big[:, 0])
+    with pytest.raises(TypeError, match="complex"):
+        lf.asarray(np.ones(3, dtype=">c16"))
+
+
 def test_foreign_types_get_not_implemented():
     class Other:
         def __radd__(self, other):
