@@ -37,7 +37,7 @@ BINARY = [np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.
           np.logical_or, np.logical_xor, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
           np.left_shift, np.right_shift, np.arctan2, np.hypot, np.copysign, np.fmod,
           np.logaddexp, np.logaddexp2, np.heaviside, np.float_power, np.nextafter, np.gcd,
-          np.lcm]
+          np.lcm, np.ldexp]
 
 # Functions whose float results may differ from NumPy's by rounding.
 INEXACT = {"sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
@@ -135,6 +135,27 @@ def test_binary_functions_match_numpy_with_broadcasting(ufunc):
                 if error is None:
                     check(what + " with 3", ufunc(lf.asarray(a), 3), want,
                           ufunc.__name__ in INEXACT)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int16, np.bool_])
+def test_ldexp_and_frexp_are_exact_at_the_edges_of_the_exponent_range(backend, dtype):
+    rng = np.random.default_rng(zlib.crc32(b"ldexp") + SEED)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -3.0, 5e-324, 1e-40, 1e-310, 1e308, 3e38]
+    x = np.concatenate([special, rng.standard_normal(300) * np.logspace(-300, 300, 300)])
+    with np.errstate(all="ignore"):
+        x = x.astype(dtype)
+    for n in (rng.integers(-1200, 1200, x.size).astype(np.int32),
+              np.resize(np.array([2 ** 40, -2 ** 40, -1075, 1074, -1022, 1023, -150, 128]), x.size),
+              rng.integers(-128, 128, x.size).astype(np.int8)):
+        with np.errstate(all="ignore"):
+            want = np.ldexp(x, n)
+        check(f"ldexp({x.dtype}, {n.dtype})", np.ldexp(lf.asarray(x), n), want, False)
+    with np.errstate(all="ignore"):
+        fraction, exponent = np.frexp(lf.asarray(x))
+        want_fraction, want_exponent = np.frexp(x)
+    check(f"frexp({x.dtype}) fraction", fraction, want_fraction, False)
+    check(f"frexp({x.dtype}) exponent", exponent, want_exponent, False)
+    np.testing.assert_array_equal(np.signbit(np.asarray(fraction)), np.signbit(want_fraction))
 
 
 REDUCTIONS = ["sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",

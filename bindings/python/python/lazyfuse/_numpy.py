@@ -34,7 +34,7 @@ _UFUNCS = (
     "multiply", "negative", "not_equal", "positive", "power", "rad2deg", "radians",
     "reciprocal", "remainder", "right_shift", "rint", "sign", "signbit", "sin", "sinh", "sqrt",
     "square", "subtract", "tan", "tanh", "true_divide", "trunc", "modf", "gcd", "lcm",
-    "nextafter", "spacing", "bitwise_count", "vecdot", "matvec", "vecmat",
+    "nextafter", "spacing", "bitwise_count", "vecdot", "matvec", "vecmat", "ldexp", "frexp",
 )
 _ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power"}
 

@@ -128,6 +128,62 @@ def options(ufunc):
     return {"axis"} if ufunc.__name__ == "vecdot" else set()
 
 
+# IEEE formats by the float dtype ldexp and frexp compute in: exponent
+# bias, mantissa bits, the integer dtype of the same width.
+_FORMATS = {np.dtype(np.float32): (127, 23, np.int32), np.dtype(np.float64): (1023, 52, np.int64)}
+
+
+def _probe(value):
+    """A stand-in of ``value`` for asking NumPy which loop it takes."""
+    if isinstance(value, _array.Array):
+        return np.zeros(0, np.float32 if value.dtype == "bfloat16" else value.dtype)
+    return np.zeros(0, value.dtype) if isinstance(value, np.ndarray) else value
+
+
+def _ldexp(first, x, n):
+    """``ldexp``: ``x * 2**n`` exactly, as C's ``ldexp`` (musl's ``scalbn``):
+    at most two scalings by powers of two that stay normal, then one by
+    ``2**n`` built from its bits, so the result rounds once. In NumPy's
+    result dtype (float16 computes in float32, exactly, and rounds once)."""
+    out = np.ldexp(_probe(x), _probe(n)).dtype  # NumPy's loop, and its refusals
+    if isinstance(x, _array.Array) and x.dtype == "bfloat16":
+        out = "bfloat16"
+    work = np.dtype(np.float64) if out == np.float64 else np.dtype(np.float32)
+    bias, mantissa, bits = _FORMATS[work]
+    x = (x if isinstance(x, _array.Array) else first._like(x)).astype(work)
+    n = (n if isinstance(n, _array.Array) else first._like(n)).astype(np.int64)
+    n = np.clip(n, -4 * bias, 4 * bias)  # beyond, the result is 0 or inf all the same
+    down = 2.0 ** (1 - bias + mantissa + 1)  # the smallest normal times 2**(mantissa+1)
+    for _ in range(2):
+        x = _array.where(n > bias, x * 2.0 ** bias, x)
+        n = _array.where(n > bias, n - bias, n)
+        x = _array.where(n < 1 - bias, x * down, x)
+        n = _array.where(n < 1 - bias, n + (bias - 1 - mantissa - 1), n)
+    power = ((np.clip(n, 1 - bias, bias) + bias).astype(bits) << mantissa).view(work)
+    return (x * power).astype(out)
+
+
+def _frexp(x):
+    """``frexp``: the mantissa in [0.5, 1) with ``x``'s sign and the int32
+    exponent, from the bits (subnormals scaled up first); ``(x, 0)`` for
+    zeros, infinities and NaN, as NumPy gives."""
+    out = np.frexp(_probe(x))[0].dtype
+    if x.dtype == "bfloat16":
+        out = "bfloat16"
+    work = np.dtype(np.float64) if out == np.float64 else np.dtype(np.float32)
+    bias, mantissa, bits = _FORMATS[work]
+    value = x.astype(work)
+    subnormal = np.absolute(value) < float(np.finfo(work).tiny)
+    scaled = _array.where(subnormal, value * 2.0 ** (mantissa + 2), value)
+    word = scaled.view(bits)
+    field = (word >> mantissa) & (2 * bias + 1)
+    special = (value == 0) | ~np.isfinite(value)
+    exponent = _array.where(special, 0, field - (bias - 1) - _array.where(subnormal, mantissa + 2, 0))
+    half = (word & ~((2 * bias + 1) << mantissa)) | ((bias - 1) << mantissa)
+    fraction = _array.where(special, value, half.view(work))
+    return fraction.astype(out), exponent.astype(np.int32)
+
+
 def call(ufunc, inputs, out, **options):
     """``ufunc(*inputs, out=out, **options)``, at least one input lazy: a
     lazy result (a tuple for several outputs), or ``out`` written."""
@@ -148,7 +204,9 @@ def call(ufunc, inputs, out, **options):
         if name == "divmod":
             return tuple(_store(r, o, "ufunc 'divmod'") for r, o in zip(result, out))
         return _store(result, out[0], "ufunc 'matmul'")
-    if ufunc.nin == 1 and name in _UNARY_SPECIAL:
+    if name == "ldexp":
+        result = _ldexp(first, *inputs)
+    elif ufunc.nin == 1 and name in _UNARY_SPECIAL:
         result = _UNARY_SPECIAL[name](first)
     elif ufunc.nin == 1 and _native.has_unary_operation(name):
         result = Array(first._a.unary(name))
@@ -169,7 +227,8 @@ def call(ufunc, inputs, out, **options):
         # values (as for other NumPy functions), and the chain goes on.
         result = first._like(_computed(ufunc, inputs))
     else:
-        results = _modf(first) if name == "modf" else tuple(
+        special = {"modf": _modf, "frexp": _frexp}.get(name)
+        results = special(first) if special else tuple(
             first._like(r) for r in _computed(ufunc, inputs))
         if out is None:
             return results
