@@ -1,4 +1,4 @@
-//! Scans (`cumsum`, `cumprod`): the same bits on every backend and for any
+//! Scans (`cumsum`, `cumprod`, `cummax`, `cummin`): the same bits on every backend and for any
 //! thread count (one chunked order, `core::reference::scan`), fused with
 //! the element-wise work around them, and the device kernels that run them
 //! compiled by NVRTC.
@@ -63,6 +63,92 @@ fn long_scans_are_the_same_bits_everywhere() {
 }
 
 #[test]
+fn running_extremes_keep_the_dtype_and_a_nan_once_met_everywhere() {
+    // Lines of 10,000 (three chunks) along each axis, with NaNs after the
+    // first chunk in one line, and integers of the narrow dtypes.
+    let n = 10_000;
+    let mut values: Vec<f64> = (0..2 * n)
+        .map(|i| (((i * 7919) % 1000) as f64 - 500.0) * (i as f64).sqrt())
+        .collect();
+    values[n + 5000] = f64::NAN;
+    let ints: Vec<i8> = (0..2 * n).map(|i| ((i * 31) % 255) as i8).collect();
+    let running = |line: &[f64], keep: fn(f64, f64) -> f64| -> Vec<f64> {
+        let mut acc = line[0];
+        let mut seen_nan = false;
+        line.iter()
+            .map(|&v| {
+                seen_nan |= v.is_nan();
+                acc = keep(acc, v);
+                if seen_nan {
+                    f64::NAN
+                } else {
+                    acc
+                }
+            })
+            .collect()
+    };
+    let lines = |v: &[f64], keep| [running(&v[..n], keep), running(&v[n..], keep)].concat();
+    let int_lines = |v: &[i8], keep: fn(i8, i8) -> i8| -> Vec<i8> {
+        v.chunks(n)
+            .flat_map(|line| {
+                line.iter().scan(line[0], move |acc, &x| {
+                    *acc = keep(*acc, x);
+                    Some(*acc)
+                })
+            })
+            .collect()
+    };
+    let same = |got: &[f64], want: &[f64]| {
+        got.iter()
+            .zip(want)
+            .all(|(g, w)| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()))
+    };
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        let x = cx.from_vec(values.clone(), &[2, n]).unwrap();
+        let maxima = x.cummax(1);
+        assert_eq!(maxima.dtype(), DType::F64);
+        assert!(
+            same(&maxima.to_vec::<f64>().unwrap(), &lines(&values, f64::max)),
+            "{name}"
+        );
+        // Along the first axis of the transpose: the same lines.
+        let minima = x.transpose().cummin(0).transpose();
+        assert!(
+            same(&minima.to_vec::<f64>().unwrap(), &lines(&values, f64::min)),
+            "{name}"
+        );
+        let k = cx.from_vec(ints.clone(), &[2, n]).unwrap();
+        let (kmax, kmin) = (k.cummax(-1), k.cummin(-1));
+        assert_eq!((kmax.dtype(), kmin.dtype()), (DType::I8, DType::I8));
+        assert_eq!(
+            kmax.to_vec::<i8>().unwrap(),
+            int_lines(&ints, std::cmp::max),
+            "{name}"
+        );
+        assert_eq!(
+            kmin.to_vec::<i8>().unwrap(),
+            int_lines(&ints, std::cmp::min),
+            "{name}"
+        );
+        // Fused with a producer, and bool (NumPy's logical_or.accumulate).
+        let seen = (&x * -1.0).gt(1000.0).cummax(1);
+        assert_eq!(seen.dtype(), DType::Bool);
+        let want: Vec<bool> = lines(
+            &values
+                .iter()
+                .map(|&v| f64::from(u8::from(-v > 1000.0)))
+                .collect::<Vec<_>>(),
+            f64::max,
+        )
+        .iter()
+        .map(|&v| v != 0.0)
+        .collect();
+        assert_eq!(seen.to_vec::<bool>().unwrap(), want, "{name}");
+    }
+}
+
+#[test]
 fn a_scan_fuses_with_the_work_around_it_and_is_a_step_of_the_plan() {
     let cx = Context::sim();
     let a = cx.from_slice(&[1.0f32, 2.0, 3.0, 4.0]);
@@ -117,7 +203,7 @@ fn the_scan_kernels_compile_with_nvrtc() {
     }
     let fused = fused_scan_kernels();
     assert_eq!(fused.len(), 2);
-    let plain = [ReduceOp::Sum, ReduceOp::Prod].into_iter().flat_map(|op| {
+    let plain = ReduceOp::ALL.iter().flat_map(|&op| {
         [DType::I64, DType::U64, DType::F32, DType::F64]
             .map(|dtype| ScanKernels::build(op, dtype).unwrap())
     });

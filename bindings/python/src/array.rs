@@ -170,6 +170,8 @@ impl PyArr {
             "std" => one(&axes)?.map_or_else(|| a.std(ddof), |x| a.std_axis(x, ddof)),
             "cumsum" => a.cumsum(one(&axes)?.unwrap_or(-1)),
             "cumprod" => a.cumprod(one(&axes)?.unwrap_or(-1)),
+            "cummax" => a.cummax(one(&axes)?.unwrap_or(-1)),
+            "cummin" => a.cummin(one(&axes)?.unwrap_or(-1)),
             other => return Err(PyValueError::new_err(format!("no reduction '{other}'"))),
         })
     }

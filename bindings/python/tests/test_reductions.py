@@ -1,5 +1,6 @@
 """NumPy's reduction keywords (dtype=, out=, initial=, where=), the ufunc
-methods np.add.reduce/accumulate, matmul (@), divmod and the shape methods,
+methods (reduce, accumulate, outer, reduceat, at) and call keywords
+(dtype=, signature=, casting=, where=), matmul (@), divmod and the shape methods,
 against NumPy on the same values: results and dtypes equal, and lazy."""
 
 import numpy as np
@@ -63,6 +64,80 @@ def test_ufunc_reduce_and_accumulate(backend):
     check(np.multiply.accumulate(x, axis=1), np.multiply.accumulate(A, axis=1))
     check(np.maximum.reduce(x, axis=2), np.maximum.reduce(A, axis=2))
     check(np.logical_or.reduce(x > 1), np.logical_or.reduce(A > 1))
+    # Running extremes (scans), NaN once met kept; any dtype kept.
+    B = np.where(MASK, A, np.nan)
+    for ufunc in (np.maximum, np.minimum):
+        for axis in (0, 1, 2):
+            check(ufunc.accumulate(lf.asarray(B), axis=axis), ufunc.accumulate(B, axis=axis))
+        ints = (A * 40).astype(np.int16)
+        check(ufunc.accumulate(lf.asarray(ints), axis=-1), ufunc.accumulate(ints, axis=-1))
+    check(np.logical_and.accumulate(x > -1, axis=1), np.logical_and.accumulate(A > -1, axis=1))
+    check(np.logical_or.accumulate(lf.asarray(A * MASK)), np.logical_or.accumulate(A * MASK))
+    assert "cummax" in np.maximum.accumulate(x).explain()
+
+
+def test_moments_take_a_given_mean_and_the_array_apis_correction(backend):
+    x = lf.asarray(A)
+    mean = A.mean(axis=(0, 2), keepdims=True)
+    for name in ("var", "std"):
+        method = getattr(np, name)
+        check(method(x, axis=(0, 2), mean=mean), method(A, axis=(0, 2), mean=mean))
+        check(method(x, axis=1, correction=1), method(A, axis=1, correction=1))
+        check(method(x, axis=0, where=MASK, mean=A.mean(axis=0, keepdims=True)),
+              method(A, axis=0, where=MASK, mean=A.mean(axis=0, keepdims=True)))
+        with pytest.raises(ValueError, match="ddof and correction"):
+            method(x, ddof=1, correction=1)
+
+
+def test_astype_takes_numpys_keywords(backend):
+    x = lf.asarray(A)
+    assert x.astype(np.float64, copy=False) is x
+    check(x.astype(np.float32, casting="same_kind"), A.astype(np.float32))
+    with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+        x.astype(np.int8, casting="same_kind")
+    check(x.astype(np.int8, order="C"), A.astype(np.int8))
+
+
+def test_other_ufunc_methods(backend):
+    x, v = lf.asarray(A), A[0, 0]
+    check(np.add.outer(lf.asarray(v), v[:3]), np.add.outer(v, v[:3]))
+    check(np.less.outer(v, lf.asarray(A[0])), np.less.outer(v, A[0]))
+    check(np.multiply.outer(x, 2.0), np.multiply.outer(A, 2.0))
+    # Without a kernel of lazyfuse's: NumPy on the computed values.
+    check(np.add.reduceat(lf.asarray(v), [0, 2]), np.add.reduceat(v, [0, 2]))
+    check(np.subtract.accumulate(x, axis=2), np.subtract.accumulate(A, axis=2))
+    counts, want = lf.zeros(5), np.zeros(5)
+    np.add.at(counts, [0, 0, 3], 1.0)
+    np.add.at(want, [0, 0, 3], 1.0)
+    check(counts, want)
+
+
+def test_ufunc_call_keywords_follow_numpy(backend):
+    a = np.array([1, 2, 3], np.int8)
+    x = lf.asarray(a)
+    check(np.add(x, x, dtype=np.int16), np.add(a, a, dtype=np.int16))
+    check(np.add(x, 300, dtype=np.int16), np.add(a, 300, dtype=np.int16))
+    check(np.sqrt(x, dtype=np.float32), np.sqrt(a, dtype=np.float32))
+    check(np.less(x, 2, dtype=bool), np.less(a, 2, dtype=bool))
+    check(np.add(x, x, signature=(None, None, np.float64)), np.add(a, a, signature=(None, None, np.float64)))
+    check(np.add(x * 1.5, 1, dtype=np.int8, casting="unsafe"),
+          np.add(a * 1.5, 1, dtype=np.int8, casting="unsafe"))
+    for bad in (lambda m, y: m.less(y, y, dtype=np.float64), lambda m, y: m.add(y * 1.5, 1, dtype=np.int8)):
+        with pytest.raises(TypeError):
+            bad(np, a)
+        with pytest.raises(TypeError):
+            bad(np, x)
+    out, want = np.full(3, 9, np.int8), np.full(3, 9, np.int8)
+    assert np.add(x, 1, where=x > 1, out=out) is out
+    np.add(a, 1, where=a > 1, out=want)
+    np.testing.assert_array_equal(out, want)
+    lazy_out = lf.zeros(3, np.int8)
+    np.add(x, x, where=[True, False, True], out=lazy_out)
+    check(lazy_out, np.array([2, 0, 6], np.int8))
+    check(np.add(x, 1, where=x > 1), np.array([0, 3, 4], np.int8))  # NumPy's 0s are garbage
+    q, r = np.divmod(x, 2, dtype=np.float32)
+    check(q, np.divmod(a, 2, dtype=np.float32)[0])
+    check(np.add(x, 1, order="C", subok=True), a + 1)
 
 
 @pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),

@@ -1,4 +1,4 @@
-//! Scans (`cumsum`, `cumprod`) on the CPU in the order of
+//! Scans (`cumsum`, `cumprod`, `cummax`, `cummin`) on the CPU in the order of
 //! `lazyfuse_core::reference::scan`, two passes over chunks in parallel
 //! when the scanned axis is the last one (each line contiguous): the chunk
 //! totals, then (per line, in order) the carries, then every chunk's
@@ -11,7 +11,8 @@
 //! producer is then never materialised, and the second pass writes its
 //! values straight into the output before scanning them in place.
 
-use lazyfuse_core::reference::{self, Lines, SCAN_CHUNK};
+use lazyfuse_core::reference::{self, scan_identity, Lines, SCAN_CHUNK};
+use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{DType, Element, Error, HostBuffer, ReduceOp, Result, SliceMut, Wide};
 use lazyfuse_fusion::{Launch, ScanLaunch};
 use std::ops::{Add, Mul};
@@ -165,16 +166,26 @@ fn by_op<T: Accumulator>(
             scan_lines(T::add, identity, n, pool, source, out)
         }
         ReduceOp::Prod => scan_lines(T::mul, T::from_wide(Wide::Int(1)), n, pool, source, out),
-        other => Err(Error::internal(
-            "cpu scan",
-            format!("a scan by {other:?} (expected sum or prod)"),
-        )),
+        ReduceOp::Max | ReduceOp::Min => {
+            // -inf or +inf: a float's, or the integer dtype's extreme.
+            let identity = T::from_wide(Wide::Float(scan_identity(op, T::DTYPE)));
+            let combine = op.combiner();
+            scan_lines(
+                move |a, b| T::binary(combine, a, b),
+                identity,
+                n,
+                pool,
+                source,
+                out,
+            )
+        }
     }
 }
 
-/// The accumulator dtypes of a scan, with its two combining operations
-/// (core's semantics: integers wrap) as plain functions that inline.
-trait Accumulator: Element + Default + Send + Sync {
+/// The accumulator dtypes of a scan, with its two arithmetic combining
+/// operations (core's semantics: integers wrap) as plain functions that
+/// inline; the extremes are core's `Arithmetic::binary`.
+trait Accumulator: Arithmetic + Default + Send + Sync {
     fn add(a: Self, b: Self) -> Self;
     fn mul(a: Self, b: Self) -> Self;
 }

@@ -1,4 +1,4 @@
-//! Scans (`cumsum`, `cumprod`) on a device: three launches of kernels
+//! Scans (`cumsum`, `cumprod`, `cummax`, `cummin`) on a device: three launches of kernels
 //! built with this crate's builder, so they are printed, verified,
 //! simulated and compiled like any user kernel, in the order of
 //! `lazyfuse_core::reference::scan` (the same bits as every other backend):
@@ -40,8 +40,7 @@ pub struct ScanKernels {
 }
 
 impl ScanKernels {
-    /// The kernels scanning `dtype` values (an accumulator dtype) with `op`
-    /// (`Sum` or `Prod`).
+    /// The kernels scanning `dtype` values (an accumulator dtype) with `op`.
     pub fn build(op: ReduceOp, dtype: DType) -> Result<ScanKernels> {
         Self::build_from(op, dtype, None)
     }
@@ -73,8 +72,10 @@ impl ScanKernels {
         let name = |part: &str| format!("lf_scan_{part}_{}_{}{tag}", op.name(), dtype.short_name());
         let identity = scan_identity(op, dtype);
         let combine = move |a: Val, b: Val| match op {
+            ReduceOp::Sum => a + b,
             ReduceOp::Prod => a * b,
-            _ => a + b,
+            // The extremes propagate NaN, as core's maximum and minimum.
+            ReduceOp::Max | ReduceOp::Min => a.apply_binary(op.combiner(), &b),
         };
         let totals = Kernel::build(&name("totals"), |k| {
             let x = Reader::declare(k, dtype, producer);

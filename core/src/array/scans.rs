@@ -1,6 +1,7 @@
-//! Running sums and products along an axis (`cumsum`, `cumprod`): a scan
-//! node over the input cast to the accumulator dtype (integers and bool in
-//! i64/u64, f16/bf16 in f32), cast back to NumPy's result dtype.
+//! Running sums, products and extremes along an axis (`cumsum`, `cumprod`,
+//! `cummax`, `cummin`): a scan node over the input cast to the accumulator
+//! dtype (integers and bool in i64/u64, f16/bf16 in f32), cast back to
+//! NumPy's result dtype.
 
 use smallvec::smallvec;
 
@@ -24,17 +25,36 @@ impl Array {
         self.scan(ReduceOp::Prod, axis)
     }
 
+    /// Running maxima along `axis` (NumPy's `np.maximum.accumulate`, pandas'
+    /// `cummax`): the dtype is kept, and a NaN, once met, stays.
+    pub fn cummax(&self, axis: impl AxisIndex) -> Array {
+        self.scan(ReduceOp::Max, axis)
+    }
+
+    /// Running minima along `axis` (NumPy's `np.minimum.accumulate`), as
+    /// [`Array::cummax`].
+    pub fn cummin(&self, axis: impl AxisIndex) -> Array {
+        self.scan(ReduceOp::Min, axis)
+    }
+
     fn scan(&self, op: ReduceOp, axis: impl AxisIndex) -> Array {
-        let name = if op == ReduceOp::Sum {
-            "cumsum"
-        } else {
-            "cumprod"
+        let name = match op {
+            ReduceOp::Sum => "cumsum",
+            ReduceOp::Prod => "cumprod",
+            ReduceOp::Max => "cummax",
+            ReduceOp::Min => "cummin",
         };
         let result = (|| {
             let node = self.valid_node()?;
             let axis = axis.to_axis().unwrap_or(i64::MAX);
             let axis = normalize_axis(name, axis, node.shape().len())?;
-            let plan = plan_reduce(Reduction::Builtin(op), node.dtype());
+            let mut plan = plan_reduce(Reduction::Builtin(op), node.dtype());
+            if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+                // Scans run in the accumulator dtypes (i64, u64, f32, f64):
+                // the extremes there, exact, and back to the dtype.
+                plan.acc = plan_reduce(Reduction::Builtin(ReduceOp::Sum), node.dtype()).acc;
+                plan.out = node.dtype();
+            }
             let input = cast_node(&node, plan.acc);
             let scanned = new_node(
                 name,

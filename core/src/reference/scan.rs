@@ -1,5 +1,5 @@
-//! Running sums and products (`cumsum`, `cumprod`) in the one order every
-//! backend computes them: each line along the axis is cut into chunks of
+//! Running sums, products, maxima and minima (`cumsum`, `cumprod`,
+//! `cummax`, `cummin`) in the one order every backend computes them: each line along the axis is cut into chunks of
 //! [`SCAN_CHUNK`] elements; a chunk's elements are combined left to right
 //! starting from the carry of the chunks before it, and the carries are the
 //! chunks' totals combined left to right. Chunks are independent until
@@ -8,7 +8,7 @@
 //! line of at most one chunk is combined exactly as NumPy does.
 
 use crate::dtype::DType;
-use crate::element::HostBuffer;
+use crate::element::{HostBuffer, Wide};
 use crate::error::{Error, Result};
 use crate::ops::ReduceOp;
 use crate::semantics::Arithmetic;
@@ -17,12 +17,16 @@ use crate::semantics::Arithmetic;
 pub const SCAN_CHUNK: usize = 4096;
 
 /// The starting value of a scan: -0.0 for float sums (it keeps the sign of
-/// a lone -0.0), 0 for integer sums, 1 for products.
+/// a lone -0.0), 0 for integer sums, 1 for products, -inf for running
+/// maxima and +inf for minima (an integer dtype's minimum and maximum: the
+/// conversion to it saturates).
 pub fn scan_identity(op: ReduceOp, dtype: DType) -> f64 {
     match (op, dtype.is_float()) {
         (ReduceOp::Sum, true) => -0.0,
         (ReduceOp::Sum, false) => 0.0,
-        _ => 1.0,
+        (ReduceOp::Prod, _) => 1.0,
+        (ReduceOp::Max, _) => f64::NEG_INFINITY,
+        (ReduceOp::Min, _) => f64::INFINITY,
     }
 }
 
@@ -31,10 +35,10 @@ pub fn scan_identity(op: ReduceOp, dtype: DType) -> f64 {
 pub fn scan(op: ReduceOp, input: &HostBuffer, shape: &[usize], axis: usize) -> Result<HostBuffer> {
     let layout = Lines::of(shape, axis);
     Ok(match input {
-        HostBuffer::I64(v) => HostBuffer::I64(scan_lines(op, v, layout, 0)),
-        HostBuffer::U64(v) => HostBuffer::U64(scan_lines(op, v, layout, 0)),
-        HostBuffer::F32(v) => HostBuffer::F32(scan_lines(op, v, layout, -0.0)),
-        HostBuffer::F64(v) => HostBuffer::F64(scan_lines(op, v, layout, -0.0)),
+        HostBuffer::I64(v) => HostBuffer::I64(scan_lines(op, v, layout)),
+        HostBuffer::U64(v) => HostBuffer::U64(scan_lines(op, v, layout)),
+        HostBuffer::F32(v) => HostBuffer::F32(scan_lines(op, v, layout)),
+        HostBuffer::F64(v) => HostBuffer::F64(scan_lines(op, v, layout)),
         other => {
             return Err(Error::internal(
                 "scan",
@@ -70,18 +74,8 @@ impl Lines {
     }
 }
 
-/// `sum_identity` is the identity of a sum in `T` (-0.0 for floats).
-fn scan_lines<T: Arithmetic + From<u8>>(
-    op: ReduceOp,
-    values: &[T],
-    lines: Lines,
-    sum_identity: T,
-) -> Vec<T> {
-    let identity = if op == ReduceOp::Sum {
-        sum_identity
-    } else {
-        T::from(1u8)
-    };
+fn scan_lines<T: Arithmetic>(op: ReduceOp, values: &[T], lines: Lines) -> Vec<T> {
+    let identity = T::from_wide(Wide::Float(scan_identity(op, T::DTYPE)));
     let combine = op.combiner();
     let Lines { outer, n, inner } = lines;
     let mut out = values.to_vec();

@@ -162,8 +162,17 @@ class Array:
     def __abs__(self): return Array(self._a.unary("abs"))
     def __invert__(self): return Array(self._a.unary("invert"))
 
-    def astype(self, dtype):
-        return Array(self._a.astype(_dtype_name(dtype)))
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """NumPy's ``astype``: a cast array (``casting`` checked as NumPy
+        does); this one itself when ``copy=False`` and the dtype is its own."""
+        name = _dtype_name(dtype)
+        if not copy and name == self._a.dtype_name:
+            return self
+        if casting != "unsafe" and name != "bfloat16" and isinstance(self.dtype, np.dtype) \
+                and not np.can_cast(self.dtype, name, casting):
+            raise DTypeError(f"astype: cannot cast array data from {self.dtype} to {name} "
+                             f"according to the rule '{casting}'")
+        return Array(self._a.astype(name))
 
     def view(self, dtype=None):
         """NumPy's ``a.view(dtype)`` for a dtype of the same element size:
@@ -289,11 +298,15 @@ class Array:
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _reductions.arg_reduce(self, "argmin", axis, out, keepdims)
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
-        return _reductions.moment(self, "var", axis, dtype, out, ddof, keepdims, where)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=None, correction=None):
+        return _reductions.moment(self, "var", axis, dtype, out, ddof, keepdims, where, mean,
+                                  correction)
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
-        return _reductions.moment(self, "std", axis, dtype, out, ddof, keepdims, where)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=None, correction=None):
+        return _reductions.moment(self, "std", axis, dtype, out, ddof, keepdims, where, mean,
+                                  correction)
 
     def cumsum(self, axis=None, dtype=None, out=None):
         return _reductions.accumulate(self, "cumsum", axis, dtype, out)
@@ -471,8 +484,11 @@ class Array:
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if method in ("reduce", "accumulate"):
             result = _reductions.ufunc_method(ufunc, method, inputs, dict(kwargs, out=out))
-            return NotImplemented if result is None else result
-        if method != "__call__" or not set(kwargs) <= _ufuncs.options(ufunc):
+            if result is not None:
+                return result
+        if method != "__call__":
+            return _ufuncs.method(ufunc, method, inputs, out, kwargs)
+        if not set(kwargs) <= _ufuncs.options(ufunc):
             return NotImplemented
         for x in inputs:
             if not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float)):

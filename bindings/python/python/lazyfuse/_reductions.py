@@ -19,8 +19,9 @@ _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 _COMBINE = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum"}
 # NumPy ufunc -> its reduction and its accumulation (``np.add.reduce``).
 UFUNC_REDUCTIONS = {
-    "add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"), "maximum": ("max", None),
-    "minimum": ("min", None), "logical_and": ("all", None), "logical_or": ("any", None),
+    "add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"), "maximum": ("max", "cummax"),
+    "minimum": ("min", "cummin"), "logical_and": ("all", "cummin"),
+    "logical_or": ("any", "cummax"),
 }
 
 
@@ -100,16 +101,30 @@ def arg_reduce(x, name, axis=None, out=None, keepdims=False):
     return _finish(result, None, out, name)
 
 
-def moment(x, name, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True):
+def moment(x, name, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True,
+           mean=None, correction=None):
     """``var``/``std`` over ``axis`` (also several: moved last and merged
-    into one, views only), with NumPy's keywords."""
+    into one, views only), with NumPy's keywords (``mean=``: the mean to
+    use, of keepdims' shape; ``correction=``: the array API's ``ddof``)."""
+    if correction is not None:
+        if ddof != 0:
+            raise ArgumentError(f"{name}: ddof and correction can't be provided simultaneously")
+        ddof = correction
     if dtype is not None:
         x = x.astype(dtype)
     mask = _mask(x, where, name)
-    if mask is not None:
-        mean = _masked_mean(x, mask, axis, True)
-        squares = _array.where(mask, (x - mean) * (x - mean), 0).astype(mean.dtype)
-        count = mask.astype(mean.dtype)._reduce("sum", axis, keepdims)
+    if mask is not None or mean is not None:
+        if mean is None:
+            mean = _masked_mean(x, mask, axis, True)
+        elif not isinstance(mean, _array.Array):
+            mean = x._like(mean)
+        deviations = (x - mean) * (x - mean)
+        if mask is None:
+            count = int(np.prod([x.shape[a] for a in _axes(x, axis, name)]))
+            squares = deviations
+        else:
+            squares = _array.where(mask, deviations, 0).astype(deviations.dtype)
+            count = mask.astype(deviations.dtype)._reduce("sum", axis, keepdims)
         result = squares._reduce("sum", axis, keepdims) / (count - ddof)
         return _finish(np.sqrt(result) if name == "std" else result, dtype, out, name)
     axes = _axes(x, axis, name)
@@ -126,7 +141,8 @@ def moment(x, name, axis=None, dtype=None, out=None, ddof=0, keepdims=False, whe
 
 
 def accumulate(x, name, axis=None, dtype=None, out=None):
-    """``cumsum``/``cumprod`` (``axis=None``: over the flattened array)."""
+    """``cumsum``/``cumprod``/``cummax``/``cummin`` (``axis=None``: over the
+    flattened array)."""
     if dtype is not None:
         x = x.astype(dtype)
     a = x if axis is not None else x.reshape(-1)
@@ -148,8 +164,8 @@ def ufunc_method(ufunc, method, inputs, kwargs):
     axis = kwargs.pop("axis", 0)
     if method == "reduce":
         return reduce(x, names[0], axis, out=out, **kwargs)
-    if names[1] is None:
-        return None
+    if ufunc.__name__.startswith("logical_") and kwargs.get("dtype") is None:
+        x = x.astype(np.bool_)  # the running all/any of the truth values
     return accumulate(x, names[1], axis, out=out, **kwargs)
 
 

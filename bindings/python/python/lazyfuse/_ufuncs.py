@@ -6,6 +6,7 @@ of them for the rest it computes lazily (``fabs``, ``signbit``, ``fmax``,
 import numpy as np
 
 from . import _array, _native
+from .errors import ArgumentError, DTypeError
 
 # NumPy ufunc name -> lazyfuse operation name, where they differ.
 _UFUNC_NAMES = {
@@ -122,10 +123,46 @@ def _fmax_fmin(name, a, b):
     return _array.where(b_nan, _array.where(a_nan, extreme, a), _array.where(a_nan, b, extreme))
 
 
+def method(ufunc, method, inputs, out, kwargs):
+    """``ufunc.outer(a, b)`` lazily (the call of ``a`` with axes added for
+    ``b``'s); the methods lazyfuse has no kernel for (``reduceat``, ``at``,
+    the other ufuncs' ``reduce``/``accumulate``) in NumPy on computed values,
+    as NumPy's other functions run: ``at`` writes its lazy first operand."""
+    Array = _array.Array
+    if method == "outer" and len(inputs) == 2 and not kwargs:
+        a, b = inputs
+        first = a if isinstance(a, Array) else b
+        a = a if isinstance(a, Array) else first._like(a)
+        b_ndim = b.ndim if hasattr(b, "ndim") else np.ndim(b)
+        return call(ufunc, (a.reshape(a.shape + (1,) * b_ndim), b), out)
+    values = [x.numpy() if isinstance(x, Array) else x for x in inputs]
+    if method == "at":
+        target = inputs[0]
+        getattr(ufunc, method)(*values, **kwargs)
+        if isinstance(target, Array):
+            target._rebind(target._like(values[0])._a)
+        return None
+    if out is not None:
+        kwargs["out"] = tuple(o.numpy() if isinstance(o, Array) else o for o in out)
+    result = getattr(ufunc, method)(*values, **kwargs)
+    if out is not None:
+        for given, written in zip(out, kwargs["out"]):
+            if isinstance(given, Array):
+                given._rebind(given._like(written)._a)
+        return out[0] if len(out) == 1 else out
+    first = next(x for x in inputs if isinstance(x, Array))
+    return first._like(result) if isinstance(result, np.ndarray) else result
+
+
+# The keyword arguments of a ufunc call ``call`` takes besides ``out``.
+_CALL_OPTIONS = frozenset({"dtype", "signature", "casting", "where", "order", "subok"})
+
+
 def options(ufunc):
     """The keyword arguments besides ``out`` that ``call`` takes for
-    ``ufunc``: ``vecdot``'s ``axis``."""
-    return {"axis"} if ufunc.__name__ == "vecdot" else set()
+    ``ufunc``: NumPy's ``dtype``, ``signature``, ``casting``, ``where``,
+    ``order``, ``subok``, and ``vecdot``'s ``axis``."""
+    return _CALL_OPTIONS | {"axis"} if ufunc.__name__ == "vecdot" else _CALL_OPTIONS
 
 
 # IEEE formats by the float dtype ldexp and frexp compute in: exponent
@@ -184,10 +221,66 @@ def _frexp(x):
     return fraction.astype(out), exponent.astype(np.int32)
 
 
-def call(ufunc, inputs, out, **options):
-    """``ufunc(*inputs, out=out, **options)``, at least one input lazy: a
-    lazy result (a tuple for several outputs), or ``out`` written."""
-    Array, _store = _array.Array, _array._store
+def call(ufunc, inputs, out, where=True, dtype=None, signature=None, casting="same_kind",
+         order="K", subok=True, **options):
+    """``ufunc(*inputs, out=out, …)``, at least one input lazy: a lazy
+    result (a tuple for several outputs), or ``out`` written. ``dtype=`` and
+    ``signature=`` choose NumPy's loop (its dtypes and casting checks,
+    ``ufunc.resolve_dtypes``): the inputs are cast to it. ``where=`` keeps
+    ``out``'s values where it is false (0 there without ``out``: NumPy's
+    are uninitialised)."""
+    if order not in ("K", "A", "C", "F"):
+        raise ArgumentError(f"ufunc '{ufunc.__name__}': order {order!r} (expected 'K', 'A', 'C' "
+                            "or 'F')")
+    if dtype is None and signature is None and where is True:
+        return _apply(ufunc, inputs, out, casting, **options)
+    first = next(x for x in inputs if isinstance(x, _array.Array))
+    results_dtypes = None
+    if dtype is not None or signature is not None:
+        inputs, results_dtypes = _loop_inputs(ufunc, first, inputs, dtype, signature, casting)
+    results = _apply(ufunc, inputs, None, casting, **options)
+    results = results if isinstance(results, tuple) else (results,)
+    if results_dtypes is not None:
+        results = tuple(r if r.dtype == d else r.astype(d) for r, d in zip(results, results_dtypes))
+    if where is not True:
+        mask = where if isinstance(where, _array.Array) else first._like(where)
+        kept = out or (0,) * len(results)
+        results = tuple(_array.where(mask, r, k if isinstance(k, (_array.Array, int)) else
+                                     first._like(k)) for r, k in zip(results, kept))
+    if out is None:
+        return results if len(results) > 1 else results[0]
+    stored = tuple(_array._store(r, o, f"ufunc '{ufunc.__name__}'", casting)
+                   for r, o in zip(results, out))
+    return stored if len(stored) > 1 else stored[0]
+
+
+def _loop_inputs(ufunc, first, inputs, dtype, signature, casting):
+    """The inputs cast to the dtypes of NumPy's loop for ``dtype=`` (every
+    output's) or ``signature=``, and the loop's output dtypes; NumPy's
+    errors where it has no such loop or a cast breaks ``casting``."""
+    if signature is None:
+        signature = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    elif dtype is not None:
+        raise TypeError(f"ufunc '{ufunc.__name__}': cannot specify both 'signature' and 'dtype'")
+    if any(isinstance(x, _array.Array) and x.dtype == "bfloat16" for x in inputs):
+        raise DTypeError(f"ufunc '{ufunc.__name__}': dtype= or signature= with a bfloat16 operand "
+                         "(NumPy has no bfloat16 loops; cast it first)")
+    given = tuple(x.dtype if isinstance(x, (_array.Array, np.ndarray, np.generic)) else
+                  (np.dtype(bool) if isinstance(x, bool) else type(x)) for x in inputs)
+    loop = ufunc.resolve_dtypes(given + (None,) * ufunc.nout, signature=signature,
+                                casting=casting)
+    cast = [x.astype(d) if isinstance(x, _array.Array) else first._like(np.asarray(x, d))
+            for x, d in zip(inputs, loop)]
+    return cast, loop[ufunc.nin:]
+
+
+def _apply(ufunc, inputs, out, casting="same_kind", **options):
+    """``call`` without ``where``, ``dtype`` and ``signature``."""
+    Array = _array.Array
+
+    def _store(result, target, what):
+        return _array._store(result, target, what, casting)
+
     name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
     first = next(x for x in inputs if isinstance(x, Array))
     if name in ("vecdot", "matvec", "vecmat"):
