@@ -9,7 +9,7 @@ use lazyfuse_core::{
     with_slice_mut, Element, Error, HostBuffer, KernelLaunch, Result, SliceMut, Wide,
 };
 
-use super::kernel::{Direction, Variant};
+use super::variant::{Direction, Variant};
 use crate::kernel::{HostRoutine, Workers};
 
 /// The CPU's routine for the index kernel of one [`Variant`].
@@ -21,8 +21,8 @@ pub(super) struct CpuIndexCopy {
 /// Elements below which a gather runs on the calling thread.
 const PARALLEL_ELEMENTS: usize = 1 << 16;
 
-/// A launch's scalars (see [`index_kernel`](super::kernel::index_kernel)),
-/// as sizes.
+/// A launch's scalars (the index kernels' `n`, `count`, `inner`, `total`
+/// and a scatter's value steps), as sizes.
 #[derive(Clone, Copy)]
 struct Extents {
     /// The indexed axis' length.

@@ -24,8 +24,10 @@ use crate::kernel::{Kernel, KernelArg};
 
 mod host;
 mod kernel;
+mod variant;
 
-use kernel::{index_kernel, Direction, Layout, Variant};
+use kernel::index_kernel;
+use variant::{Direction, Layout, Variant};
 
 /// What an index outside its axis does (NumPy's `mode`). Negative indices
 /// count from the end in `Raise` and `Wrap` modes.

@@ -101,6 +101,46 @@ def test_arrays_of_the_other_byte_order_are_their_values():
         lf.asarray(np.ones(3, dtype=">c16"))
 
 
+def test_ndarray_methods_and_properties_are_numpys(backend):
+    import copy
+    a = np.arange(24.0).reshape(2, 3, 4) - 5
+    x = lf.asarray(a)
+    assert (x.itemsize, x.nbytes, x.strides, x.base) == (a.itemsize, a.nbytes, a.strides, None)
+    for got, want in [(x.mT, a.mT), (x.real, a.real), (x.imag, a.imag), (x.conj(), a.conj()),
+                      (x.dot(a[0, 0]), a.dot(a[0, 0])), (x.repeat(2, axis=1), a.repeat(2, axis=1)),
+                      (x.nonzero()[2], a.nonzero()[2]), (x.compress([1, 0, 1], axis=1), a.compress([1, 0, 1], axis=1)),
+                      (x.reshape(4, 6, order="F"), a.reshape(4, 6, order="F")),
+                      (x.ravel("F"), a.ravel("F")), (x.flatten("F"), a.flatten("F")),
+                      (np.reshape(x, (6, -1), order="F"), np.reshape(a, (6, -1), order="F")),
+                      (x.flat[5:9], a.flat[5:9]), (x.argpartition(2, axis=-1)[..., 2], a.argpartition(2, axis=-1)[..., 2]),
+                      (x.byteswap(), a.byteswap()),
+                      (lf.asarray(a > 0).choose([a, -a]), (a > 0).choose([a, -a]))]:
+        assert isinstance(got, lf.Array)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert x.item(7) == a.item(7) and x.item(1, 2, 3) == a.item(1, 2, 3) and x.item((0, 1, 2)) == a.item((0, 1, 2))
+    assert x.tobytes() == a.tobytes() and 7.0 in x and 99.0 not in x
+    assert [np.asarray(row).tolist() for row in x] == [row.tolist() for row in a]
+    assert len(x.flat) == a.size and list(x.flat)[3].item() == a.flat[3]
+    assert copy.copy(x) is not x and np.array_equal(np.asarray(copy.deepcopy(x)), a)
+    y, b = x * 1, a.copy()
+    y.fill(2.5)
+    b.fill(2.5)
+    np.testing.assert_array_equal(np.asarray(y), b)
+    y, b = x * 1, a.copy()
+    y.flat[[1, 5]] = -1.0
+    b.flat[[1, 5]] = -1.0
+    np.testing.assert_array_equal(np.asarray(y), b)
+    y, b = x[:, ::-1] * 1, a[:, ::-1].copy()
+    y.partition(1, axis=1)
+    b.partition(1, axis=1)
+    np.testing.assert_array_equal(np.asarray(y)[:, 1], b[:, 1])
+    with pytest.raises(ValueError, match="ndim < 2"):
+        lf.asarray(a[0, 0]).mT
+    with pytest.raises(TypeError, match="0-d"):
+        iter(lf.asarray(np.float64(1.0)))
+    assert complex(lf.asarray(np.float64(2.0))) == 2 + 0j
+
+
 def test_foreign_types_get_not_implemented():
     class Other:
         def __radd__(self, other):

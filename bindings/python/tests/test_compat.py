@@ -1,7 +1,9 @@
 """The thin NumPy functions of `_compat` against NumPy: conversions,
 questions that compute nothing, the complex helpers on real arrays,
 rounding and infinities, NaN-skipping running sums, ``unwrap``, index
-arithmetic, ``rollaxis``, ``resize``, ``compress``/``extract``, ``vdot``."""
+arithmetic, ``rollaxis``, ``resize``, ``compress``/``extract``, ``vdot``,
+the ``*_like`` constructors, ``choose``, ``lexsort``, ``piecewise``,
+``block`` and the other joins, ``place``."""
 
 import numpy as np
 import pytest
@@ -50,6 +52,20 @@ CASES = [
     ("compress", ([True, False, True], X), {"axis": 0}), ("compress", ([0, 1, 1, 0], I), {"axis": 1}),
     ("compress", (I.reshape(-1) > 3, I), {}), ("extract", (I > 2, I), {}),
     ("vdot", (X, X), {}), ("vdot", (I, I[::-1]), {}),
+    ("zeros_like", (X,), {}), ("ones_like", (I,), {"dtype": np.float32}),
+    ("empty_like", (I,), {"shape": (2, 3)}), ("full_like", (X, 7), {"order": "K"}),
+    ("isreal", (X,), {}), ("iscomplex", (I,), {}), ("real_if_close", (X,), {}),
+    ("asarray_chkfinite", (X,), {}), ("tril_indices_from", (I,), {"k": 1}),
+    ("triu_indices_from", (I,), {}), ("diag_indices_from", (X[:, :3, :3],), {}),
+    ("choose", (np.abs(I) % 3, [I, -I, 10 * I]), {}), ("choose", (I, [X[0, 0, :1], 2.5]), {"mode": "clip"}),
+    ("choose", (I, [1, 2, 3]), {"mode": "wrap"}),
+    ("lexsort", ((I[0] % 3, I[1] % 2),), {}), ("lexsort", (I % 4,), {}),
+    ("lexsort", ((X[0] > 0, X[1].round()),), {"axis": 0}),
+    ("piecewise", (X, [X < 0, X > 1], [lambda t: -t, 9.0]), {}),
+    ("piecewise", (X, [X < 0], [lambda t: t * 2, lambda t: t + 1]), {}),
+    ("matrix_transpose", (X,), {}), ("unstack", (X,), {"axis": 1}), ("row_stack", ([I, I],), {}),
+    ("block", ([[I, I], [I, I]],), {}), ("block", ([X[0], X[1]],), {}),
+    ("block", ([[X[0, :2]], [X[1]]],), {}), ("block", ([[I[:, :2], np.ones((4, 1), np.int8)]],), {}),
 ]
 
 
@@ -59,7 +75,9 @@ def test_functions_are_numpys(backend, case):
     want = getattr(np, name)(*args, **kwargs)
     got = getattr(lf, name)(*args, **kwargs)
     check(got, tuple(want) if isinstance(want, (tuple, list)) else want)
-    if any(isinstance(a, np.ndarray) for a in args) and name not in ("ascontiguousarray", "asanyarray"):
+    # (NumPy's conversions do not dispatch to lazy arrays' functions.)
+    if any(isinstance(a, np.ndarray) for a in args) and name not in (
+            "ascontiguousarray", "asanyarray", "asarray_chkfinite"):
         lazy = tuple(lf.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
         got = getattr(np, name)(*lazy, **kwargs)  # __array_function__
         check(got, tuple(want) if isinstance(want, (tuple, list)) else want)
@@ -75,6 +93,29 @@ def test_lazy_coordinates_and_questions_compute_nothing(backend):
     flat = lf.ravel_multi_index((rows, cols), (7, 6))
     assert lf.stats()["evaluations"] == before  # all lazy so far
     np.testing.assert_array_equal(np.asarray(flat), [22, 41, 6])
+
+
+def test_the_likes_compute_nothing_and_in_place_functions_write_lazy_arrays(backend):
+    x = lf.asarray(X) + 1
+    before = lf.stats()["evaluations"]
+    likes = [np.zeros_like(x), np.ones_like(x, dtype=np.int8), np.empty_like(x), np.full_like(x, 3)]
+    assert all(isinstance(a, lf.Array) for a in likes)
+    rows = np.tril_indices_from(x[0])
+    assert lf.stats()["evaluations"] == before
+    check(likes[3], np.full_like(X, 3))
+    check(rows[1], np.tril_indices_from(X[0])[1])
+    y, want = lf.asarray(I) * 1, I.copy()
+    np.place(y, I > 2, [7, 8])
+    np.place(want, I > 2, [7, 8])
+    check(y, want)
+    assert np.array_equiv(lf.asarray(I[:1]), np.vstack([I[:1], I[:1]])) is True
+    assert np.array_equiv(lf.asarray(I), I[:2]) is False
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        np.asarray_chkfinite(lf.asarray(N))
+    with pytest.raises(ValueError, match="invalid entry in choice array"):
+        np.choose(lf.asarray(I), [I, I])
+    with pytest.raises(ValueError, match="depths are mismatched"):
+        lf.block([I, [I]])
 
 
 def test_copyto_writes_lazy_and_numpy_destinations(backend):

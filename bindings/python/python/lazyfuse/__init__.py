@@ -164,9 +164,11 @@ def empty(shape, dtype=np.float64, context=None):
     return full(shape, 0, dtype, context)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """``a``'s shape (or ``shape``) filled with ``fill_value``, in ``a``'s
-    dtype (or ``dtype``); a lazyfuse ``a`` gives an array of its context."""
+    dtype (or ``dtype``); a lazyfuse ``a`` gives an array of its context
+    (nothing computed). ``order``, ``subok`` and ``device`` are NumPy's,
+    accepted: a lazy array's elements are in C order, on its context."""
     shape = _shape(np.shape(a) if shape is None else shape, "full_like")
     dtype = (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype) if dtype is None else dtype
     if isinstance(a, Array):
@@ -174,16 +176,24 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return full(shape, fill_value, dtype)
 
 
-def zeros_like(a, dtype=None, shape=None):
-    return full_like(a, 0, dtype, shape)
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """``full_like(a, 0, …)``."""
+    return full_like(a, 0, dtype, shape=shape)
 
 
-def ones_like(a, dtype=None, shape=None):
-    return full_like(a, 1, dtype, shape)
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """``full_like(a, 1, …)``."""
+    return full_like(a, 1, dtype, shape=shape)
 
 
-def empty_like(a, dtype=None, shape=None):
-    return full_like(a, 0, dtype, shape)
+def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """A destination like ``a`` (zeros here, as ``empty``)."""
+    return full_like(a, 0, dtype, shape=shape)
+
+
+# NumPy's own `np.zeros_like(x)` of a lazy `x` comes here too.
+_numpy.FUNCTIONS.update(full_like=full_like, zeros_like=zeros_like, ones_like=ones_like,
+                        empty_like=empty_like)
 
 
 def arange(start, stop=None, step=1, dtype=None, context=None):

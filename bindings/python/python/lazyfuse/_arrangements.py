@@ -441,6 +441,61 @@ def argwhere(a):
     return a._like(np.argwhere(a.numpy()))
 
 
+def matrix_transpose(x):
+    """NumPy's ``matrix_transpose``: the last two axes swapped (a view)."""
+    return _one(x).mT
+
+
+def unstack(x, /, *, axis=0):
+    """NumPy's ``unstack``: the arrays along ``axis``, as views."""
+    from ._numpy import moveaxis
+    x = _one(x)
+    if x.ndim == 0:
+        raise ArgumentError("Input array must be at least 1-d.")
+    return tuple(moveaxis(x, axis, 0))
+
+
+def row_stack(tup, *, dtype=None, casting="same_kind"):
+    """NumPy's ``row_stack``: ``vstack``'s old name."""
+    from ._numpy import FUNCTIONS
+    return FUNCTIONS["vstack"](tup, dtype=dtype, casting=casting)
+
+
+def block(arrays):
+    """NumPy's ``block``: nested lists of arrays joined, the innermost
+    lists along the last axis, each list out along the axis before; every
+    array gets leading axes up to the deepest nesting or the most axes."""
+    from ._numpy import _lazy, concatenate
+
+    def depth(x):
+        if isinstance(x, tuple):
+            raise TypeError("block: tuples are not allowed (use lists)")
+        if isinstance(x, list):
+            if not x:
+                raise ArgumentError("block: lists cannot be empty")
+            depths = {depth(e) for e in x}
+            if len(depths) != 1:
+                raise ArgumentError("block: list depths are mismatched")
+            return depths.pop() + 1
+        return 0
+
+    def leaves(x):
+        return [leaf for e in x for leaf in leaves(e)] if isinstance(x, list) else [x]
+
+    levels = depth(arrays)
+    pieces = _lazy(leaves(arrays))
+    ndim = max([levels] + [p.ndim if isinstance(p, Array) else np.ndim(p) for p in pieces])
+    pieces = iter([_one(p).reshape((1,) * (ndim - np.ndim(p)) + np.shape(p)) for p in pieces])
+
+    def joined(x, level):
+        if not isinstance(x, list):
+            return next(pieces)
+        return concatenate([joined(e, level + 1) for e in x], axis=level - levels)
+
+    return joined(arrays, 0)
+
+
 FUNCTIONS = (flip, fliplr, flipud, rot90, roll, repeat, tile, append, atleast_1d, atleast_2d,
              atleast_3d, broadcast_arrays, meshgrid, column_stack, dstack, array_split, split,
-             hsplit, vsplit, dsplit, pad, delete, insert, nonzero, flatnonzero, argwhere)
+             hsplit, vsplit, dsplit, pad, delete, insert, nonzero, flatnonzero, argwhere,
+             matrix_transpose, unstack, row_stack, block)

@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from . import _reductions, _ufuncs
+from ._methods import NdarrayMethods
 from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
 
 
@@ -35,7 +36,7 @@ def _numpy_dtype(name):
     return dtype
 
 
-class Array:
+class Array(NdarrayMethods):
     """A lazy n-dimensional array (see the module documentation)."""
 
     __slots__ = ("_a",)
@@ -181,9 +182,13 @@ class Array:
             return self
         return Array(self._a.view(_dtype_name(dtype)))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        if _fortran("reshape", order):
+            # Column-major: the axes reversed, reshaped row-major, reversed back.
+            reversed_shape = tuple(reversed([operator.index(d) for d in shape]))
+            return self.transpose().reshape(reversed_shape).transpose()
         shape = [operator.index(d) for d in shape]
         if shape.count(-1) > 1 or any(d < -1 for d in shape):
             raise ArgumentError(
@@ -359,12 +364,12 @@ class Array:
 
     # --- shapes (views, as NumPy's: see `_views`) ----------------------------
     def ravel(self, order="C"):
-        _c_order_only("ravel", order)
+        if _fortran("ravel", order):
+            return self.transpose().reshape(-1)
         return self.reshape(-1)
 
     def flatten(self, order="C"):
-        _c_order_only("flatten", order)
-        return Array(self._a.reshape([self.size]))  # a copy: a value of its own
+        return Array(self.ravel(order)._a.reshape([self.size]))  # a copy: a value of its own
 
     def squeeze(self, axis=None):
         axes = _reductions._axes(self, axis, "squeeze") if axis is not None else [
@@ -404,10 +409,6 @@ class Array:
     def _like(self, value):
         """``value`` (anything NumPy takes) as an array of this one's context."""
         return Array(self._a.like(np.asarray(value, order="C")))
-
-    def item(self):
-        """The only element, as a Python scalar."""
-        return self._a.item()
 
     def copy_to_host(self, out=None, stream=0):
         """Numba's ``copy_to_host``: a NumPy copy, or written into ``out``
@@ -546,9 +547,13 @@ def _shape_len(shape):
     return n
 
 
-def _c_order_only(what, order):
-    if order not in ("C", "A", "K"):
-        raise ArgumentError(f"{what}: order={order!r} (lazyfuse flattens in C order only)")
+def _fortran(what, order):
+    """Whether ``order`` asks for column-major order (``'F'``); ``'C'``,
+    and ``'A'`` and ``'K'`` of a lazy array (its elements are in C order),
+    do not; anything else is an error."""
+    if order not in ("C", "F", "A", "K"):
+        raise ArgumentError(f"{what}: order={order!r} (expected 'C', 'F', 'A' or 'K')")
+    return order == "F"
 
 
 def where(condition, x, y):

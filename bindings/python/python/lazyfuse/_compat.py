@@ -7,7 +7,8 @@ dtype), rounding and infinities (``fix``, ``isposinf``, ``isneginf``,
 ``sinc``), running sums that skip NaNs (``nancumsum``, ``nancumprod``),
 ``unwrap``, index arithmetic (``ravel_multi_index``, ``unravel_index``,
 ``indices``, ``tril_indices``, ``triu_indices``, ``diag_indices``),
-``rollaxis``, ``resize``, ``compress``/``extract`` and ``vdot``."""
+``rollaxis``, ``resize``, ``compress``/``extract``, ``vdot``, and a few
+questions of real arrays (``isreal``, ``array_equiv``…)."""
 
 import operator
 
@@ -314,8 +315,76 @@ def vdot(a, b):
     return (a * b).sum(dtype=np.result_type(a.dtype, b.dtype))  # NumPy's dot keeps the type
 
 
+def isreal(x):
+    """NumPy's ``isreal`` of a real array: true everywhere (lazily)."""
+    from . import full_like
+    return full_like(_one(x), True, bool)
+
+
+def iscomplex(x):
+    """NumPy's ``iscomplex`` of a real array: false everywhere (lazily)."""
+    from . import full_like
+    return full_like(_one(x), False, bool)
+
+
+def real_if_close(a, tol=100):
+    """NumPy's ``real_if_close`` of a real array: the array itself."""
+    return _one(a)
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    """NumPy's ``asarray_chkfinite``: ``a``, after checking (computing)
+    that it holds no NaN or infinity."""
+    a = _one(a) if dtype is None else _one(a).astype(dtype)
+    if a.dtype == "bfloat16" or a.dtype.kind == "f":
+        if a.size and not bool(np.isfinite(a).all()):
+            raise ArgumentError("array must not contain infs or NaNs")
+    return a
+
+
+def array_equiv(a1, a2):
+    """NumPy's ``array_equiv``: whether the two are equal after
+    broadcasting (False where they do not broadcast); computed, a bool."""
+    from ._numpy import _lazy
+    a1, a2 = (_one(x) for x in _lazy([a1, a2]))
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return False
+    return bool((a1 == a2).all())
+
+
+def diag_indices_from(arr):
+    """NumPy's ``diag_indices_from``: ``diag_indices`` of ``arr``'s shape
+    (nothing computed)."""
+    shape = np.shape(arr)
+    if len(shape) < 2:
+        raise ArgumentError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ArgumentError("All dimensions of input must be of equal length")
+    return diag_indices(shape[0], len(shape))
+
+
+def tril_indices_from(arr, k=0):
+    """NumPy's ``tril_indices_from`` (of ``arr``'s shape; nothing computed)."""
+    shape = np.shape(arr)
+    if len(shape) != 2:
+        raise ArgumentError("input array must be 2-d")
+    return tril_indices(shape[-2], k, shape[-1])
+
+
+def triu_indices_from(arr, k=0):
+    """NumPy's ``triu_indices_from`` (of ``arr``'s shape; nothing computed)."""
+    shape = np.shape(arr)
+    if len(shape) != 2:
+        raise ArgumentError("input array must be 2-d")
+    return triu_indices(shape[-2], k, shape[-1])
+
+
 FUNCTIONS = (asanyarray, ascontiguousarray, copyto, iscomplexobj, isrealobj, broadcast_shapes,
              shares_memory, may_share_memory, real, imag, conj, conjugate, angle, fix, isposinf,
              isneginf, sinc, nancumsum, nancumprod, unwrap, ravel_multi_index, unravel_index,
              indices, tril_indices, triu_indices, diag_indices, rollaxis, resize, compress,
-             extract, vdot)
+             extract, vdot, isreal, iscomplex,
+             real_if_close, asarray_chkfinite, array_equiv, diag_indices_from, tril_indices_from,
+             triu_indices_from)

@@ -205,6 +205,27 @@ def putmask(a, mask, values):
     return None
 
 
+def place(arr, mask, vals):
+    """NumPy's ``place``: the elements where ``mask`` holds take the first
+    values of ``vals``, repeated as needed, in place. How many is data: the
+    mask is computed (its positions), the writing stays lazy."""
+    if not isinstance(arr, Array):
+        return np.place(arr, _host(mask), _host(vals))
+    mask = np.asarray(_host(mask), dtype=bool)
+    if mask.size != arr.size:
+        raise ValueError("place: mask and data must be the same size")
+    count = int(mask.sum())
+    vals = vals if isinstance(vals, Array) else arr._like(vals)
+    if count == 0:
+        return None
+    if vals.size == 0:
+        raise ValueError("Cannot insert from an empty array!")
+    chosen = take(vals.reshape(-1), np.arange(count), mode="wrap")
+    flat = arr.reshape(-1)
+    flat[np.flatnonzero(mask)] = chosen  # a view: writes arr
+    return None
+
+
 def _host(x):
     """``x`` for NumPy: a lazy array computed."""
     return x.numpy() if isinstance(x, Array) else x

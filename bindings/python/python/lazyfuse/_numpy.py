@@ -279,7 +279,7 @@ FUNCTIONS["take"] = _fancy.take
 for _sorting_function in (_sorting.sort, _sorting.argsort, _sorting.median, _sorting.unique,
                           _sorting.searchsorted, _sorting.digitize, _sorting.interp,
                           _sorting.partition, _sorting.argpartition, _sorting.isin,
-                          _sorting.select):
+                          _sorting.select, _sorting.choose, _sorting.lexsort, _sorting.piecewise):
     FUNCTIONS[_sorting_function.__name__] = _sorting_function
 for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.diag,
                            _diagonals.diagflat, _diagonals.fill_diagonal):
@@ -292,6 +292,7 @@ FUNCTIONS["put"] = _fancy.put_flat
 FUNCTIONS["take_along_axis"] = _fancy.take_along_axis
 FUNCTIONS["put_along_axis"] = _fancy.put_along_axis
 FUNCTIONS["putmask"] = _fancy.putmask
+FUNCTIONS["place"] = _fancy.place
 
 @_function
 def expand_dims(a, axis):

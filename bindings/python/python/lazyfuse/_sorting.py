@@ -1,5 +1,6 @@
 """NumPy's sorting and what builds on it: ``sort``, ``argsort``,
-``median``, ``unique``, ``searchsorted``, ``digitize`` and ``interp``,
+``lexsort``, ``median``, ``unique``, ``searchsorted``, ``digitize`` and
+``interp``; and the selections ``select``, ``choose`` and ``piecewise``,
 over the native ``sort``, ``argsort`` and ``searchsorted`` (lazy kernels
 sorting rows and searching sorted arrays; NaNs last, as NumPy's)."""
 
@@ -88,6 +89,77 @@ def select(condlist, choicelist, default=0):
     for condition, choice in zip(reversed(conditions), reversed(choices[:-1])):
         result = where(condition, choice, result)
     return result.astype(dtype)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """NumPy's ``choose``: from each position, ``choices[a]`` there (all
+    broadcast together), lazily: nested ``where``s. ``mode="raise"``
+    checks ``a``'s range first (computing it); ``"wrap"`` and ``"clip"``
+    stay lazy."""
+    from ._numpy import _lazy, _one
+    from ._array import _store, where
+    a = _one(a)
+    choices = _lazy(list(choices))
+    n = len(choices)
+    if a.dtype == "bfloat16" or a.dtype.kind not in "biu":
+        raise TypeError(f"choose: indices of dtype {a.dtype} (expected integers)")
+    if mode == "wrap":
+        a = a % n
+    elif mode == "clip":
+        a = np.clip(a, 0, n - 1)
+    elif mode != "raise":
+        raise ArgumentError(f"choose: mode {mode!r} (expected 'raise', 'wrap' or 'clip')")
+    elif a.size and bool(((a < 0) | (a >= n)).any()):
+        raise ArgumentError("invalid entry in choice array")
+    dtype = np.result_type(*[c.dtype if isinstance(c, Array) else np.asarray(c) for c in choices])
+    shape = np.broadcast_shapes(a.shape, *(np.shape(c) for c in choices))
+    result = choices[-1] if isinstance(choices[-1], Array) else a._like(choices[-1])
+    for k in range(n - 2, -1, -1):
+        result = where(a == k, choices[k], result)
+    result = np.broadcast_to(result, shape).astype(dtype)
+    return result if out is None else _store(result, out, "choose")
+
+
+def lexsort(keys, axis=-1):
+    """NumPy's ``lexsort``: the positions sorting by the last key, ties by
+    the one before, and so on, lazily: a stable argsort per key, from the
+    first, each of the keys reordered by the positions so far."""
+    from ._numpy import _lazy
+    from ._fancy import take_along_axis
+    keys = _lazy(list(keys)) if not isinstance(keys, Array) else [keys[k] for k in range(len(keys))]
+    if not keys:
+        raise ArgumentError("lexsort: need sequence of keys with len > 0")
+    order = argsort(keys[0], axis)
+    for key in keys[1:]:
+        order = take_along_axis(order, argsort(take_along_axis(key, order, axis), axis), axis)
+    return order
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """NumPy's ``piecewise``: ``funclist[k]`` (a function of ``x``, or a
+    value) where ``condlist[k]`` holds, a later condition winning; an extra
+    function for where none holds, else 0. Lazily: each function is called
+    once on the whole of ``x`` (NumPy calls it on the selected elements)."""
+    from ._numpy import _one
+    from ._array import where
+    x = _one(x)
+    if isinstance(condlist, (Array, np.ndarray)) and getattr(condlist, "ndim", 1) == x.ndim:
+        condlist = [condlist]
+    conditions = [c if isinstance(c, Array) else x._like(np.asarray(c, bool)) for c in condlist]
+    if len(funclist) == len(conditions) + 1:
+        otherwise = ~conditions[0] if conditions else x == x
+        for c in conditions[1:]:
+            otherwise = otherwise & ~c
+        conditions.append(otherwise)
+    elif len(funclist) != len(conditions):
+        raise ArgumentError(f"with {len(conditions)} condition(s), either {len(conditions)} or "
+                            f"{len(conditions) + 1} functions are expected")
+    from . import zeros_like
+    result = zeros_like(x)
+    for condition, f in zip(conditions, funclist):
+        value = f(x, *args, **kw) if callable(f) else f
+        result = where(condition, value, result)
+    return result.astype(x.dtype)
 
 
 def searchsorted(a, v, side="left", sorter=None):

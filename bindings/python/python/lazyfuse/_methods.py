@@ -1,0 +1,175 @@
+"""The rest of NumPy's ``ndarray`` methods and properties on lazy arrays
+(``Array`` inherits them): compositions of the lazy operations, in-place
+ones by re-binding the array (a view writes the array it views), and the
+layout facts of a C-contiguous array. Those whose answer is the data
+itself (``tobytes``, ``tofile``, ``byteswap``) compute it."""
+
+import operator
+
+import numpy as np
+
+from .errors import ArgumentError, ShapeError
+
+
+def _function(name):
+    """NumPy's function ``name`` as lazyfuse has it (`_numpy.FUNCTIONS`)."""
+    from . import _numpy
+    return _numpy.FUNCTIONS[name]
+
+
+class NdarrayMethods:
+    """NumPy's ``ndarray`` API beyond what ``Array`` defines itself."""
+
+    __slots__ = ()
+
+    # --- layout (a lazy array's elements are in C order) ----------------
+    @property
+    def itemsize(self):
+        return 2 if self.dtype == "bfloat16" else self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    @property
+    def strides(self):
+        strides, step = [], self.itemsize
+        for n in reversed(self.shape):
+            strides.append(step)
+            step *= n
+        return tuple(reversed(strides))
+
+    @property
+    def base(self):
+        return None
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ShapeError(f"matrix transpose with ndim < 2 is undefined (shape {self.shape})")
+        return self.swapaxes(-1, -2)
+
+    @property
+    def flat(self):
+        return FlatIter(self)
+
+    # --- a real array's complex parts ---------------------------------
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        from . import zeros_like
+        return zeros_like(self)
+
+    def conj(self):
+        return self.astype(self.dtype)
+
+    conjugate = conj
+
+    # --- NumPy's functions as methods ----------------------------------
+    def dot(self, b, out=None):
+        return _function("dot")(self, b, out=out)
+
+    def repeat(self, repeats, axis=None):
+        return _function("repeat")(self, repeats, axis)
+
+    def nonzero(self):
+        return _function("nonzero")(self)
+
+    def compress(self, condition, axis=None, out=None):
+        return _function("compress")(condition, self, axis, out)
+
+    def choose(self, choices, out=None, mode="raise"):
+        return _function("choose")(self, choices, out, mode)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return _function("argpartition")(self, kth, axis, kind, order)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """In place, as NumPy's method."""
+        self._rebind(_function("partition")(self, kth, axis, kind, order)._a)
+
+    def fill(self, value):
+        """Every element set to ``value``, in place."""
+        from . import full_like
+        self._rebind(full_like(self, value)._a)
+
+    def item(self, *args):
+        """One element as a Python scalar: the only one, the one at a flat
+        index, or at one index per axis."""
+        if not args:
+            return self._a.item()
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if len(args) == 1:
+            flat = operator.index(args[0])
+            if not -self.size <= flat < self.size:
+                raise IndexError(f"index {flat} is out of bounds for size {self.size}")
+            return self.reshape(-1)[flat]._a.item()
+        if len(args) != self.ndim:
+            raise ArgumentError(f"item: {len(args)} indices for an array of {self.ndim} "
+                                "dimensions (expected one, or one per axis)")
+        return self[tuple(args)]._a.item()
+
+    # --- the data itself ------------------------------------------------
+    def tobytes(self, order="C"):
+        return self.numpy().tobytes(order)
+
+    def tofile(self, fid, sep="", format="%s"):
+        self.numpy().tofile(fid, sep, format)
+
+    def byteswap(self, inplace=False):
+        swapped = self._like(self.numpy().byteswap())
+        if inplace:
+            self._rebind(swapped._a)
+            return self
+        return swapped
+
+    # --- Python's protocols --------------------------------------------
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __contains__(self, value):
+        return bool((self == value).any())
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __complex__(self):
+        return complex(self.item())
+
+
+class FlatIter:
+    """``a.flat``: the elements in C order, read and written by flat index
+    (``a.flat[3]``, ``a.flat[::2] = 0``), or iterated."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base.reshape(-1))
+
+    def __getitem__(self, key):
+        return self.base.reshape(-1)[key]
+
+    def __setitem__(self, key, value):
+        flat = self.base.reshape(-1)
+        flat[key] = value  # a view: writes the base
+
+    def copy(self):
+        return self.base.reshape(-1).copy()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.base.numpy().reshape(-1), dtype=dtype)
