@@ -11,7 +11,10 @@ preallocated NumPy array, NumPy's copied into one):
 - ``searchsorted`` of ``n * n / 4`` values in ``n * 50`` sorted ones, and
   ``interp`` at them;
 - ``sort`` and stable ``argsort`` of the rows of ``n/2`` × ``n/2`` float64;
-- ``histogram`` (100 bins) and ``bincount`` of ``n * n`` values.
+- ``histogram`` (100 bins) and ``bincount`` of ``n * n`` values;
+- the mean square of ``n * n`` standard normal draws, and the sum of as
+  many uniform ones (lazyfuse's are generated inside the reduction; the
+  values are not NumPy's, so only their moments are checked).
 
 Prints the minimum and the median over the repeats (the first two are
 dropped). NumPy's einsum is given ``optimize=True`` (its BLAS path).
@@ -84,7 +87,18 @@ def main():
         theirs = (line, product, found, interpolated, sorted_rows, order, hist, bins)
         for m, t in zip(mine, theirs):
             np.testing.assert_allclose(m, t, rtol=1e-4)
-    report(f"n = {n}", interleaved(cases, args.repeats))
+    # Random draws: lazyfuse's are not NumPy's values; their moments agree.
+    lazy_rng, numpy_rng = lf.random.default_rng(0), np.random.default_rng(0)
+    draws = {
+        "mean of normal² draws, lazyfuse": lambda: (lazy_rng.standard_normal(n * n) ** 2).mean().item(),
+        "mean of normal² draws, NumPy": lambda: (numpy_rng.standard_normal(n * n) ** 2).mean(),
+        "sum of uniform draws, lazyfuse": lambda: lazy_rng.random(n * n).sum().item() / (n * n),
+        "sum of uniform draws, NumPy": lambda: numpy_rng.random(n * n).sum() / (n * n),
+    }
+    for name, draw in draws.items():
+        want = 1.0 if "normal" in name else 0.5
+        assert abs(draw() - want) < 0.05 + 5 / n, name
+    report(f"n = {n}", interleaved(cases | draws, args.repeats))
 
 
 if __name__ == "__main__":

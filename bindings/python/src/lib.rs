@@ -79,6 +79,20 @@ impl PyContext {
         pinned::pinned_array(py, &self.inner, shape, parse_dtype(dtype)?, true)
     }
 
+    /// Uniform values in `[0, 1)` of `shape` and the float `dtype`: lazy,
+    /// generated where they are used (`Session::random_uniform`).
+    fn random_uniform(&self, shape: Vec<usize>, dtype: &str, seed: u64) -> PyResult<PyArr> {
+        let dtype = parse_dtype(dtype)?;
+        PyArr::checked(self.inner.random_uniform(&shape, dtype, seed))
+    }
+
+    /// Standard normal values of `shape` and the float `dtype`
+    /// (`Session::random_normal`).
+    fn random_normal(&self, shape: Vec<usize>, dtype: &str, seed: u64) -> PyResult<PyArr> {
+        let dtype = parse_dtype(dtype)?;
+        PyArr::checked(self.inner.random_normal(&shape, dtype, seed))
+    }
+
     /// NumPy's `arange(start, stop, step)` as `dtype`.
     fn arange(&self, start: f64, stop: f64, step: f64, dtype: &str) -> PyResult<PyArr> {
         let dtype = parse_dtype(dtype)?;

@@ -30,7 +30,7 @@ from ._numba import (
     bool_, float16, float32, float64, guvectorize, int8, int16, int32, int64, jit, njit,
     prange, uint8, uint16, uint32, uint64, vectorize,
 )
-from . import cuda, errors, linalg
+from . import cuda, errors, linalg, random
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",

@@ -1,0 +1,314 @@
+"""NumPy's random numbers, lazily, as CuPy's ``cupy.random`` gives them.
+
+A random array is a function of each element's index and a key
+(Philox4x32-10, counter-based): it is generated where it is used and fused
+with the work around it, so ``(rng.standard_normal(10**7) ** 2).mean()``
+stores no random array and moves none. Its values are the same on every
+backend and for any number of threads (normals up to the last bits of
+``log`` and ``cos``). They are not NumPy's: NumPy's generators are
+sequential streams, lazyfuse's are counters (CuPy's differ from NumPy's
+too). Every call draws from a stream of its own, keyed by the generator's
+seed and the call's number, so a seeded program draws the same values on
+every run.
+
+``default_rng(seed)`` gives a :class:`Generator` (``random``, ``uniform``,
+``standard_normal``, ``normal``, ``exponential``, ``integers``,
+``permutation``, ``shuffle``, ``choice``); the module-level functions
+(``rand``, ``randn``, ``randint``, ``seed``…) are NumPy's legacy ones over
+a global generator. Arrays go to the current context."""
+
+import operator
+import os
+
+import numpy as np
+
+from .errors import ArgumentError, DTypeError
+
+_MASK = (1 << 64) - 1
+
+
+def _mix(z):
+    """SplitMix64's output function: a 64-bit key from a 64-bit value,
+    every bit of which it spreads over all of the key."""
+    z = (z + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _shape(size):
+    if size is None:
+        return []
+    dims = [size] if isinstance(size, (int, np.integer)) else list(size)
+    dims = [operator.index(d) for d in dims]
+    if any(d < 0 for d in dims):
+        raise ArgumentError(f"random: negative dimensions are not allowed (size {tuple(dims)})")
+    return dims
+
+
+def _float_dtype(dtype, what):
+    name = np.dtype(dtype).name
+    if name not in ("float32", "float64"):
+        raise DTypeError(f"{what}: unsupported dtype {name} (expected float32 or float64, as "
+                         "NumPy's generators)")
+    return name
+
+
+def _lazy(value):
+    """A lazy array, or a number as it is (weak in arithmetic)."""
+    from . import Array, asarray
+    if isinstance(value, (Array, bool, int, float)):
+        return value
+    return asarray(value)
+
+
+def _broadcast(size, *parameters):
+    """The shape of the draw: ``size``, or the parameters' broadcast one."""
+    if size is not None:
+        return _shape(size)
+    return list(np.broadcast_shapes(*(np.shape(p) for p in parameters)))
+
+
+class Generator:
+    """NumPy's ``Generator`` over lazyfuse's counter-based generator
+    (see the module's documentation)."""
+
+    def __init__(self, seed=None):
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        seed = operator.index(seed)
+        if seed < 0:
+            raise ArgumentError(f"default_rng: seed {seed} (expected a non-negative integer)")
+        self._seed = _mix(seed & _MASK) ^ (seed >> 64)
+        self._calls = 0
+
+    def __repr__(self):
+        return f"lazyfuse.random.Generator(calls={self._calls})"
+
+    def _key(self):
+        """The key of the next call's stream."""
+        self._calls += 1
+        return _mix(self._seed ^ _mix(self._calls))
+
+    def _context(self):
+        from . import current_context
+        return current_context()._cx
+
+    def _uniform(self, shape, dtype="float64"):
+        from . import Array
+        return Array(self._context().random_uniform(shape, dtype, self._key()))
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        """Uniform values in ``[0, 1)``."""
+        name = _float_dtype(dtype, "random")
+        return _written(self._uniform(_out_shape(size, out), name), out)
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        """Standard normal values (Box–Muller of two uniform streams)."""
+        from . import Array
+        name = _float_dtype(dtype, "standard_normal")
+        shape = _out_shape(size, out)
+        return _written(Array(self._context().random_normal(shape, name, self._key())), out)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        """Normal values of mean ``loc`` and deviation ``scale`` (numbers
+        or arrays, broadcast)."""
+        _non_negative("normal", "scale", scale)
+        return _lazy(loc) + _lazy(scale) * self.standard_normal(_broadcast(size, loc, scale))
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        """Uniform values in ``[low, high)``."""
+        low, high = _lazy(low), _lazy(high)
+        return low + (high - low) * self._uniform(_broadcast(size, low, high))
+
+    def exponential(self, scale=1.0, size=None):
+        """Exponential values of mean ``scale``: ``-log(1 - u) * scale``."""
+        _non_negative("exponential", "scale", scale)
+        u = self._uniform(_broadcast(size, scale))
+        return -np.log1p(-u) * _lazy(scale)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        """Integers in ``[low, high)`` (``[low, high]`` with ``endpoint``),
+        of an integer or bool ``dtype``. Between numbers: the remainder of
+        64 random bits by the range (a bias below ``range / 2**64``).
+        Between arrays: ``floor(u * range)`` of a 53-bit uniform ``u``."""
+        if high is None:
+            low, high = 0, low
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "biu":
+            raise DTypeError(f"integers: unsupported dtype {dtype} (expected an integer or bool "
+                             "dtype)")
+        if isinstance(low, (int, np.integer)) and isinstance(high, (int, np.integer)):
+            return self._integers_between(int(low), int(high) + bool(endpoint), size, dtype)
+        low, high = _lazy(low), _lazy(high) + bool(endpoint)
+        u = self._uniform(_broadcast(size, low, high))
+        return (low + np.floor(u * (high - low))).astype(dtype)
+
+    def _integers_between(self, low, high, size, dtype):
+        bounds = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        if high <= low:
+            raise ArgumentError(f"integers: low >= high ({low} >= {high})")
+        if low < bounds[0] or high - 1 > bounds[1]:
+            raise ArgumentError(f"integers: [{low}, {high}) is out of bounds for {dtype}")
+        shape = _shape(size)
+        # 64 random bits: two 32-bit halves of two uniform draws.
+        halves = [np.floor(self._uniform(shape) * 2.0 ** 32).astype(np.uint64) for _ in range(2)]
+        bits = (halves[0] << 32) | halves[1]
+        span = high - low
+        offset = bits if span == 1 << 64 else bits % np.uint64(span)
+        if dtype.kind == "u":
+            return (offset + np.uint64(low)).astype(dtype)
+        return (offset.astype(np.int64) + low).astype(dtype)
+
+    def permutation(self, x, axis=0):
+        """A shuffled ``arange(x)``, or ``x`` shuffled along ``axis``: the
+        positions that sort fresh uniform values (a lazy argsort)."""
+        from . import asarray, take
+        if isinstance(x, (int, np.integer)):
+            return self._order(int(x))
+        x = asarray(x)
+        if x.ndim == 0:
+            raise ArgumentError("permutation: x must be an integer or at least 1-dimensional")
+        axis = operator.index(axis) % x.ndim
+        return take(x, self._order(x.shape[axis]), axis=axis)
+
+    def shuffle(self, x, axis=0):
+        """``x`` shuffled along ``axis``, in place (a lazy array is re-bound;
+        a NumPy array is written)."""
+        from . import Array
+        shuffled = self.permutation(x, axis)
+        if isinstance(x, Array):
+            x._rebind(shuffled._a)
+        else:
+            x[...] = shuffled.numpy()
+
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        """Values drawn from ``a`` (or ``arange(a)``): uniformly, or by the
+        probabilities ``p`` (a binary search of the running sum); without
+        replacement, the first of a permutation (not with ``p``)."""
+        from . import arange, asarray, take
+        population = arange(a) if isinstance(a, (int, np.integer)) else asarray(a)
+        if population.ndim == 0:
+            raise ArgumentError("choice: a must be a positive integer or at least 1-dimensional")
+        axis = operator.index(axis) % population.ndim
+        n = population.shape[axis]
+        shape = _shape(size)
+        count = int(np.prod(shape))
+        if n == 0 and count:
+            raise ArgumentError("choice: a cannot be empty unless no samples are taken")
+        if p is not None:
+            if not replace:
+                raise ArgumentError("choice: p without replacement is not supported by lazyfuse")
+            weights = asarray(p).astype(np.float64)
+            if weights.shape != (n,):
+                raise ArgumentError(f"choice: p of shape {weights.shape} (expected ({n},))")
+            running = np.cumsum(weights)
+            at = np.searchsorted(running / running[-1], self._uniform(shape), side="right")
+            positions = np.minimum(at, n - 1)
+        elif replace:
+            positions = self.integers(0, max(n, 1), shape)
+        else:
+            if count > n:
+                raise ArgumentError(f"choice: cannot take a larger sample ({count}) than the "
+                                    f"population ({n}) without replacement")
+            positions = self._order(n)[:count].reshape(shape)
+        return take(population, positions, axis=axis)
+
+    def _order(self, n):
+        """A random permutation of ``range(n)``: an argsort of uniforms."""
+        return np.argsort(self._uniform([n]), kind="stable")
+
+
+def _out_shape(size, out):
+    if out is None:
+        return _shape(size)
+    if size is not None and tuple(_shape(size)) != tuple(out.shape):
+        raise ArgumentError(f"random: size {size} and out of shape {out.shape} differ")
+    return list(out.shape)
+
+
+def _written(result, out):
+    """``result``, or ``out`` holding it."""
+    if out is None:
+        return result
+    from ._array import _store
+    return _store(result, out, "random", "unsafe")
+
+
+def _non_negative(what, name, value):
+    if isinstance(value, (int, float, np.ndarray, np.generic)) and np.any(np.asarray(value) < 0):
+        raise ArgumentError(f"{what}: {name} < 0")
+
+
+def default_rng(seed=None):
+    """A new :class:`Generator` (``seed``: a non-negative integer, or
+    entropy from the system when None)."""
+    return seed if isinstance(seed, Generator) else Generator(seed)
+
+
+# --- NumPy's legacy functions, over one global generator -------------------
+
+_global = [Generator()]
+
+
+def seed(seed=None):
+    """Re-seeds the global generator."""
+    _global[0] = Generator(seed)
+
+
+def random(size=None):
+    """Uniform values in ``[0, 1)``."""
+    return _global[0].random(size)
+
+
+random_sample = ranf = sample = random
+
+
+def rand(*shape):
+    """Uniform values in ``[0, 1)`` of ``shape``."""
+    return _global[0].random(shape)
+
+
+def randn(*shape):
+    """Standard normal values of ``shape``."""
+    return _global[0].standard_normal(shape)
+
+
+def randint(low, high=None, size=None, dtype=int):
+    """Integers in ``[low, high)`` (``[0, low)`` without ``high``)."""
+    return _global[0].integers(low, high, size, dtype)
+
+
+def standard_normal(size=None):
+    """Standard normal values."""
+    return _global[0].standard_normal(size)
+
+
+def normal(loc=0.0, scale=1.0, size=None):
+    """Normal values of mean ``loc`` and deviation ``scale``."""
+    return _global[0].normal(loc, scale, size)
+
+
+def uniform(low=0.0, high=1.0, size=None):
+    """Uniform values in ``[low, high)``."""
+    return _global[0].uniform(low, high, size)
+
+
+def exponential(scale=1.0, size=None):
+    """Exponential values of mean ``scale``."""
+    return _global[0].exponential(scale, size)
+
+
+def permutation(x):
+    """A shuffled ``arange(x)``, or a shuffled copy of ``x``."""
+    return _global[0].permutation(x)
+
+
+def shuffle(x):
+    """``x`` shuffled along its first axis, in place."""
+    _global[0].shuffle(x)
+
+
+def choice(a, size=None, replace=True, p=None):
+    """Values drawn from ``a`` (see ``Generator.choice``)."""
+    return _global[0].choice(a, size, replace, p)
