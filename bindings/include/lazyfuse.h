@@ -272,8 +272,9 @@ void lf_ufunc_free(lf_ufunc *f);
 
 /*
  Reduces `a` with "sum", "prod", "min", "max" or "mean": over all axes
- when `all_axes`, else over `axis` (negative counts from the end).
- `*out` owns the result.
+ when `all_axes`, else over `axis` (negative counts from the end). The
+ scans "cumsum", "cumprod", "cummax" and "cummin" keep the axis (over
+ all axes: of the flattened array). `*out` owns the result.
 
  # Safety
  `op` is a NUL-terminated string; `a` is a live array; `out` is valid for a write.

@@ -241,8 +241,9 @@ pub unsafe extern "C" fn lf_ufunc_free(f: *mut lf_ufunc) {
 }
 
 /// Reduces `a` with "sum", "prod", "min", "max" or "mean": over all axes
-/// when `all_axes`, else over `axis` (negative counts from the end).
-/// `*out` owns the result.
+/// when `all_axes`, else over `axis` (negative counts from the end). The
+/// scans "cumsum", "cumprod", "cummax" and "cummin" keep the axis (over
+/// all axes: of the flattened array). `*out` owns the result.
 ///
 /// # Safety
 /// `op` is a NUL-terminated string; `a` is a live array; `out` is valid for a write.
@@ -285,11 +286,23 @@ pub unsafe extern "C" fn lf_reduce(
             ("nanmean", true) => a.nanmean(),
             ("nanmin", true) => a.nanmin(),
             ("nanmax", true) => a.nanmax(),
+            ("cumsum" | "cumprod" | "cummax" | "cummin", _) => {
+                let (line, axis) = match all_axes {
+                    true => (a.reshape(&[a.len()]), 0),
+                    false => (a.clone(), axis),
+                };
+                match op {
+                    "cumsum" => line.cumsum(axis),
+                    "cumprod" => line.cumprod(axis),
+                    "cummax" => line.cummax(axis),
+                    _ => line.cummin(axis),
+                }
+            }
             _ => {
                 return Err(Failure::invalid(format!(
                     "unknown reduction '{op}' (expected sum, prod, min, max, mean, argmax, \
-                     argmin, any, all, var, std, or over all axes count_nonzero, nansum, \
-                     nanmean, nanmin, nanmax)"
+                     argmin, any, all, var, std, cumsum, cumprod, cummax, cummin, or over all \
+                     axes count_nonzero, nansum, nanmean, nanmin, nanmax)"
                 )))
             }
         };

@@ -129,6 +129,22 @@ fn happy_path() {
         assert_eq!(lf_array_read(index, (&mut at as *mut i64).cast(), 8), LF_OK);
         assert_eq!(at, 2);
         lf_array_free(index);
+        // The scans by name, along an axis or of the flattened array.
+        for (name, all_axes, want) in [
+            ("cumsum", false, [1f32, 3.0, 6.0]),
+            ("cummax", true, [1.0, 2.0, 3.0]),
+            ("cummin", false, [1.0, 1.0, 1.0]),
+        ] {
+            let mut scanned = null_mut();
+            assert_eq!(
+                lf_reduce(c(name).as_ptr(), f.a, -1, all_axes, &mut scanned),
+                LF_OK
+            );
+            let mut got = [0f32; 3];
+            assert_eq!(lf_array_read(scanned, got.as_mut_ptr().cast(), 12), LF_OK);
+            assert_eq!(got, want, "{name}");
+            lf_array_free(scanned);
+        }
         // And the new element-wise operations by name.
         let mut angle = null_mut();
         assert_eq!(
