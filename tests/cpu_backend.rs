@@ -235,3 +235,51 @@ fn fills_of_zero_bits_and_of_negative_zero_are_what_they_hold() -> Result<()> {
     assert!(negative.iter().all(|v| *v == 0.0 && v.is_sign_negative()));
     Ok(())
 }
+
+#[test]
+fn integer_division_by_one_number_is_the_references_for_every_integer_dtype() -> Result<()> {
+    // The register machine divides by a multiply for one divisor: every
+    // sign, the extremes (MIN // -1 wraps), 0 and ±1 (the general loop).
+    let (cx, want_cx) = (Context::cpu(), reference());
+    let values: Vec<i64> = (-300i64..300)
+        .map(|v| v * 7919 % 100_003)
+        .chain([i64::MIN, i64::MAX, i64::MIN + 1, -1, 0, 1])
+        .collect();
+    let divisors = [
+        7i64,
+        -7,
+        1,
+        -1,
+        0,
+        2,
+        -2,
+        1000,
+        255,
+        i64::MIN,
+        i64::MAX,
+        641,
+    ];
+    for dtype in [
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+    ] {
+        for d in divisors {
+            let build = |cx: &Context| -> Result<Vec<Array>> {
+                let x = cx.from_slice(&values).astype(dtype);
+                let d = cx.full(&[], d, DType::I64).astype(dtype);
+                Ok(vec![x.floor_div(&d), x.rem(&d), x.fmod(&d)])
+            };
+            for (got, want) in build(&cx)?.iter().zip(build(&want_cx)?) {
+                let (g, w) = (got.astype(DType::I64), want.astype(DType::I64));
+                assert_eq!(g.to_vec::<i64>()?, w.to_vec::<i64>()?, "{dtype} by {d}");
+            }
+        }
+    }
+    Ok(())
+}

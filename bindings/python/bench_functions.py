@@ -12,6 +12,7 @@ preallocated NumPy array, NumPy's copied into one):
   ``interp`` at them;
 - ``sort`` and stable ``argsort`` of the rows of ``n/2`` × ``n/2`` float64;
 - ``histogram`` (100 bins) and ``bincount`` of ``n * n`` values;
+- integer index arithmetic, ``(i % 1000) * 3 + i // 7`` of ``n * n`` int64;
 - the mean square of ``n * n`` standard normal draws, and the sum of as
   many uniform ones (lazyfuse's are generated inside the reduction; the
   values are not NumPy's, so only their moments are checked).
@@ -42,7 +43,9 @@ def main():
     rows = rng.random((n // 2, n // 2))
     data = rng.standard_normal(n * n)
     counts = rng.integers(0, 1000, n * n)
-    x, s, a, v, r, d, c = map(lf.asarray, (square, small, sorted_values, probes, rows, data, counts))
+    positions = rng.integers(-10 ** 12, 10 ** 12, n * n)
+    x, s, a, v, r, d, c, p = map(lf.asarray, (square, small, sorted_values, probes, rows, data,
+                                              counts, positions))
     line = np.empty(n, np.float32)
     product = np.empty_like(small)
     found = np.empty(probes.size, np.int64)
@@ -51,6 +54,7 @@ def main():
     order = np.empty(rows.shape, np.int64)
     hist = np.empty(100, np.int64)
     bins = np.empty(1000, np.int64)
+    arithmetic = np.empty(n * n, np.int64)
 
     cases = {
         "sum(axis=0), lazyfuse": lambda: x.sum(axis=0).copy_to_host(line),
@@ -77,14 +81,18 @@ def main():
         "histogram, NumPy": lambda: np.copyto(hist, np.histogram(data, 100)[0]),
         "bincount, lazyfuse": lambda: lf.bincount(c, minlength=1000).copy_to_host(bins),
         "bincount, NumPy": lambda: np.copyto(bins, np.bincount(counts, minlength=1000)),
+        "i % 1000 * 3 + i // 7, lazyfuse": lambda: ((p % 1000) * 3 + p // 7).copy_to_host(arithmetic),
+        "i % 1000 * 3 + i // 7, NumPy": lambda: np.copyto(
+            arithmetic, (positions % 1000) * 3 + positions // 7),
     }
     # Each lazyfuse case computes what NumPy does.
     names = list(cases)
     for lazy, eager in zip(names[::2], names[1::2]):
         cases[lazy]()
-        mine = [o.copy() for o in (line, product, found, interpolated, sorted_rows, order, hist, bins)]
+        outputs = (line, product, found, interpolated, sorted_rows, order, hist, bins, arithmetic)
+        mine = [o.copy() for o in outputs]
         cases[eager]()
-        theirs = (line, product, found, interpolated, sorted_rows, order, hist, bins)
+        theirs = outputs
         for m, t in zip(mine, theirs):
             np.testing.assert_allclose(m, t, rtol=1e-4)
     # Random draws: lazyfuse's are not NumPy's values; their moments agree.

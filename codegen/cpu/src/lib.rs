@@ -7,6 +7,7 @@
 //! programs, CUDA, `Array`; the driver (`lazyfuse-fusion`) plans and calls it.
 
 mod arg;
+pub mod divide;
 pub mod frame;
 pub mod interp;
 pub mod isa;

@@ -3,9 +3,10 @@
 //! compiler vectorises the body. Values come from `core::semantics`, the
 //! definitions every executor shares.
 
+use crate::divide;
 use crate::primitive::{Bits, Primitive};
 use lazyfuse_core::semantics::{compare, logical, Arithmetic};
-use lazyfuse_core::{philox, BinaryOp, Element, UnaryOp};
+use lazyfuse_core::{philox, BinaryOp, Element, Kind, UnaryOp};
 
 /// An operand: `len` elements, or one value broadcast over the chunk.
 #[derive(Clone, Copy, Debug)]
@@ -101,6 +102,12 @@ pub fn not(a: Arg<'_, bool>, out: &mut [bool]) {
 /// `out = a op b` for arithmetic operations.
 #[inline(always)]
 pub fn binary<T: Arithmetic>(op: BinaryOp, a: Arg<'_, T>, b: Arg<'_, T>, out: &mut [T]) {
+    if let (Arg::Slice(xs), Arg::Scalar(d)) = (a, b) {
+        let integer = matches!(T::DTYPE.kind(), Kind::Int | Kind::UInt);
+        if integer && divide::covers(op) && divide::by_one_divisor(op, xs, d, out) {
+            return;
+        }
+    }
     macro_rules! arms {
         ($($name:ident),*) => {
             match op {
