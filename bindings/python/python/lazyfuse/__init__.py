@@ -191,6 +191,13 @@ def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None)
     return full_like(a, 0, dtype, shape=shape)
 
 
+# NumPy's constants and dtype questions, as CuPy's namespace has them
+# (lazyfuse's dtypes are NumPy's).
+newaxis = None
+pi, e, inf, nan, euler_gamma = np.pi, np.e, np.inf, np.nan, np.euler_gamma
+finfo, iinfo, dtype, can_cast, promote_types = np.finfo, np.iinfo, np.dtype, np.can_cast, np.promote_types
+isdtype, issubdtype = np.isdtype, np.issubdtype
+
 # NumPy's own `np.zeros_like(x)` of a lazy `x` comes here too.
 _numpy.FUNCTIONS.update(full_like=full_like, zeros_like=zeros_like, ones_like=ones_like,
                         empty_like=empty_like)

@@ -30,6 +30,13 @@ class _Type:
     def __repr__(self):
         return self.name
 
+    @property
+    def dtype(self):
+        """NumPy's dtype of the name: what makes ``np.dtype(lf.float32)``,
+        ``lf.zeros(3, dtype=lf.float32)`` and ``np.finfo(lf.float32)`` work
+        (NumPy reads a ``dtype`` attribute)."""
+        return np.dtype(self.name)
+
 
 float16, float32, float64 = _Type("float16"), _Type("float32"), _Type("float64")
 int8, int16, int32, int64 = _Type("int8"), _Type("int16"), _Type("int32"), _Type("int64")

@@ -12,6 +12,7 @@ promotion (Python numbers are weak, NEP 50), shapes, NaN rules, errors
 A few functions answer a question and so demand their operands:
 ``allclose`` and ``array_equal`` return Python bools."""
 
+import collections
 import operator
 
 import numpy as np
@@ -36,7 +37,11 @@ _UFUNCS = (
     "square", "subtract", "tan", "tanh", "true_divide", "trunc", "modf", "gcd", "lcm",
     "nextafter", "spacing", "bitwise_count", "vecdot", "matvec", "vecmat", "ldexp", "frexp",
 )
-_ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power"}
+# NumPy 2's array-API names of its ufuncs.
+_ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power", "acos": "arccos",
+            "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+            "atan2": "arctan2", "atanh": "arctanh", "bitwise_invert": "invert",
+            "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}
 
 FUNCTIONS = {}
 
@@ -274,6 +279,49 @@ def result_type(*arrays_and_dtypes):
     """NumPy's ``result_type``, lazy arrays standing for their dtypes."""
     return np.result_type(*(x.dtype if isinstance(x, Array) else x for x in arrays_and_dtypes))
 
+
+def concat(arrays, /, *, axis=0):
+    """NumPy 2's (the array API's) ``concat``: ``concatenate``."""
+    return concatenate(arrays, axis=axis)
+
+
+def permute_dims(a, /, axes=None):
+    """NumPy 2's (the array API's) ``permute_dims``: ``transpose``."""
+    return _one(a).transpose(axes) if axes is not None else _one(a).transpose()
+
+
+def unique_values(x):
+    """The array API's ``unique_values``: ``unique(x)``."""
+    return _sorting.unique(x)
+
+
+def _unique_tuple(name, result, fields, **options):
+    """An array API ``unique_*`` function: ``unique`` with ``options``, its
+    results named as NumPy's (the inverse indices of ``x``'s shape)."""
+    result_type = collections.namedtuple(result, fields)
+
+    def apply(x):
+        x = _one(x)
+        values = list(_sorting.unique(x, **options))
+        if "inverse_indices" in fields:
+            at = fields.split().index("inverse_indices")
+            values[at] = values[at].reshape(x.shape)
+        return result_type(*values)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"The array API's ``{name}``: ``unique`` with {', '.join(options)}."
+    return apply
+
+
+unique_counts = _unique_tuple("unique_counts", "UniqueCountsResult", "values counts",
+                              return_counts=True)
+unique_inverse = _unique_tuple("unique_inverse", "UniqueInverseResult", "values inverse_indices",
+                               return_inverse=True)
+unique_all = _unique_tuple("unique_all", "UniqueAllResult",
+                           "values indices inverse_indices counts", return_index=True,
+                           return_inverse=True, return_counts=True)
+for _function_ in (concat, permute_dims, unique_values, unique_counts, unique_inverse, unique_all):
+    FUNCTIONS[_function_.__name__] = _function_
 
 FUNCTIONS["take"] = _fancy.take
 for _sorting_function in (_sorting.sort, _sorting.argsort, _sorting.median, _sorting.unique,
