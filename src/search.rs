@@ -1,8 +1,8 @@
 //! Binary search in a sorted array (NumPy's `np.searchsorted`): lazily,
 //! one launch of a kernel where each thread finds one value's position by
 //! a binary search over the sorted array; the CPU runs a library routine
-//! instead (Rust's `partition_point`, the values spread over the worker
-//! threads). NaNs count as larger than every number, as in NumPy's sort.
+//! instead (a branch-free binary search, the values spread over the
+//! worker threads). NaNs count as larger than every number, as in NumPy's sort.
 //!
 //! ```
 //! use lazyfuse::{searchsorted, Context, Side};
@@ -140,7 +140,7 @@ fn less(a: &Val, b: &Val) -> Val {
     a.lt(b).or(b.ne(b).and(a.eq(a)))
 }
 
-/// The CPU's search: each value's position by `partition_point`.
+/// The CPU's search: each value's position by a branch-free binary search.
 #[derive(Debug)]
 struct CpuSearch {
     side: Side,
@@ -168,9 +168,14 @@ impl HostRoutine for CpuSearch {
             let values: &[_] = values.as_slice().ok_or_else(wrong)?;
             workers.split_mut(positions, 1, PARALLEL_VALUES, |first, run| {
                 for (slot, value) in run.iter_mut().zip(&values[first..]) {
-                    let found = match side {
-                        Side::Left => sorted.partition_point(|e| nan_last_less(e, value)),
-                        Side::Right => sorted.partition_point(|e| !nan_last_less(value, e)),
+                    // NumPy's order (NaNs last), with the value's NaN-ness
+                    // decided once: the comparisons then have no branches.
+                    #[allow(clippy::eq_op)]
+                    let found = match (side, value != value) {
+                        (Side::Left, false) => first_not(sorted, |e| e < value),
+                        (Side::Right, false) => first_not(sorted, |e| e <= value),
+                        (Side::Left, true) => first_not(sorted, |e| e == e),
+                        (Side::Right, true) => sorted.len(),
                     };
                     *slot = found as i64;
                 }
@@ -180,15 +185,22 @@ impl HostRoutine for CpuSearch {
     }
 
     fn describe(&self) -> String {
-        "a library routine: Rust's binary search (`partition_point`) per value, the values \
-         spread over the worker threads"
+        "a library routine: a branch-free binary search per value, the values spread over \
+         the worker threads"
             .to_string()
     }
 }
 
-/// NumPy's sort order on the host: `a < b`, or `b` a NaN and `a` a number.
-fn nan_last_less<T: PartialOrd>(a: &T, b: &T) -> bool {
-    #[allow(clippy::eq_op)]
-    let (a_number, b_nan) = (a == a, b != b);
-    a < b || (b_nan && a_number)
+/// The first position of `sorted` whose element `before` does not hold
+/// for (it holds for a prefix): a binary search whose steps are
+/// conditional moves, not branches on the data, so a random value costs
+/// no mispredicted branches.
+fn first_not<T>(sorted: &[T], before: impl Fn(&T) -> bool) -> usize {
+    let (mut base, mut size) = (0, sorted.len());
+    while size > 1 {
+        let half = size / 2;
+        base = std::hint::select_unpredictable(before(&sorted[base + half]), base + half, base);
+        size -= half;
+    }
+    base + usize::from(size == 1 && before(&sorted[base]))
 }
