@@ -5,7 +5,7 @@
 use half::{bf16, f16};
 use lazyfuse::{Array, DType, Session};
 use numpy::{
-    PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
+    PyArray, PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArray,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -64,17 +64,22 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
     let shape = array.shape().to_vec();
     macro_rules! convert {
         ($t:ty) => {{
-            let host = py.allow_threads(|| array.to_host()).map_err(to_py)?;
-            let values = host.as_slice::<$t>().ok_or_else(|| {
+            // Computed straight into a new NumPy array (NumPy's memory:
+            // huge pages for large arrays, memory it freed reused), not
+            // into lazyfuse's memory and then copied. Zeroed memory
+            // costs no writes: large allocations are fresh zero pages.
+            let out = PyArray::<$t, _>::zeros(py, shape, false);
+            let mut view = out.readwrite();
+            let slice = view.as_slice_mut().map_err(|_| {
                 errors::raise(
                     "LazyfuseError",
-                    "numpy: a value of another dtype was computed".into(),
+                    "numpy: a new array that is not contiguous".into(),
                 )
             })?;
-            // Into NumPy's memory (huge pages for large arrays, as NumPy
-            // asks; memory NumPy freed is reused), written once.
-            let flat = PyArray1::from_slice(py, values);
-            Ok(flat.reshape(shape)?.into_any().unbind())
+            py.allow_threads(|| array.read_into::<$t>(slice))
+                .map_err(to_py)?;
+            drop(view);
+            Ok(out.into_any().unbind())
         }};
     }
     match array.dtype() {
