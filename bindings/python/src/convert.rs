@@ -66,9 +66,12 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
         ($t:ty) => {{
             // Computed straight into a new NumPy array (NumPy's memory:
             // huge pages for large arrays, memory it freed reused), not
-            // into lazyfuse's memory and then copied. Zeroed memory
-            // costs no writes: large allocations are fresh zero pages.
-            let out = PyArray::<$t, _>::zeros(py, shape, false);
+            // into lazyfuse's memory and then copied; `np.empty`'s, not
+            // `np.zeros`', as zeroing reused memory is a pass of its own.
+            // SAFETY: the elements are plain numbers (nothing to drop),
+            // `read_into` writes every one before anything reads them,
+            // and Python sees the array only once it has.
+            let out = unsafe { PyArray::<$t, _>::new(py, shape, false) };
             let mut view = out.readwrite();
             let slice = view.as_slice_mut().map_err(|_| {
                 errors::raise(
