@@ -327,7 +327,7 @@ fn store(out: &mut HostBuffer, start: usize, len: usize, value: &HostBuffer) -> 
 }
 
 fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
-    HostBuffer::try_zeros(dtype, len)
+    crate::pages::zeroed(dtype, len)
 }
 
 /// Runs an element-wise launch; returns one buffer per output.

@@ -261,7 +261,7 @@ fn zero_fill(launch: &Launch) -> Result<Option<Vec<HostBuffer>>> {
     kernel
         .outputs
         .iter()
-        .map(|&v| HostBuffer::try_zeros(kernel.body.dtype(v), len))
+        .map(|&v| crate::pages::zeroed(kernel.body.dtype(v), len))
         .collect::<Result<_>>()
         .map(Some)
 }

@@ -15,6 +15,7 @@ pub mod jit;
 pub mod kernels;
 pub mod loops;
 pub mod machine;
+pub mod pages;
 pub mod pairwise;
 pub mod primitive;
 pub mod reduce;

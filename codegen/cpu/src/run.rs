@@ -28,7 +28,7 @@ fn internal(message: &str) -> Error {
 }
 
 fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
-    HostBuffer::try_zeros(dtype, len)
+    crate::pages::zeroed(dtype, len)
 }
 
 /// Runs `work` for each task, in parallel when large enough. Each worker

@@ -102,7 +102,7 @@ fn written_values(
                     Ok(std::mem::replace(owned, empty))
                 }
                 // Overwritten whole: its value is never read, fresh memory will do.
-                _ if launch.overwrites => HostBuffer::try_zeros(argument.dtype(), argument.len()),
+                _ if launch.overwrites => crate::pages::zeroed(argument.dtype(), argument.len()),
                 _ => {
                     let bytes = argument.as_bytes().len() as u64;
                     stats.add(Counter::ArgumentCopyBytes, bytes);
@@ -326,7 +326,7 @@ fn copy_of(source: &HostBuffer, pool: Option<&rayon::ThreadPool>) -> Result<Host
     if source.as_bytes().len() < 2 * COPY_PIECE || source.dtype() == DType::Bool {
         return Ok(source.clone());
     }
-    let mut copy = HostBuffer::try_zeros(source.dtype(), source.len())?;
+    let mut copy = crate::pages::zeroed(source.dtype(), source.len())?;
     if let Some(bytes) = copy.as_slice_mut().as_bytes_mut() {
         copy_bytes(bytes, source.as_bytes(), pool);
     }

@@ -1,0 +1,62 @@
+//! Host buffers for results, on transparent huge pages where they are large.
+//!
+//! A fresh buffer's pages are faulted in by whatever first writes them.
+//! With 4 KiB pages a 32 MB result costs ~8,000 faults; on the virtual
+//! machines measured, a histogram of 4·10^6 values spent half its time
+//! there (15,600 faults a call). Large buffers therefore ask the kernel
+//! for huge pages, as NumPy's own allocator does (`madvise(MADV_HUGEPAGE)`
+//! for arrays of 4 MiB or more): 2 MiB at a fault, 512 times fewer.
+
+use lazyfuse_core::{DType, HostBuffer, Result};
+
+/// Buffers of at least this many bytes are advised (NumPy's threshold).
+const HUGE_BYTES: usize = 4 << 20;
+
+/// `len` zeros of `dtype` ([`HostBuffer::try_zeros`]), on huge pages when
+/// large and the system allows them.
+pub fn zeroed(dtype: DType, len: usize) -> Result<HostBuffer> {
+    let mut buffer = HostBuffer::try_zeros(dtype, len)?;
+    let bytes = len * dtype.size();
+    if bytes >= HUGE_BYTES {
+        advise_huge_pages(buffer.as_mut_ptr(), bytes);
+    }
+    Ok(buffer)
+}
+
+/// Asks for huge pages under the whole 4 KiB pages of `bytes` bytes at
+/// `start`. Only advice: contents are unchanged, and a refusal (no
+/// transparent huge pages, another system) leaves ordinary pages.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(start: *mut u8, bytes: usize) {
+    const PAGE: usize = 4096;
+    let address = start as usize;
+    let first = address.next_multiple_of(PAGE);
+    let end = (address + bytes) / PAGE * PAGE;
+    if end > first {
+        // SAFETY: `[first, end)` lies inside the live allocation of
+        // `bytes` bytes at `start`, which the caller owns; MADV_HUGEPAGE
+        // changes neither its mapping's contents nor its protection, and
+        // its result is ignored on purpose (advice a system may refuse).
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_start: *mut u8, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn large_and_small_buffers_are_zeros_of_their_dtype() {
+        for len in [0, 3, HUGE_BYTES / 8 + 5] {
+            let buffer = zeroed(DType::F64, len).unwrap();
+            assert_eq!(buffer.len(), len);
+            assert!(buffer.as_slice::<f64>().unwrap().iter().all(|&x| x == 0.0));
+        }
+    }
+}
