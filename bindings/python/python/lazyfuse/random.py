@@ -13,15 +13,17 @@ every run.
 
 ``default_rng(seed)`` gives a :class:`Generator` (``random``, ``uniform``,
 ``standard_normal``, ``normal``, ``exponential``, ``integers``,
-``permutation``, ``shuffle``, ``choice``); the module-level functions
-(``rand``, ``randn``, ``randint``, ``seed``…) are NumPy's legacy ones over
-a global generator. Arrays go to the current context."""
+``permutation``, ``shuffle``, ``choice``, and NumPy's other distributions,
+most lazily: see ``lazyfuse._distributions``); the module-level functions
+(``rand``, ``randn``, ``randint``, ``seed``, ``poisson``…) are NumPy's
+legacy ones over a global generator. Arrays go to the current context."""
 
 import operator
 import os
 
 import numpy as np
 
+from ._distributions import LEGACY, Distributions
 from .errors import ArgumentError, DTypeError
 
 _MASK = (1 << 64) - 1
@@ -69,9 +71,10 @@ def _broadcast(size, *parameters):
     return list(np.broadcast_shapes(*(np.shape(p) for p in parameters)))
 
 
-class Generator:
+class Generator(Distributions):
     """NumPy's ``Generator`` over lazyfuse's counter-based generator
-    (see the module's documentation)."""
+    (see the module's documentation; the distributions beyond these
+    methods are in ``lazyfuse._distributions``)."""
 
     def __init__(self, seed=None):
         if seed is None:
@@ -312,3 +315,17 @@ def shuffle(x):
 def choice(a, size=None, replace=True, p=None):
     """Values drawn from ``a`` (see ``Generator.choice``)."""
     return _global[0].choice(a, size, replace, p)
+
+
+def _legacy(name):
+    """NumPy's legacy function ``name``: the global generator's method."""
+    def draw(*args, **kwargs):
+        return getattr(_global[0], name)(*args, **kwargs)
+    draw.__name__ = draw.__qualname__ = name
+    draw.__doc__ = getattr(Distributions, name).__doc__
+    return draw
+
+
+for _name in LEGACY:
+    globals()[_name] = _legacy(_name)
+del _name
