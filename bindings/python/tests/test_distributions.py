@@ -152,3 +152,25 @@ def test_the_backends_draw_the_same_values():
 def test_bad_parameters_raise_numpys_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call(lf.random.default_rng(0))
+
+
+def test_choice_without_replacement_follows_the_weights_as_numpys():
+    p = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
+    rng = lf.random.default_rng(8)
+    assert np.asarray(rng.choice(5, (2, 2), replace=False, p=p)).shape == (2, 2)
+    firsts, seconds = [], []
+    for _ in range(2000):
+        pair = np.asarray(rng.choice(5, 2, replace=False, p=p))
+        assert pair[0] != pair[1] and 4 not in pair
+        firsts.append(pair[:1])
+        seconds.append(pair[1:])
+    first = np.concatenate(firsts)
+    # NumPy draws one value after another: the first with the chances p,
+    # the second with the chances of what is left.
+    second_chances = [sum(p[j] * p[k] / (1 - p[j]) for j in range(5) if j != k) for k in range(5)]
+    second = np.concatenate(seconds)
+    for k in range(5):
+        assert abs(np.mean(first == k) - p[k]) < 0.03, k
+        assert abs(np.mean(second == k) - second_chances[k]) < 0.03, k
+    with pytest.raises(ValueError, match="fewer non-zero entries"):
+        rng.choice(5, 5, replace=False, p=p)

@@ -188,7 +188,8 @@ class Generator(Distributions):
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """Values drawn from ``a`` (or ``arange(a)``): uniformly, or by the
         probabilities ``p`` (a binary search of the running sum); without
-        replacement, the first of a permutation (not with ``p``)."""
+        replacement, the first of a permutation (with ``p``, of the order
+        of weighted keys: see ``_weighted_sample``)."""
         from . import arange, asarray, take
         population = arange(a) if isinstance(a, (int, np.integer)) else asarray(a)
         if population.ndim == 0:
@@ -200,11 +201,12 @@ class Generator(Distributions):
         if n == 0 and count:
             raise ArgumentError("choice: a cannot be empty unless no samples are taken")
         if p is not None:
-            if not replace:
-                raise ArgumentError("choice: p without replacement is not supported by lazyfuse")
             weights = asarray(p).astype(np.float64)
             if weights.shape != (n,):
                 raise ArgumentError(f"choice: p of shape {weights.shape} (expected ({n},))")
+            if not replace:
+                return take(population, self._weighted_sample(p, weights, count, shape),
+                            axis=axis)
             running = np.cumsum(weights)
             at = np.searchsorted(running / running[-1], self._uniform(shape), side="right")
             positions = np.minimum(at, n - 1)
@@ -216,6 +218,18 @@ class Generator(Distributions):
                                     f"population ({n}) without replacement")
             positions = self._order(n)[:count].reshape(shape)
         return take(population, positions, axis=axis)
+
+    def _weighted_sample(self, p, weights, count, shape):
+        """``count`` positions drawn one after another without replacement,
+        each with chance proportional to ``weights`` among those left (as
+        NumPy's ``choice(replace=False, p=p)``): the ``count`` smallest
+        keys ``E / w`` of exponential ``E`` (Efraimidis and Spirakis), in
+        their order, which is that of the draws."""
+        from . import Array
+        if not isinstance(p, Array) and np.count_nonzero(np.asarray(p) > 0) < count:
+            raise ArgumentError("choice: fewer non-zero entries in p than size")
+        keys = self._exponential(list(weights.shape)) / weights
+        return np.argsort(keys, kind="stable")[:count].reshape(shape)
 
     def _order(self, n):
         """A random permutation of ``range(n)``: an argsort of uniforms."""
