@@ -37,6 +37,20 @@ def ascontiguousarray(a, dtype=None):
     return a.reshape(1) if a.ndim == 0 else a
 
 
+def asfortranarray(a, dtype=None, *, like=None):
+    """NumPy's ``asfortranarray``: lazy arrays have no memory order, so
+    ``a`` as a lazy array (at least 1-d, as NumPy's)."""
+    return ascontiguousarray(a, dtype)
+
+
+def require(a, dtype=None, requirements=None, *, like=None):
+    """NumPy's ``require``: ``a`` as a lazy array of ``dtype``; the memory
+    flags asked for concern NumPy's arrays (``np.asarray`` of the result
+    gives a new, aligned, writeable, C-contiguous one)."""
+    from . import asarray
+    return asarray(a, dtype=dtype)
+
+
 def copyto(dst, src, casting="same_kind", where=True):
     """NumPy's ``copyto``: ``src`` (broadcast, cast by ``casting``) written
     into ``dst`` where ``where`` holds; a lazy ``dst`` takes the new value
@@ -381,7 +395,7 @@ def triu_indices_from(arr, k=0):
     return triu_indices(shape[-2], k, shape[-1])
 
 
-FUNCTIONS = (asanyarray, ascontiguousarray, copyto, iscomplexobj, isrealobj, broadcast_shapes,
+FUNCTIONS = (asanyarray, ascontiguousarray, asfortranarray, require, copyto, iscomplexobj, isrealobj, broadcast_shapes,
              shares_memory, may_share_memory, real, imag, conj, conjugate, angle, fix, isposinf,
              isneginf, sinc, nancumsum, nancumprod, unwrap, ravel_multi_index, unravel_index,
              indices, tril_indices, triu_indices, diag_indices, rollaxis, resize, compress,

@@ -10,6 +10,8 @@ compute, bit for bit. (That arithmetic, fused, was slower on the CPU: its
 float-to-int64 casts are not compiled there.) What decides a length or a
 range (the largest value, the extremes) is computed first, as in CuPy."""
 
+import builtins
+import functools
 import operator
 
 import numpy as np
@@ -94,6 +96,67 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     return a._like(np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type))
 
 
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """NumPy's ``histogramdd`` of ``D`` coordinates (an ``(N, D)`` array
+    or ``D`` arrays of ``N``): each coordinate's bin found as
+    ``histogram``'s (edges computed where they are data), the bins
+    combined into one index (C order), counted by one lazy ``bincount``."""
+    from ._numpy import _lazy
+    if isinstance(sample, (list, tuple)):
+        columns = [_one(c).reshape(-1) for c in _lazy(list(sample))]
+    else:
+        points = _one(sample)
+        if points.ndim == 1:
+            points = points.reshape(-1, 1)
+        if points.ndim != 2:
+            raise ArgumentError(f"histogramdd: a sample of shape {points.shape} (expected (N, D))")
+        columns = [points[:, d] for d in builtins.range(points.shape[1])]
+    dims = len(columns)
+    if len({c.size for c in columns}) > 1:
+        raise ArgumentError("histogramdd: the sample's coordinates differ in length")
+    try:
+        per_dim_bins = list(bins)
+    except TypeError:
+        per_dim_bins = [bins] * dims
+    if len(per_dim_bins) != dims:
+        raise ArgumentError("histogramdd: The dimension of bins must be equal to the dimension "
+                            "of the sample x.")
+    ranges = [None] * dims if range is None else list(range)
+    edges, flat, valid, size = [], None, None, 1
+    for column, b, r in zip(reversed(columns), reversed(per_dim_bins), reversed(ranges)):
+        if np.ndim(b) == 1:
+            e = _given_edges(b)
+        else:
+            first, last, n, bin_type = _equal_bins(column, b, r)
+            e = np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type)
+        index = _bin_of(column, e)
+        flat = index * size if flat is None else flat + index * size
+        valid = index >= 0 if valid is None else valid & (index >= 0)
+        size *= e.size - 1
+        edges.insert(0, e)
+    flat = np.where(valid, flat, -1)
+    w = None
+    if weights is not None:
+        w = _one(_lazy([columns[0], weights])[1]).reshape(-1).astype(np.float64)
+    counts = Array(flat._a.bincount(None if w is None else w._a, size))
+    counts = counts.reshape(tuple(e.size - 1 for e in edges)).astype(np.float64)  # as NumPy's
+    if density:
+        widths = [np.diff(e) for e in edges]
+        volume = columns[0]._like(functools.reduce(np.multiply.outer, widths))
+        counts = counts / counts.sum() / volume
+    return counts, [columns[0]._like(e) for e in edges]
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """NumPy's ``histogram2d``: ``histogramdd`` of ``(x, y)``; returns
+    ``(counts, xedges, yedges)``."""
+    if np.ndim(bins) == 1 and len(bins) != 2:
+        bins = [bins, bins]
+    counts, (xedges, yedges) = histogramdd([x, y], bins, range, density, weights)
+    return counts, xedges, yedges
+
+
+
 def _given_edges(bins):
     edges = bins.numpy() if isinstance(bins, Array) else np.asarray(bins)
     if (np.diff(edges) < 0).any():
@@ -142,4 +205,4 @@ def _equal_bins(a, bins, range):
     return first, last, n, bin_type
 
 
-FUNCTIONS = (bincount, histogram, histogram_bin_edges)
+FUNCTIONS = (bincount, histogram, histogram_bin_edges, histogramdd, histogram2d)

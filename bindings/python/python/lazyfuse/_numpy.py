@@ -17,8 +17,8 @@ import operator
 
 import numpy as np
 
-from . import (_arrangements, _compat, _contractions, _diagonals, _fancy, _histograms,
-               _polynomials, _reductions, _sorting, _statistics)
+from . import (_arrangements, _compat, _contractions, _diagonals, _fancy, _generated,
+               _histograms, _host, _polynomials, _reductions, _sorting, _statistics)
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -334,7 +334,8 @@ for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.dia
     FUNCTIONS[_diagonal_function.__name__] = _diagonal_function
 for _function_ in (_contractions.einsum, _contractions.tensordot, _contractions.inner,
                    *_arrangements.FUNCTIONS, *_statistics.FUNCTIONS, *_histograms.FUNCTIONS,
-                   *_polynomials.FUNCTIONS, *_compat.FUNCTIONS):
+                   *_polynomials.FUNCTIONS, *_compat.FUNCTIONS, *_generated.FUNCTIONS,
+                   *_host.FUNCTIONS):
     FUNCTIONS[_function_.__name__] = _function_
 FUNCTIONS["put"] = _fancy.put_flat
 FUNCTIONS["take_along_axis"] = _fancy.take_along_axis

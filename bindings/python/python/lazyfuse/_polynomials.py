@@ -1,7 +1,9 @@
 """NumPy's polynomial and signal helpers, lazily: ``polyval`` (Horner's
 rule, one fused kernel), ``vander``, ``convolve`` and ``correlate`` (of
 1-d arrays: short kernels as a fused sum of shifted slices, long ones as
-a gather of windows and one matrix product), and ``ediff1d``."""
+a gather of windows and one matrix product), ``ediff1d``, and the
+coefficient arithmetic ``polyadd``, ``polysub``, ``polymul`` (a
+convolution), ``polyder`` and ``polyint``."""
 
 import operator
 
@@ -108,4 +110,73 @@ def ediff1d(ary, to_end=None, to_begin=None):
     return concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
 
-FUNCTIONS = (polyval, vander, convolve, correlate, ediff1d)
+def _coefficients(*values):
+    pieces = _lazy(*values)
+    return [p.reshape(1) if p.ndim == 0 else p for p in pieces]
+
+
+def _padded_pair(a1, a2):
+    """``a1`` and ``a2`` of one length, the shorter with zeros in front
+    (its highest powers)."""
+    from ._numpy import FUNCTIONS
+    a1, a2 = _coefficients(a1, a2)
+    diff = a2.size - a1.size
+    if diff > 0:
+        a1 = FUNCTIONS["concatenate"]([a1._like(np.zeros(diff, a1.dtype)), a1])
+    elif diff < 0:
+        a2 = FUNCTIONS["concatenate"]([a2._like(np.zeros(-diff, a2.dtype)), a2])
+    return a1, a2
+
+
+def polyadd(a1, a2):
+    """NumPy's ``polyadd``: the sum of two coefficient arrays (highest
+    power first), the shorter padded in front."""
+    a1, a2 = _padded_pair(a1, a2)
+    return a1 + a2
+
+
+def polysub(a1, a2):
+    """NumPy's ``polysub``: ``a1 - a2`` as polynomials."""
+    a1, a2 = _padded_pair(a1, a2)
+    return a1 - a2
+
+
+def polymul(a1, a2):
+    """NumPy's ``polymul``: the product's coefficients, a convolution."""
+    a1, a2 = _coefficients(a1, a2)
+    return convolve(a1, a2)
+
+
+def polyder(p, m=1):
+    """NumPy's ``polyder``: the ``m``-th derivative's coefficients."""
+    m = operator.index(m)
+    if m < 0:
+        raise ArgumentError("polyder: Order of derivative must be positive (see polyint)")
+    (p,) = _coefficients(p)
+    for _ in range(m):
+        n = p.size - 1
+        p = p[:-1] * p._like(np.arange(n, 0, -1))
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """NumPy's ``polyint``: the ``m``-th antiderivative's coefficients,
+    with integration constants ``k`` (zeros by default)."""
+    from ._numpy import FUNCTIONS
+    m = operator.index(m)
+    if m < 0:
+        raise ArgumentError("polyint: Order of integral must be positive (see polyder)")
+    constants = np.zeros(m) if k is None else np.atleast_1d(np.asarray(k, dtype=float))
+    if constants.size == 1 and m > 1:
+        constants = np.full(m, constants[0])
+    if constants.size < m:
+        raise ArgumentError("polyint: k must be a scalar or a rank-1 array of length 1 or >m.")
+    (p,) = _coefficients(p)
+    for constant in constants[:m]:
+        divided = p / p._like(np.arange(p.size, 0, -1))
+        p = FUNCTIONS["concatenate"]([divided, p._like(np.array([constant]))])
+    return p
+
+
+FUNCTIONS = (polyval, vander, convolve, correlate, ediff1d, polyadd, polysub, polymul, polyder,
+             polyint)
