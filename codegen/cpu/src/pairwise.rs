@@ -136,7 +136,8 @@ macro_rules! float_chunks {
                             for q in 0..P / 2 {
                                 for lane in 0..L {
                                     let (u, w) = (group[2 * q * L + lane], group[(2 * q + 1) * L + lane]);
-                                    nan[2 * q * L + lane] |= u.is_nan() || w.is_nan();
+                                    // `|`, not `||`: no branch per element.
+                                    nan[2 * q * L + lane] |= u.is_nan() | w.is_nan();
                                 }
                             }
                         }
