@@ -670,3 +670,51 @@ fn every_operation_on_every_dtype_agrees_with_the_jit_table() {
     assert!(accepted >= 66, "only {accepted} (op, dtype) pairs compiled");
     assert_no_failed_compilations();
 }
+
+/// Generated positions (`arange`, and so `linspace` and index arithmetic)
+/// are compiled: read from the chunk register they are gathered into, in
+/// element-wise kernels and reductions, along a transpose (strided
+/// positions) and in f32 bodies (two 64-bit vectors per group); the
+/// values are the reference's.
+#[test]
+fn generated_positions_are_compiled() {
+    let (cx, reference) = (jit(), reference());
+    let build = |cx: &Context, n: usize| {
+        let i = cx.arange(0.0, n as f64, 1.0, DType::I64);
+        let x = cx.arange(-1.5, n as f64 - 1.5, 1.0, DType::F64);
+        let grid = cx
+            .arange(0.0, n as f64, 1.0, DType::F32)
+            .reshape(&[n / 4, 4])
+            .transpose();
+        let mixed = (&i * 3i64 - 5i64).astype(DType::F64) * &x + 0.25;
+        let squares = (&x * &x).sum();
+        let f32_body = &grid * 0.5f32 + 1.0f32;
+        (mixed, squares, f32_body)
+    };
+    for n in [16, 1004, 80_000] {
+        let (mixed, squares, f32_body) = build(&cx, n);
+        let (want_mixed, want_squares, want_f32) = build(&reference, n);
+        for plan in [mixed.explain(), squares.explain(), f32_body.explain()] {
+            assert!(plan.contains("k0 runs on compiled code (JIT)"), "{plan}");
+        }
+        same(
+            &mixed.to_host().unwrap(),
+            &want_mixed.to_host().unwrap(),
+            None,
+            "mixed",
+        );
+        same(
+            &f32_body.to_host().unwrap(),
+            &want_f32.to_host().unwrap(),
+            None,
+            "f32 body",
+        );
+        same(
+            &squares.to_host().unwrap(),
+            &want_squares.to_host().unwrap(),
+            Some(1e-12),
+            "squares",
+        );
+    }
+    assert_no_failed_compilations();
+}

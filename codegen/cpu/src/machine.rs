@@ -270,7 +270,7 @@ impl Machine {
                 .collect(),
         };
         let leaves = (0..n)
-            .filter(|&i| matches!(body.insts[i], Inst::Load(_)))
+            .filter(|&i| matches!(body.insts[i], Inst::Load(_) | Inst::Iota(_)))
             .collect();
         let jit = Jit::new(body, stored, leaves, n + outputs.len()).ok();
         Ok(Machine {

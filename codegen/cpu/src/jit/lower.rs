@@ -159,7 +159,7 @@ pub fn emit(
                 let v = b.ins().splat(vt, x);
                 broadcast[i] = Some((x, SmallVec::from_elem(v, 1)));
             }
-            Inst::Load(_) => bases[i] = Some(window(&mut b, i, dtype)),
+            Inst::Load(_) | Inst::Iota(_) => bases[i] = Some(window(&mut b, i, dtype)),
             _ => {}
         }
     }

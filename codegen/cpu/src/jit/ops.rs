@@ -77,7 +77,7 @@ impl Lowering<'_, '_> {
         for (k, inst) in body.insts.iter().enumerate() {
             let dtype = body.dtypes[k];
             let value = match inst {
-                Inst::Load(_) | Inst::Arg(_) => match (&broadcast[k], bases[k]) {
+                Inst::Load(_) | Inst::Iota(_) | Inst::Arg(_) => match (&broadcast[k], bases[k]) {
                     (Some((x, v)), _) => {
                         if self.vector {
                             SmallVec::from_elem(v[0], self.vectors(dtype))

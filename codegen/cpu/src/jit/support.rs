@@ -118,7 +118,10 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
         let operand = |k: usize| body.dtypes[inst.operands()[k].index()];
         let supported = match inst {
             Inst::Load(_) | Inst::Arg(_) => dtype != DType::Bool,
-            Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => false,
+            // Generated positions are gathered into a chunk register
+            // (`run::Leaves`), which compiled code reads as it reads a load.
+            Inst::Iota(_) => dtype == DType::I64,
+            Inst::Param(_) | Inst::Reduced => false,
             Inst::Cast(_) => cast_supported(operand(0), dtype),
             Inst::Bitcast(_) => false,
             Inst::Unary(op, _) => unary_supported(*op, operand(0), dtype),
