@@ -136,6 +136,7 @@ def test_the_backends_draw_the_same_values():
 
 @pytest.mark.parametrize("call, message", [
     (lambda g: g.poisson(-1.0), "lam < 0"),
+    (lambda g: g.poisson(np.nan), "lam is NaN"),
     (lambda g: g.binomial(5, 1.5), "p < 0, p > 1"),
     (lambda g: g.binomial(-1, 0.5), "n < 0"),
     (lambda g: g.gamma(-1.0), "shape < 0"),

@@ -375,7 +375,7 @@ class Distributions:
 
     def poisson(self, lam=1.0, size=None):
         """Poisson values (int64)."""
-        _check("poisson", "lam < 0", lambda v: v < 0, lam)
+        _check("poisson", "lam < 0 or lam is NaN", lambda v: ~(v >= 0), lam)
         _check("poisson", "lam value too large", lambda v: v > 1e18, lam)
         lam_n = _number(lam)
         window = None if lam_n is None else self._window(lam_n, math.sqrt(lam_n), 0,
