@@ -70,11 +70,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
             np.asarray(weights).reshape(-1))
         if w.size != a.size:
             raise ArgumentError("histogram: weights should have the same shape as a")
-    if np.ndim(bins) == 1:
-        edges = _given_edges(bins)
-    else:
-        first, last, n, bin_type = _equal_bins(a, bins, range)
-        edges = np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type)
+    edges = _edges(a, bins, range)
     index = _bin_of(a, edges)
     n = edges.size - 1
     counts = Array(index._a.bincount(None if w is None else w.astype(np.float64)._a, n))
@@ -90,10 +86,16 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """NumPy's ``histogram_bin_edges`` for a number of equal bins or given
     edges (the data's extremes computed when ``range`` is not given)."""
     a = _one(a).reshape(-1)
+    return a._like(_edges(a, bins, range))
+
+
+def _edges(a, bins, range):
+    """The bins' edges (NumPy's): the given ones, or ``bins`` equal bins
+    over ``range`` (the data's extremes, computed, by default)."""
     if np.ndim(bins) == 1:
-        return a._like(_given_edges(bins))
+        return _given_edges(bins)
     first, last, n, bin_type = _equal_bins(a, bins, range)
-    return a._like(np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type))
+    return np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type)
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):
@@ -124,11 +126,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     ranges = [None] * dims if range is None else list(range)
     edges, flat, valid, size = [], None, None, 1
     for column, b, r in zip(reversed(columns), reversed(per_dim_bins), reversed(ranges)):
-        if np.ndim(b) == 1:
-            e = _given_edges(b)
-        else:
-            first, last, n, bin_type = _equal_bins(column, b, r)
-            e = np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type)
+        e = _edges(column, b, r)
         index = _bin_of(column, e)
         flat = index * size if flat is None else flat + index * size
         valid = index >= 0 if valid is None else valid & (index >= 0)
