@@ -1,12 +1,19 @@
-"""``lazyfuse.linalg``: NumPy's ``linalg`` norms, lazily (``norm``,
-``vector_norm``, ``matrix_norm``: reductions fused with the element-wise
-work in them), and the products (``matmul``, ``outer``, ``tensordot``,
-``vecdot``). ``np.linalg.norm(x)`` on a lazy array comes here too.
+"""``lazyfuse.linalg``: NumPy's ``linalg``.
 
-Norms that need singular values (``ord=2``, ``-2`` and ``"nuc"`` of a
-matrix) and the decompositions and solvers (``inv``, ``solve``, ``det``,
-``svd``…) run in NumPy on computed values, as every NumPy function
-lazyfuse lacks does."""
+- **Lazy:** the norms (``norm``, ``vector_norm``, ``matrix_norm``:
+  reductions fused with the element-wise work in them), the products
+  (``matmul``, ``outer``, ``tensordot``, ``vecdot``, ``multi_dot`` in the
+  cheapest order, ``matrix_power`` by repeated squaring), ``cross``,
+  ``diagonal``, ``trace``, ``matrix_transpose``. ``np.linalg.norm(x)`` on a
+  lazy array comes here too.
+- **Computed in NumPy:** the decompositions, solvers and what needs
+  singular values (``inv``, ``solve``, ``det``, ``slogdet``, ``svd``,
+  ``qr``, ``cholesky``, ``eigh``, ``eig``…; the norms ``ord=2``, ``-2``
+  and ``"nuc"`` of a matrix) run in LAPACK through NumPy on computed
+  values, and their arrays are given back to the context as lazyfuse
+  arrays, as CuPy's ``cupy.linalg`` returns CuPy arrays. Complex results
+  (``eig`` of a matrix with complex eigenvalues) cannot be held: lazyfuse
+  has no complex dtype, and says so."""
 
 import operator
 
@@ -129,5 +136,141 @@ def vecdot(x1, x2, /, *, axis=-1):
     return contract(x1, x2, axis)
 
 
+def matrix_power(a, n):
+    """NumPy's ``linalg.matrix_power``: ``a`` (square, or a stack) to the
+    integer power ``n`` by repeated squaring, lazily (``n < 0``: of the
+    inverse, computed in NumPy)."""
+    from ._numpy import _one, FUNCTIONS as numpy_functions
+    a = _one(a)
+    n = operator.index(n)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ArgumentError(f"matrix_power: an array of shape {a.shape} (expected square "
+                            "matrices in its last two axes)")
+    if n == 0:
+        identity = numpy_functions["eye"](a.shape[-1], dtype=a.dtype)
+        return numpy_functions["broadcast_to"](identity, a.shape) * 1
+    if n < 0:
+        a, n = inv(a), -n
+    result, square = None, a
+    while n:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if n:
+            square = square @ square
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    """NumPy's ``linalg.multi_dot``: the product of the matrices in the
+    cheapest order (NumPy's dynamic programme over their shapes; the first
+    and last may be 1-d), each product a lazy ``matmul``."""
+    from ._array import _store
+    from ._numpy import _lazy
+    arrays = _lazy(list(arrays))
+    if len(arrays) < 2:
+        raise ArgumentError("multi_dot: expecting at least two arrays")
+    first, last = arrays[0], arrays[-1]
+    if first.ndim == 1:
+        arrays[0] = first.reshape(1, -1)
+    if last.ndim == 1:
+        arrays[-1] = last.reshape(-1, 1)
+    if any(m.ndim != 2 for m in arrays):
+        raise ArgumentError("multi_dot: every array but the first and last must be 2-d")
+    order = _chain_order([m.shape[0] for m in arrays] + [arrays[-1].shape[1]])
+    result = _chain(arrays, order, 0, len(arrays) - 1)
+    if first.ndim == 1 and last.ndim == 1:
+        result = result.reshape(())
+    elif first.ndim == 1:
+        result = result.reshape(-1)
+    elif last.ndim == 1:
+        result = result.reshape(-1)
+    return result if out is None else _store(result, out, "multi_dot", "same_kind")
+
+
+def _chain_order(dims):
+    """``split[i][j]``: where the cheapest product of matrices ``i..=j``
+    splits (matrix ``k`` is ``dims[k] × dims[k + 1]``)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(arrays, split, i, j):
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return _chain(arrays, split, i, k) @ _chain(arrays, split, k + 1, j)
+
+
+def _numpy_alias(name):
+    def apply(*args, **kwargs):
+        from ._numpy import FUNCTIONS as numpy_functions
+        return numpy_functions[name](*args, **kwargs)
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"NumPy's ``linalg.{name}``: ``lazyfuse.{name}``, lazily."
+    return apply
+
+
+cross, diagonal, trace, matrix_transpose = (
+    _numpy_alias(n) for n in ("cross", "diagonal", "trace", "matrix_transpose"))
+
+#: Computed in NumPy (LAPACK) on computed values, arrays given back.
+_COMPUTED = ("inv", "pinv", "solve", "lstsq", "det", "slogdet", "cond", "matrix_rank", "svd",
+             "svdvals", "qr", "cholesky", "eig", "eigh", "eigvals", "eigvalsh", "tensorinv",
+             "tensorsolve")
+
+LinAlgError = np.linalg.LinAlgError
+
+
+def _computed(name):
+    numpy_function = getattr(np.linalg, name)
+
+    def apply(*args, **kwargs):
+        from ._host import _computed as values, _first_array
+        like = _first_array(args, kwargs)
+        result = numpy_function(*values(args), **values(kwargs))
+        return _given(name, result, like)
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = (f"NumPy's ``linalg.{name}``, computed in NumPy on computed values; its "
+                     "arrays given back to the context.")
+    return apply
+
+
+def _given(name, result, like):
+    """NumPy's ``result`` (an array, a number, or a named tuple of them)
+    with its arrays as lazyfuse arrays of ``like``'s context."""
+    from . import asarray
+    if isinstance(result, np.ndarray):
+        if result.dtype.kind == "c":
+            raise TypeError(f"linalg.{name}: the result is complex (dtype {result.dtype}); "
+                            f"lazyfuse has no complex dtype (np.linalg.{name} of the computed "
+                            "values gives it)")
+        return like._like(result) if like is not None else asarray(result)
+    if isinstance(result, tuple):
+        parts = [_given(name, r, like) for r in result]
+        return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
+    return result
+
+
+for _name in _COMPUTED:
+    if hasattr(np.linalg, _name):
+        globals()[_name] = _computed(_name)
+del _name
+
+__all__ += ["matrix_power", "multi_dot", "cross", "diagonal", "trace", "matrix_transpose",
+            "LinAlgError", *(n for n in _COMPUTED if hasattr(np.linalg, n))]
+
 FUNCTIONS = {f.__name__: f for f in (norm, vector_norm, matrix_norm, matmul, outer, tensordot,
-                                     vecdot)}
+                                     vecdot, matrix_power, multi_dot, cross, diagonal, trace,
+                                     matrix_transpose)}
+FUNCTIONS.update({n: globals()[n] for n in _COMPUTED if n in globals()})
