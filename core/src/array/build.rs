@@ -412,8 +412,10 @@ fn slice_indices(
     if step > 0 {
         let first = start.map_or(0, |v| clamp(resolve(v), 0, n));
         let end = stop.map_or(n, |v| clamp(resolve(v), 0, n));
+        // Counted without `+ step`, which overflows for steps near the
+        // largest isize (a C caller's "one element").
         let count = if end > first {
-            (end - first + step - 1) / step
+            (end - first - 1) / step + 1
         } else {
             0
         };
@@ -422,7 +424,7 @@ fn slice_indices(
         let first = start.map_or(n - 1, |v| clamp(resolve(v), -1, n - 1));
         let end = stop.map_or(-1, |v| clamp(resolve(v), -1, n - 1));
         let count = if first > end {
-            (first - end + (-step) - 1) / (-step)
+            ((first - end - 1) as usize / step.unsigned_abs()) as isize + 1
         } else {
             0
         };
@@ -532,6 +534,35 @@ impl Error {
                 message: format!("{message} [operand shape {}]", format_shape(shape)),
             },
             other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slice_indices;
+
+    /// Python's `range(*slice(start, stop, step).indices(n))`: first index
+    /// and count, extreme bounds and steps included (no overflow).
+    #[test]
+    fn slices_count_as_pythons() {
+        let cases = [
+            (5, None, None, 1, (0, 5)),
+            (5, Some(1), Some(4), 2, (1, 2)),
+            (5, None, None, -1, (4, 5)),
+            (5, Some(-2), None, -2, (3, 2)),
+            (5, Some(isize::MIN), Some(isize::MAX), isize::MAX, (0, 1)),
+            (5, Some(isize::MAX), Some(isize::MIN), isize::MIN, (4, 1)),
+            (5, Some(isize::MAX), Some(isize::MIN), -2, (4, 3)),
+            (0, None, None, 3, (0, 0)),
+            (5, Some(3), Some(1), 1, (3, 0)),
+        ];
+        for (n, start, stop, step, want) in cases {
+            assert_eq!(
+                slice_indices(n, start, stop, step),
+                want,
+                "{start:?}:{stop:?}:{step}"
+            );
         }
     }
 }
