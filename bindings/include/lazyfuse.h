@@ -307,7 +307,9 @@ lf_status lf_array_shape(const lf_array *a, size_t *shape_out, size_t capacity);
 lf_status lf_array_dtype(const lf_array *a, lf_dtype *out);
 
 /*
- Demands the array and copies its elements (row-major) into `dst`;
+ Demands the array into `dst` (row-major): computed straight into it
+ when `dst` is aligned for the element type (no intermediate copy; bool
+ arrays, and unaligned destinations, are computed, then copied);
  `LF_ERROR_BUFFER_TOO_SMALL` when `dst_bytes` is less than
  `prod(shape) * sizeof(element)`. The value is kept for later demands.
 
@@ -338,6 +340,105 @@ void lf_string_free(char *s);
  success). Valid until the next lazyfuse call on this thread.
  */
 const char *lf_last_error_message(void);
+
+/*
+ `a` with `ndim` extents `shape`, one of which may be -1 (inferred, as
+ NumPy's): a view, no data moves. The element counts must agree.
+
+ # Safety
+ `a` is a live array; `shape` points to `ndim` values; `out` is valid
+ for a write.
+ */
+lf_status lf_array_reshape(const lf_array *a, const int64_t *shape, size_t ndim, lf_array **out);
+
+/*
+ `a` with its axes permuted: output axis `i` is input axis `axes[i]`
+ (negative counts from the end); with `naxes` 0, the axes reversed
+ (NumPy's `.T`). A view.
+
+ # Safety
+ `a` is a live array; `axes` points to `naxes` values (any pointer when
+ `naxes` is 0); `out` is valid for a write.
+ */
+lf_status lf_array_transpose(const lf_array *a, const int64_t *axes, size_t naxes, lf_array **out);
+
+/*
+ NumPy's `a[..., start:stop:step, ...]` along `axis` (negative counts
+ from the end): Python's rules, bounds clamped, negative bounds from the
+ end, `step` not 0; `INT64_MIN` and `INT64_MAX` leave a bound open. A
+ view.
+
+ # Safety
+ `a` is a live array; `out` is valid for a write.
+ */
+lf_status lf_array_slice(const lf_array *a,
+                         int64_t axis,
+                         int64_t start,
+                         int64_t stop,
+                         int64_t step,
+                         lf_array **out);
+
+/*
+ `a` converted to `dtype` (NumPy's `astype`: any cast; floats to
+ integers truncate and saturate, NaN to 0).
+
+ # Safety
+ `a` is a live array; `out` is valid for a write.
+ */
+lf_status lf_array_astype(const lf_array *a, lf_dtype dtype, lf_array **out);
+
+/*
+ NumPy's `a @ b` (1-d operands, broadcast batches, the promoted dtype).
+
+ # Safety
+ `a` and `b` are live arrays of one context; `out` is valid for a write.
+ */
+lf_status lf_matmul(const lf_array *a, const lf_array *b, lf_array **out);
+
+/*
+ `a` sorted along `axis` (negative counts from the end), NaNs last
+ (NumPy's `np.sort`).
+
+ # Safety
+ `a` is a live array; `out` is valid for a write.
+ */
+lf_status lf_sort(const lf_array *a, int64_t axis, lf_array **out);
+
+/*
+ The positions (int64) that sort `a` along `axis`, stably, NaNs last
+ (NumPy's `np.argsort(kind="stable")`).
+
+ # Safety
+ `a` is a live array; `out` is valid for a write.
+ */
+lf_status lf_argsort(const lf_array *a, int64_t axis, lf_array **out);
+
+/*
+ For each of `values`, its position (int64) in the 1-d ascending
+ `sorted` (NaNs last): before equal elements, or after them when
+ `right` (NumPy's `np.searchsorted`).
+
+ # Safety
+ `sorted` and `values` are live arrays of one context; `out` is valid
+ for a write.
+ */
+lf_status lf_searchsorted(const lf_array *sorted,
+                          const lf_array *values,
+                          bool right,
+                          lf_array **out);
+
+/*
+ The elements of `a` at the integer `indices` along `axis` (NumPy's
+ `np.take`, negative indices from the end): of shape `a.shape[..axis] +
+ indices.shape + a.shape[axis + 1..]`. An index out of bounds is an
+ error when the indices' values are known (data given by the caller);
+ computed ones wrap around.
+
+ # Safety
+ `a` and `indices` are live arrays of one context; `out` is valid for a
+ write.
+ */
+lf_status lf_take(const lf_array *a, const lf_array *indices, int64_t axis, lf_array **out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,8 +2,9 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
+use lazyfuse::core::half::{bf16, f16};
 use lazyfuse::core::{BinaryOp, UnaryOp};
-use lazyfuse::{Array, Context, HostBuffer, Operand, Scalar, Ufunc};
+use lazyfuse::{Array, Context, DType, HostBuffer, Operand, Scalar, Ufunc};
 
 use crate::guard::{
     borrow, bytes_mut, give, give_string, guard, guard_free, last_error, slice, slice_mut, string,
@@ -361,7 +362,9 @@ pub unsafe extern "C" fn lf_array_dtype(a: *const lf_array, out: *mut lf_dtype) 
     })
 }
 
-/// Demands the array and copies its elements (row-major) into `dst`;
+/// Demands the array into `dst` (row-major): computed straight into it
+/// when `dst` is aligned for the element type (no intermediate copy; bool
+/// arrays, and unaligned destinations, are computed, then copied);
 /// `LF_ERROR_BUFFER_TOO_SMALL` when `dst_bytes` is less than
 /// `prod(shape) * sizeof(element)`. The value is kept for later demands.
 ///
@@ -381,11 +384,39 @@ pub unsafe extern "C" fn lf_array_read(
                 "the destination holds {dst_bytes} bytes but the result needs {needed}"
             )));
         }
-        let dst = bytes_mut(dst, needed, "dst")?;
-        let host = array.to_host()?;
-        dst.copy_from_slice(host.as_bytes());
-        Ok(())
+        read_bytes_into(array, bytes_mut(dst, needed, "dst")?)
     })
+}
+
+/// Computes `array` into `dst` (exactly its bytes): through a typed view
+/// of `dst` where its alignment allows one, else by a copy.
+fn read_bytes_into(array: &Array, dst: &mut [u8]) -> Result<(), Failure> {
+    macro_rules! typed {
+        ($t:ty) => {
+            if let Ok(values) = bytemuck::try_cast_slice_mut::<u8, $t>(dst) {
+                return Ok(array.read_into::<$t>(values)?);
+            }
+        };
+    }
+    match array.dtype() {
+        DType::F16 => typed!(f16),
+        DType::BF16 => typed!(bf16),
+        DType::F32 => typed!(f32),
+        DType::F64 => typed!(f64),
+        DType::I8 => typed!(i8),
+        DType::I16 => typed!(i16),
+        DType::I32 => typed!(i32),
+        DType::I64 => typed!(i64),
+        DType::U8 => typed!(u8),
+        DType::U16 => typed!(u16),
+        DType::U32 => typed!(u32),
+        DType::U64 => typed!(u64),
+        // Bytes are not bools (a byte of 2 is no bool): copied.
+        DType::Bool => {}
+    }
+    let host = array.to_host()?;
+    dst.copy_from_slice(host.as_bytes());
+    Ok(())
 }
 
 /// Writes a description of how the array would be computed (graph, fused

@@ -8,9 +8,11 @@
 #![allow(non_camel_case_types)]
 
 mod api;
+mod arrange;
 mod guard;
 
 pub use api::*;
+pub use arrange::*;
 
 use lazyfuse::{Array, Context, DType, Ufunc};
 
