@@ -54,7 +54,10 @@ pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
 pub use search::{searchsorted, searchsorted_kernel, Side};
-pub use sort::{argsort, argsort_kernel, sort, sort_kernel};
+pub use sort::{
+    argsort, argsort_kernel, argsort_stage_kernel, sort, sort_kernel, sort_stage_kernel,
+    STAGED_FROM,
+};
 pub use take::{scatter, scatter_kernels, take, take_kernels, IndexMode};
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.

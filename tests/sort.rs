@@ -217,3 +217,39 @@ fn rows_spread_over_worker_threads_sort_as_on_one() -> Result<()> {
     }
     Ok(())
 }
+
+/// Rows of `STAGED_FROM` elements or more run on devices as one launch
+/// per step of the network: the same results as Rust's sorts on every
+/// backend (the CPU keeps its library routine), along both axes, with
+/// NaNs, repeats and a row length just past a power of two.
+#[test]
+fn long_rows_sort_one_step_per_launch_on_devices() -> Result<()> {
+    let n = lazyfuse::STAGED_FROM + 5;
+    for shape in [vec![n], vec![2, n]] {
+        let len: usize = shape.iter().product();
+        let values = scrambled(len, 11);
+        for cx in common::backends() {
+            let x = cx.from_vec(values.clone(), &shape)?;
+            let axis = shape.len() - 1;
+            let sorted = sort(&x, axis)?;
+            if cx.backend_name() == "sim" {
+                let plan = sorted.explain();
+                assert!(plan.contains("lf_sort_step_f64"), "{plan}");
+            }
+            let got = sorted.to_vec::<f64>()?;
+            assert!(
+                same(&got, &by_hand(&values, &shape, axis)),
+                "{}",
+                cx.backend_name()
+            );
+            let positions = argsort(&x, axis)?.to_vec::<i64>()?;
+            assert_eq!(
+                positions,
+                positions_by_hand(&values, &shape, axis),
+                "{}",
+                cx.backend_name()
+            );
+        }
+    }
+    Ok(())
+}

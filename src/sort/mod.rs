@@ -3,8 +3,11 @@
 //! one block running a bitonic sorting network over global memory (rows
 //! padded to a power of two with virtual elements larger than any, which
 //! never move: each compare-exchange keeps the smaller value at the lower
-//! index); the CPU runs a library routine instead, Rust's unstable sort of
-//! each row. NaNs sort last, as in NumPy.
+//! index); rows of [`STAGED_FROM`] elements or more run the same network
+//! as one launch per step, over as many blocks as the pairs need
+//! (`stages.rs`: one block cannot keep a device busy). The CPU runs a
+//! library routine instead, Rust's unstable sort of each row. NaNs sort
+//! last, as in NumPy.
 //!
 //! ```
 //! use lazyfuse::{sort, Context};
@@ -27,11 +30,19 @@ use lazyfuse_core::{
     with_slice_mut, Array, BinaryOp, DType, Error, HostBuffer, KernelLaunch, Result, SliceMut,
 };
 
-use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
+use crate::kernel::{ArrayParam, Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
 use crate::kernel_cache::KernelCache;
+
+mod stages;
+
+pub use stages::{argsort_stage_kernel, sort_stage_kernel};
 
 /// Threads per block (one block per row), at most.
 const BLOCK: u32 = 256;
+
+/// Rows at least this long are sorted on devices one network step per
+/// launch (`stages.rs`) rather than one block per row.
+pub const STAGED_FROM: usize = 1 << 13;
 
 /// `array` sorted along `axis`, ascending, NaNs last (NumPy's
 /// `np.sort(array, axis)`; not stable, as NumPy's default). Lazy.
@@ -41,6 +52,9 @@ pub fn sort(array: &Array, axis: usize) -> Result<Array> {
     let Some(rows) = Rows::along(array, axis, "sort")? else {
         return Ok(array.clone()); // values are immutable: nothing to copy
     };
+    if rows.staged(array) {
+        return Ok(rows.back(&stages::sort(&rows, array.dtype())?));
+    }
     // The rows are sorted in place when nothing else reads them, else in
     // a copy of their own.
     let args: [KernelArg<'_>; 2] = [(&rows.data).into(), (rows.n as i64).into()];
@@ -69,6 +83,9 @@ pub fn argsort(array: &Array, axis: usize) -> Result<Array> {
     let Some(rows) = Rows::along(array, axis, "argsort")? else {
         return Ok(array.session().zeros(array.shape(), DType::I64)); // rows of one
     };
+    if rows.staged(array) {
+        return Ok(rows.back(&stages::argsort(&rows, array.dtype())?));
+    }
     let order = array.session().zeros(&[rows.data.len()], DType::I64);
     let args: [KernelArg<'_>; 3] = [(&rows.data).into(), (&order).into(), (rows.n as i64).into()];
     let positions = argsort_kernel(array.dtype())?
@@ -135,6 +152,13 @@ impl Rows {
         }))
     }
 
+    /// Whether the rows are sorted one network step per launch: long rows
+    /// on a backend that runs the kernels (the CPU runs a library routine
+    /// of the one-launch form instead).
+    fn staged(&self, array: &Array) -> bool {
+        self.n >= STAGED_FROM && array.session().backend_name() != "cpu"
+    }
+
     /// Flat rows (a kernel's result) back in the array's layout.
     fn back(&self, flat: &Array) -> Array {
         flat.reshape(&self.moved).permute(&self.inverse)
@@ -150,15 +174,7 @@ pub fn sort_kernel(dtype: DType) -> Result<Kernel> {
             let data = k.array_mut("data", dtype, 1);
             let n = k.scalar("n", DType::I64);
             bitonic_rows(k, &n, |k, base, i, partner| {
-                let (low, high) = (k.let_(base + i), k.let_(base + partner));
-                let a = k.let_(data.at(&low));
-                let b = k.let_(data.at(&high));
-                // `b` before `a`: smaller, or a number against a NaN.
-                let nan_a = a.ne(&a).and(b.eq(&b));
-                k.if_(b.lt(&a).or(nan_a), |k| {
-                    k.store(&data, &low, b.clone());
-                    k.store(&data, &high, a.clone());
-                });
+                order_values(k, &data, base, i, partner);
             });
         })?
         .with_host_routine(Arc::new(CpuSort))?;
@@ -182,28 +198,56 @@ pub fn argsort_kernel(dtype: DType) -> Result<Kernel> {
             });
             k.syncthreads();
             bitonic_rows(k, &n, |k, base, i, partner| {
-                let (low, high) = (k.let_(base + i), k.let_(base + partner));
-                let (ia, ib) = (k.let_(order.at(&low)), k.let_(order.at(&high)));
-                let a = k.let_(data.at(&(base + &ia)));
-                let b = k.let_(data.at(&(base + &ib)));
-                let (nan_a, nan_b) = (a.ne(&a), b.ne(&b));
-                // `b` before `a`: smaller, a number against a NaN, or equal
-                // (two NaNs alike) and first in the row: a total order.
-                let equal = a.eq(&b).or(nan_a.and(nan_b.clone()));
-                let before = b
-                    .lt(&a)
-                    .or(nan_a.and(nan_b.not()))
-                    .or(equal.and(ib.lt(&ia)));
-                k.if_(before, |k| {
-                    k.store(&order, &low, ib.clone());
-                    k.store(&order, &high, ia.clone());
-                });
+                order_positions(k, &data, &order, base, i, partner);
             });
         })?
         .with_host_routine(Arc::new(CpuArgsort))?
         .overwriting()?; // every position is set before the network reads it
         Ok(Kernel::from_built(built))
     })
+}
+
+/// Orders elements `i < partner` of the row of `data` at `base`: the
+/// smaller first, a NaN after a number.
+fn order_values(k: &mut KernelScope, data: &ArrayParam, base: &Val, i: &Val, partner: &Val) {
+    let (low, high) = (k.let_(base + i), k.let_(base + partner));
+    let a = k.let_(data.at(&low));
+    let b = k.let_(data.at(&high));
+    // `b` before `a`: smaller, or a number against a NaN.
+    let nan_a = a.ne(&a).and(b.eq(&b));
+    k.if_(b.lt(&a).or(nan_a), |k| {
+        k.store(data, &low, b.clone());
+        k.store(data, &high, a.clone());
+    });
+}
+
+/// Orders positions `i < partner` of the row of `order` at `base` by the
+/// values of `data` they point at: a total order (a number before a NaN,
+/// equal values by position), so the sort is stable.
+fn order_positions(
+    k: &mut KernelScope,
+    data: &ArrayParam,
+    order: &ArrayParam,
+    base: &Val,
+    i: &Val,
+    partner: &Val,
+) {
+    let (low, high) = (k.let_(base + i), k.let_(base + partner));
+    let (ia, ib) = (k.let_(order.at(&low)), k.let_(order.at(&high)));
+    let a = k.let_(data.at(&(base + &ia)));
+    let b = k.let_(data.at(&(base + &ib)));
+    let (nan_a, nan_b) = (a.ne(&a), b.ne(&b));
+    // `b` before `a`: smaller, a number against a NaN, or equal (two NaNs
+    // alike) and first in the row.
+    let equal = a.eq(&b).or(nan_a.and(nan_b.clone()));
+    let before = b
+        .lt(&a)
+        .or(nan_a.and(nan_b.not()))
+        .or(equal.and(ib.lt(&ia)));
+    k.if_(before, |k| {
+        k.store(order, &low, ib.clone());
+        k.store(order, &high, ia.clone());
+    });
 }
 
 /// The block's thread, its width and its row's first element (`row * n`).
