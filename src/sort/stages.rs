@@ -116,7 +116,7 @@ fn each_step(
     Ok(current)
 }
 
-/// The kernel of one step of [`sort`] for `dtype` (public to inspect its
+/// The kernel of one step of [`sort`](crate::sort) for `dtype` (public to inspect its
 /// code): `data` written in place.
 pub fn sort_stage_kernel(dtype: DType) -> Result<Kernel> {
     static KERNELS: KernelCache<DType> = KernelCache::new();
@@ -131,7 +131,7 @@ pub fn sort_stage_kernel(dtype: DType) -> Result<Kernel> {
     })
 }
 
-/// The kernel of one step of [`argsort`] for `dtype` (public to inspect
+/// The kernel of one step of [`argsort`](crate::argsort) for `dtype` (public to inspect
 /// its code): `order` written in place.
 pub fn argsort_stage_kernel(dtype: DType) -> Result<Kernel> {
     static KERNELS: KernelCache<DType> = KernelCache::new();
