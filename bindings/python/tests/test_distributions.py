@@ -175,3 +175,20 @@ def test_choice_without_replacement_follows_the_weights_as_numpys():
         assert abs(np.mean(second == k) - second_chances[k]) < 0.03, k
     with pytest.raises(ValueError, match="fewer non-zero entries"):
         rng.choice(5, 5, replace=False, p=p)
+
+
+def test_gamma_candidates_make_all_rejected_rarer_than_promised():
+    # Marsaglia and Tsang's acceptance, integrated numerically over the
+    # normal candidate, against the bound 0.05 / a the count relies on.
+    from lazyfuse._distributions import GAMMA_ALL_REJECTED, _gamma_tries
+    for a in (1.0, 1.3, 2.0, 3.0, 10.0, 100.0, 1e4):
+        d = a - 1 / 3
+        c = 1 / np.sqrt(9 * d)
+        x = np.linspace(-1 / c + 1e-12, 60, 400_001)
+        v = (1 + c * x) ** 3
+        with np.errstate(all="ignore"):
+            keep = np.minimum(1, np.exp(0.5 * x * x + d - d * v + d * np.log(v)))
+        accepted = np.trapezoid(np.exp(-x * x / 2) / np.sqrt(2 * np.pi) * keep, x)
+        assert 1 - accepted < 0.05 / a, a
+        assert (1 - accepted) ** _gamma_tries(a) < GAMMA_ALL_REJECTED, a
+    assert [_gamma_tries(a) for a in (1, 3, 100)] == [12, 9, 5]
