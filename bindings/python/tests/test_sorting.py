@@ -122,6 +122,12 @@ def test_interp_is_numpys(backend):
     check(lf.interp(x, xp[:1], fp[:1]), np.interp(x, xp[:1], fp[:1]))
     check(lf.interp(x.astype(np.float32), xp, fp.astype(np.int32)),
           np.interp(x.astype(np.float32), xp, fp.astype(np.int32)))
+    # Periodic: NumPy's documented example, and points out of order.
+    angles = np.array([-180.0, -170, -185, 185, -10, -5, 0, 365])
+    points, values = np.array([190.0, -190, 350, -350]), np.array([5.0, 10, 3, 4])
+    check(lf.interp(angles, points, values, period=360),
+          np.interp(angles, points, values, period=360))
+    check(np.interp(lf.asarray(x[:-1]), xp, fp, period=-3.0), np.interp(x[:-1], xp, fp, period=-3.0))
 
 
 def test_bad_searches_raise():
@@ -133,3 +139,5 @@ def test_bad_searches_raise():
         lf.digitize([1.0], [0.0, 2.0, 1.0])
     with pytest.raises(ValueError, match="same length"):
         lf.interp([1.0], [0.0, 1.0], [1.0])
+    with pytest.raises(ValueError, match="non-zero"):
+        lf.interp([1.0], [0.0, 1.0], [1.0, 2.0], period=0)

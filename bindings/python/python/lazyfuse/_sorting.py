@@ -200,12 +200,23 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """NumPy's ``interp``: the piecewise linear interpolant through the
     points ``(xp, fp)`` (``xp`` increasing) at ``x``, ``left``/``right``
     outside them (``fp``'s ends by default), lazily: a binary search, two
-    gathers and a fused interpolation."""
-    from ._numpy import _lazy, _one
+    gathers and a fused interpolation. With a ``period``, NumPy's periodic
+    form: everything taken modulo the period, the points sorted and
+    extended by one period at each end."""
+    from ._numpy import _lazy, _one, FUNCTIONS
     from ._fancy import take
-    if period is not None:
-        raise ArgumentError("interp: period is not supported")
     x, xp, fp = (_one(b) for b in _lazy([x, xp, fp]))
+    if period is not None:
+        if period == 0:
+            raise ArgumentError("interp: period must be a non-zero value")
+        period, left, right = abs(float(period)), None, None
+        x, xp = x.astype(np.float64) % period, xp.astype(np.float64) % period
+        if xp.ndim == 1 and xp.size:
+            order = argsort(xp, kind="stable")
+            xp, fp = take(xp, order), take(fp, order)
+            join = FUNCTIONS["concatenate"]
+            xp = join([xp[-1:] - period, xp, xp[:1] + period])
+            fp = join([fp[-1:], fp, fp[:1]])
     if xp.ndim != 1 or fp.ndim != 1 or xp.size != fp.size:
         raise ArgumentError(f"interp: xp and fp of shapes {xp.shape} and {fp.shape} (expected "
                             "1-d and of the same length)")
