@@ -138,3 +138,17 @@ def test_computed_functions_return_lazyfuse_arrays(tmp_path):
     assert "1." in lf.array2string(lf.ones(2))
     check(lf.asfortranarray([1, 2]), [1, 2])
     assert lf.require(np.arange(3), np.float32).dtype == np.float32
+
+
+@pytest.mark.parametrize("estimator", ["auto", "fd", "doane", "scott", "stone", "rice",
+                                       "sturges", "sqrt"])
+def test_histogram_bin_estimators_are_numpys(estimator):
+    data = np.random.default_rng(2).standard_normal(2000)
+    counts, edges = lf.histogram(lf.asarray(data), estimator)
+    numpy_counts, numpy_edges = np.histogram(data, estimator)
+    check(edges, numpy_edges)
+    check(counts, numpy_counts)
+    check(lf.histogram_bin_edges(data, estimator, range=(-1, 2)),
+          np.histogram_bin_edges(data, estimator, range=(-1, 2)))
+    with pytest.raises(TypeError, match="weighted"):
+        lf.histogram(data, estimator, weights=np.ones(2000))

@@ -70,7 +70,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
             np.asarray(weights).reshape(-1))
         if w.size != a.size:
             raise ArgumentError("histogram: weights should have the same shape as a")
-    edges = _edges(a, bins, range)
+    edges = _edges(a, bins, range, weights)
     index = _bin_of(a, edges)
     n = edges.size - 1
     counts = Array(index._a.bincount(None if w is None else w.astype(np.float64)._a, n))
@@ -86,12 +86,20 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """NumPy's ``histogram_bin_edges`` for a number of equal bins or given
     edges (the data's extremes computed when ``range`` is not given)."""
     a = _one(a).reshape(-1)
-    return a._like(_edges(a, bins, range))
+    return a._like(_edges(a, bins, range, weights))
 
 
-def _edges(a, bins, range):
-    """The bins' edges (NumPy's): the given ones, or ``bins`` equal bins
-    over ``range`` (the data's extremes, computed, by default)."""
+def _edges(a, bins, range, weights=None):
+    """The bins' edges (NumPy's): the given ones, ``bins`` equal bins over
+    ``range`` (the data's extremes, computed, by default), or those of
+    NumPy's estimator named ``bins`` (``"auto"``, ``"fd"``, ``"sturges"``…),
+    which reads the data (its spread, its quartiles): computed, then
+    NumPy's ``histogram_bin_edges`` of the values."""
+    if isinstance(bins, str):
+        if weights is not None:
+            raise TypeError("histogram: automated estimation of the number of bins is not "
+                            "supported for weighted data")
+        return np.histogram_bin_edges(a.numpy(), bins, range)
     if np.ndim(bins) == 1:
         return _given_edges(bins)
     first, last, n, bin_type = _equal_bins(a, bins, range)
@@ -177,9 +185,6 @@ def _equal_bins(a, bins, range):
     """NumPy's outer edges (as its objects: Python floats from ``range``,
     scalars of ``a``'s dtype from its extremes), the bin count, and the
     bins' dtype."""
-    if isinstance(bins, str):
-        raise ArgumentError(f"histogram: bin estimator {bins!r} is not supported (give a number "
-                            "of bins or their edges)")
     n = operator.index(bins)
     if n < 1:
         raise ArgumentError("histogram: `bins` must be positive, when an integer")
