@@ -255,10 +255,12 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 
 def gradient(f, *varargs, axis=None, edge_order=1):
-    """NumPy's ``gradient`` at uniform spacings (one number for every axis,
-    or one per axis): central differences inside, one-sided ones of
+    """NumPy's ``gradient``: central differences inside, one-sided ones of
     ``edge_order`` 1 or 2 at the ends; one array per axis (a tuple for
-    several)."""
+    several). Spacings: one number for every axis, or per axis a number or
+    the coordinates along it (a 1-d array; NumPy's non-uniform formulas,
+    or its uniform ones when the coordinates are evenly spaced, which is
+    computed)."""
     from ._numpy import concatenate
     f = _one(f)
     axes = _axes(f, axis, "gradient")
@@ -266,11 +268,11 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         spacings = [1.0] * len(axes)
     elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
         spacings = [varargs[0]] * len(axes)
-    elif len(varargs) == len(axes) and all(np.ndim(v) == 0 for v in varargs):
+    elif len(varargs) == len(axes):
         spacings = list(varargs)
     else:
-        raise ArgumentError("gradient: spacings as coordinate arrays are not supported "
-                            "(give one number, or one per axis)")
+        raise ArgumentError("gradient: invalid number of arguments (expected one spacing, or "
+                            f"one per axis: {len(axes)})")
     if edge_order not in (1, 2):
         raise ArgumentError("gradient: 'edge_order' greater than 2 not supported")
     float_type = f.dtype if f.dtype.kind == "f" else np.dtype(np.float64)
@@ -282,15 +284,65 @@ def gradient(f, *varargs, axis=None, edge_order=1):
             raise ArgumentError("gradient: shape of array too small to calculate a numerical "
                                 f"gradient, at least (edge_order + 1) elements are required")
         part = lambda start, stop: f[(slice(None),) * axis + (slice(start, stop),)]
-        inside = (part(2, None) - part(None, -2)) / (2.0 * h)
-        if edge_order == 1:
-            first = (part(1, 2) - part(0, 1)) / h
-            last = (part(n - 1, n) - part(n - 2, n - 1)) / h
+        h = _spacing(h, n, f)
+        if np.ndim(h) == 0:
+            pieces = _uniform_gradient(part, n, h, edge_order)
         else:
-            first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
-            last = (0.5 * part(n - 3, n - 2) - 2.0 * part(n - 2, n - 1) + 1.5 * part(n - 1, n)) / h
-        results.append(concatenate([first, inside, last], axis=axis).astype(float_type))
+            pieces = _coordinate_gradient(part, n, h, edge_order, axis, f.ndim)
+        results.append(concatenate(pieces, axis=axis).astype(float_type))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _spacing(h, n, like):
+    """A number spacing as it is; coordinates as their differences (a lazy
+    1-d array), or as one number when they are evenly spaced (NumPy then
+    takes its uniform formulas)."""
+    if np.ndim(h) == 0 and not isinstance(h, Array):
+        return h
+    x = _one(h) if isinstance(h, Array) else like._like(np.asarray(h))
+    if x.ndim != 1:
+        raise ArgumentError("gradient: distances must be either scalars or 1d")
+    if x.size != n:
+        raise ArgumentError("gradient: when 1d, distances must match the length of the "
+                            "corresponding dimension")
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    dx = x[1:] - x[:-1]
+    steps = dx.numpy()  # computed: even spacing decides NumPy's formula
+    return steps[0] if (steps == steps[0]).all() else dx
+
+
+def _uniform_gradient(part, n, h, edge_order):
+    inside = (part(2, None) - part(None, -2)) / (2.0 * h)
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / h
+        last = (part(n - 1, n) - part(n - 2, n - 1)) / h
+    else:
+        first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
+        last = (0.5 * part(n - 3, n - 2) - 2.0 * part(n - 2, n - 1) + 1.5 * part(n - 1, n)) / h
+    return [first, inside, last]
+
+
+def _coordinate_gradient(part, n, dx, edge_order, axis, ndim):
+    """NumPy's second-order differences at uneven spacings ``dx`` (lazy),
+    the coefficients broadcast along ``axis``."""
+    along = lambda v: v.reshape((1,) * axis + (-1,) + (1,) * (ndim - axis - 1))
+    dx1, dx2 = along(dx[:-1]), along(dx[1:])
+    a = -dx2 / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    inside = a * part(None, -2) + b * part(1, -1) + c * part(2, None)
+    if edge_order == 1:
+        first = (part(1, 2) - part(0, 1)) / dx[0]
+        last = (part(n - 1, n) - part(n - 2, n - 1)) / dx[n - 2]
+        return [first, inside, last]
+    d1, d2 = dx[0], dx[1]
+    first = (-(2.0 * d1 + d2) / (d1 * (d1 + d2)) * part(0, 1) + (d1 + d2) / (d1 * d2) * part(1, 2)
+             - d1 / (d2 * (d1 + d2)) * part(2, 3))
+    d1, d2 = dx[n - 3], dx[n - 2]
+    last = (d2 / (d1 * (d1 + d2)) * part(n - 3, n - 2) - (d2 + d1) / (d1 * d2) * part(n - 2, n - 1)
+            + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * part(n - 1, n))
+    return [first, inside, last]
 
 
 def nanargmax(a, axis=None, out=None, *, keepdims=False):
