@@ -185,8 +185,16 @@ def test_triangles_eye_identity_and_linspace():
     for args, kwargs in [((0, 1), {}), ((0, 1, 7), {}), ((2.5, -1.0, 6), {"endpoint": False}),
                          ((0, 10, 5), {"dtype": np.int32}), ((1, 1, 4), {}), ((0, 1, 1), {}),
                          ((0, 1, 0), {}), ((-3, 0.1, 9), {"dtype": np.float32}),
-                         ((0, 1e-300, 3), {})]:
+                         ((0, 1e-300, 3), {}),
+                         # Array endpoints: samples along a new axis.
+                         (([0, 1], [10, 20], 5), {}), (([0, 1], [10, 20], 5), {"axis": 1}),
+                         ((np.zeros((2, 3)), np.ones(3), 3), {"axis": -1}),
+                         ((np.array([1, 1]), np.array([1, 2]), 4), {}),
+                         ((np.float32([0, 1]), np.float32([1, 3]), 5), {"endpoint": False}),
+                         (([0, 10], [5, 20], 4), {"dtype": int}), (([0, 1], [2, 3], 1), {})]:
         check(lf.linspace(*args, **kwargs), np.linspace(*args, **kwargs), exact=True)
+    check(lf.linspace(lf.asarray([0.0, 1.0]), 4.0, 3), np.linspace([0.0, 1.0], 4.0, 3), exact=True)
+    check(lf.logspace([0, 1], [2, 3], 4), np.logspace([0, 1], [2, 3], 4))
     y, step = lf.linspace(0, 2, 5, retstep=True)
     check(y, np.linspace(0, 2, 5))
     assert step == np.linspace(0, 2, 5, retstep=True)[1]

@@ -503,27 +503,31 @@ def identity(n, dtype=None, *, context=None):
 @_function
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              context=None):
-    """NumPy's ``linspace`` of two numbers, with its arithmetic (``i *
-    step + start``, the last value ``stop`` exactly), generated where it
-    is used."""
+    """NumPy's ``linspace``, with its arithmetic (``i * step + start``, the
+    last value ``stop`` exactly), generated where it is used. ``start`` and
+    ``stop`` may be arrays: the samples then run along a new ``axis``
+    (whether a step is 0, which picks NumPy's formula, is computed)."""
     from . import arange
     num = operator.index(num)
     if num < 0:
         raise ArgumentError(f"linspace: number of samples, {num}, must be non-negative")
-    if any(isinstance(v, Array) or np.ndim(v) for v in (start, stop)):
-        raise ArgumentError("linspace: lazyfuse takes numbers for start and stop")
     div = num - 1 if endpoint else num
-    dt = np.result_type(start, stop, float(num))
-    delta = stop - start
-    step = delta / div if div > 0 else np.nan
-    y = arange(0, num, dtype=dt, context=context)
-    if div > 0:
-        y = y / div * delta if step == 0 else y * step
+    if any(isinstance(v, Array) or np.ndim(v) for v in (start, stop)):
+        y, step = _linspace_of_arrays(start, stop, num, div, endpoint, context)
+        if axis != 0:
+            y = moveaxis(y, 0, axis)
     else:
-        y = y * delta
-    y = y + start
-    if endpoint and num > 1:
-        y = where(arange(0, num, dtype=np.int64, context=context) == num - 1, stop, y)
+        dt = np.result_type(start, stop, float(num))
+        delta = stop - start
+        step = delta / div if div > 0 else np.nan
+        y = arange(0, num, dtype=dt, context=context)
+        if div > 0:
+            y = y / div * delta if step == 0 else y * step
+        else:
+            y = y * delta
+        y = y + start
+        if endpoint and num > 1:
+            y = where(arange(0, num, dtype=np.int64, context=context) == num - 1, stop, y)
     if dtype is not None:
         if np.dtype(dtype).kind in "iu":
             y = FUNCTIONS["floor"](y)
@@ -531,3 +535,30 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if retstep:
         return y, step
     return y
+
+
+def _linspace_of_arrays(start, stop, num, div, endpoint, context):
+    """``linspace`` between arrays: the samples along a new first axis, and
+    the steps."""
+    from . import arange
+    start, stop = (_one(v) for v in _lazy([start, stop]))
+    dt = np.result_type(start.dtype, stop.dtype)
+    if dt.kind not in "f":
+        dt = np.dtype(np.float64)
+    start, stop = start.astype(dt), stop.astype(dt)
+    delta = stop - start
+    ndim = max(start.ndim, stop.ndim)
+    along = (-1,) + (1,) * ndim
+    y = arange(0, num, dtype=dt, context=context).reshape(along)
+    if div > 0:
+        step = delta / div
+        any_zero = bool((step == 0).any().item())  # computed: it picks the formula
+        y = y / div * delta if any_zero else y * step
+    else:
+        step = delta * np.nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        last = arange(0, num, dtype=np.int64, context=context).reshape(along) == num - 1
+        y = where(last, stop, y)
+    return y, step
