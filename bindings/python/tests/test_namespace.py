@@ -276,3 +276,14 @@ def test_numpy_2s_array_api_names_and_constants(backend):
     assert lf.zeros(2, dtype=lf.int16).dtype == np.int16 and np.dtype(lf.float64) == np.float64
     assert lf.isdtype(x.dtype, "integral") and lf.can_cast(x.dtype, np.float64)
 
+
+
+def test_where_of_a_condition_alone_is_nonzero():
+    i = np.array([[1, 5], [7, 0]])
+    for got in (lf.where(lf.asarray(i) > 2), np.where(lf.asarray(i) > 2)):
+        assert len(got) == 2
+        for g, w in zip(got, np.where(i > 2)):
+            assert isinstance(g, lf.Array)
+            np.testing.assert_array_equal(np.asarray(g), w)
+    with pytest.raises(ValueError, match="both or neither"):
+        lf.where(i > 2, i)

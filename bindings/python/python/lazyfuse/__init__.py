@@ -220,17 +220,6 @@ def arange(start, stop=None, step=1, dtype=None, context=None):
     return Array(cx.arange(float(start), float(stop), float(step), name))
 
 
-def where(condition, x, y):
-    """NumPy's ``where``; while tracing a ``vectorize`` function, the
-    traced conditional."""
-    from . import _trace
-    if any(isinstance(v, _trace.Sym) for v in (condition, x, y)):
-        return _trace.where(condition, x, y)
-    condition = asarray(condition) if not isinstance(condition, Array) else condition
-    unwrap = lambda v: v._a if isinstance(v, Array) else v
-    return Array(condition._a.where_(unwrap(x), unwrap(y)))
-
-
 def stats(context=None):
     """What the context ran and moved (kernel launches, copies, bytes)."""
     return (context or current_context()).stats()

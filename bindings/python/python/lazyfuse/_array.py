@@ -499,8 +499,8 @@ class Array(NdarrayMethods):
     def __array_function__(self, func, types, args, kwargs):
         # NumPy's functions lazyfuse has (`_numpy`, `linalg`) stay lazy.
         name = func.__name__
-        if name == "where" and len(args) == 3:
-            return where(*args)
+        if name == "where":
+            return where(*args, **kwargs)
         table = linalg.FUNCTIONS if func.__module__ == "numpy.linalg" else _numpy.FUNCTIONS
         lazy = table.get(name)
         if lazy is not None:
@@ -556,10 +556,19 @@ def _fortran(what, order):
     return order == "F"
 
 
-def where(condition, x, y):
+_NO_VALUE = object()
+
+
+def where(condition, x=_NO_VALUE, y=_NO_VALUE):
     """NumPy's ``where``; while tracing a ``vectorize`` function, the
-    traced conditional."""
+    traced conditional. With the condition alone, NumPy's
+    ``nonzero(condition)`` (computed: their lengths are data)."""
     from . import _trace
+    if x is _NO_VALUE and y is _NO_VALUE:
+        from ._numpy import FUNCTIONS
+        return FUNCTIONS["nonzero"](condition)
+    if x is _NO_VALUE or y is _NO_VALUE:
+        raise ArgumentError("where: either both or neither of x and y should be given")
     if any(isinstance(v, _trace.Sym) for v in (condition, x, y)):
         return _trace.where(condition, x, y)
     if not isinstance(condition, Array):
