@@ -68,10 +68,19 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
             // huge pages for large arrays, memory it freed reused), not
             // into lazyfuse's memory and then copied; `np.empty`'s, not
             // `np.zeros`', as zeroing reused memory is a pass of its own.
-            // SAFETY: the elements are plain numbers (nothing to drop),
-            // `read_into` writes every one before anything reads them,
-            // and Python sees the array only once it has.
+            // SAFETY: every bit pattern is a value of `$t` (a number, not
+            // a bool: those take the zeroed form below), nothing is
+            // dropped, `read_into` writes every element, and Python sees
+            // the array only once it has.
             let out = unsafe { PyArray::<$t, _>::new(py, shape, false) };
+            convert!(into out, $t)
+        }};
+        (zeroed $t:ty) => {{
+            let out = PyArray::<$t, _>::zeros(py, shape, false);
+            convert!(into out, $t)
+        }};
+        (into $out:ident, $t:ty) => {{
+            let out = $out;
             let mut view = out.readwrite();
             let slice = view.as_slice_mut().map_err(|_| {
                 errors::raise(
@@ -97,7 +106,7 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
         DType::U16 => convert!(u16),
         DType::U32 => convert!(u32),
         DType::U64 => convert!(u64),
-        DType::Bool => convert!(bool),
+        DType::Bool => convert!(zeroed bool),
         DType::BF16 => {
             let data: Vec<f32> = py
                 .allow_threads(|| array.to_vec::<bf16>())
