@@ -233,3 +233,24 @@ def test_histogram_bins_values_at_their_edges_as_numpy(backend, dtype):
         values = (values * 10).astype(dtype) if dtype == np.int32 else values.astype(dtype)
         want = np.histogram(values, bins, value_range)
         check(lf.histogram(values, bins, value_range), want)
+
+
+@pytest.mark.parametrize("method", ["inverted_cdf", "averaged_inverted_cdf",
+                                    "closest_observation", "interpolated_inverted_cdf", "hazen",
+                                    "weibull", "linear", "median_unbiased", "normal_unbiased",
+                                    "lower", "higher", "midpoint", "nearest"])
+def test_every_quantile_method_is_numpys(backend, method):
+    x, xi = RNG.standard_normal((5, 7)), RNG.integers(0, 20, (5, 7))
+    with_nans = x.copy()
+    with_nans[1, 2], with_nans[3] = np.nan, np.nan
+    for q in (0.0, 0.07, 0.25, 0.5, 0.93, 1.0, [0.0, 0.33, 0.5, 1.0]):
+        for a, axis in ((x, None), (x, 1), (xi, 0), (x[:, :1], 1), (x[:, :2], 1)):
+            want = np.quantile(a, q, axis=axis, method=method)
+            got = np.asarray(lf.quantile(a, q, axis=axis, method=method))
+            assert got.shape == want.shape and got.dtype == want.dtype, (q, axis)
+            np.testing.assert_allclose(got, want, rtol=1e-14)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = np.nanquantile(with_nans, q, axis=1, method=method)
+        np.testing.assert_allclose(np.asarray(lf.nanquantile(with_nans, q, axis=1, method=method)),
+                                   want, rtol=1e-14)

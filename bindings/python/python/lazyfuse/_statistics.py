@@ -69,15 +69,22 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return result
 
 
-_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+#: Hyndman and Fan's continuous methods: the virtual index of quantile
+#: ``q`` among ``n`` sorted values is ``n*q + alpha + q*(1 - alpha - beta) - 1``.
+_CONTINUOUS = {"linear": (1.0, 1.0), "interpolated_inverted_cdf": (0.0, 1.0),
+               "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
+               "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+#: Methods that pick one of the values (the input's dtype, as NumPy's).
+_PICKING = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
+_METHODS = (*_CONTINUOUS, "midpoint", "averaged_inverted_cdf", *_PICKING)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
-    """NumPy's ``quantile`` (methods ``linear``, ``lower``, ``higher``,
-    ``nearest``, ``midpoint``): the sorted values at position ``q * (n -
-    1)``, interpolated; NaN where the values hold a NaN. The result's shape
-    is ``q``'s followed by the kept axes."""
+    """NumPy's ``quantile``, every method of NumPy's (Hyndman and Fan's
+    nine and the four older ones): the sorted values at the method's
+    position, interpolated; NaN where the values hold a NaN. The result's
+    shape is ``q``'s followed by the kept axes."""
     return _quantile(a, q, 1, axis, out, method if interpolation is None else interpolation,
                      keepdims, weights, "quantile")
 
@@ -140,24 +147,16 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
     # Each quantile's position among a row's sorted values: the same in
     # every row (known), or per row among its numbers (lazy, NaNs left out).
     count = (~np.isnan(rows)).sum(axis=1).reshape(1, -1) if skip_nan and floats else n
+    q_shape = q.shape
+    q = q.reshape(-1, 1) if isinstance(count, Array) else q.reshape(-1)
     if isinstance(count, Array):
-        position = q.reshape(-1, 1) * (count - 1).astype(np.float64)
-    else:
-        position = q.reshape(-1) * (n - 1)
-    low = np.floor(position)
-    fraction = position - low
-    if method == "higher":
-        low = np.ceil(position)
-    elif method == "nearest":
-        low = np.rint(position)  # ties to even, as NumPy's
-    elif method == "midpoint":
-        fraction = np.where(fraction > 0, 0.5, 0.0)
-    low = low.astype(np.int64)
+        count = count.astype(np.float64)
+    low, high, fraction = _positions(method, count, q)
     below = _at(rows, low)
-    if method in ("lower", "higher", "nearest"):
+    if fraction is None:
         result = below  # one of the values: the input's dtype, as NumPy's
     else:
-        above = _at(rows, np.minimum(low + 1, count - 1))
+        above = _at(rows, high)
         lo, hi = below.astype(float_type), above.astype(float_type)
         t = fraction.astype(float_type)
         if not isinstance(t, Array):
@@ -170,8 +169,51 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
         # of NaNs does.
         undefined = count == 0 if isinstance(count, Array) else np.isnan(rows[:, n - 1]).reshape(1, -1)
         result = np.where(undefined, np.nan, result)
-        result = result.astype(below.dtype if method in ("lower", "higher", "nearest") else float_type)
-    return _finish_quantile(result, q.shape, a, kept, axes, keepdims, out, name)
+        result = result.astype(below.dtype if fraction is None else float_type)
+    return _finish_quantile(result, q_shape, a, kept, axes, keepdims, out, name)
+
+
+def _positions(method, n, q):
+    """Where quantiles ``q`` fall among ``n`` sorted values (a number, or
+    lazy counts per row), by NumPy's rules for ``method``: the indices below
+    and above (int64), and the fraction between them (None for a method
+    that picks a value, whose index is the one below)."""
+    if method in _CONTINUOUS or method in ("midpoint", "averaged_inverted_cdf"):
+        if method == "linear" or method == "midpoint":
+            virtual = q * (n - 1)
+        elif method in _CONTINUOUS:
+            alpha, beta = _CONTINUOUS[method]
+            virtual = n * q + (alpha + q * (1 - alpha - beta)) - 1
+        else:
+            virtual = n * q - 1
+        low = np.floor(virtual)
+        fraction = virtual - low
+        if method == "midpoint":
+            fraction = np.where(fraction > 0, 0.5, 0.0)
+        elif method == "averaged_inverted_cdf":
+            fraction = np.where(fraction == 0, 0.5, 1.0)
+        # Beyond the ends, both neighbours are the first or the last value.
+        last = n - 1
+        high = np.where(virtual >= last, last, np.where(virtual < 0, 0, low + 1))
+        low = np.where(virtual >= last, last, np.where(virtual < 0, 0, low))
+        return low.astype(np.int64), high.astype(np.int64), fraction
+    if method == "lower":
+        index = np.floor(q * (n - 1))
+    elif method == "higher":
+        index = np.ceil(q * (n - 1))
+    elif method == "nearest":
+        index = np.rint(q * (n - 1))  # ties to even, as NumPy's
+    else:
+        # NumPy's discontinuous ones: the next index unless the virtual one
+        # is whole (and, for closest_observation, odd: the nearest even
+        # order statistic, counted from 1).
+        virtual = n * q - 1 if method == "inverted_cdf" else n * q - 1.5
+        low = np.floor(virtual)
+        whole = (virtual - low) == 0
+        if method == "closest_observation":
+            whole = whole & (low % 2 == 1)
+        index = np.maximum(np.where(whole, low, low + 1), 0)
+    return index.astype(np.int64), None, None
 
 
 def _at(rows, index):
