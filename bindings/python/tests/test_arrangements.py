@@ -254,3 +254,23 @@ def test_every_quantile_method_is_numpys(backend, method):
             want = np.nanquantile(with_nans, q, axis=1, method=method)
         np.testing.assert_allclose(np.asarray(lf.nanquantile(with_nans, q, axis=1, method=method)),
                                    want, rtol=1e-14)
+
+
+def test_weighted_quantiles_are_numpys(backend):
+    x, w = RNG.standard_normal((5, 7)), RNG.random((5, 7))
+    xi = RNG.integers(0, 4, (5, 7))
+    for q in (0.0, 0.2, 0.5, 1.0, [0.1, 0.9]):
+        for a, weights, axis in ((x, w, None), (x, w, 1), (x, w[0], 1), (xi, w, 0), (x, w, (0, 1))):
+            want = np.quantile(a, q, axis=axis, method="inverted_cdf", weights=weights)
+            got = np.asarray(lf.quantile(a, q, axis=axis, method="inverted_cdf", weights=weights))
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    with_nan = x.copy()
+    with_nan[2, 3] = np.nan
+    np.testing.assert_array_equal(
+        np.asarray(lf.percentile(with_nan, 50, axis=1, method="inverted_cdf", weights=w)),
+        np.percentile(with_nan, 50, axis=1, method="inverted_cdf", weights=w))
+    with pytest.raises(ValueError, match="only method 'inverted_cdf'"):
+        lf.quantile(x, 0.5, weights=w)
+    with pytest.raises(ValueError, match="non-negative"):
+        lf.quantile(x, 0.5, method="inverted_cdf", weights=-w)

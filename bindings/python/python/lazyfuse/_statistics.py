@@ -128,8 +128,11 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=False):
     a = _one(a)
-    if weights is not None:
-        raise ArgumentError(f"{name}: weights are not supported (NumPy's need method='inverted_cdf')")
+    if weights is not None and method != "inverted_cdf":
+        raise ArgumentError(f"{name}: only method 'inverted_cdf' supports weights")
+    if weights is not None and skip_nan:
+        raise ArgumentError(f"{name}: weights are not supported by lazyfuse's {name} (quantile "
+                            "and percentile take them)")
     if method not in _METHODS:
         raise ArgumentError(f"{name}: method {method!r} (expected one of {', '.join(_METHODS)})")
     # A Python number is weak (NEP 50): the result keeps a float input's dtype.
@@ -141,6 +144,9 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
     if not ((q >= 0) & (q <= 1)).all():
         raise ArgumentError(f"{name}: quantiles must be in the range [0, 1]" if scale == 1
                             else f"{name}: percentiles must be in the range [0, 100]")
+    if weights is not None:
+        result, kept, axes = _weighted_inverted_cdf(a, q, weights, axis, name)
+        return _finish_quantile(result, q.shape, a, kept, axes, keepdims, out, name)
     rows, kept, axes = _sorted_rows(a, axis, name)
     n = rows.shape[1]
     floats = a.dtype.kind == "f"
@@ -171,6 +177,40 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
         result = np.where(undefined, np.nan, result)
         result = result.astype(below.dtype if fraction is None else float_type)
     return _finish_quantile(result, q_shape, a, kept, axes, keepdims, out, name)
+
+
+def _weighted_inverted_cdf(a, q, weights, axis, name):
+    """NumPy's weighted ``inverted_cdf``: in each row sorted (stably) with
+    its weights, the first value whose running share of the weight reaches
+    the quantile; NaN for a row holding a NaN. ``(Q, R)``, lazily."""
+    from ._fancy import take_along_axis
+    from ._numpy import _lazy, FUNCTIONS
+    from ._sorting import argsort
+    axes = _axes(a, axis, name)
+    w = _one(_lazy([a, weights])[1])
+    if w.shape != a.shape:
+        if len(axes) != 1 or w.shape != (a.shape[axes[0]],):
+            raise ArgumentError(f"{name}: weights of shape {w.shape} for an array of shape "
+                                f"{a.shape} (expected its shape, or 1-d along a single axis)")
+        w = FUNCTIONS["broadcast_to"](
+            w.reshape((1,) * axes[0] + (-1,) + (1,) * (a.ndim - axes[0] - 1)), a.shape)
+    if not isinstance(weights, Array) and (np.asarray(weights) < 0).any():
+        raise ArgumentError(f"{name}: weights must be non-negative")
+    kept = [d for d in range(a.ndim) if d not in axes]
+    n = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
+    order_of_axes = kept + list(axes)
+    lines = lambda v: v.transpose(order_of_axes).reshape(-1, n)
+    values, shares = lines(a), lines(w).astype(np.float64)
+    order = argsort(values, axis=-1, kind="stable")
+    values, shares = take_along_axis(values, order, -1), take_along_axis(shares, order, -1)
+    cdf = shares.cumsum(axis=-1)
+    cdf = cdf / cdf[:, n - 1:]
+    # The first position whose share reaches q: how many fall short of it.
+    index = FUNCTIONS["stack"]([(cdf < qk).sum(axis=-1) for qk in q.reshape(-1)])
+    result = _at(values, np.minimum(index, n - 1))
+    if a.dtype.kind == "f":
+        result = np.where(np.isnan(values[:, n - 1]).reshape(1, -1), np.nan, result)
+    return result, kept, axes
 
 
 def _positions(method, n, q):
