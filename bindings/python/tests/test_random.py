@@ -121,3 +121,24 @@ def test_bad_arguments_raise():
         rng.choice(3, 5, replace=False)
     with pytest.raises(ValueError, match="negative dimensions"):
         rng.random((-1, 2))
+
+
+def test_random_state_has_numpys_legacy_methods():
+    a, b = lf.random.RandomState(5), lf.random.RandomState(5)
+    np.testing.assert_array_equal(values(a.rand(3, 2)), values(b.rand(3, 2)))
+    assert values(a.randn(4)).shape == (4,)
+    drawn = values(a.randint(2, 5, size=1000))
+    assert drawn.min() >= 2 and drawn.max() <= 4
+    inclusive = values(a.random_integers(3, size=1000))
+    assert set(inclusive.tolist()) == {1, 2, 3}
+    assert values(a.random_sample((2, 2))).shape == (2, 2)
+    assert values(a.poisson(2.0, 10)).dtype == np.int64  # every distribution too
+    a.seed(5)
+    b.seed(5)
+    np.testing.assert_array_equal(values(a.rand(4)), values(b.rand(4)))
+    with pytest.raises(ValueError, match="counters"):
+        a.get_state()
+    lf.random.seed(9)
+    first = values(lf.random.random_integers(1, 6, 20))
+    lf.random.seed(9)
+    np.testing.assert_array_equal(values(lf.random.random_integers(1, 6, 20)), first)

@@ -16,7 +16,8 @@ every run.
 ``permutation``, ``shuffle``, ``choice``, and NumPy's other distributions,
 most lazily: see ``lazyfuse._distributions``); the module-level functions
 (``rand``, ``randn``, ``randint``, ``seed``, ``poisson``…) are NumPy's
-legacy ones over a global generator. Arrays go to the current context."""
+legacy ones over a global :class:`RandomState`. Arrays go to the current
+context."""
 
 import operator
 import os
@@ -265,12 +266,66 @@ def default_rng(seed=None):
 
 # --- NumPy's legacy functions, over one global generator -------------------
 
-_global = [Generator()]
+class RandomState(Generator):
+    """NumPy's legacy ``RandomState`` (CuPy's ``cupy.random.RandomState``):
+    the legacy method names (``rand``, ``randn``, ``randint``,
+    ``random_sample``, ``seed``…) over lazyfuse's generator, with every
+    distribution of :class:`Generator`. Its values are not NumPy's."""
+
+    def seed(self, seed=None):
+        """Re-seeds this generator (its streams start over)."""
+        Generator.__init__(self, seed)
+
+    def rand(self, *shape):
+        """Uniform values in ``[0, 1)`` of ``shape``."""
+        return self.random(shape)
+
+    def randn(self, *shape):
+        """Standard normal values of ``shape``."""
+        return self.standard_normal(shape)
+
+    def randint(self, low, high=None, size=None, dtype=int):
+        """Integers in ``[low, high)`` (``[0, low)`` without ``high``)."""
+        return self.integers(low, high, size, dtype)
+
+    def random_integers(self, low, high=None, size=None):
+        """Integers in ``[low, high]`` (``[1, low]`` without ``high``),
+        NumPy's deprecated form."""
+        low, high = (1, low) if high is None else (low, high)
+        return self.integers(low, high, size, endpoint=True)
+
+    def random_sample(self, size=None):
+        """Uniform values in ``[0, 1)``."""
+        return self.random(size)
+
+    ranf = sample = random_sample
+
+    def get_state(self, legacy=True):
+        """Not available: lazyfuse's generators are counters, not states
+        (seed one to repeat its draws)."""
+        raise ArgumentError("RandomState.get_state: lazyfuse's generators have no state to "
+                            "save (they are counters: seed one to repeat its draws)")
+
+    set_state = get_state
+
+    def __repr__(self):
+        return f"lazyfuse.random.RandomState(calls={self._calls})"
+
+
+_global = [RandomState()]
 
 
 def seed(seed=None):
     """Re-seeds the global generator."""
-    _global[0] = Generator(seed)
+    _global[0].seed(seed)
+
+
+def get_state(legacy=True):
+    """Not available (see ``RandomState.get_state``)."""
+    return _global[0].get_state(legacy)
+
+
+set_state = get_state
 
 
 def random(size=None):
@@ -283,17 +338,22 @@ random_sample = ranf = sample = random
 
 def rand(*shape):
     """Uniform values in ``[0, 1)`` of ``shape``."""
-    return _global[0].random(shape)
+    return _global[0].rand(*shape)
 
 
 def randn(*shape):
     """Standard normal values of ``shape``."""
-    return _global[0].standard_normal(shape)
+    return _global[0].randn(*shape)
 
 
 def randint(low, high=None, size=None, dtype=int):
     """Integers in ``[low, high)`` (``[0, low)`` without ``high``)."""
-    return _global[0].integers(low, high, size, dtype)
+    return _global[0].randint(low, high, size, dtype)
+
+
+def random_integers(low, high=None, size=None):
+    """Integers in ``[low, high]`` (NumPy's deprecated form)."""
+    return _global[0].random_integers(low, high, size)
 
 
 def standard_normal(size=None):
