@@ -55,8 +55,8 @@ pub use lazyfuse_sim::SimTiming;
 pub use matmul::{matmul, matmul_kernel};
 pub use search::{searchsorted, searchsorted_kernel, Side};
 pub use sort::{
-    argsort, argsort_kernel, argsort_stage_kernel, sort, sort_kernel, sort_stage_kernel,
-    STAGED_FROM,
+    argsort, argsort_kernel, argsort_stage_kernel, partition, partition_kernel, sort, sort_kernel,
+    sort_stage_kernel, STAGED_FROM,
 };
 pub use take::{scatter, scatter_kernels, take, take_kernels, IndexMode};
 

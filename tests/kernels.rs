@@ -355,6 +355,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::argsort_kernel(DType::F64).unwrap(),
             lazyfuse::argsort_kernel(DType::F16).unwrap(),
             lazyfuse::argsort_kernel(DType::U8).unwrap(),
+            lazyfuse::partition_kernel(DType::F64).unwrap(),
+            lazyfuse::partition_kernel(DType::I8).unwrap(),
             lazyfuse::sort_stage_kernel(DType::F32).unwrap(),
             lazyfuse::sort_stage_kernel(DType::Bool).unwrap(),
             lazyfuse::argsort_stage_kernel(DType::F64).unwrap(),

@@ -253,3 +253,55 @@ fn long_rows_sort_one_step_per_launch_on_devices() -> Result<()> {
     }
     Ok(())
 }
+
+/// `partition` puts each `kth` element where sorting would, the smaller
+/// before and the larger after, on every backend (the CPU selects, devices
+/// sort), NaNs last, along any axis; a `kth` outside the axis is an error.
+#[test]
+fn partition_places_each_kth_element_as_sorting_would() -> Result<()> {
+    for (shape, axis) in [(vec![37usize], 0usize), (vec![5, 40], 1), (vec![40, 3], 0)] {
+        let len: usize = shape.iter().product();
+        let values = scrambled(len, 9);
+        let sorted = by_hand(&values, &shape, axis);
+        let n = shape[axis] as i64;
+        let kth = [0i64, 3, n / 2, -1];
+        for cx in common::backends() {
+            let x = cx.from_vec(values.clone(), &shape)?;
+            let got = lazyfuse::partition(&x, axis, &kth)?.to_vec::<f64>()?;
+            let inner: usize = shape[axis + 1..].iter().product();
+            let outer = len / (shape[axis] * inner);
+            for o in 0..outer {
+                for i in 0..inner {
+                    let at = |j: usize| (o * shape[axis] + j) * inner + i;
+                    for &k in &kth {
+                        let k = k.rem_euclid(n) as usize;
+                        let (want, here) = (sorted[at(k)], got[at(k)]);
+                        assert!(
+                            want == here || (want.is_nan() && here.is_nan()),
+                            "{}",
+                            cx.backend_name()
+                        );
+                        for j in 0..shape[axis] {
+                            let v = got[at(j)];
+                            // NumPy's order: NaNs last (a NaN `here` has
+                            // anything before it, a NaN `v` may follow).
+                            let ordered = if j < k {
+                                v <= here || here.is_nan()
+                            } else {
+                                v >= here || v.is_nan()
+                            };
+                            assert!(ordered, "{} at {j} around {k}", cx.backend_name());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let cx = Context::cpu();
+    let x = cx.from_slice(&[1.0f64, 2.0, 3.0]);
+    assert!(matches!(
+        lazyfuse::partition(&x, 0, &[3]),
+        Err(Error::InvalidArgument { .. })
+    ));
+    Ok(())
+}

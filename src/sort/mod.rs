@@ -33,8 +33,10 @@ use lazyfuse_core::{
 use crate::kernel::{ArrayParam, Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
 use crate::kernel_cache::KernelCache;
 
+mod partition;
 mod stages;
 
+pub use partition::{partition, partition_kernel};
 pub use stages::{argsort_stage_kernel, sort_stage_kernel};
 
 /// Threads per block (one block per row), at most.

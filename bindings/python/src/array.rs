@@ -290,6 +290,14 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// Partitioned along `axis` at the positions `kth` (NumPy's
+    /// `partition`; NaNs last), lazily.
+    fn partition(&self, axis: usize, kth: Vec<i64>) -> PyResult<PyArr> {
+        lazyfuse::partition(&self.inner, axis, &kth)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// The positions that sort along `axis` (NumPy's stable `argsort`;
     /// NaNs last), lazily.
     fn argsort(&self, axis: usize) -> PyResult<PyArr> {

@@ -42,9 +42,13 @@ def _along(a, axis, order, name):
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """NumPy's ``partition``: each ``kth`` element where sorting would put
-    it, smaller ones before, larger after; here all of them sorted (which
-    is one such arrangement), lazily."""
-    return sort(a, axis=axis, order=order)
+    it, smaller ones before, larger after, lazily (``lazyfuse::partition``:
+    a selection per ``kth`` on the CPU, a sort on devices)."""
+    a, axis = _along(a, axis, order, "partition")
+    positions = np.atleast_1d(np.asarray(kth))
+    if positions.dtype.kind not in "iu":
+        raise TypeError(f"partition: kth of dtype {positions.dtype} (expected integers)")
+    return Array(a._a.partition(axis, [int(k) for k in positions.ravel()]))
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
@@ -263,7 +267,9 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         middle = Array(a._a.full_like([a.shape[d] for d in kept], float("nan"), np.dtype(float_type).name))
     else:
         rows = lined.reshape(tuple(a.shape[d] for d in kept) + (n,))
-        middle = _middle(sort(rows, -1), n, float_type, a.dtype.kind in "fc")
+        # The two middle positions in place, and the last (a NaN's).
+        parted = partition(rows, [(n - 1) // 2, n // 2, n - 1], axis=-1)
+        middle = _middle(parted, n, float_type, a.dtype.kind in "fc")
     if keepdims:
         middle = middle.reshape(tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
     return middle if out is None else _store(middle, out, "median")

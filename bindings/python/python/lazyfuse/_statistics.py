@@ -147,9 +147,17 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
     if weights is not None:
         result, kept, axes = _weighted_inverted_cdf(a, q, weights, axis, name)
         return _finish_quantile(result, q.shape, a, kept, axes, keepdims, out, name)
-    rows, kept, axes = _sorted_rows(a, axis, name)
-    n = rows.shape[1]
     floats = a.dtype.kind == "f"
+    # With the same positions in every row, only those (and the last, a
+    # NaN's) need their sorted values: a partition.
+    needed = None
+    if not (skip_nan and floats):
+        def needed(n):
+            low, high, _ = _positions(method, n, q.reshape(-1))
+            places = [low] if high is None else [low, high]
+            return sorted({int(k) for p in places for k in np.ravel(p)} | {n - 1})
+    rows, kept, axes = _sorted_rows(a, axis, name, needed)
+    n = rows.shape[1]
     # Each quantile's position among a row's sorted values: the same in
     # every row (known), or per row among its numbers (lazy, NaNs left out).
     count = (~np.isnan(rows)).sum(axis=1).reshape(1, -1) if skip_nan and floats else n
@@ -278,11 +286,12 @@ def _finish_quantile(result, q_shape, a, kept, axes, keepdims, out, name):
     return result if out is None else _store(result, out, name)
 
 
-def _sorted_rows(a, axis, name):
+def _sorted_rows(a, axis, name, needed=None):
     """``a``'s values along the reduced ``axis`` sorted, one row per index
     of the kept axes (a single row when none is kept), with the kept axes
-    and the reduced ones."""
-    from ._sorting import sort
+    and the reduced ones; with ``needed`` (the row length's positions that
+    must hold their sorted values), only partitioned at those."""
+    from ._sorting import partition, sort
     axes = _axes(a, axis, name)
     kept = [d for d in range(a.ndim) if d not in axes]
     n = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
@@ -290,7 +299,10 @@ def _sorted_rows(a, axis, name):
         raise ArgumentError(f"{name}: no values along the reduced axes of shape {a.shape}")
     order = kept + list(axes)
     lined = a.transpose(order) if order != list(range(a.ndim)) else a
-    return sort(lined.reshape(-1, n), -1), kept, axes
+    rows = lined.reshape(-1, n)
+    if needed is not None:
+        return partition(rows, needed(n), axis=-1), kept, axes
+    return sort(rows, -1), kept, axes
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
