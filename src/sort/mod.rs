@@ -25,6 +25,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use lazyfuse_core::half::{bf16, f16};
 use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{
     with_slice_mut, Array, BinaryOp, DType, Error, HostBuffer, KernelLaunch, Result, SliceMut,
@@ -354,24 +355,60 @@ impl HostRoutine for CpuArgsort {
         let SliceMut::I64(order) = order else {
             return Err(Error::internal("argsort", "positions that are not i64"));
         };
-        lazyfuse_core::with_buffer!(data, values => {
-            on_workers(order, n, workers, |r, row| {
-                let values = &values[r * n..(r + 1) * n];
-                for (i, slot) in row.iter_mut().enumerate() {
-                    *slot = i as i64;
-                }
-                // Stable: equal values keep their order, as the device's
-                // network orders them.
-                row.sort_by(|&i, &j| nan_last(&values[i as usize], &values[j as usize]));
-            });
-        });
+        macro_rules! by_key {
+            ($values:expr, $key:expr) => {
+                on_workers(order, n, workers, |r, row| {
+                    argsort_by_key(&$values[r * n..(r + 1) * n], row, $key)
+                })
+            };
+        }
+        match data {
+            HostBuffer::F32(values) => by_key!(values, |x: f32| x.order_key()),
+            HostBuffer::F64(values) => by_key!(values, |x: f64| x.order_key()),
+            HostBuffer::F16(values) => by_key!(values, |x: f16| f32::from(x).order_key()),
+            HostBuffer::BF16(values) => by_key!(values, |x: bf16| f32::from(x).order_key()),
+            HostBuffer::I8(values) => by_key!(values, |x: i8| x),
+            HostBuffer::I16(values) => by_key!(values, |x: i16| x),
+            HostBuffer::I32(values) => by_key!(values, |x: i32| x),
+            HostBuffer::I64(values) => by_key!(values, |x: i64| x),
+            HostBuffer::U8(values) => by_key!(values, |x: u8| x),
+            HostBuffer::U16(values) => by_key!(values, |x: u16| x),
+            HostBuffer::U32(values) => by_key!(values, |x: u32| x),
+            HostBuffer::U64(values) => by_key!(values, |x: u64| x),
+            HostBuffer::Bool(values) => by_key!(values, |x: bool| x),
+        }
         Ok(())
     }
 
     fn describe(&self) -> String {
-        "a library routine: Rust's stable sort of each row's positions, NaNs last, rows spread \
-         over the worker threads"
+        "a library routine: each row's (value key, position) pairs sorted (stable, NaNs last), \
+         rows spread over the worker threads"
             .to_string()
+    }
+}
+
+/// The positions that stably sort `values` by `key` (a total order),
+/// into `row`: the (key, position) pairs sorted unstably, which is stable
+/// as no two pairs are equal, and needs no lookup of a value per
+/// comparison (sorting positions by their values did: 1.7x NumPy's time
+/// on a row of 4·10^6).
+fn argsort_by_key<T: Copy, K: Ord + Copy>(values: &[T], row: &mut [i64], key: impl Fn(T) -> K) {
+    if u32::try_from(values.len()).is_ok() {
+        let mut pairs: Vec<(K, u32)> = (values.iter().enumerate())
+            .map(|(i, &v)| (key(v), i as u32))
+            .collect();
+        pairs.sort_unstable();
+        for (slot, (_, i)) in row.iter_mut().zip(pairs) {
+            *slot = i64::from(i);
+        }
+    } else {
+        let mut pairs: Vec<(K, usize)> = (values.iter().enumerate())
+            .map(|(i, &v)| (key(v), i))
+            .collect();
+        pairs.sort_unstable();
+        for (slot, (_, i)) in row.iter_mut().zip(pairs) {
+            *slot = i as i64;
+        }
     }
 }
 
@@ -432,6 +469,9 @@ trait Float: Copy {
     fn is_nan(self) -> bool;
     fn key(self) -> Self::Key;
     fn from_key(key: Self::Key) -> Self;
+    /// A key in NumPy's sort order for ties: -0.0 equal to 0.0, every
+    /// NaN equal and after every number.
+    fn order_key(self) -> Self::Key;
 }
 
 macro_rules! float_keys {
@@ -449,6 +489,13 @@ macro_rules! float_keys {
             fn from_key(key: $key) -> Self {
                 let sign = 1 << (<$key>::BITS - 1);
                 <$float>::from_bits(if key & sign != 0 { key & !sign } else { !key })
+            }
+            fn order_key(self) -> $key {
+                match self {
+                    x if x.is_nan() => <$key>::MAX,
+                    x if x == 0.0 => (0.0 as $float).key(),
+                    x => x.key(),
+                }
             }
         }
     )*};

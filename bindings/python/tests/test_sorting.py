@@ -141,3 +141,21 @@ def test_bad_searches_raise():
         lf.interp([1.0], [0.0, 1.0], [1.0])
     with pytest.raises(ValueError, match="non-zero"):
         lf.interp([1.0], [0.0, 1.0], [1.0, 2.0], period=0)
+
+
+@pytest.mark.parametrize("values", [np.array([[3, 1], [1, 2]]), np.arange(24).reshape(4, 6) % 5,
+                                    np.array([np.nan, 1.0, np.nan, 0.5, 1.0]), np.zeros(0),
+                                    np.array([2.0])])
+def test_unique_with_every_option_is_numpys(backend, values):
+    import itertools
+    for index, inverse, counts, equal_nan in itertools.product([False, True], repeat=4):
+        options = dict(return_index=index, return_inverse=inverse, return_counts=counts,
+                       equal_nan=equal_nan)
+        want = np.unique(values, **options)
+        got = lf.unique(lf.asarray(values), **options)
+        want, got = (want,) if not isinstance(want, tuple) else want, (got,) if not isinstance(got, tuple) else got
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            g = np.asarray(g)
+            assert g.shape == w.shape and g.dtype == w.dtype, options
+            np.testing.assert_array_equal(g, w)

@@ -286,22 +286,40 @@ def _middle(ordered, n, float_type, floats):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True, sorted=True):
     """NumPy's ``unique`` of the flattened array (its sorted distinct
-    values, one NaN), lazily sorted; the count of distinct values decides
-    the result's shape, so it is computed. Other options run in NumPy on
-    the computed values."""
+    values, one NaN unless ``equal_nan=False``), with NumPy's
+    ``return_index``/``return_inverse``/``return_counts``: the values
+    sorted lazily (stably, by ``lazyfuse::argsort``, when positions are
+    asked for); the count of distinct values decides the result's shape,
+    so the sorted values are computed and the rest follows from them in
+    one pass. Along an ``axis``, NumPy on the computed values."""
     from ._numpy import _one
     a = _one(ar)
-    if return_index or return_inverse or return_counts or axis is not None or not equal_nan:
+    if axis is not None:
         results = np.unique(a.numpy(), return_index, return_inverse, return_counts, axis,
                             equal_nan=equal_nan)
         return tuple(a._like(r) for r in results) if isinstance(results, tuple) else a._like(results)
-    ordered = sort(a.reshape(-1), 0)
-    if ordered.size == 0:
-        return ordered
-    values = ordered.numpy()  # computed once: the mask needs the same values
+    flat = a.reshape(-1)
+    positions = return_index or return_inverse
+    if flat.size == 0:
+        values, order = flat.numpy(), np.zeros(0, np.int64)
+    elif positions:
+        order = argsort(flat, 0).numpy()  # stable: a value's first position first
+        values = flat.numpy()[order]
+    else:
+        values = sort(flat, 0).numpy()  # computed once: the mask needs the same values
     keep = np.empty(values.size, dtype=bool)
-    keep[0] = True
+    keep[:1] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
-    if values.dtype.kind in "fc":
+    if equal_nan and values.dtype.kind in "fc":
         keep[1:] &= ~(np.isnan(values[1:]) & np.isnan(values[:-1]))  # one NaN
-    return a._like(values[keep])
+    results = [a._like(values[keep])]
+    if return_index:
+        results.append(a._like(order[keep].astype(np.intp)))
+    if return_inverse:
+        inverse = np.empty(values.size, np.intp)
+        inverse[order] = np.cumsum(keep) - 1
+        results.append(a._like(inverse.reshape(a.shape)))  # NumPy 2: the input's shape
+    if return_counts:
+        starts = np.flatnonzero(keep)
+        results.append(a._like(np.diff(np.append(starts, values.size)).astype(np.intp)))
+    return results[0] if len(results) == 1 else tuple(results)
