@@ -303,5 +303,7 @@ fn partition_places_each_kth_element_as_sorting_would() -> Result<()> {
         lazyfuse::partition(&x, 0, &[3]),
         Err(Error::InvalidArgument { .. })
     ));
+    let axis_error = lazyfuse::partition(&x, 1, &[0]).unwrap_err().to_string();
+    assert!(axis_error.contains("axis 1"), "{axis_error}");
     Ok(())
 }

@@ -35,6 +35,8 @@ use crate::kernel_cache::KernelCache;
 /// Errors: an axis outside the array, a `kth` outside the axis, an
 /// invalid array.
 pub fn partition(array: &Array, axis: usize, kth: &[i64]) -> Result<Array> {
+    // The axis is checked first; then every kth, even where nothing moves.
+    let rows = Rows::along(array, axis, "partition")?;
     let n = array.shape().get(axis).copied().unwrap_or(0) as i64;
     let mut kth: Vec<i64> = kth
         .iter()
@@ -49,8 +51,8 @@ pub fn partition(array: &Array, axis: usize, kth: &[i64]) -> Result<Array> {
         .collect::<Result<_>>()?;
     kth.sort_unstable();
     kth.dedup();
-    let Some(rows) = Rows::along(array, axis, "partition")? else {
-        return Ok(array.clone());
+    let Some(rows) = rows else {
+        return Ok(array.clone()); // values are immutable: nothing to copy
     };
     if rows.staged(array) {
         return Ok(rows.back(&stages::sort(&rows, array.dtype())?));
