@@ -12,184 +12,43 @@
 //! This module runs only where a GPU is present: it is compiled and
 //! reviewed everywhere, and exercised by the GPU tests where a device exists.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::AtomicU16;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig,
-    PushKernelArg,
-};
-use cudarc::nvrtc::Ptx;
+use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use lazyfuse_core::reference::Lines;
 use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, PinnedRanges,
     Residency, Result, SliceMut, StatsCounter,
 };
 use lazyfuse_fusion::{
-    count_written_copies, launch_then_scan, Driver, FusedKernel, Launch, Runtime, ScanKind,
-    ScanLaunch,
+    count_written_copies, launch_then_scan, Driver, Launch, Runtime, ScanKind, ScanLaunch,
 };
 use lazyfuse_kernel::{ArgKernels, ScanKernels};
 
-use super::disk_cache::{CacheKey, DiskCache, ImageKind};
+use super::disk_cache::DiskCache;
 use super::driver::{self, device_error, guarded};
-use super::pool::{CachingPool, DeviceAllocator, PoolStats};
-use lazyfuse_device::ir::{ArgSource, DeviceProgram, ParamKind};
+use super::pool::{CachingPool, PoolStats};
+use lazyfuse_device::ir::{ArgSource, Param, ParamKind};
 use lazyfuse_device::nvrtc::{self, Target};
-use lazyfuse_device::{bind, cuda, lower};
+use lazyfuse_device::{bind, cuda};
 
 mod args;
+mod buffer;
+mod compile;
 mod pinned;
 mod staging;
 mod streams;
 mod user;
 
 use args::ScalarArg;
+use buffer::{cuda_buffer, on_device, SideStreams};
+pub use buffer::{CudaAllocator, CudaBuffer};
+use compile::{stable_hash, LoadedProgram};
 use staging::StagingRing;
-
-/// Device memory from cudarc's stream-ordered allocator (on the main
-/// stream), and the side streams whose events say when a block they used
-/// is free again.
-pub struct CudaAllocator {
-    stream: Arc<CudaStream>,
-    side: SideStreams,
-}
-
-/// The runtime's side streams, created on first use (`streams`).
-type SideStreams = Arc<Mutex<Vec<Arc<CudaStream>>>>;
-
-impl DeviceAllocator for CudaAllocator {
-    type Block = CudaSlice<u8>;
-
-    fn allocate(&self, bytes: usize) -> Result<CudaSlice<u8>> {
-        // SAFETY: the memory is uninitialised; every buffer is fully written
-        // (by an upload or by the kernel that produces it) before it is read.
-        unsafe { self.stream.alloc::<u8>(bytes) }.map_err(|e| device_error("cuMemAllocAsync", e))
-    }
-
-    fn is_out_of_memory(&self, error: &Error) -> bool {
-        driver::is_out_of_memory(error)
-    }
-
-    type Fence = CudaEvent;
-
-    fn is_done(&self, fence: &CudaEvent) -> bool {
-        fence.is_complete()
-    }
-}
-
-/// A buffer in GPU memory, returned to the pool when dropped; or host
-/// memory mapped into the device, read in place.
-pub struct CudaBuffer {
-    slice: Option<CudaSlice<u8>>,
-    class: usize,
-    bytes: usize,
-    pool: Arc<CachingPool<CudaAllocator>>,
-    /// The mapped host memory the slice points into (`None`: device memory
-    /// of the pool): held while the buffer lives, never freed by it.
-    mapped: Option<Arc<HostBuffer>>,
-    /// The side streams (bit `k` for side stream `k`) that queued work on
-    /// the buffer: it returns to the pool once that work is done.
-    used_on: AtomicU16,
-}
-
-impl CudaBuffer {
-    /// Notes that work on stream `id` uses the buffer.
-    fn use_on(&self, id: u64) {
-        let slot = streams::slot(id);
-        if slot != 0 {
-            self.used_on.fetch_or(1 << slot, Ordering::Relaxed);
-        }
-    }
-
-    /// Waits for the main stream and the side streams that used the buffer.
-    fn wait_for_readers(&self) {
-        let _ = self.pool.allocator().stream.synchronize();
-        let used = self.used_on.load(Ordering::Relaxed);
-        let side = lock(&self.pool.allocator().side);
-        for (k, stream) in side.iter().enumerate() {
-            if used & (1 << (k + 1)) != 0 {
-                let _ = stream.synchronize();
-            }
-        }
-    }
-
-    /// Events recorded now on the side streams that used the buffer: after
-    /// them, it is free. A stream that cannot record one is waited for.
-    fn fences(&self) -> Vec<CudaEvent> {
-        let used = self.used_on.load(Ordering::Relaxed);
-        if used == 0 {
-            return Vec::new();
-        }
-        let side = lock(&self.pool.allocator().side);
-        (1..=streams::SIDE_STREAMS)
-            .filter(|slot| used & (1 << slot) != 0)
-            .filter_map(|slot| side.get(slot - 1))
-            .filter_map(|stream| match stream.record_event(None) {
-                Ok(event) => Some(event),
-                Err(_) => {
-                    let _ = stream.synchronize();
-                    None
-                }
-            })
-            .collect()
-    }
-}
-
-impl CudaBuffer {
-    fn slice(&self) -> Result<&CudaSlice<u8>> {
-        self.slice
-            .as_ref()
-            .ok_or_else(|| Error::internal("cuda backend", "a released device buffer"))
-    }
-}
-
-impl Drop for CudaBuffer {
-    fn drop(&mut self) {
-        match (self.slice.take(), &self.mapped) {
-            // The host memory is not the device's to free; the host may
-            // write it once no queued kernel reads it.
-            (Some(slice), Some(_)) => {
-                slice.leak();
-                self.wait_for_readers();
-            }
-            (Some(slice), None) => {
-                let fences = self.fences();
-                self.pool.release_after(slice, self.class, fences);
-            }
-            (None, _) => {}
-        }
-    }
-}
-
-impl fmt::Debug for CudaBuffer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CudaBuffer({} bytes)", self.bytes)
-    }
-}
-
-impl DeviceBuffer for CudaBuffer {
-    fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// A lowered program loaded on the device.
-struct LoadedProgram {
-    /// The kernel it was lowered from: confirms a hit on its hash.
-    kernel: Arc<FusedKernel>,
-    program: DeviceProgram,
-    functions: Vec<CudaFunction>,
-    _module: Arc<CudaModule>,
-}
 
 /// Copies from or into pageable memory at least this large are staged
 /// through the pinned ring.
@@ -244,20 +103,6 @@ impl fmt::Debug for CudaRuntime {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// 64-bit FNV-1a: a hash that is stable across builds, for disk cache keys.
-fn stable_hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-fn cuda_buffer(device: &Arc<dyn DeviceBuffer>) -> Result<&CudaBuffer> {
-    device
-        .as_any()
-        .downcast_ref::<CudaBuffer>()
-        .ok_or_else(|| Error::internal("cuda backend", "a device buffer of another backend"))
 }
 
 impl CudaRuntime {
@@ -343,8 +188,6 @@ impl CudaRuntime {
         self.pool.stats()
     }
 
-    /// A device buffer of `bytes` from the pool; an allocation the pool
-    /// could not serve from freed blocks is counted in `stats`.
     /// A buffer of `len` elements of `dtype` for a kernel to write: every
     /// element is written before it is read.
     fn scratch(&self, dtype: DType, len: usize, env: EvalEnv<'_>) -> Result<Arc<dyn DeviceBuffer>> {
@@ -352,6 +195,8 @@ impl CudaRuntime {
         Ok(Arc::new(buffer) as Arc<dyn DeviceBuffer>)
     }
 
+    /// A device buffer of `bytes` from the pool; an allocation the pool
+    /// could not serve from freed blocks is counted in `stats`.
     fn allocate(&self, bytes: usize, stats: &StatsCounter) -> Result<CudaBuffer> {
         let pooled = self.pool.allocate(bytes)?;
         if pooled.fresh {
@@ -405,85 +250,6 @@ impl CudaRuntime {
         Ok(on_device(buffer))
     }
 
-    /// The loaded program for `launch`: from memory, the disk cache, or NVRTC.
-    fn program(&self, launch: &Launch, env: EvalEnv<'_>) -> Result<Arc<LoadedProgram>> {
-        let index = bind::index_type(launch);
-        let key = (launch.kernel.structural_hash(), index);
-        if let Some(found) = lock(&self.loaded).get(&key) {
-            if *found.kernel == *launch.kernel {
-                env.stats.add(Counter::KernelCacheHits, 1);
-                return Ok(Arc::clone(found));
-            }
-        }
-        let program = lower::lower(&launch.kernel, index)?;
-        let source = cuda::print(&program);
-        let module = self.load_compiled(&program.name, &source, env)?;
-        let functions = program
-            .kernels
-            .iter()
-            .map(|k| {
-                module
-                    .load_function(&k.name)
-                    .map_err(|e| device_error(format!("cuModuleGetFunction {}", k.name), e))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let loaded = Arc::new(LoadedProgram {
-            kernel: Arc::clone(&launch.kernel),
-            program,
-            functions,
-            _module: module,
-        });
-        lock(&self.loaded).insert(key, Arc::clone(&loaded));
-        Ok(loaded)
-    }
-
-    /// A cubin for the device's architecture; PTX for it when this NVRTC
-    /// cannot target the architecture directly (the driver JIT-compiles it).
-    fn compile(&self, name: &str, source: &str) -> Result<Vec<u8>> {
-        let mut image = nvrtc::compile(name, source, &self.target)?.image;
-        if let Target::Ptx(_) = self.target {
-            // cuModuleLoadData reads PTX as a C string.
-            image.push(0);
-        }
-        Ok(image)
-    }
-
-    /// The disk cache key of a compiled `source`.
-    fn disk_key(&self, source: &str) -> CacheKey {
-        let (arch, kind) = match &self.target {
-            Target::Cubin(arch) => (arch.clone(), ImageKind::Cubin),
-            Target::Ptx(arch) => (arch.clone(), ImageKind::Ptx),
-        };
-        CacheKey {
-            program_hash: stable_hash(source.as_bytes()),
-            source: source.to_string(),
-            arch,
-            nvrtc_version: self.nvrtc_version,
-            kind,
-        }
-    }
-
-    /// Loads `source` compiled: from the disk cache when a valid entry
-    /// loads, else compiled by NVRTC (and cached).
-    fn load_compiled(&self, name: &str, source: &str, env: EvalEnv<'_>) -> Result<Arc<CudaModule>> {
-        let key = self.disk_key(source);
-        if let Some(image) = self.disk.load(&key) {
-            // An entry the driver rejects (e.g. PTX newer than the driver
-            // after a downgrade) is recompiled, not trusted.
-            if let Ok(module) = self.ctx.load_module(Ptx::from_binary(image)) {
-                env.stats.add(Counter::KernelCacheHits, 1);
-                return Ok(module);
-            }
-        }
-        let image = self.compile(name, source)?;
-        env.stats.add(Counter::KernelsCompiled, 1);
-        // The disk cache is an optimisation: a failed write is not an error.
-        let _ = self.disk.store(&key, &image);
-        self.ctx
-            .load_module(Ptx::from_binary(image))
-            .map_err(|e| device_error(format!("cuModuleLoadData {name}"), e))
-    }
-
     fn run(
         &self,
         loaded: &LoadedProgram,
@@ -517,47 +283,29 @@ impl CudaRuntime {
         {
             buffer.use_on(env.stream);
         }
+        let bound = Bound {
+            inputs,
+            outputs: &outputs,
+            partials: partials.as_ref(),
+        };
         for (kernel, function) in program.kernels.iter().zip(&loaded.functions) {
-            let missing =
-                |what: &str| Error::internal("cuda launch", format!("no buffer for {what}"));
             let scalars = kernel
                 .params
                 .iter()
-                .map(|p| match (p.source, p.kind) {
-                    (_, ParamKind::Input(_) | ParamKind::Output(_)) => Ok(None),
-                    (source, ParamKind::Scalar(dtype)) => {
-                        let value = bind::scalar(source, launch, program)?;
+                .map(|p| match p.kind {
+                    ParamKind::Input(_) | ParamKind::Output(_) => Ok(None),
+                    ParamKind::Scalar(dtype) => {
+                        let value = bind::scalar(p.source, launch, program)?;
                         ScalarArg::for_param(value, dtype).map(Some)
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;
             let mut args = stream.launch_builder(function);
             for (param, scalar) in kernel.params.iter().zip(&scalars) {
-                match (param.source, scalar) {
-                    (_, Some(scalar)) => scalar.push(&mut args),
-                    (ArgSource::InputBuffer(k), None) => {
-                        let input = inputs
-                            .get(k)
-                            .copied()
-                            .flatten()
-                            .ok_or_else(|| missing(&param.name))?;
-                        args.arg(input.slice()?);
-                    }
-                    (ArgSource::OutputBuffer(j), None) => {
-                        args.arg(
-                            outputs
-                                .get(j)
-                                .ok_or_else(|| missing(&param.name))?
-                                .slice()?,
-                        );
-                    }
-                    (_, None) => {
-                        args.arg(
-                            partials
-                                .as_ref()
-                                .ok_or_else(|| missing(&param.name))?
-                                .slice()?,
-                        );
+                match scalar {
+                    Some(scalar) => scalar.push(&mut args),
+                    None => {
+                        args.arg(bound.buffer(param)?);
                     }
                 }
             }
@@ -588,8 +336,25 @@ impl CudaRuntime {
     }
 }
 
-fn on_device(buffer: CudaBuffer) -> Arc<dyn DeviceBuffer> {
-    Arc::new(buffer)
+/// The buffers a launch of a fused program binds to its parameters.
+struct Bound<'a> {
+    inputs: &'a [Option<&'a CudaBuffer>],
+    outputs: &'a [CudaBuffer],
+    partials: Option<&'a CudaBuffer>,
+}
+
+impl Bound<'_> {
+    /// The device memory of buffer parameter `param`.
+    fn buffer(&self, param: &Param) -> Result<&CudaSlice<u8>> {
+        let buffer = match param.source {
+            ArgSource::InputBuffer(k) => self.inputs.get(k).copied().flatten(),
+            ArgSource::OutputBuffer(j) => self.outputs.get(j),
+            _ => self.partials,
+        };
+        buffer
+            .ok_or_else(|| Error::internal("cuda launch", format!("no buffer for {}", param.name)))?
+            .slice()
+    }
 }
 
 impl Runtime for CudaRuntime {

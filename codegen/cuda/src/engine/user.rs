@@ -4,7 +4,7 @@
 //! Written arrays get new device buffers, copies of the old contents made on
 //! the device, so the arrays passed in keep their values.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::*;
 use lazyfuse_device::ir::ParamKind;
