@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod kernel;
 mod pinned;
+mod replay;
 
 use lazyfuse::{Context, DType, Reducer, Ufunc};
 use pyo3::prelude::*;
