@@ -16,17 +16,19 @@
 //! in the scalar loop; they are computed, never loaded or stored.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, AbiParam, BlockArg, InstBuilder, MemFlags, Type, Value};
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlags, Type, Value};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use lazyfuse_core::{DType, ReduceOp};
-use lazyfuse_fusion::{Body, Inst};
+use lazyfuse_fusion::Body;
 use smallvec::SmallVec;
 
+mod scaffold;
+
+use scaffold::{args, Bases, Broadcast, Chunks, Loops, Reduced, RowLoop, Table};
+
 use super::ops::{Lowering, Val};
-use super::support::{
-    check, is_float, mask_type, per_vector, scalar_type, vector_type, Unsupported,
-};
+use super::support::{check, per_vector, Lanes, Unsupported};
 
 /// What the generated function computes: the body, and which slots its
 /// leaves and outputs are.
@@ -70,7 +72,7 @@ pub enum Form {
 }
 
 /// Emits the function of `shape` in `form` into `ctx` (signature included):
-/// `(table, start, n, out)`.
+/// `(table, start, n, out, rows)`.
 pub fn emit(
     ctx: &mut Context,
     pointer: Type,
@@ -78,14 +80,6 @@ pub fn emit(
     form: Form,
 ) -> Result<(), Unsupported> {
     let lanes = check(shape.body, shape.outputs)?;
-    let outputs: &[(usize, usize)] = match form {
-        Form::Map => shape.outputs,
-        Form::Reduce { .. } | Form::Accumulate { .. } => &[],
-    };
-    let accumulated = match form {
-        Form::Accumulate { value, op } => Some((value, op)),
-        _ => None,
-    };
     let sig = &mut ctx.func.signature;
     for _ in 0..5 {
         sig.params.push(AbiParam::new(pointer));
@@ -98,378 +92,275 @@ pub fn emit(
     let params = b.block_params(entry).to_vec();
     let (table, start, n, out, rows) = (params[0], params[1], params[2], params[3], params[4]);
     let flags = MemFlags::new().with_notrap();
-    let body = shape.body;
-    // Groups of elements per iteration (see `Lowering`).
-    let groups = ELEMENTS / lanes.group();
 
-    // The accumulate form loops over lines: everything below runs once per
-    // line `row`, whose slots are `row * stride` bytes further.
-    let row_loop = accumulated.map(|_| {
-        let head = b.create_block();
-        b.append_block_param(head, types::I64);
-        let line = b.create_block();
-        b.append_block_param(line, types::I64);
-        let done = b.create_block();
-        (head, line, done)
-    });
-    let mut row = None;
-    if let Some((head, line, done)) = row_loop {
-        let zero = b.ins().iconst(types::I64, 0);
-        b.ins().jump(head, &[BlockArg::Value(zero)]);
-        b.switch_to_block(head);
-        let r = b.block_params(head)[0];
-        let more = b.ins().icmp(IntCC::UnsignedLessThan, r, rows);
-        b.ins().brif(more, line, &[BlockArg::Value(r)], done, &[]);
-        b.switch_to_block(line);
-        row = Some(b.block_params(line)[0]);
-    }
-
-    // Pointers of windows at element `start`, and broadcast values.
-    let mut bases: Vec<Option<Value>> = vec![None; body.len() + shape.outputs.len() + 1];
-    let mut broadcast: Vec<Option<(Value, Val)>> = vec![None; body.len()];
-    let word = pointer.bytes() as usize;
-    let slot_pointer = |b: &mut FunctionBuilder<'_>, slot: usize| {
-        let p = b.ins().load(pointer, flags, table, (slot * word) as i32);
-        match row {
-            Some(r) => {
-                let stride =
-                    b.ins()
-                        .load(pointer, flags, table, ((shape.slots + slot) * word) as i32);
-                let offset = b.ins().imul(r, stride);
-                b.ins().iadd(p, offset)
-            }
-            None => p,
-        }
+    let (outputs, accumulated) = match form {
+        Form::Map => (shape.outputs, None),
+        Form::Reduce { .. } => (&[][..], None),
+        Form::Accumulate { value, op } => (&[][..], Some((value, op))),
     };
-    let window = |b: &mut FunctionBuilder<'_>, slot: usize, dtype: DType| -> Value {
-        let p = slot_pointer(b, slot);
-        let offset = b.ins().imul_imm(start, dtype.size() as i64);
-        b.ins().iadd(p, offset)
+    let row_loop = accumulated.map(|_| RowLoop::open(&mut b, rows));
+    let table = Table {
+        pointer,
+        table,
+        start,
+        row: row_loop.map(|r| r.row),
+        slots: shape.slots,
+        flags,
     };
-    for (i, inst) in body.insts.iter().enumerate() {
-        let dtype = body.dtypes[i];
-        match inst {
-            Inst::Arg(_) | Inst::Load(_) if matches!(inst, Inst::Arg(_)) || shape.scalar[i] => {
-                let (st, vt) = (
-                    scalar_type(dtype).ok_or("dtype")?,
-                    vector_type(dtype).ok_or("dtype")?,
-                );
-                let p = slot_pointer(&mut b, i);
-                let x = b.ins().load(st, flags, p, 0);
-                let v = b.ins().splat(vt, x);
-                broadcast[i] = Some((x, SmallVec::from_elem(v, 1)));
-            }
-            Inst::Load(_) | Inst::Iota(_) => bases[i] = Some(window(&mut b, i, dtype)),
-            _ => {}
-        }
-    }
-    for &(v, slot) in outputs {
-        if bases.get(slot).is_none_or(Option::is_none) {
-            let base = window(&mut b, slot, body.dtypes[v]);
-            if let Some(entry) = bases.get_mut(slot) {
-                *entry = Some(base);
-            }
-        }
-    }
-
-    // Accumulators of a reduction: `parts` vectors, then one scalar.
+    let (bases, broadcast) = table.bind_leaves(&mut b, shape, outputs)?;
     let reduced = match form {
         Form::Reduce { value, op } => {
-            let dtype = body
-                .dtypes
-                .get(value)
-                .copied()
-                .ok_or("a reduced value outside the body")?;
-            let st = scalar_type(dtype).ok_or("dtype")?;
-            let vt = vector_type(dtype).ok_or("dtype")?;
-            let identity = b.ins().load(st, flags, out, 0);
-            let splat = b.ins().splat(vt, identity);
-            Some((value, op, dtype, st, vt, identity, splat))
+            Some(Reduced::load(&mut b, shape.body, value, op, out, flags)?)
         }
         Form::Map | Form::Accumulate { .. } => None,
     };
-    // Float min/max in the vector loop: `acc < x ? x : acc` (one maxps or
-    // minps, which keeps a NaN accumulator), and a mask of the lanes that
-    // saw a NaN argument, turned into NaN at the end.
-    let nan_masks = reduced.is_some_and(|(_, op, dtype, ..)| {
-        is_float(dtype) && matches!(op, ReduceOp::Min | ReduceOp::Max)
-    });
-    // Accumulator vectors: 16 elements of the reduced value, `per_group`
-    // vectors of them in each group.
-    let parts = reduced.map_or(0, |(_, _, dtype, ..)| ELEMENTS / per_vector(dtype));
-    let per_group = parts / groups;
-    let mask_type = reduced.map_or(types::I32X4, |(_, _, dtype, ..)| mask_type(dtype));
-    let vector_accs = reduced.map_or(0, |_| parts * if nan_masks { 2 } else { 1 });
-    // A block's parameters: the element counter (but at the exit), the
-    // vector accumulators and NaN masks, and the scalar accumulator.
-    let params_of = |b: &mut FunctionBuilder<'_>, block, counter: bool, scalar: bool| {
-        if counter {
-            b.append_block_param(block, types::I64);
-        }
-        if let Some((_, _, _, st, vt, ..)) = reduced {
-            for _ in 0..parts {
-                b.append_block_param(block, vt);
-            }
-            if nan_masks {
-                for _ in 0..parts {
-                    b.append_block_param(block, mask_type);
-                }
-            }
-            if scalar {
-                b.append_block_param(block, st);
-            }
-        }
-    };
-    let args = |values: &[Value]| -> Vec<BlockArg> {
-        values.iter().map(|v| BlockArg::Value(*v)).collect()
+    let frame = Frame {
+        body: shape.body,
+        lanes,
+        flags,
+        bases,
+        broadcast,
+        outputs,
+        accumulated,
+        reduced,
+        out,
     };
 
-    // The vector loop tests at its end (one branch per iteration).
-    let step = ELEMENTS as i64;
-    let vector_body = b.create_block();
-    params_of(&mut b, vector_body, true, false);
-    let scalar_head = b.create_block();
-    params_of(&mut b, scalar_head, true, true);
-    let scalar_body = b.create_block();
-    params_of(&mut b, scalar_body, true, true);
-    let exit = b.create_block();
-    params_of(&mut b, exit, false, true);
-
-    // The reduce form works in blocks of `rows` elements (`rows` = 0: one
-    // block), storing one partial per block at `out[k]`: a call may cover
-    // a whole chunk (no gaps between calls), and the partials keep the
-    // pairwise summation's accuracy.
-    let blocks = reduced.map(|_| {
-        let head = b.create_block();
-        b.append_block_param(head, types::I64);
-        b.append_block_param(head, types::I64);
-        let body = b.create_block();
-        let done = b.create_block();
-        (head, body, done)
-    });
-    let (zero, limit, block) = match blocks {
-        Some((head, block_body, done)) => {
-            let zero = b.ins().iconst(types::I64, 0);
-            b.ins()
-                .jump(head, &[BlockArg::Value(zero), BlockArg::Value(zero)]);
-            b.switch_to_block(head);
-            let (bs, k) = (b.block_params(head)[0], b.block_params(head)[1]);
-            let more = b.ins().icmp(IntCC::UnsignedLessThan, bs, n);
-            b.ins().brif(more, block_body, &[], done, &[]);
-            b.switch_to_block(block_body);
-            let whole = b.ins().icmp_imm(IntCC::Equal, rows, 0);
-            let len = b.ins().select(whole, n, rows);
-            let be = b.ins().iadd(bs, len);
-            let past = b.ins().icmp(IntCC::UnsignedGreaterThan, be, n);
-            let be = b.ins().select(past, n, be);
-            (bs, be, Some((head, done, be, k)))
+    let loops = Loops::create(&mut b, reduced.as_ref());
+    let (first, limit, chunks) = match reduced {
+        Some(_) => {
+            let (first, limit, chunks) = Chunks::open(&mut b, n, rows);
+            (first, limit, Some(chunks))
         }
         None => (b.ins().iconst(types::I64, 0), n, None),
     };
-    let mut first = vec![zero];
-    let mut first_scalar = vec![zero];
-    if let Some((.., identity, splat)) = reduced {
-        first.extend(std::iter::repeat_n(splat, parts));
-        if nan_masks {
-            let lane = if mask_type == types::I32X4 {
-                types::I32
-            } else {
-                types::I64
-            };
-            let zero = b.ins().iconst(lane, 0);
-            let none = b.ins().splat(mask_type, zero);
-            first.extend(std::iter::repeat_n(none, parts));
-        }
-        first_scalar.extend(first[1..].iter().copied());
-        first_scalar.push(identity);
-    }
-    let first_end = b.ins().iadd_imm(zero, step);
-    let fits = b
-        .ins()
-        .icmp(IntCC::UnsignedLessThanOrEqual, first_end, limit);
-    b.ins().brif(
-        fits,
-        vector_body,
-        &args(&first),
-        scalar_head,
-        &args(&first_scalar),
-    );
+    loops.enter(&mut b, reduced.as_ref(), first, limit);
+    frame.vector_loop(&mut b, &loops, limit)?;
+    frame.scalar_loop(&mut b, &loops, limit)?;
 
-    b.switch_to_block(vector_body);
-    let block_params = b.block_params(vector_body).to_vec();
-    let i = block_params[0];
-    // One vector at a time through the whole body: only one vector of
-    // each value is live at once (all of them at once spill registers).
-    let mut combined: Vec<Value> = Vec::new();
-    let mut masks_out: Vec<Value> = Vec::new();
-    let mut pending: Option<Val> = None;
-    for g in 0..groups {
-        let mut lowering = Lowering {
-            b: &mut b,
-            body,
-            lanes,
-            vector: true,
-            group: g,
-            flags,
-        };
-        let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
-        if let Some((value, op)) = accumulated {
-            lowering.accumulate(out, i, value, op, &values[value])?;
+    b.switch_to_block(loops.exit);
+    match (row_loop, reduced) {
+        (Some(row_loop), _) => row_loop.close(&mut b),
+        (None, Some(reduced)) => frame.finish_reduction(&mut b, loops.exit, &reduced, chunks)?,
+        (None, None) => {}
+    }
+    if row_loop.is_none() {
+        b.ins().return_(&[]);
+    }
+    b.seal_all_blocks();
+    b.finalize();
+    Ok(())
+}
+
+/// What the loops compute from: the body, where its values are, and what
+/// the form does with them.
+struct Frame<'a> {
+    body: &'a Body,
+    lanes: Lanes,
+    flags: MemFlags,
+    bases: Bases,
+    broadcast: Broadcast,
+    outputs: &'a [(usize, usize)],
+    accumulated: Option<(usize, ReduceOp)>,
+    reduced: Option<Reduced>,
+    out: Value,
+}
+
+impl Frame<'_> {
+    fn lowering<'b, 'f>(
+        &'b self,
+        b: &'b mut FunctionBuilder<'f>,
+        vector: bool,
+        group: usize,
+    ) -> Lowering<'b, 'f> {
+        Lowering {
+            b,
+            body: self.body,
+            lanes: self.lanes,
+            vector,
+            group,
+            flags: self.flags,
         }
-        if let Some((value, op, dtype, ..)) = reduced {
-            for (v, &x) in values[value].iter().enumerate().take(per_group) {
+    }
+
+    /// One iteration of `lowering` at element `i`: the outputs stored, the
+    /// accumulate form's value combined; returns the values.
+    fn iteration(
+        &self,
+        lowering: &mut Lowering<'_, '_>,
+        i: Value,
+    ) -> Result<Vec<Val>, Unsupported> {
+        let values = lowering.iteration(i, &self.bases, &self.broadcast, self.outputs)?;
+        if let Some((value, op)) = self.accumulated {
+            lowering.accumulate(self.out, i, value, op, &values[value])?;
+        }
+        Ok(values)
+    }
+
+    /// The vector loop: 16 elements an iteration, in groups of one vector of
+    /// the narrowest values.
+    fn vector_loop(
+        &self,
+        b: &mut FunctionBuilder<'_>,
+        loops: &Loops,
+        limit: Value,
+    ) -> Result<(), Unsupported> {
+        b.switch_to_block(loops.vector_body);
+        let params = b.block_params(loops.vector_body).to_vec();
+        let i = params[0];
+        let groups = ELEMENTS / self.lanes.group();
+        // One vector at a time through the whole body: only one vector of
+        // each value is live at once (all of them at once spill registers).
+        let mut combined: Vec<Value> = Vec::new();
+        let mut masks_out: Vec<Value> = Vec::new();
+        let mut pending: Option<Val> = None;
+        for g in 0..groups {
+            let mut lowering = self.lowering(b, true, g);
+            let values = self.iteration(&mut lowering, i)?;
+            let Some(r) = &self.reduced else {
+                continue;
+            };
+            let per_group = r.parts / groups;
+            for (v, &x) in values[r.value].iter().enumerate().take(per_group) {
                 let p = g * per_group + v;
-                let acc: Val = SmallVec::from_elem(block_params[1 + p], 1);
+                let acc: Val = SmallVec::from_elem(params[1 + p], 1);
                 let x: Val = SmallVec::from_elem(x, 1);
-                if nan_masks {
-                    combined.extend(lowering.min_max(op, &acc, &x, dtype)?);
+                if r.nan_masks {
+                    combined.extend(lowering.min_max(r.op, &acc, &x, r.dtype)?);
                     // One unordered compare tests two vectors: NaN lanes of
                     // the pair mark the even vector's mask (any NaN lane
                     // makes the result NaN); odd vectors' masks stay.
-                    let mask: Val = SmallVec::from_elem(block_params[1 + parts + p], 1);
+                    let mask: Val = SmallVec::from_elem(params[1 + r.parts + p], 1);
                     match pending.take() {
                         None => pending = Some(x),
                         Some(previous) => {
                             let nan = lowering.fcmp(FloatCC::Unordered, &previous, &x);
-                            let even: Val = SmallVec::from_elem(block_params[parts + p], 1);
+                            let even: Val = SmallVec::from_elem(params[r.parts + p], 1);
                             masks_out.extend(lowering.or(&even, &nan));
                             masks_out.extend(mask);
                         }
                     }
                 } else {
-                    combined.extend(lowering.binary(op.combiner(), &acc, &x, dtype)?);
+                    combined.extend(lowering.binary(r.op.combiner(), &acc, &x, r.dtype)?);
                 }
             }
         }
-    }
-    let mut next_args = combined;
-    next_args.extend(masks_out);
-    let next = b.ins().iadd_imm(i, step);
-    let end = b.ins().iadd_imm(i, 2 * step);
-    let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
-    let mut again = vec![next];
-    again.extend(&next_args);
-    let mut leave = again.clone();
-    if let Some((.., identity, _)) = reduced {
-        leave.push(identity);
-    }
-    b.ins()
-        .brif(fits, vector_body, &args(&again), scalar_head, &args(&leave));
-
-    b.switch_to_block(scalar_head);
-    let head = b.block_params(scalar_head).to_vec();
-    let more = b.ins().icmp(IntCC::UnsignedLessThan, head[0], limit);
-    b.ins()
-        .brif(more, scalar_body, &args(&head), exit, &args(&head[1..]));
-
-    b.switch_to_block(scalar_body);
-    let mut current = b.block_params(scalar_body).to_vec();
-    let i = current[0];
-    let mut lowering = Lowering {
-        b: &mut b,
-        body,
-        lanes,
-        vector: false,
-        group: 0,
-        flags,
-    };
-    let values = lowering.iteration(i, &bases, &broadcast, outputs)?;
-    if let Some((value, op)) = accumulated {
-        lowering.accumulate(out, i, value, op, &values[value])?;
-    }
-    if let Some((value, op, dtype, ..)) = reduced {
-        let acc: Val = SmallVec::from_elem(current[1 + vector_accs], 1);
-        let combined = lowering.binary(op.combiner(), &acc, &values[value], dtype)?;
-        current[1 + vector_accs] = combined[0];
-    }
-    current[0] = b.ins().iadd_imm(i, 1);
-    b.ins().jump(scalar_head, &args(&current));
-
-    // After each line of the accumulate form, the next line.
-    if let (Some((head, _, done)), Some(r)) = (row_loop, row) {
-        b.switch_to_block(exit);
-        let next = b.ins().iadd_imm(r, 1);
-        b.ins().jump(head, &[BlockArg::Value(next)]);
-        b.switch_to_block(done);
-        b.ins().return_(&[]);
-        b.seal_all_blocks();
-        b.finalize();
-        return Ok(());
+        let next = b.ins().iadd_imm(i, ELEMENTS as i64);
+        let end = b.ins().iadd_imm(i, 2 * ELEMENTS as i64);
+        let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
+        let mut again = vec![next];
+        again.extend(combined);
+        again.extend(masks_out);
+        let mut leave = again.clone();
+        if let Some(r) = &self.reduced {
+            leave.push(r.identity);
+        }
+        b.ins().brif(
+            fits,
+            loops.vector_body,
+            &args(&again),
+            loops.scalar_head,
+            &args(&leave),
+        );
+        Ok(())
     }
 
-    b.switch_to_block(exit);
-    if let Some((_, op, dtype, ..)) = reduced {
+    /// The scalar loop: the elements after the vector loop, one at a time.
+    fn scalar_loop(
+        &self,
+        b: &mut FunctionBuilder<'_>,
+        loops: &Loops,
+        limit: Value,
+    ) -> Result<(), Unsupported> {
+        b.switch_to_block(loops.scalar_head);
+        let head = b.block_params(loops.scalar_head).to_vec();
+        let more = b.ins().icmp(IntCC::UnsignedLessThan, head[0], limit);
+        b.ins().brif(
+            more,
+            loops.scalar_body,
+            &args(&head),
+            loops.exit,
+            &args(&head[1..]),
+        );
+
+        b.switch_to_block(loops.scalar_body);
+        let mut current = b.block_params(loops.scalar_body).to_vec();
+        let i = current[0];
+        let mut lowering = self.lowering(b, false, 0);
+        let values = self.iteration(&mut lowering, i)?;
+        if let Some(r) = &self.reduced {
+            let scalar = 1 + r.vector_accs();
+            let acc: Val = SmallVec::from_elem(current[scalar], 1);
+            let combined = lowering.binary(r.op.combiner(), &acc, &values[r.value], r.dtype)?;
+            current[scalar] = combined[0];
+        }
+        current[0] = b.ins().iadd_imm(i, 1);
+        b.ins().jump(loops.scalar_head, &args(&current));
+        Ok(())
+    }
+
+    /// At the loops' exit: the vector accumulators combined, then their
+    /// lanes, pairwise (a fixed order), then the scalar loop's accumulator;
+    /// the total stored (per block, with `chunks`).
+    fn finish_reduction(
+        &self,
+        b: &mut FunctionBuilder<'_>,
+        exit: Block,
+        r: &Reduced,
+        chunks: Option<Chunks>,
+    ) -> Result<(), Unsupported> {
         let accs: Vec<Value> = b.block_params(exit).to_vec();
-        // The vectors, then their lanes, pairwise (a fixed order), then
-        // the scalar loop's accumulator.
-        let mut lowering = Lowering {
-            b: &mut b,
-            body,
-            lanes,
-            vector: true,
-            group: 0,
-            flags,
-        };
-        let mut level: Vec<Val> = accs[..parts]
+        let combine = r.op.combiner();
+        let mut lowering = self.lowering(b, true, 0);
+        let mut level: Vec<Val> = accs[..r.parts]
             .iter()
             .map(|&v| SmallVec::from_elem(v, 1))
             .collect();
-        if nan_masks {
+        if r.nan_masks {
             // Lanes that saw a NaN become NaN (the quiet NaN of `f32::NAN`
             // or `f64::NAN`).
             let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
-            let vt = vector_type(dtype).ok_or("dtype")?;
-            let nan = lowering.constant(dtype, f64::NAN, vt)[0];
-            for (acc, &mask) in level.iter_mut().zip(&accs[parts..2 * parts]) {
-                let mask = lowering.b.ins().bitcast(vt, little, mask);
+            let nan = lowering.constant(r.dtype, f64::NAN, r.vector)[0];
+            for (acc, &mask) in level.iter_mut().zip(&accs[r.parts..2 * r.parts]) {
+                let mask = lowering.b.ins().bitcast(r.vector, little, mask);
                 acc[0] = lowering.b.ins().bitselect(mask, nan, acc[0]);
             }
         }
-        while level.len() > 1 {
-            let half = level.len() / 2;
-            let mut next = Vec::with_capacity(half);
-            for j in 0..half {
-                next.push(lowering.binary(op.combiner(), &level[j], &level[j + half], dtype)?);
-            }
-            level = next;
-        }
-        let vector = level
-            .first()
-            .and_then(|v| v.first().copied())
-            .ok_or("no accumulator")?;
+        let vector = pairwise(&mut lowering, level, combine, r.dtype)?;
+        let vector = vector.first().copied().ok_or("no accumulator")?;
         lowering.vector = false;
-        let mut lanes_level: Vec<Val> = (0..per_vector(dtype))
+        let lanes: Vec<Val> = (0..per_vector(r.dtype))
             .map(|l| SmallVec::from_elem(lowering.b.ins().extractlane(vector, l as u8), 1))
             .collect();
-        while lanes_level.len() > 1 {
-            let half = lanes_level.len() / 2;
-            let mut next = Vec::with_capacity(half);
-            for j in 0..half {
-                next.push(lowering.binary(
-                    op.combiner(),
-                    &lanes_level[j],
-                    &lanes_level[j + half],
-                    dtype,
-                )?);
-            }
-            lanes_level = next;
+        let lanes = pairwise(&mut lowering, lanes, combine, r.dtype)?;
+        let scalar: Val = SmallVec::from_elem(accs[r.vector_accs()], 1);
+        let total = lowering.binary(combine, &lanes, &scalar, r.dtype)?;
+        let at = match &chunks {
+            Some(chunks) => chunks.partial(b, self.out, r.dtype),
+            None => self.out,
+        };
+        b.ins().store(self.flags, total[0], at, 0);
+        if let Some(chunks) = chunks {
+            chunks.next(b);
         }
-        let scalar: Val = SmallVec::from_elem(accs[vector_accs], 1);
-        let total = lowering.binary(op.combiner(), &lanes_level[0], &scalar, dtype)?;
-        if let Some((head, done, be, k)) = block {
-            let at = b.ins().imul_imm(k, dtype.size() as i64);
-            let at = b.ins().iadd(out, at);
-            b.ins().store(flags, total[0], at, 0);
-            let next = b.ins().iadd_imm(k, 1);
-            b.ins()
-                .jump(head, &[BlockArg::Value(be), BlockArg::Value(next)]);
-            b.switch_to_block(done);
-        } else {
-            b.ins().store(flags, total[0], out, 0);
-        }
+        Ok(())
     }
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize();
-    Ok(())
+}
+
+/// `level`'s values combined by `op` in halves, pairwise (a fixed order).
+fn pairwise(
+    lowering: &mut Lowering<'_, '_>,
+    mut level: Vec<Val>,
+    op: lazyfuse_core::BinaryOp,
+    dtype: DType,
+) -> Result<Val, Unsupported> {
+    while level.len() > 1 {
+        let half = level.len() / 2;
+        let mut next = Vec::with_capacity(half);
+        for j in 0..half {
+            next.push(lowering.binary(op, &level[j], &level[j + half], dtype)?);
+        }
+        level = next;
+    }
+    level.into_iter().next().ok_or("no accumulator")
 }
