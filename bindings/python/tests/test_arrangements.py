@@ -22,6 +22,9 @@ XN[1, :, 2] = np.nan
 XN[2, 3, 4] = np.nan
 FN = F.copy()
 FN[::2, 1] = np.nan
+WN = RNG.random(XN.shape)  # quantile weights, with leading zeros in a row
+WN[2, 0, :2] = 0.0
+FREQUENCIES = np.array([1, 2, 0, 3, 1])
 
 
 def check(got, want):
@@ -108,6 +111,15 @@ CASES = [
     ("cov", (X[0],), {}), ("cov", (X[0], X[1]), {"rowvar": False}), ("cov", (X[0, 0],), {}),
     ("cov", (I,), {"bias": True}), ("cov", (F,), {"ddof": 2}),
     ("cov", (X[0],), {"fweights": None, "aweights": np.arange(1.0, 6.0)}),
+    ("cov", (X[0],), {"fweights": FREQUENCIES}), ("cov", (X[0], X[1]), {"fweights": FREQUENCIES, "bias": True}),
+    ("cov", (X[0],), {"fweights": FREQUENCIES, "aweights": np.arange(1.0, 6.0), "ddof": 2}),
+    ("cov", (F,), {"rowvar": False, "aweights": np.arange(5.0), "dtype": np.float32}),
+    ("cov", (X[0, :1],), {}), ("cov", (X[0, :1],), {"rowvar": False}), ("cov", (X[0, :, :1],), {}),
+    ("cov", (X[0, 0], I[0, :5]), {}), ("cov", (X[0],), {"ddof": 5}),
+    *[("nanquantile", (XN, q), {"axis": 2, "method": "inverted_cdf", "weights": WN})
+      for q in (0.0, [0.3, 1.0])],
+    ("nanpercentile", (FN, 50), {"axis": 0, "method": "inverted_cdf", "weights": F ** 2}),
+    ("quantile", (X, 0.0), {"axis": 2, "method": "inverted_cdf", "weights": WN}),
     ("corrcoef", (X[0],), {}), ("corrcoef", (F, F[::-1]), {"rowvar": False}),
     ("gradient", (X,), {}), ("gradient", (X, 0.5), {"axis": 1}), ("gradient", (F, 2.0, 0.5), {}),
     ("gradient", (X[0, 0],), {"edge_order": 2}), ("gradient", (I, 1, 3), {"edge_order": 2}),
@@ -146,6 +158,28 @@ def lazily(a):
     if isinstance(a, list) and all(isinstance(x, np.ndarray) for x in a):
         return [lf.asarray(x) for x in a]
     return lf.asarray(a) if isinstance(a, np.ndarray) else a
+
+
+def test_weights_numpy_refuses_are_refused(backend):
+    zero_row = WN.copy()
+    zero_row[1, 2] = 0.0
+    for weights in (zero_row, lf.asarray(zero_row)):
+        with pytest.raises(ValueError, match="sum to zero"):
+            lf.quantile(X, 0.5, axis=2, method="inverted_cdf", weights=weights)
+    with pytest.raises(ValueError, match="non-negative"):
+        lf.nanquantile(XN, 0.5, method="inverted_cdf", weights=lf.asarray(-WN))
+    only_nan_weighed = WN.copy()
+    only_nan_weighed[1, 0, :] = np.where(np.isnan(XN[1, 0]), 1.0, 0.0)  # NumPy raises too
+    with pytest.raises(ValueError, match="sum to zero"):
+        lf.nanquantile(XN, 0.5, axis=2, method="inverted_cdf", weights=only_nan_weighed)
+    with pytest.raises(TypeError, match="must be integer"):
+        lf.cov(X[0], fweights=lf.asarray(FREQUENCIES + 0.5))
+    with pytest.raises(ValueError, match="cannot be negative"):
+        lf.cov(X[0], aweights=lf.asarray(-np.arange(5.0)))
+    with pytest.raises(ValueError, match="5 observations"):
+        lf.cov(X[0], fweights=FREQUENCIES[:4])
+    with pytest.raises(ValueError, match="ddof"):
+        lf.cov(X[0], ddof=1.5)
 
 
 def test_nan_makes_a_quantile_nan_and_views_stay_views(backend):

@@ -130,9 +130,6 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
     a = _one(a)
     if weights is not None and method != "inverted_cdf":
         raise ArgumentError(f"{name}: only method 'inverted_cdf' supports weights")
-    if weights is not None and skip_nan:
-        raise ArgumentError(f"{name}: weights are not supported by lazyfuse's {name} (quantile "
-                            "and percentile take them)")
     if method not in _METHODS:
         raise ArgumentError(f"{name}: method {method!r} (expected one of {', '.join(_METHODS)})")
     # A Python number is weak (NEP 50): the result keeps a float input's dtype.
@@ -145,7 +142,7 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
         raise ArgumentError(f"{name}: quantiles must be in the range [0, 1]" if scale == 1
                             else f"{name}: percentiles must be in the range [0, 100]")
     if weights is not None:
-        result, kept, axes = _weighted_inverted_cdf(a, q, weights, axis, name)
+        result, kept, axes = _weighted_inverted_cdf(a, q, weights, axis, name, skip_nan)
         return _finish_quantile(result, q.shape, a, kept, axes, keepdims, out, name)
     floats = a.dtype.kind == "f"
     # With the same positions in every row, only those (and the last, a
@@ -187,10 +184,13 @@ def _quantile(a, q, scale, axis, out, method, keepdims, weights, name, skip_nan=
     return _finish_quantile(result, q_shape, a, kept, axes, keepdims, out, name)
 
 
-def _weighted_inverted_cdf(a, q, weights, axis, name):
+def _weighted_inverted_cdf(a, q, weights, axis, name, skip_nan=False):
     """NumPy's weighted ``inverted_cdf``: in each row sorted (stably) with
     its weights, the first value whose running share of the weight reaches
-    the quantile; NaN for a row holding a NaN. ``(Q, R)``, lazily."""
+    the quantile (past leading zero weights, as NumPy's); NaN for a row
+    holding a NaN, or, with ``skip_nan``, NaNs weigh nothing and only a row
+    of NaNs gives NaN. ``(Q, R)``, lazily, after a computed check of the
+    weights (NumPy's errors)."""
     from ._fancy import take_along_axis
     from ._numpy import _lazy, FUNCTIONS
     from ._sorting import argsort
@@ -202,23 +202,46 @@ def _weighted_inverted_cdf(a, q, weights, axis, name):
                                 f"{a.shape} (expected its shape, or 1-d along a single axis)")
         w = FUNCTIONS["broadcast_to"](
             w.reshape((1,) * axes[0] + (-1,) + (1,) * (a.ndim - axes[0] - 1)), a.shape)
-    if not isinstance(weights, Array) and (np.asarray(weights) < 0).any():
-        raise ArgumentError(f"{name}: weights must be non-negative")
     kept = [d for d in range(a.ndim) if d not in axes]
     n = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
     order_of_axes = kept + list(axes)
     lines = lambda v: v.transpose(order_of_axes).reshape(-1, n)
     values, shares = lines(a), lines(w).astype(np.float64)
+    floats = a.dtype.kind == "f"
+    nan = np.isnan(values) if skip_nan and floats else None
+    counted = shares if nan is None else np.where(nan, 0.0, shares)
+    all_nan = None if nan is None else nan.all(axis=-1)
+    _check_weights(shares, counted, all_nan, name)
+    shares = counted
     order = argsort(values, axis=-1, kind="stable")
     values, shares = take_along_axis(values, order, -1), take_along_axis(shares, order, -1)
     cdf = shares.cumsum(axis=-1)
     cdf = cdf / cdf[:, n - 1:]
-    # The first position whose share reaches q: how many fall short of it.
-    index = FUNCTIONS["stack"]([(cdf < qk).sum(axis=-1) for qk in q.reshape(-1)])
+    # The first position whose share reaches q: how many fall short of it
+    # (NumPy takes a share of 0 as short of q = 0 too).
+    index = FUNCTIONS["stack"]([((cdf < qk) | (cdf == 0)).sum(axis=-1) for qk in q.reshape(-1)])
     result = _at(values, np.minimum(index, n - 1))
-    if a.dtype.kind == "f":
-        result = np.where(np.isnan(values[:, n - 1]).reshape(1, -1), np.nan, result)
+    if floats:
+        undefined = all_nan if all_nan is not None else np.isnan(values[:, n - 1])
+        result = np.where(undefined.reshape(1, -1), np.nan, result)
     return result, kept, axes
+
+
+def _check_weights(weights, counted, skipped, name):
+    """NumPy's errors for quantile weights: a negative weight, or a row
+    whose ``counted`` weights sum to zero, inf or NaN (but ``skipped`` rows:
+    those of NaNs only). Computed: one demand of two flags."""
+    from ._numpy import FUNCTIONS
+    total = counted.sum(axis=-1)
+    empty = ~(np.isfinite(total) & (total > 0))
+    if skipped is not None:
+        empty = empty & ~skipped
+    negative, empty = np.asarray(FUNCTIONS["stack"]([(weights < 0).any(), empty.any()]))
+    if negative:
+        raise ArgumentError(f"{name}: weights must be non-negative")
+    if empty:
+        raise ArgumentError(f"{name}: weights of some row sum to zero, inf or NaN (expected a "
+                            "positive, finite total per row, as NumPy's)")
 
 
 def _positions(method, n, q):
@@ -308,33 +331,73 @@ def _sorted_rows(a, axis, name, needed=None):
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """NumPy's ``cov``: the covariance matrix of the variables (rows, or
-    columns with ``rowvar=False``) of ``m`` and ``y``: their deviations
-    from the mean, one matrix product, divided by ``N - ddof``. Weights run
-    in NumPy on computed values."""
+    columns with ``rowvar=False``) of ``m`` and ``y``: their (weighted)
+    deviations from the (weighted) mean, one matrix product, divided by
+    NumPy's normalization; length-1 axes squeezed. Lazy; weights are
+    checked (NumPy's errors) on computed values."""
     from ._numpy import _lazy, concatenate
-    if fweights is not None or aweights is not None:
-        args = [x.numpy() if isinstance(x, Array) else x for x in (m, y, fweights, aweights)]
-        computed = np.cov(args[0], args[1], rowvar, bias, ddof, args[2], args[3], dtype=dtype)
-        return _one(m)._like(computed)
+    if ddof is not None and ddof != int(ddof):
+        raise ArgumentError(f"cov: ddof={ddof!r} (expected an integer)")
     m = _one(m)
-    if m.ndim > 2:
-        raise ArgumentError(f"cov: m of shape {m.shape} (expected at most 2 axes)")
-    float_type = np.result_type(m.dtype, np.float64) if dtype is None else np.dtype(dtype)
-    x = m.astype(float_type).reshape(1, -1) if m.ndim < 2 else m.astype(float_type)
-    if not rowvar and x.shape[0] != 1:
+    y = None if y is None else _one(_lazy([m, y])[1])
+    for name, v in (("m", m), ("y", y)):
+        if v is not None and v.ndim > 2:
+            raise ArgumentError(f"cov: {name} of shape {v.shape} (expected at most 2 axes)")
+    if dtype is None:
+        dtype = np.result_type(m.dtype, np.float64, *(() if y is None else (y.dtype,)))
+    x = m.astype(dtype).reshape(1, -1) if m.ndim < 2 else m.astype(dtype)
+    if not rowvar and m.ndim != 1:
         x = x.T
+    if x.shape[0] == 0:
+        return m._like(np.empty((0, 0)))
     if y is not None:
-        y = _one(_lazy([m, y])[1]).astype(float_type)
-        y = y.reshape(1, -1) if y.ndim < 2 else y
+        y = y.astype(dtype).reshape(1, -1) if y.ndim < 2 else y.astype(dtype)
         if not rowvar and y.shape[0] != 1:
             y = y.T
         x = concatenate([x, y], axis=0)
-    ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
-    count = x.shape[1]
-    deviations = x - x.mean(axis=1, keepdims=True)
-    product = deviations @ deviations.T
-    result = product / float(max(count - ddof, 0)) if count - ddof > 0 else product * np.nan
-    return result.reshape(()) if result.size == 1 and m.ndim < 2 and y is None else result
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    f = _cov_weights(x, fweights, "fweights")
+    a = _cov_weights(x, aweights, "aweights")
+    w = f if a is None else a if f is None else f * a
+    if w is None:
+        deviations = x - x.mean(axis=1, keepdims=True)
+        fact = x.shape[1] - ddof
+        product = deviations @ deviations.T
+        # NumPy multiplies by 1 / 0 = inf where the degrees of freedom are not positive.
+        result = product * (1.0 / fact if fact > 0 else np.inf)
+    else:
+        w_sum = w.sum()
+        deviations = (x - (x * w).sum(axis=1, keepdims=True) / w_sum).astype(x.dtype)
+        if ddof == 0:
+            fact = w_sum
+        elif a is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * (w * a).sum() / w_sum
+        product = deviations @ (deviations * w).T
+        result = product * np.where(fact > 0, 1.0 / fact, np.inf)
+    return result.squeeze()
+
+
+def _cov_weights(x, weights, name):
+    """``cov``'s ``fweights`` or ``aweights`` as float64, one per
+    observation of ``x``, checked as NumPy checks them (computed)."""
+    if weights is None:
+        return None
+    w = _one(weights if isinstance(weights, Array) else x._like(np.asarray(weights, float)))
+    w = w.astype(np.float64)
+    if w.ndim > 1:
+        raise ArgumentError(f"cov: {name} of shape {w.shape} (expected one axis)")
+    if w.shape[0] != x.shape[1]:
+        raise ShapeError(f"cov: {w.shape[0]} {name} for {x.shape[1]} observations")
+    from ._numpy import FUNCTIONS
+    checks = [(w < 0).any()] + ([(w != np.round(w)).any()] if name == "fweights" else [])
+    negative, *fractional = np.asarray(FUNCTIONS["stack"](checks))
+    if any(fractional):
+        raise TypeError(f"cov: {name} must be integer")
+    if negative:
+        raise ArgumentError(f"cov: {name} cannot be negative")
+    return w
 
 
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
