@@ -67,6 +67,16 @@ CASES = [
     ("pad", (I, 9), {"mode": "reflect"}),
     ("pad", (F, ((1, 2), (2, 1))), {"mode": "linear_ramp", "end_values": 3}),
     ("pad", (I, 2), {"mode": "maximum"}),
+    *[("pad", (X, ((2, 1), (0, 7), (3, 3))), {"mode": m, "reflect_type": "odd"})
+      for m in ("reflect", "symmetric")],
+    ("pad", (I, 9), {"mode": "reflect", "reflect_type": "odd"}),
+    ("pad", (I[:1], ((0, 0), (2, 3))), {"mode": "symmetric", "reflect_type": "odd"}),
+    *[("pad", (X, ((1, 2), (3, 0), (2, 2))), {"mode": m}) for m in ("maximum", "minimum", "mean", "median")],
+    ("pad", (I, 2), {"mode": "mean", "stat_length": ((1, 2), (3, 6))}),
+    ("pad", (I, ((1, 1), (2, 2))), {"mode": "median", "stat_length": 2}),
+    ("pad", (F, ((1, 2), (2, 1))), {"mode": "minimum", "stat_length": (1, 3)}),
+    ("pad", (I, ((2, 3), (1, 0))), {"mode": "linear_ramp", "end_values": ((-4, 9), (5, 0))}),
+    ("pad", (X, 2), {"mode": "linear_ramp"}),
     ("isin", (I, [1, 3, -4, 100]), {}), ("isin", (X, X[0, 0]), {"invert": True}),
     ("isin", (I, np.array([], np.int32)), {}), ("isin", (F, I), {}),
     ("select", ([X > 1, X < -1], [X, -X]), {}), ("select", ([I > 2, I < 0], [I, 1.5], -1), {}),
@@ -207,6 +217,23 @@ def test_partition_puts_the_kth_element_in_place(backend):
         np.testing.assert_array_equal(np.take_along_axis(values, order, 1)[:, kth], want[:, 0])
 
 
+def test_pad_refuses_what_numpy_refuses():
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        lf.pad(F, 1, mode="maximum", stat_length=0)
+    with pytest.raises(ValueError, match="unsupported keyword"):
+        lf.pad(F, 1, mode="edge", reflect_type="odd")
+    with pytest.raises(ValueError, match="mode 'ramp'"):
+        lf.pad(F, 1, mode="ramp")
+    with pytest.raises(ValueError, match="empty axis 1"):
+        lf.pad(np.zeros((2, 0)), 1, mode="mean")
+    with pytest.raises(ValueError, match="negative"):
+        lf.pad(F, 1, mode="mean", stat_length=-1)
+    with pytest.raises(TypeError, match="integral"):
+        lf.pad(F, 1.5)
+    np.testing.assert_array_equal(  # a Python function as the mode runs in NumPy
+        np.asarray(lf.pad(F, 1, mode=lambda v, w, i, k: None)), np.pad(F, 1, lambda v, w, i, k: None))
+
+
 def test_pad_empty_gives_the_shape():
     padded = lf.pad(F, ((1, 2), (0, 3)), mode="empty")  # NumPy leaves the pad unset; zeros here
     assert padded.shape == (8, 9) and padded.dtype == np.float32
@@ -219,6 +246,9 @@ def test_shape_queries_compute_nothing():
     assert (np.shape(x), np.ndim(x), np.size(x), np.size(x, 1)) == ((3, 4, 5), 3, 60, 4)
     assert np.result_type(x, np.float32) == np.float64
     lf.flip(lf.roll(lf.tile(x, 2), 1), 0)  # lazy too
+    for mode in ("maximum", "mean", "median", "linear_ramp", "reflect"):
+        lf.pad(x, ((1, 2), (7, 0), (0, 3)), mode=mode)
+    lf.pad(x, 6, mode="symmetric", reflect_type="odd")
     assert lf.stats()["evaluations"] == before
 
 

@@ -2,7 +2,7 @@
 ``flip``/``fliplr``/``flipud``/``rot90`` (views, as NumPy's), ``roll``,
 ``repeat``, ``tile``, ``append``, ``atleast_1d``/``2d``/``3d``,
 ``broadcast_arrays``, ``meshgrid``, ``column_stack``, ``dstack``,
-``split``/``array_split``/``hsplit``/``vsplit``/``dsplit`` (views), ``pad``, and
+``split``/``array_split``/``hsplit``/``vsplit``/``dsplit`` (views), and
 ``nonzero``/``flatnonzero``/``argwhere`` (whose lengths are data: their
 input is computed, as CuPy's is).
 
@@ -281,63 +281,6 @@ def dsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, 2)
 
 
-_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
-
-
-def pad(array, pad_width, mode="constant", **kwargs):
-    """NumPy's ``pad``, lazily for modes ``constant`` (``constant_values``,
-    per axis and side; also ``empty``, as zeros) and ``edge``, ``reflect``,
-    ``symmetric``, ``wrap`` (a gather per padded axis, from NumPy's own
-    padding of the positions, so every width is padded as NumPy's). Other
-    modes run in NumPy on the computed array."""
-    array = _one(array)
-    widths = np.broadcast_to(np.asarray(pad_width), (array.ndim, 2)) if array.ndim else np.zeros((0, 2))
-    if not np.issubdtype(widths.dtype, np.integer) and widths.size:
-        raise TypeError("pad: `pad_width` must be of integral type")
-    if (widths < 0).any():
-        raise ArgumentError("pad: index can't contain negative values")
-    widths = [(int(b), int(a)) for b, a in widths]
-    if mode in ("constant", "empty"):
-        values = kwargs.pop("constant_values", 0) if mode == "constant" else 0
-        _no_options(kwargs, mode)
-        return _pad_constant(array, widths, values)
-    if mode in _INDEX_MODES and kwargs.get("reflect_type", "even") == "even":
-        kwargs.pop("reflect_type", None)
-        _no_options(kwargs, mode)
-        from ._fancy import take
-        for axis, (before, after) in enumerate(widths):
-            if before or after:
-                n = array.shape[axis]
-                source = np.pad(np.arange(n), (before, after), mode=mode)
-                array = take(array, source, axis)
-        return array
-    computed = np.pad(array.numpy(), widths, mode=mode, **kwargs)
-    return array._like(computed)
-
-
-def _no_options(kwargs, mode):
-    if kwargs:
-        raise ArgumentError(f"pad: unsupported keyword arguments for mode {mode!r}: {set(kwargs)}")
-
-
-def _pad_constant(array, widths, values):
-    """Each axis in turn joined between blocks of its constants (a later
-    axis' constants fill the corners, as NumPy's)."""
-    from ._numpy import concatenate
-    values = values.numpy() if isinstance(values, Array) else np.asarray(values)
-    pairs = np.broadcast_to(values, (array.ndim, 2)) if array.ndim else values
-    dtype = array.dtype.name
-    for axis, (before, after) in enumerate(widths):
-        if not (before or after):
-            continue
-        pieces = []
-        for width, value in ((before, pairs[axis][0]), (after, pairs[axis][1])):
-            shape = array.shape[:axis] + (width,) + array.shape[axis + 1:]
-            pieces.append(Array(array._a.full_like(list(shape), value.item(), dtype)) if width else None)
-        array = concatenate([p for p in (pieces[0], array, pieces[1]) if p is not None], axis=axis)
-    return array
-
-
 def delete(arr, obj, axis=None):
     """NumPy's ``delete``: ``arr`` without the entries ``obj`` (an int, a
     slice, or ints or a mask) along ``axis`` (of the flattened array for
@@ -497,5 +440,5 @@ def block(arrays):
 
 FUNCTIONS = (flip, fliplr, flipud, rot90, roll, repeat, tile, append, atleast_1d, atleast_2d,
              atleast_3d, broadcast_arrays, meshgrid, column_stack, dstack, array_split, split,
-             hsplit, vsplit, dsplit, pad, delete, insert, nonzero, flatnonzero, argwhere,
+             hsplit, vsplit, dsplit, delete, insert, nonzero, flatnonzero, argwhere,
              matrix_transpose, unstack, row_stack, block)

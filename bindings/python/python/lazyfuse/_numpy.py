@@ -18,7 +18,8 @@ import operator
 import numpy as np
 
 from . import (_arrangements, _compat, _contractions, _diagonals, _fancy, _generated,
-               _histograms, _host, _polynomials, _reductions, _sorting, _statistics)
+               _histograms, _host, _pad, _polynomials, _quantiles, _reductions, _sorting,
+               _statistics)
 from ._array import Array, _dtype_name, _store, where
 from .errors import ArgumentError, DTypeError, ShapeError
 
@@ -333,8 +334,8 @@ for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.dia
                            _diagonals.diagflat, _diagonals.fill_diagonal):
     FUNCTIONS[_diagonal_function.__name__] = _diagonal_function
 for _function_ in (_contractions.einsum, _contractions.tensordot, _contractions.inner,
-                   *_arrangements.FUNCTIONS, *_statistics.FUNCTIONS, *_histograms.FUNCTIONS,
-                   *_polynomials.FUNCTIONS, *_compat.FUNCTIONS, *_generated.FUNCTIONS,
+                   *_arrangements.FUNCTIONS, *_pad.FUNCTIONS, *_statistics.FUNCTIONS,
+                   *_quantiles.FUNCTIONS, *_histograms.FUNCTIONS, *_polynomials.FUNCTIONS, *_compat.FUNCTIONS, *_generated.FUNCTIONS,
                    *_host.FUNCTIONS):
     FUNCTIONS[_function_.__name__] = _function_
 FUNCTIONS["put"] = _fancy.put_flat
@@ -506,7 +507,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     """NumPy's ``linspace``, with its arithmetic (``i * step + start``, the
     last value ``stop`` exactly), generated where it is used. ``start`` and
     ``stop`` may be arrays: the samples then run along a new ``axis``
-    (whether a step is 0, which picks NumPy's formula, is computed)."""
+    (whether a step is 0 picks NumPy's formula for all, lazily)."""
     from . import arange
     num = operator.index(num)
     if num < 0:
@@ -552,8 +553,8 @@ def _linspace_of_arrays(start, stop, num, div, endpoint, context):
     y = arange(0, num, dtype=dt, context=context).reshape(along)
     if div > 0:
         step = delta / div
-        any_zero = bool((step == 0).any().item())  # computed: it picks the formula
-        y = y / div * delta if any_zero else y * step
+        # NumPy's formula for all samples when any step is 0: picked lazily.
+        y = where((step == 0).any(), y / div * delta, y * step)
     else:
         step = delta * np.nan
         y = y * delta
