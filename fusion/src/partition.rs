@@ -111,44 +111,90 @@ fn cost(op: &Op) -> u32 {
 
 /// Decides the placement of every node.
 pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
-    let n = graph.nodes.len();
-    let mut users: Vec<SmallVec<[usize; 2]>> = vec![SmallVec::new(); n];
-    for (i, node) in graph.nodes.iter().enumerate() {
-        for &input in &node.inputs {
-            users[input].push(i);
-        }
-    }
-    let mut demanded = vec![false; n];
-    for &o in &graph.outputs {
-        demanded[o] = true;
-    }
-    let mut placement = vec![Placement::Fused; n];
-    let mut epilogue_tail = vec![None; n];
-    let mut is_tail = vec![false; n];
-    let mut notes = Vec::new();
-
-    // Reshapes and user kernels read their inputs in row-major order: they
-    // must be buffers.
-    let mut forced = demanded.clone();
-    for node in &graph.nodes {
-        match node.op {
-            Op::Reshape => forced[node.inputs[0]] = true,
-            Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => {
-                node.inputs.iter().for_each(|&i| forced[i] = true)
-            }
-            _ => {}
-        }
-    }
-
-    // Epilogue chains after reductions.
+    let mut partitioner = Partitioner::new(graph, options);
     if options.enabled {
+        partitioner.chain_epilogues();
+    }
+    for i in 0..graph.nodes.len() {
+        partitioner.placement[i] = match partitioner.structural(i) {
+            Some(placement) => placement,
+            None => partitioner.by_cost(i),
+        };
+    }
+    Ok(Partition {
+        placement: partitioner.placement,
+        epilogue_tail: partitioner.epilogue_tail,
+        users: partitioner.users,
+        notes: partitioner.notes,
+    })
+}
+
+/// The state of one partitioning: what is known of every node so far.
+struct Partitioner<'a> {
+    graph: &'a Graph,
+    options: &'a FusionOptions,
+    users: Vec<SmallVec<[usize; 2]>>,
+    /// Nodes that must be buffers: demanded, or read whole and row-major.
+    forced: Vec<bool>,
+    placement: Vec<Placement>,
+    epilogue_tail: Vec<Option<usize>>,
+    /// Last nodes of epilogue chains (they are buffers).
+    is_tail: Vec<bool>,
+    /// The cost of a fused node's body, and the inputs it reads.
+    size: Vec<u32>,
+    reads: Vec<u32>,
+    notes: Vec<String>,
+}
+
+impl<'a> Partitioner<'a> {
+    fn new(graph: &'a Graph, options: &'a FusionOptions) -> Self {
+        let n = graph.nodes.len();
+        let mut users: Vec<SmallVec<[usize; 2]>> = vec![SmallVec::new(); n];
+        for (i, node) in graph.nodes.iter().enumerate() {
+            for &input in &node.inputs {
+                users[input].push(i);
+            }
+        }
+        let mut forced = vec![false; n];
+        for &o in &graph.outputs {
+            forced[o] = true;
+        }
+        // Reshapes and user kernels read their inputs in row-major order:
+        // they must be buffers.
+        for node in &graph.nodes {
+            match node.op {
+                Op::Reshape => forced[node.inputs[0]] = true,
+                Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => {
+                    node.inputs.iter().for_each(|&i| forced[i] = true)
+                }
+                _ => {}
+            }
+        }
+        Partitioner {
+            graph,
+            options,
+            users,
+            forced,
+            placement: vec![Placement::Fused; n],
+            epilogue_tail: vec![None; n],
+            is_tail: vec![false; n],
+            size: vec![0; n],
+            reads: vec![0; n],
+            notes: Vec::new(),
+        }
+    }
+
+    /// The chains of single-use element-wise nodes after each reduction,
+    /// whose other operands are constants: its epilogue.
+    fn chain_epilogues(&mut self) {
+        let graph = self.graph;
         for (r, node) in graph.nodes.iter().enumerate() {
             if !matches!(node.op, Op::Reduce { .. }) {
                 continue;
             }
             let mut tail = r;
-            while !forced[tail] && users[tail].len() == 1 {
-                let next = users[tail][0];
+            while !self.forced[tail] && self.users[tail].len() == 1 {
+                let next = self.users[tail][0];
                 let candidate = &graph.nodes[next];
                 let fits = candidate.op.is_elementwise()
                     && candidate.shape == node.shape
@@ -159,102 +205,108 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
                 if !fits {
                     break;
                 }
-                placement[next] = Placement::Epilogue(r);
+                self.placement[next] = Placement::Epilogue(r);
                 tail = next;
             }
-            epilogue_tail[r] = Some(tail);
-            is_tail[tail] = tail != r;
+            self.epilogue_tail[r] = Some(tail);
+            self.is_tail[tail] = tail != r;
         }
     }
 
-    let mut size = vec![0u32; n];
-    let mut reads = vec![0u32; n];
-    for i in 0..n {
-        let node = &graph.nodes[i];
-        if let Placement::Epilogue(_) = placement[i] {
-            if is_tail[i] {
-                placement[i] = Placement::Buffer;
-            }
-            continue;
+    /// Node `i`'s placement where its kind decides it: epilogue members
+    /// (the chain's tail a buffer), leaves, kernels and scans (buffers),
+    /// reshapes (aliases), reductions (buffers, or heads of epilogues).
+    /// `None` for the rest, placed by cost.
+    fn structural(&mut self, i: usize) -> Option<Placement> {
+        let node = &self.graph.nodes[i];
+        if let Placement::Epilogue(_) = self.placement[i] {
+            return Some(if self.is_tail[i] {
+                Placement::Buffer
+            } else {
+                self.placement[i]
+            });
         }
         if node.is_leaf() {
-            placement[i] = Placement::Buffer;
-            continue;
+            return Some(Placement::Buffer);
         }
         match &node.op {
-            Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => {
-                placement[i] = Placement::Buffer;
-                continue;
-            }
+            Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => Some(Placement::Buffer),
             Op::Reshape => {
                 let input = node.inputs[0];
-                placement[i] = match placement[input] {
+                Some(match self.placement[input] {
                     Placement::Alias(target) => Placement::Alias(target),
                     _ => Placement::Alias(input),
-                };
-                continue;
+                })
             }
             Op::Reduce { .. } => {
-                let tail = epilogue_tail[i].unwrap_or(i);
-                placement[i] = if tail == i {
+                let tail = self.epilogue_tail[i].unwrap_or(i);
+                self.epilogue_tail[i] = Some(tail);
+                Some(if tail == i {
                     Placement::Buffer
                 } else {
                     Placement::Epilogue(i)
-                };
-                epilogue_tail[i] = Some(tail);
-                continue;
+                })
             }
-            _ => {}
+            _ => None,
         }
-        let estimate = |graph: &Graph, placement: &[Placement]| {
-            let mut s = cost(&node.op);
-            let mut r = u32::from(matches!(node.op, Op::Arange { .. }));
-            for &input in &graph.nodes[i].inputs {
-                match placement[input] {
-                    Placement::Fused => {
-                        s = s.saturating_add(size[input]);
-                        r = r.saturating_add(reads[input]);
-                    }
-                    _ => r = r.saturating_add(1),
+    }
+
+    /// The fused body's cost and inputs if node `i` fused its operands as
+    /// they are placed now.
+    fn estimate(&self, i: usize) -> (u32, u32) {
+        let node = &self.graph.nodes[i];
+        let mut size = cost(&node.op);
+        let mut reads = u32::from(matches!(node.op, Op::Arange { .. }));
+        for &input in &node.inputs {
+            match self.placement[input] {
+                Placement::Fused => {
+                    size = size.saturating_add(self.size[input]);
+                    reads = reads.saturating_add(self.reads[input]);
                 }
+                _ => reads = reads.saturating_add(1),
             }
-            (s, r)
-        };
-        let (mut s, mut r) = estimate(graph, &placement);
-        if options.enabled && (s > options.max_body || r > options.max_inputs) {
+        }
+        (size, reads)
+    }
+
+    /// Node `i`'s placement by what fusing it costs: its operands
+    /// materialised where its body would cross the limits; itself a
+    /// buffer where forced, where fusion is off, or where recomputing it
+    /// for each of its users costs too much.
+    fn by_cost(&mut self, i: usize) -> Placement {
+        let (graph, options) = (self.graph, self.options);
+        let node = &graph.nodes[i];
+        let (mut size, mut reads) = self.estimate(i);
+        if options.enabled && (size > options.max_body || reads > options.max_inputs) {
             for &input in &node.inputs {
-                if placement[input] == Placement::Fused && graph.nodes[input].op.is_elementwise() {
-                    placement[input] = Placement::Buffer;
+                if self.placement[input] == Placement::Fused
+                    && graph.nodes[input].op.is_elementwise()
+                {
+                    self.placement[input] = Placement::Buffer;
                 }
             }
-            notes.push(format!(
-                "split before %{i}: its fused body would cost {s} units and read {r} inputs \
-                 (limits {} and {}); its operands are materialised",
+            self.notes.push(format!(
+                "split before %{i}: its fused body would cost {size} units and read {reads} \
+                 inputs (limits {} and {}); its operands are materialised",
                 options.max_body, options.max_inputs
             ));
-            (s, r) = estimate(graph, &placement);
+            (size, reads) = self.estimate(i);
         }
-        size[i] = s;
-        reads[i] = r;
+        self.size[i] = size;
+        self.reads[i] = reads;
         let computes = node.op.is_elementwise();
-        placement[i] = if forced[i] || (computes && !options.enabled) {
+        let users = self.users[i].len();
+        if self.forced[i] || (computes && !options.enabled) {
             Placement::Buffer
-        } else if computes && users[i].len() > 1 && s > options.recompute_limit {
-            notes.push(format!(
-                "%{i} is used {} times and costs {s} units: materialised once instead of \
-                 recomputed by each user (limit {})",
-                users[i].len(),
+        } else if computes && users > 1 && size > options.recompute_limit {
+            self.notes.push(format!(
+                "%{i} is used {users} times and costs {size} units: materialised once instead \
+                 of recomputed by each user (limit {})",
                 options.recompute_limit
             ));
             Placement::Buffer
         } else {
             Placement::Fused
-        };
+        }
     }
-    Ok(Partition {
-        placement,
-        epilogue_tail,
-        users,
-        notes,
-    })
 }
