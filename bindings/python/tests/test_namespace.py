@@ -287,3 +287,30 @@ def test_where_of_a_condition_alone_is_nonzero():
             np.testing.assert_array_equal(np.asarray(g), w)
     with pytest.raises(ValueError, match="both or neither"):
         lf.where(i > 2, i)
+
+
+def test_ufunc_names_are_ufuncs_with_numpys_methods(backend):
+    x = floats((3, 4))
+    lazy = lf.asarray(x)
+    before = lf.stats()["evaluations"]
+    reduced = [lf.add.reduce(x), lf.maximum.reduce(lazy, axis=1), lf.multiply.reduce(x, axis=None),
+               lf.logical_or.reduce(x > 0, axis=0), lf.add.reduce(x, dtype=np.float32)]
+    running = [lf.add.accumulate(x, axis=1), lf.minimum.accumulate(lazy)]
+    outer = lf.subtract.outer(x[0], [1.0, 2.0])
+    assert lf.stats()["evaluations"] == before  # all lazy
+    with np.errstate(all="ignore"):
+        check(reduced[0], np.add.reduce(x))
+        check(reduced[1], np.maximum.reduce(x, axis=1))
+        check(reduced[2], np.multiply.reduce(x, axis=None))
+        check(reduced[3], np.logical_or.reduce(x > 0, axis=0))
+        check(reduced[4], np.add.reduce(x, dtype=np.float32))
+        check(running[0], np.add.accumulate(x, axis=1))
+        check(running[1], np.minimum.accumulate(x))
+        check(outer, np.subtract.outer(x[0], [1.0, 2.0]))
+        check(lf.add.reduceat(x[0], [0, 2]), np.add.reduceat(x[0], [0, 2]))
+    target = lf.zeros(4)
+    lf.add.at(target, [0, 0, 3], 1.5)
+    np.testing.assert_array_equal(np.asarray(target), [3.0, 0.0, 0.0, 1.5])
+    assert (lf.add.nin, lf.add.nout, lf.add.identity, lf.divmod.nout) == (2, 1, 0, 2)
+    assert lf.add.__name__ == "add" and "add" in repr(lf.add) and isinstance(lf.add, lf.ufunc)
+    check(lf.add(x, 1.0), x + 1.0)

@@ -74,22 +74,56 @@ def _one(a):
     return _lazy([a])[0]
 
 
-def _ufunc(name):
-    ufunc = getattr(np, _ALIASES.get(name, name))
+class ufunc:
+    """One of NumPy's ufuncs over lazy arrays, as CuPy's ``cupy.ufunc``:
+    called (``lf.add(a, b)``) or through its methods ``reduce``,
+    ``accumulate``, ``outer``, ``reduceat`` and ``at``, each as NumPy's
+    (lazy where lazyfuse computes it lazily; see ``docs/python.md``). Its
+    other attributes (``nin``, ``nout``, ``identity``, ``types``…) are
+    NumPy's."""
 
-    def apply(*args, out=None, **kwargs):
-        inputs = _lazy(args[:ufunc.nin]) + list(args[ufunc.nin:])
+    def __init__(self, name):
+        self._ufunc = getattr(np, _ALIASES.get(name, name))
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = f"NumPy's ``{self._ufunc.__name__}``, lazily (fused with the work around it)."
+
+    def __call__(self, *args, out=None, **kwargs):
+        inputs = _lazy(args[:self._ufunc.nin]) + list(args[self._ufunc.nin:])
         if out is not None:
             kwargs["out"] = out
-        return ufunc(*inputs, **kwargs)
+        return self._ufunc(*inputs, **kwargs)
 
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"NumPy's ``{ufunc.__name__}``, lazily (fused with the work around it)."
-    return apply
+    def reduce(self, array, *args, **kwargs):
+        """NumPy's ``ufunc.reduce`` of ``array``."""
+        return self._ufunc.reduce(_one(array), *args, **kwargs)
+
+    def accumulate(self, array, *args, **kwargs):
+        """NumPy's ``ufunc.accumulate`` of ``array``."""
+        return self._ufunc.accumulate(_one(array), *args, **kwargs)
+
+    def reduceat(self, array, indices, *args, **kwargs):
+        """NumPy's ``ufunc.reduceat`` of ``array`` (computed in NumPy)."""
+        return self._ufunc.reduceat(_one(array), indices, *args, **kwargs)
+
+    def outer(self, a, b, **kwargs):
+        """NumPy's ``ufunc.outer``: every pair of ``a``'s and ``b``'s elements."""
+        return self._ufunc.outer(*_lazy([a, b]), **kwargs)
+
+    def at(self, array, indices, *args):
+        """NumPy's ``ufunc.at``: ``array`` (a lazy array) updated in place at
+        ``indices``."""
+        return self._ufunc.at(array, indices, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._ufunc, name)
+
+    def __repr__(self):
+        return f"<lazyfuse ufunc '{self.__name__}'>"
 
 
 for _name in _UFUNCS + tuple(_ALIASES):
-    FUNCTIONS[_name] = _ufunc(_name)
+    FUNCTIONS[_name] = ufunc(_name)
+FUNCTIONS["ufunc"] = ufunc
 
 
 # --- reductions -------------------------------------------------------------
