@@ -66,6 +66,9 @@ def test_demands_and_scalars(cx):
     x.copy_to_host(out)
     assert out[0, 0] == 1.5
     assert isinstance(x.explain(), str) and "graph" in x.explain()
+    assert f"{x.sum():.3f} {x[0, 0]:>5}" == "1.500   1.5" and f"{x}" == str(np.array([[1.5]]))
+    with pytest.raises(TypeError, match="0-d"):
+        f"{x:.2f}"
 
 
 def test_constructors(cx):

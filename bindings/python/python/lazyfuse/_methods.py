@@ -136,6 +136,16 @@ class NdarrayMethods:
     def __contains__(self, value):
         return bool((self == value).any())
 
+    def __format__(self, spec):
+        """A 0-d array formats as its value (computed: ``f"{x.sum():.3f}"``),
+        as NumPy's; other arrays take only the empty format."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to a lazyfuse array of "
+                            f"shape {self.shape} (only a 0-d array formats as a number)")
+        return str(self)
+
     def __copy__(self):
         return self.copy()
 
