@@ -412,3 +412,98 @@ def test_and_or_and_conditional_expressions_short_circuit(backend):
         out = np.zeros(12)
         guarded_reads[1, 12](np.arange(5.0), out)
         assert out.tolist() == [0, 1001, 1002, 1103, 104] + [-1] * 5 + [99, -1]
+
+
+TPB = 4
+
+
+@cuda.jit
+def fast_matmul(A, B, C):
+    """Numba's documented shared-memory matrix product (``float32(0.)``
+    converts, as Numba's type objects do)."""
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = float32(0.)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numbas_shared_memory_matmul(backend):
+    rng = np.random.default_rng(3)
+    a, b = rng.random((10, 7), np.float32), rng.random((7, 9), np.float32)
+    with lf.use(backend):
+        c = np.zeros((10, 9), np.float32)
+        fast_matmul[(3, 3), (TPB, TPB)](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+@cuda.jit(device=True)
+def polar(r, t):
+    if r < 0:
+        return -r * math.cos(t), -r * math.sin(t)
+    return r * math.cos(t), r * math.sin(t)
+
+
+@cuda.jit
+def to_cartesian(r, t, xs, ys):
+    i = cuda.grid(1)
+    if i < r.size:
+        x, y = polar(r[i], t[i])
+        xs[i], ys[i] = np.float32(x), y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_device_functions_return_tuples_and_types_convert(backend):
+    r, t = np.array([1.0, -2.0, 0.5]), np.array([0.0, 1.0, 2.0])
+    xs, ys = np.zeros(3, np.float32), np.zeros(3)
+    with lf.use(backend):
+        to_cartesian[1, 4](r, t, xs, ys)
+    np.testing.assert_allclose(xs, np.abs(r) * np.cos(t), rtol=1e-6)
+    np.testing.assert_allclose(ys, np.abs(r) * np.sin(t))
+
+    @cuda.jit
+    def as_one_value(r, out):
+        out[0] = polar(r[0], r[0])
+
+    with pytest.raises(CompileError, match=re.escape("unpack it: a, b = f(...)")):
+        as_one_value[1, 1](r, ys)
+
+
+@guvectorize([lf.void(lf.float64[:], lf.intp[:], lf.float64[:])], "(n),()->(n)")
+def move_mean(a, window_arr, out):
+    """Numba's documented moving mean, with its ``void``/``intp`` signature."""
+    window_width = window_arr[0]
+    asum = 0.0
+    count = 0
+    for i in range(window_width):
+        asum += a[i]
+        count += 1
+        out[i] = asum / count
+    for i in range(window_width, len(a)):
+        asum += a[i] - a[i - window_width]
+        out[i] = asum / count
+
+
+def test_numbas_type_objects_build_gufunc_signatures():
+    arr = np.arange(20, dtype=np.float64).reshape(2, 10)
+    want = np.array([[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                     [10.0, 10.5, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0]])
+    np.testing.assert_allclose(np.asarray(move_mean(arr, 3)), want)
+    assert (lf.f4, lf.i8, lf.boolean, lf.u1) == (lf.float32, lf.int64, lf.bool_, lf.uint8)
+    assert lf.void(lf.float32[:, :], lf.intp) == "void(float32[:, :], intp)"

@@ -27,8 +27,9 @@ from .errors import (
     LazyfuseError, ShapeError,
 )
 from ._numba import (
-    bool_, float16, float32, float64, guvectorize, int8, int16, int32, int64, jit, njit,
-    prange, uint8, uint16, uint32, uint64, vectorize,
+    b1, bool_, boolean, f2, f4, f8, float16, float32, float64, guvectorize, i1, i2, i4, i8,
+    int8, int16, int32, int64, intp, jit, njit, prange, u1, u2, u4, u8, uint8, uint16, uint32,
+    uint64, uintp, vectorize, void,
 )
 from . import cuda, errors, linalg, random
 
@@ -37,7 +38,8 @@ __all__ = [
     "arange", "zeros_like", "ones_like", "empty_like", "full_like", "where", "use",
     "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "prange", "cuda", "float16", "float32",
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "bool_", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
+    "bool_", "boolean", "intp", "uintp", "void", "b1", "f2", "f4", "f8", "i1", "i2", "i4", "i8",
+    "u1", "u2", "u4", "u8", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
     "BackendError", "DeviceError", "InternalError", "errors", "linalg",
 ]
 

@@ -119,7 +119,16 @@ class ControlFlow:
     def return_(self, s):
         if s.value is not None and self.result is None:
             self.fail(s, "a kernel returning a value")
-        out = [("assign", self.result, self.expr(s.value))] if s.value is not None else []
+        if s.value is None:
+            out = []
+        elif isinstance(self.result, list):  # a device function returning tuples
+            values = s.value.elts if isinstance(s.value, ast.Tuple) else ()
+            if len(values) != len(self.result):
+                self.fail(s, f"returning other than a tuple of {len(self.result)} values (as the "
+                             "function's other returns)")
+            out = [("assign", r, self.expr(v)) for r, v in zip(self.result, values)]
+        else:
+            out = [("assign", self.result, self.expr(s.value))]
         if self.loops:
             out.append(("assign", self.returned, _TRUE))
             out.extend(("assign", go, _FALSE) for go in self.loops if go)

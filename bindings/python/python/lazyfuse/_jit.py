@@ -121,6 +121,14 @@ def _returns_value(tree):
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
 
 
+def _tuple_arity(tree):
+    """The length of the tuples a function returns (``return x, y``), when
+    every ``return <value>`` returns a tuple of that length; else None."""
+    values = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    lengths = {len(v.elts) if isinstance(v, ast.Tuple) else None for v in values}
+    return lengths.pop() if len(lengths) == 1 and None not in lengths else None
+
+
 def _may_fault(node):
     """True when a translated expression reads memory or calls a device
     function: evaluating it where Python would not could read out of
@@ -196,7 +204,9 @@ class Translator(ControlFlow):
             target = s.targets[0]
             if isinstance(target, ast.Tuple) and isinstance(s.value, ast.Tuple):
                 return self.unpack(target, s.value, s)
-            done = self.assign(target, self.expr(s.value), s)
+            unpacking = isinstance(target, ast.Tuple)
+            value = self.expr(s.value, tuples=True) if unpacking else self.expr(s.value)
+            done = self.assign(target, value, s)
             return list(done[1]) if done[0] == "multi" else [done]
         if isinstance(s, ast.AugAssign):
             op = _BINOPS.get(type(s.op))
@@ -233,7 +243,19 @@ class Translator(ControlFlow):
                     and all(isinstance(t, ast.Name) for t in target.elts)):
                 return ("multi", [("assign", t.id, ("grid_part", value[0], value[1], i))
                                   for i, t in enumerate(target.elts)])
-            self.fail(node, "unpacking other than of cuda.grid/gridsize or of a tuple written out (a, b = x, y)")
+            if isinstance(value, tuple) and value[0] == "let" and value[2][0] == "tuple":
+                # a, b = device_function(...): its statements, then each value.
+                statements, parts = value[1], value[2][1]
+                if len(parts) != len(target.elts):
+                    self.fail(node, f"unpacking {len(parts)} returned values into "
+                                    f"{len(target.elts)} targets")
+                out = list(statements)
+                for t, part in zip(target.elts, parts):
+                    done = self.assign(t, part, node)
+                    out.extend(done[1] if done[0] == "multi" else [done])
+                return ("multi", out)
+            self.fail(node, "unpacking other than of cuda.grid/gridsize, of a device function's "
+                            "tuple or of a tuple written out (a, b = x, y)")
         self.fail(node, "this assignment target")
 
     def unpack(self, target, value, node):
@@ -288,7 +310,9 @@ class Translator(ControlFlow):
                 self.fail(node, "slicing inside a kernel")
         return node.value.id, [self.expr(i) for i in items]
 
-    def expr(self, e):
+    def expr(self, e, tuples=False):
+        """``e`` translated; ``tuples``: a device function's tuple is
+        allowed (it is being unpacked)."""
         if isinstance(e, ast.Constant):
             if isinstance(e.value, bool):
                 return ("const", int(e.value), "bool")
@@ -357,7 +381,11 @@ class Translator(ControlFlow):
         if isinstance(e, ast.Attribute):
             return self.attribute(e)
         if isinstance(e, ast.Call):
-            return self.call(e)
+            value = self.call(e)
+            if value[0] == "let" and value[2][0] == "tuple" and not tuples:
+                self.fail(e, "a device function's tuple used as one value (unpack it: "
+                             "a, b = f(...))")
+            return value
         self.fail(e, type(e).__name__)
 
     def bool_op(self, e):
@@ -458,12 +486,32 @@ class Translator(ControlFlow):
             return ("bin", "minimum" if path == "min" else "maximum", self.expr(args[0]), self.expr(args[1]))
         if path == "len" and len(args) == 1 and isinstance(args[0], ast.Name):
             return ("shape", args[0].id, 0)
-        if path in ("float", "int") and len(args) == 1:
-            return ("cast", "float64" if path == "float" else "int64", self.expr(args[0]))
+        if path in ("float", "int", "bool") and len(args) == 1:
+            dtype = {"float": "float64", "int": "int64", "bool": "bool"}[path]
+            return ("cast", dtype, self.expr(args[0]))
         target = self.env.get(path) if isinstance(func, ast.Name) else None
         if isinstance(target, DeviceFunction):
             return self.inline_call(target, e)
+        dtype = self.cast_dtype(func)
+        if dtype is not None and len(args) == 1:
+            return ("cast", dtype, self.expr(args[0]))
         self.fail(e, f"a call of '{path}'")
+
+    def cast_dtype(self, func):
+        """The dtype a call of ``func`` converts to: a Numba type
+        (``float32(x)``) or NumPy's (``np.int64(x)``); None for other calls."""
+        import numpy as np
+        if isinstance(func, ast.Name):
+            value = self.env.get(func.id)
+            is_type = getattr(value, "dtype", None) is not None and hasattr(value, "name")
+            if not (is_type or (isinstance(value, type) and issubclass(value, np.generic))):
+                return None
+        elif not (isinstance(func, ast.Attribute) and func.attr in _NUMPY_DTYPES):
+            return None
+        try:
+            return _dtype_name(func, self.env)
+        except (CompileError, TypeError):
+            return None
 
     def inline_call(self, target, call):
         """A device function's call, inlined: ``("let", statements, value)``.
@@ -503,14 +551,21 @@ class Translator(ControlFlow):
             free = target.function.__code__.co_freevars
             sub.env.update({n: c.cell_contents for n, c in zip(free, target.function.__closure__)})
         sub.bound = set(names.values())
-        sub.result = prefix + "return" if _returns_value(tree) else None
+        arity = _tuple_arity(tree)
+        if arity:
+            sub.result = [f"{prefix}return{i}" for i in range(arity)]
+        else:
+            sub.result = prefix + "return" if _returns_value(tree) else None
         sub.inlining = self.inlining + [target]
         sub.returned = self.fresh("returned")
         body = sub.start_of_function(sub.tree) + sub.body(sub.tree.body)
         hoisted = sub.function_scoped()
-        if sub.result and not all(isinstance(s, ast.Return) for s in sub.tree.body if has_return(s)):
-            hoisted.append(sub.result)  # assigned in a branch
+        results = sub.result if arity else [sub.result] if sub.result else []
+        if results and not all(isinstance(s, ast.Return) for s in sub.tree.body if has_return(s)):
+            hoisted.extend(results)  # assigned in a branch
         statements = ([("hoist", hoisted)] if hoisted else []) + setup + body
+        if arity:
+            return ("let", statements, ("tuple", [("var", r) for r in results]))
         value = ("var", sub.result) if sub.result else ("const", 0)
         return ("let", statements, value)
 

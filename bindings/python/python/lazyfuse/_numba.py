@@ -25,7 +25,7 @@ class _Type:
         self.name = name
 
     def __call__(self, *args):
-        return f"{self.name}({', '.join(a.name for a in args)})"
+        return f"{self.name}({', '.join(repr(a) for a in args)})"
 
     def __repr__(self):
         return self.name
@@ -41,7 +41,13 @@ class _Type:
 float16, float32, float64 = _Type("float16"), _Type("float32"), _Type("float64")
 int8, int16, int32, int64 = _Type("int8"), _Type("int16"), _Type("int32"), _Type("int64")
 uint8, uint16, uint32, uint64 = _Type("uint8"), _Type("uint16"), _Type("uint32"), _Type("uint64")
-bool_ = _Type("bool")
+bool_ = boolean = _Type("bool")
+intp, uintp = _Type("intp"), _Type("uintp")
+#: The result type of kernels and gufuncs: ``void(float32[:], intp[:])``.
+void = _Type("void")
+# Numba's short names.
+b1, f2, f4, f8 = bool_, float16, float32, float64
+i1, i2, i4, i8, u1, u2, u4, u8 = int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 _TARGETS = ("cpu", "parallel", "cuda", "sim", "reference")
 
@@ -189,7 +195,7 @@ def _signature_text(signature):
     import re
     if isinstance(signature, (tuple, list)):
         signature = f"void({', '.join(repr(t) for t in signature)})"
-    return re.sub(r"\bintp\b", "int64", str(signature))
+    return re.sub(r"\buintp\b", "uint64", re.sub(r"\bintp\b", "int64", str(signature)))
 
 
 class GUVectorized:
