@@ -129,6 +129,54 @@ def test_vectorize_refuses_what_it_cannot_trace_naming_the_line():
                 return x
 
 
+@vectorize(["int64(int64, int64)"])
+def gcd(a, b):
+    while b != 0:
+        a, b = b, a % b
+    return a
+
+
+@vectorize([float64(float64, int64)], target="sim")
+def exp_series(x, terms):
+    """exp(x) by its series, with an early return once the terms vanish."""
+    total, term = 1.0, 1.0
+    for k in range(1, terms):
+        term = term * x / k
+        if abs(term) < 1e-300:
+            return total
+        total += term
+    return total
+
+
+@vectorize(["int32(float64)"])
+def collatz_steps(start):
+    n = int(start)
+    steps = 0
+    while n != 1 and n > 0:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_vectorize_with_signatures_compiles_loops_from_the_source():
+    a, b = np.array([12, 18, 7, 0], np.int32), np.array([8, 12, 0, 5], np.int32)
+    got = gcd(a, b)
+    assert isinstance(got, lf.Array) and got.dtype == np.int64
+    np.testing.assert_array_equal(np.asarray(got), np.gcd(a, b))
+    np.testing.assert_array_equal(np.asarray(gcd(lf.asarray(a) * 3, 6)), np.gcd(a * 3, 6))
+    x = np.array([0.0, 1.0, -2.5, 20.0])
+    np.testing.assert_allclose(np.asarray(exp_series(x, 200)), np.exp(x), rtol=1e-12)
+    out = np.zeros(4, np.int32)
+    collatz_steps(np.array([1.0, 6.0, 27.0, 7.0]), out=out)
+    np.testing.assert_array_equal(out, [0, 8, 111, 16])
+    with pytest.raises(CompileError, match="with signatures"):
+        @vectorize
+        def spins(x):
+            while x > 0:
+                x = x - 1
+            return x
+
+
 def test_jit_and_njit_compile_scalar_functions():
     @lf.njit
     def hyp(a, b):

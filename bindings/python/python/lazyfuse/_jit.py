@@ -574,6 +574,18 @@ class Translator(ControlFlow):
         hoisted = self.function_scoped()
         return [("hoist", hoisted)] + body if hoisted else body
 
+    def element_function(self, inputs, output):
+        """The body of a scalar function (``@vectorize`` code that tracing
+        cannot express) as a gufunc's over ``()`` cores: each parameter a
+        local copied from its input (so the body may rebind it), the value
+        it returns stored to ``output``."""
+        self.result = "_lf_result"
+        body = self.start_of_function(self.tree) + self.body(self.tree.body)
+        hoisted = sorted(set(self.function_scoped()) | {self.result})
+        copies = [("assign", p, ("var", i)) for p, i in zip(self.params, inputs)]
+        store = ("store", output, [], ("var", self.result))
+        return [("hoist", hoisted)] + copies + body + [store]
+
     def function_scoped(self):
         """Names first assigned inside an `if` or loop body: Python gives
         them the whole function as their scope, so the replay declares them

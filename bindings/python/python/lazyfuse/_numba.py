@@ -72,10 +72,21 @@ class Vectorized:
     def __init__(self, function, signatures, target):
         self.__name__ = function.__name__
         self.__doc__ = function.__doc__
-        expr, names = _trace.expression(function, f"vectorize '{function.__name__}'")
-        self.expression = expr
         self._target = target
         self._context = None
+        try:
+            expr, names = _trace.expression(function, f"vectorize '{function.__name__}'")
+        except CompileError as untraceable:
+            if not signatures:
+                raise CompileError(f"{untraceable} (with signatures, @vectorize compiles such a "
+                                   "function from its source instead: loops and statements too)"
+                                   ) from None
+            # Statements tracing cannot follow (loops...): the source,
+            # translated as a kernel, one element per thread.
+            self.expression = None
+            self._ufunc = _ElementKernel(function, signatures)
+            return
+        self.expression = expr
         self._ufunc = _native.Ufunc(function.__name__, expr, names, [str(s) for s in signatures])
 
     def _cx(self):
@@ -98,6 +109,37 @@ class Vectorized:
             return out
         result = Array(self._ufunc.call([a._a for a in arrays]))
         return result if out is None else _store(result, out, f"ufunc '{self.__name__}'")
+
+
+class _ElementKernel:
+    """A ``@vectorize`` function with statements tracing cannot express
+    (loops, ``while``…), translated from its source as a gufunc over
+    ``()`` cores: one element per thread, with a traced ufunc's ``call``
+    and ``call_into``."""
+
+    def __init__(self, function, signatures):
+        from . import _jit
+        import re
+        translator = _jit.Translator(function, [], gufunc=True)
+        inputs = [f"_lf_in{i}" for i in range(len(translator.params))]
+        body = translator.element_function(inputs, "_lf_out")
+        layout = ",".join(["()"] * len(inputs)) + "->()"
+        gufunc_signatures = []
+        for signature in signatures:
+            parts = re.fullmatch(r"\s*(\w+)\s*\((.*)\)\s*", str(signature))
+            if parts is None:
+                raise CompileError(f"vectorize '{function.__name__}': signature {signature!r} "
+                                   "(expected 'result(argument, ...)', as float64(float64, int64))")
+            result, arguments = parts.groups()
+            gufunc_signatures.append(_signature_text(f"void({arguments}, {result})"))
+        self._g = _native.build_gufunc(function.__name__, layout, gufunc_signatures,
+                                       inputs + ["_lf_out"], body)
+
+    def call(self, arrays):
+        return self._g.call(arrays)[0]
+
+    def call_into(self, arrays, out):
+        self._g.call_into(arrays, [out])
 
 
 def vectorize(signatures=None, target="cpu", **options):
