@@ -507,3 +507,23 @@ def test_numbas_type_objects_build_gufunc_signatures():
     np.testing.assert_allclose(np.asarray(move_mean(arr, 3)), want)
     assert (lf.f4, lf.i8, lf.boolean, lf.u1) == (lf.float32, lf.int64, lf.bool_, lf.uint8)
     assert lf.void(lf.float32[:, :], lf.intp) == "void(float32[:, :], intp)"
+
+
+@cuda.jit
+def lanes_and_builtins(a, out, lanes):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = min(a[i], 1.0, 0.5) + max(a[i], -1.0, 2.0) + round(a[i]) + cuda.selp(a[i] > 0, 1, -1)
+        lanes[i] = cuda.laneid + 100 * cuda.warpsize
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_builtins_selp_laneid_and_warpsize(backend):
+    a = np.array([-2.5, -0.5, 0.5, 1.5, 2.5, 3.0] * 7)
+    out, lanes = np.zeros_like(a), np.zeros(a.size, np.int32)
+    with lf.use(backend):
+        lanes_and_builtins[2, 40](a, out, lanes)
+    want = (np.minimum(np.minimum(a, 1.0), 0.5) + np.maximum(np.maximum(a, -1.0), 2.0) + np.round(a)
+            + np.where(a > 0, 1, -1))
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(lanes, np.arange(a.size) % 40 % 32 + 3200)

@@ -430,6 +430,15 @@ class Translator(ControlFlow):
             return ("special", chain[1], chain[2])
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.arrays:
             return ("size", chain[0])
+        if chain == ["cuda", "warpsize"]:
+            return ("const", 32)
+        if chain == ["cuda", "laneid"]:
+            # The thread's lane: its linear index in the block, modulo 32.
+            index = lambda d: ("cast", "int64", ("special", "threadIdx", d))
+            extent = lambda d: ("cast", "int64", ("special", "blockDim", d))
+            linear = ("bin", "add", ("bin", "multiply", ("bin", "add", ("bin", "multiply", index("z"),
+                      extent("y")), index("y")), extent("x")), index("x"))
+            return ("cast", "int32", ("bin", "remainder", linear, ("const", 32)))
         if len(chain) == 2 and chain[0] == "math" and chain[1] in ("pi", "e", "tau", "inf", "nan"):
             import math
             return ("const", getattr(math, chain[1]))
@@ -482,8 +491,16 @@ class Translator(ControlFlow):
             return ("call", _MATH[tail[1]], [self.expr(a) for a in args])
         if path == "abs" and len(args) == 1:
             return ("unary", "abs", self.expr(args[0]))
-        if path in ("min", "max") and len(args) == 2:
-            return ("bin", "minimum" if path == "min" else "maximum", self.expr(args[0]), self.expr(args[1]))
+        if path in ("min", "max") and len(args) >= 2:
+            op = "minimum" if path == "min" else "maximum"
+            value = self.expr(args[0])
+            for arg in args[1:]:  # Python's order: the first of equal values
+                value = ("bin", op, value, self.expr(arg))
+            return value
+        if path == "round" and len(args) == 1:  # Python's: half to even, an int
+            return ("cast", "int64", ("unary", "round", self.expr(args[0])))
+        if path == "cuda.selp" and len(args) == 3:
+            return ("select", self.expr(args[0]), self.expr(args[1]), self.expr(args[2]))
         if path == "len" and len(args) == 1 and isinstance(args[0], ast.Name):
             return ("shape", args[0].id, 0)
         if path in ("float", "int", "bool") and len(args) == 1:
