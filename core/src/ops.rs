@@ -167,6 +167,16 @@ macro_rules! unary_table {
             Rint => "rint", rint, Float, |x| x.round_ties_even();
             /// Cube root.
             Cbrt => "cbrt", cbrt, Float, |x| x.cbrt();
+            /// The error function, `2/√π ∫₀ˣ e^(-t²) dt` (Python's `math.erf`).
+            Erf => "erf", erf, Float, |x| erf(x);
+            /// The complementary error function `1 - erf(x)`, without its
+            /// cancellation for large `x` (`math.erfc`).
+            Erfc => "erfc", erfc, Float, |x| erfc(x);
+            /// The gamma function Γ(x) (`math.gamma`; C's `tgamma`: NaN at
+            /// the negative integers, ±∞ at ±0).
+            Gamma => "gamma", gamma, Float, |x| gamma(x);
+            /// `ln |Γ(x)|` (`math.lgamma`; +∞ at the poles).
+            Lgamma => "lgamma", lgamma, Float, |x| lgamma(x);
             /// `1 / x` (integers: `1 // x` toward 0, and 0 for 0, as NumPy).
             Reciprocal => "reciprocal", reciprocal, Arith, |x| 1.0 / x;
             /// Degrees to radians, `x * (π / 180)` in the operand's float type, as NumPy.

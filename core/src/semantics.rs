@@ -242,6 +242,61 @@ macro_rules! int_ops {
 int_ops!(i8, i16, i32, i64, u8, u16, u32, u64);
 int_arithmetic!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// The special functions of the unary table's float column, from musl's
+/// libm (Rust's standard library has them only as unstable methods).
+trait Special: Copy {
+    fn erf_of(self) -> Self;
+    fn erfc_of(self) -> Self;
+    fn gamma_of(self) -> Self;
+    fn lgamma_of(self) -> Self;
+}
+
+impl Special for f32 {
+    fn erf_of(self) -> f32 {
+        libm::erff(self)
+    }
+    fn erfc_of(self) -> f32 {
+        libm::erfcf(self)
+    }
+    fn gamma_of(self) -> f32 {
+        libm::tgammaf(self)
+    }
+    fn lgamma_of(self) -> f32 {
+        libm::lgammaf(self)
+    }
+}
+
+impl Special for f64 {
+    fn erf_of(self) -> f64 {
+        libm::erf(self)
+    }
+    fn erfc_of(self) -> f64 {
+        libm::erfc(self)
+    }
+    fn gamma_of(self) -> f64 {
+        libm::tgamma(self)
+    }
+    fn lgamma_of(self) -> f64 {
+        libm::lgamma(self)
+    }
+}
+
+fn erf<T: Special>(x: T) -> T {
+    x.erf_of()
+}
+
+fn erfc<T: Special>(x: T) -> T {
+    x.erfc_of()
+}
+
+fn gamma<T: Special>(x: T) -> T {
+    x.gamma_of()
+}
+
+fn lgamma<T: Special>(x: T) -> T {
+    x.lgamma_of()
+}
+
 /// The float value column of `unary_table!` as one `match`.
 macro_rules! float_unary_values {
     ([$op:ident, $input:ident, $t:ty] $($(#[$doc:meta])* $variant:ident => $numpy:literal, $method:ident, $class:ident, |$x:ident| $value:expr;)*) => {
@@ -460,6 +515,32 @@ fn half_step(a: u16, b: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn special_functions_are_musls() {
+        let close = |got: f64, want: f64| (got - want).abs() <= 4.0 * f64::EPSILON * want.abs();
+        assert!(close(
+            f64::unary(UnaryOp::Erf, 0.5),
+            0.520_499_877_813_046_5
+        ));
+        assert!(close(
+            f64::unary(UnaryOp::Erfc, 2.0),
+            0.004_677_734_981_047_266
+        ));
+        assert_eq!(f64::unary(UnaryOp::Gamma, 5.0), 24.0);
+        assert!(close(
+            f64::unary(UnaryOp::Gamma, 0.5),
+            std::f64::consts::PI.sqrt()
+        ));
+        assert!(close(
+            f64::unary(UnaryOp::Lgamma, 0.5),
+            0.572_364_942_924_700_1
+        ));
+        assert!(f64::unary(UnaryOp::Gamma, -3.0).is_nan());
+        assert_eq!(f64::unary(UnaryOp::Lgamma, -3.0), f64::INFINITY);
+        assert_eq!(f32::unary(UnaryOp::Erf, f32::INFINITY), 1.0);
+        assert!((f32::unary(UnaryOp::Erfc, 1.0) - 0.157_299_2).abs() < 1e-7);
+    }
 
     #[test]
     fn integer_division_follows_numpy() {

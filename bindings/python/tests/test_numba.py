@@ -217,3 +217,39 @@ def test_targets_run_anywhere():
         assert twice(np.array([1.0, 2.0])).numpy().tolist() == [2.0, 4.0]
     with pytest.raises(ValueError, match="unknown target"):
         vectorize(target="tpu")
+
+
+@vectorize(["float64(float64, float64, float64, float64, float64)"])
+def black_scholes_call(S, K, T, r, sigma):
+    """A European call's price: the normal CDF from math.erfc, traced."""
+    d1 = (math.log(S / K) + (r + 0.5 * sigma * sigma) * T) / (sigma * math.sqrt(T))
+    d2 = d1 - sigma * math.sqrt(T)
+    cnd = lambda d: 0.5 * math.erfc(-d / math.sqrt(2.0))  # noqa: E731
+    return S * cnd(d1) - K * math.exp(-r * T) * cnd(d2)
+
+
+@cuda.jit
+def gammas(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i, 0] = math.gamma(x[i])
+        out[i, 1] = math.lgamma(x[i])
+        out[i, 2] = math.erf(x[i])
+
+
+def test_special_functions_erf_erfc_gamma_lgamma():
+    rng = np.random.default_rng(5)
+    S, K = rng.uniform(50, 150, 200), rng.uniform(50, 150, 200)
+    T, r, sigma = rng.uniform(0.1, 2, 200), 0.03, rng.uniform(0.1, 0.6, 200)
+    erfc = np.vectorize(math.erfc)
+    cnd = lambda d: 0.5 * erfc(-d / math.sqrt(2.0))  # noqa: E731
+    d1 = (np.log(S / K) + (r + 0.5 * sigma ** 2) * T) / (sigma * np.sqrt(T))
+    want = S * cnd(d1) - K * np.exp(-r * T) * cnd(d1 - sigma * np.sqrt(T))
+    np.testing.assert_allclose(np.asarray(black_scholes_call(S, K, T, r, sigma)), want, rtol=1e-12)
+    x = np.array([0.5, 1.0, 2.5, 5.0, -2.5, 30.0])
+    for backend in ("cpu", "sim"):
+        out = np.zeros((6, 3))
+        with lf.use(backend):
+            gammas[1, 8](x, out)
+        want = [[math.gamma(v), math.lgamma(v), math.erf(v)] for v in x]
+        np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-15)

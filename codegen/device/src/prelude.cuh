@@ -144,6 +144,10 @@ LF_UNSIGNED(unsigned long long)
     LF_D T lf_cosh(T a) { return cosh##S(a); }                          \
     LF_D T lf_tanh(T a) { return tanh##S(a); }                          \
     LF_D T lf_arcsinh(T a) { return asinh##S(a); }                      \
+    LF_D T lf_erf(T a) { return erf##S(a); }                            \
+    LF_D T lf_erfc(T a) { return erfc##S(a); }                          \
+    LF_D T lf_gamma(T a) { return tgamma##S(a); }                       \
+    LF_D T lf_lgamma(T a) { return lgamma##S(a); }                      \
     LF_D T lf_arccosh(T a) { return acosh##S(a); }                      \
     LF_D T lf_arctanh(T a) { return atanh##S(a); }                      \
     LF_D T lf_floor(T a) { return floor##S(a); }                        \

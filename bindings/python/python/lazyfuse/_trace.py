@@ -31,7 +31,8 @@ _MATH = {
     "atanh": "arctanh", "fabs": "abs", "floor": "floor", "ceil": "ceil",
     "trunc": "trunc", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
     "atan2": "arctan2", "hypot": "hypot", "copysign": "copysign", "fmod": "fmod",
-    "pow": "power", "erf": "erf", "erfc": "erfc", "radians": "deg2rad",
+    "pow": "power", "erf": "erf", "erfc": "erfc", "gamma": "gamma", "lgamma": "lgamma",
+    "radians": "deg2rad",
     "degrees": "rad2deg", "gcd": "gcd", "lcm": "lcm", "nextafter": "nextafter",
 }
 
