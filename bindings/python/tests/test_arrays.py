@@ -190,6 +190,31 @@ def test_streams_and_dlpack():
     assert np.from_dlpack(lf.asarray(np.arange(3.0)) * 2).tolist() == [0.0, 2.0, 4.0]
 
 
+def test_numbas_synchronize_events_and_device_array_helpers(capsys):
+    cuda = lf.cuda
+    with lf.use("sim"):
+        s = cuda.stream()
+        start, end = cuda.event(), cuda.event()
+        start.record(s)
+        x = cuda.to_device(np.arange(5.0), stream=s)
+        s.eval(x * 2)
+        end.record(s)
+        end.synchronize()
+        assert start.query() and 0.0 <= cuda.event_elapsed_time(start, end) == start.elapsed_time(end)
+        cuda.synchronize()
+        with pytest.raises(ValueError, match="recorded"):
+            cuda.event_elapsed_time(start, cuda.event())
+        d = cuda.device_array(3)
+        d.copy_to_device(np.array([1.0, 2.0, 3.0]))
+        assert d.copy_to_host().tolist() == [1.0, 2.0, 3.0]
+        with pytest.raises(ValueError, match="same shape and dtype"):
+            d.copy_to_device(np.zeros(4))
+        assert cuda.is_cuda_array(d) and not cuda.is_cuda_array(np.zeros(2))
+        assert cuda.as_cuda_array(d) is d and cuda.as_cuda_array(np.zeros(2)).shape == (2,)
+    assert cuda.detect() == cuda.is_available()
+    assert "CUDA GPU" in capsys.readouterr().out
+
+
 def test_view_reads_the_bits_as_another_dtype():
     x = np.array([1.5, -0.0, np.inf, -2.75], dtype=np.float32)
     a = lf.asarray(x)

@@ -146,6 +146,12 @@ class NdarrayMethods:
                             f"shape {self.shape} (only a 0-d array formats as a number)")
         return str(self)
 
+    def copy_to_device(self, ary, stream=0):
+        """Numba's ``copy_to_device``: this device array takes the values of
+        ``ary`` (a NumPy or device array of its shape and dtype)."""
+        from . import cuda
+        cuda.to_device(ary, stream=stream, to=self)
+
     def __copy__(self):
         return self.copy()
 

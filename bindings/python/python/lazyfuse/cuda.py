@@ -5,6 +5,8 @@ CPU, or ``with lazyfuse.use("sim")``) stands in, so programs run anywhere.
 """
 
 import contextlib
+import time
+import weakref
 
 import numpy as np
 
@@ -375,7 +377,94 @@ class Stream:
             self.synchronize()
 
 
+#: The streams ``stream()`` made that are still in use: what
+#: ``synchronize()`` waits for.
+_STREAMS = weakref.WeakSet()
+
+
 def stream():
     """A new stream on the current context."""
     from . import current_context
-    return Stream(current_context()._cx.stream())
+    made = Stream(current_context()._cx.stream())
+    _STREAMS.add(made)
+    return made
+
+
+def synchronize():
+    """Numba's ``cuda.synchronize()``: waits for the work queued on every
+    stream in use. (Work is queued only by ``stream.eval`` and
+    ``to_device(..., stream=s)``; a lazy array nobody demanded has none.)"""
+    for queued in list(_STREAMS):
+        queued.synchronize()
+
+
+class Event:
+    """Numba's ``cuda.event()``, for timing: ``record(stream)`` waits for
+    the work ``stream`` has queued (or for every stream, as
+    ``synchronize()``), then notes the host's clock; ``elapsed_time`` is
+    the time between two records, in milliseconds. Lazy work not demanded
+    in between is not in it."""
+
+    def __init__(self, timing=True):
+        self.timing = timing
+        self._recorded = None
+
+    def record(self, stream=0):
+        if isinstance(stream, Stream):
+            stream.synchronize()
+        else:
+            synchronize()
+        self._recorded = time.perf_counter()
+
+    def synchronize(self):
+        """Waits for the recorded work (done when recorded)."""
+
+    def wait(self, stream=0):
+        """Makes ``stream`` wait for the event (it is complete when recorded)."""
+
+    def query(self):
+        """Whether the event has been recorded."""
+        return self._recorded is not None
+
+    def elapsed_time(self, evtend):
+        """Milliseconds from this event to ``evtend``."""
+        return event_elapsed_time(self, evtend)
+
+
+def event(timing=True):
+    """A new ``Event``."""
+    return Event(timing)
+
+
+def event_elapsed_time(evtstart, evtend):
+    """Milliseconds between two recorded events, as Numba's."""
+    from .errors import ArgumentError
+    if not (evtstart.timing and evtend.timing):
+        raise ArgumentError("event_elapsed_time: events made with timing=False have no time")
+    if evtstart._recorded is None or evtend._recorded is None:
+        raise ArgumentError("event_elapsed_time: both events must be recorded first")
+    return (evtend._recorded - evtstart._recorded) * 1e3
+
+
+def is_cuda_array(obj):
+    """Whether ``obj`` is a device array (a lazyfuse array)."""
+    from . import Array
+    return isinstance(obj, Array)
+
+
+def as_cuda_array(obj):
+    """``obj`` as a device array: a lazyfuse array as it is, anything else
+    (a NumPy array…) copied to the device."""
+    return obj if is_cuda_array(obj) else to_device(obj)
+
+
+def detect():
+    """Numba's ``cuda.detect()``: prints whether a CUDA GPU is usable and
+    what runs ``target="cuda"`` code otherwise; returns whether one is."""
+    from . import current_context
+    if is_available():
+        print("lazyfuse: a CUDA GPU is available (device 0 runs target='cuda' code)")
+        return True
+    print("lazyfuse: no CUDA GPU; target='cuda' code runs on the current context "
+          f"({current_context().backend!r})")
+    return False
