@@ -19,15 +19,12 @@ use std::sync::atomic::AtomicU16;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use lazyfuse_core::reference::Lines;
 use lazyfuse_core::{
     Counter, DType, DeviceBuffer, Error, EvalEnv, HostBuffer, KernelLaunch, Literal, PinnedRanges,
     Residency, Result, SliceMut, StatsCounter,
 };
-use lazyfuse_fusion::{
-    count_written_copies, launch_then_scan, Driver, Launch, Runtime, ScanKind, ScanLaunch,
-};
-use lazyfuse_kernel::{ArgKernels, ScanKernels};
+use lazyfuse_fusion::{count_written_copies, Driver, Launch, Runtime, ScanLaunch};
+use lazyfuse_kernel::device_scan;
 
 use super::disk_cache::DiskCache;
 use super::driver::{self, device_error, guarded};
@@ -516,18 +513,11 @@ impl Runtime for CudaRuntime {
         input: &Arc<dyn DeviceBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let lines = Lines::of(&scan.shape, scan.axis);
         let zeros = |dtype: DType, len: usize| self.scratch(dtype, len, env);
-        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+        let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
             self.run_user_kernel(launch, arrays, env)
         };
-        let (op, input) = ((scan.op, scan.dtype), Arc::clone(input));
-        match scan.kind {
-            ScanKind::Running => {
-                ScanKernels::scan(op, lines, input, env, |len| zeros(scan.dtype, len), run)
-            }
-            ScanKind::Arg => ArgKernels::reduce(op, lines, input, env, zeros, run),
-        }
+        device_scan::scan(scan, input, env, &zeros, run)
     }
 
     fn scan_fused(
@@ -537,24 +527,11 @@ impl Runtime for CudaRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let (op, lines) = ((scan.op, scan.dtype), Lines::of(&scan.shape, scan.axis));
         let zeros = |dtype: DType, len: usize| self.scratch(dtype, len, env);
         let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
             self.run_user_kernel(launch, arrays, env)
         };
-        let fused = match scan.kind {
-            ScanKind::Running => {
-                let zeros = |len| zeros(scan.dtype, len);
-                ScanKernels::scan_fused(op, lines, producer, inputs, env, zeros, run)?
-            }
-            ScanKind::Arg => {
-                ArgKernels::reduce_fused(op, lines, producer, inputs, env, zeros, run)?
-            }
-        };
-        match fused {
-            Some(out) => Ok(out),
-            None => launch_then_scan(self, scan, producer, inputs, env),
-        }
+        device_scan::scan_fused(self, scan, producer, inputs, env, &zeros, run)
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {

@@ -29,6 +29,7 @@
 //! ```
 
 mod arg;
+pub mod device_scan;
 mod gufunc;
 mod launch;
 mod memory;

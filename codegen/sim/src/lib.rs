@@ -15,13 +15,10 @@ use lazyfuse_core::{
     Counter, DType, DeviceBuffer, DeviceEngine, Error, EvalEnv, HostBuffer, KernelLaunch,
     PinnedRanges, Residency, Result, SliceMut, StatsCounter, TimelineEvent,
 };
-use lazyfuse_fusion::{
-    count_written_copies, launch_then_scan, Driver, Launch, Runtime, ScanKind, ScanLaunch,
-};
+use lazyfuse_fusion::{count_written_copies, Driver, Launch, Runtime, ScanLaunch};
 
-use lazyfuse_core::reference::Lines;
 use lazyfuse_device::{self as device, LoweringCache};
-use lazyfuse_kernel::{ArgKernels, BuiltKernel, ScanKernels};
+use lazyfuse_kernel::{device_scan, BuiltKernel};
 
 mod memory;
 mod timeline;
@@ -334,18 +331,11 @@ impl Runtime for SimRuntime {
         input: &Arc<dyn DeviceBuffer>,
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let lines = Lines::of(&scan.shape, scan.axis);
         let zeros = |dtype, len| Ok(self.on_device(self.memory.allocate(dtype, len, env.stats)?));
-        let run = |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
+        let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
             self.run_user_kernel(launch, arrays, env)
         };
-        let (op, input) = ((scan.op, scan.dtype), Arc::clone(input));
-        match scan.kind {
-            ScanKind::Running => {
-                ScanKernels::scan(op, lines, input, env, |len| zeros(scan.dtype, len), run)
-            }
-            ScanKind::Arg => ArgKernels::reduce(op, lines, input, env, zeros, run),
-        }
+        device_scan::scan(scan, input, env, &zeros, run)
     }
 
     fn scan_fused(
@@ -355,24 +345,11 @@ impl Runtime for SimRuntime {
         inputs: &[Option<&Arc<dyn DeviceBuffer>>],
         env: EvalEnv<'_>,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        let (op, lines) = ((scan.op, scan.dtype), Lines::of(&scan.shape, scan.axis));
         let zeros = |dtype, len| Ok(self.on_device(self.memory.allocate(dtype, len, env.stats)?));
         let run = &mut |launch: &KernelLaunch, arrays: &[(Arc<dyn DeviceBuffer>, DType)]| {
             self.run_user_kernel(launch, arrays, env)
         };
-        let fused = match scan.kind {
-            ScanKind::Running => {
-                let zeros = |len| zeros(scan.dtype, len);
-                ScanKernels::scan_fused(op, lines, producer, inputs, env, zeros, run)?
-            }
-            ScanKind::Arg => {
-                ArgKernels::reduce_fused(op, lines, producer, inputs, env, zeros, run)?
-            }
-        };
-        match fused {
-            Some(out) => Ok(out),
-            None => launch_then_scan(self, scan, producer, inputs, env),
-        }
+        device_scan::scan_fused(self, scan, producer, inputs, env, &zeros, run)
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {
