@@ -17,6 +17,10 @@ use half::{bf16, f16};
 use crate::element::Element;
 use crate::ops::{BinaryOp, UnaryOp};
 
+mod special;
+
+use special::{erf, erfc, gamma, lgamma};
+
 /// Arithmetic on one element type (integers and floats).
 pub trait Arithmetic: Element {
     /// A unary operation that keeps the type (`Neg`, `Abs`, `Sign`, `Square`,
@@ -241,61 +245,6 @@ macro_rules! int_ops {
 }
 int_ops!(i8, i16, i32, i64, u8, u16, u32, u64);
 int_arithmetic!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-/// The special functions of the unary table's float column, from musl's
-/// libm (Rust's standard library has them only as unstable methods).
-trait Special: Copy {
-    fn erf_of(self) -> Self;
-    fn erfc_of(self) -> Self;
-    fn gamma_of(self) -> Self;
-    fn lgamma_of(self) -> Self;
-}
-
-impl Special for f32 {
-    fn erf_of(self) -> f32 {
-        libm::erff(self)
-    }
-    fn erfc_of(self) -> f32 {
-        libm::erfcf(self)
-    }
-    fn gamma_of(self) -> f32 {
-        libm::tgammaf(self)
-    }
-    fn lgamma_of(self) -> f32 {
-        libm::lgammaf(self)
-    }
-}
-
-impl Special for f64 {
-    fn erf_of(self) -> f64 {
-        libm::erf(self)
-    }
-    fn erfc_of(self) -> f64 {
-        libm::erfc(self)
-    }
-    fn gamma_of(self) -> f64 {
-        libm::tgamma(self)
-    }
-    fn lgamma_of(self) -> f64 {
-        libm::lgamma(self)
-    }
-}
-
-fn erf<T: Special>(x: T) -> T {
-    x.erf_of()
-}
-
-fn erfc<T: Special>(x: T) -> T {
-    x.erfc_of()
-}
-
-fn gamma<T: Special>(x: T) -> T {
-    x.gamma_of()
-}
-
-fn lgamma<T: Special>(x: T) -> T {
-    x.lgamma_of()
-}
 
 /// The float value column of `unary_table!` as one `match`.
 macro_rules! float_unary_values {
