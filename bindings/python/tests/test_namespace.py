@@ -3,6 +3,8 @@
 lazyfuse arrays: each against NumPy on the same values (dtype, shape,
 values, NaN positions), each result a lazy ``lf.Array``."""
 
+import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -313,4 +315,5 @@ def test_ufunc_names_are_ufuncs_with_numpys_methods(backend):
     np.testing.assert_array_equal(np.asarray(target), [3.0, 0.0, 0.0, 1.5])
     assert (lf.add.nin, lf.add.nout, lf.add.identity, lf.divmod.nout) == (2, 1, 0, 2)
     assert lf.add.__name__ == "add" and "add" in repr(lf.add) and isinstance(lf.add, lf.ufunc)
+    assert copy.deepcopy(lf.add).nin == 2 and pickle.loads(pickle.dumps(lf.maximum)).__name__ == "maximum"
     check(lf.add(x, 1.0), x + 1.0)

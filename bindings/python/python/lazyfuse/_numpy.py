@@ -115,7 +115,12 @@ class ufunc:
         return self._ufunc.at(array, indices, *args)
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # no delegation before __init__ (copy, pickle)
+            raise AttributeError(name)
         return getattr(self._ufunc, name)
+
+    def __reduce__(self):
+        return ufunc, (self.__name__,)
 
     def __repr__(self):
         return f"<lazyfuse ufunc '{self.__name__}'>"
