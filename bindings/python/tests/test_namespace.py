@@ -317,3 +317,12 @@ def test_ufunc_names_are_ufuncs_with_numpys_methods(backend):
     assert lf.add.__name__ == "add" and "add" in repr(lf.add) and isinstance(lf.add, lf.ufunc)
     assert copy.deepcopy(lf.add).nin == 2 and pickle.loads(pickle.dumps(lf.maximum)).__name__ == "maximum"
     check(lf.add(x, 1.0), x + 1.0)
+
+
+def test_arange_of_an_integer_dtype_with_a_fractional_step_is_numpys():
+    # NumPy's rule: the first two values in the dtype, their difference the step.
+    for args in [(0, 5, 0.5), (1.5, 10, 2.5), (-2.5, 3, 0.7), (10, 0, -1.5), (0.5, 0.5, 1)]:
+        for dtype in (np.int64, np.int8, np.uint8):
+            if dtype is np.uint8 and args[0] < 0:
+                continue
+            check(lf.arange(*args, dtype=dtype), np.arange(*args, dtype=dtype), exact=True)

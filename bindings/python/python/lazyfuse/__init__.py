@@ -13,6 +13,7 @@ simulated GPU (``"sim"``) or CUDA.
 """
 
 import contextlib
+import math
 import operator
 import os
 import threading
@@ -219,6 +220,13 @@ def arange(start, stop=None, step=1, dtype=None, context=None):
         # any length that fits in memory), then scale and shift in integers.
         n = len(range(int(start), int(stop), int(step)))
         return Array(cx.arange(0.0, float(n), 1.0, name)) * int(step) + int(start)
+    if not exact and np.dtype(name).kind in "iu":
+        # NumPy's rule: the first two values in the dtype, their difference
+        # the step (np.arange(0, 5, 0.5, dtype=int) is all zeros).
+        first = int(np.array(start).astype(name))
+        delta = int(np.array(start + step).astype(name)) - first
+        n = max(0, math.ceil((stop - start) / step)) if step else 0
+        return Array(cx.arange(0.0, float(n), 1.0, name)) * delta + first
     return Array(cx.arange(float(start), float(stop), float(step), name))
 
 
