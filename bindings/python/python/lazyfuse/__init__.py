@@ -226,7 +226,8 @@ def arange(start, stop=None, step=1, dtype=None, context=None):
         first = int(np.array(start).astype(name))
         delta = int(np.array(start + step).astype(name)) - first
         n = max(0, math.ceil((stop - start) / step)) if step else 0
-        return Array(cx.arange(0.0, float(n), 1.0, name)) * delta + first
+        # In int64, then wrapped into the dtype, as NumPy's fill wraps.
+        return (Array(cx.arange(0.0, float(n), 1.0, "int64")) * delta + first).astype(name)
     return Array(cx.arange(float(start), float(stop), float(step), name))
 
 
