@@ -1,15 +1,16 @@
 """NumPy's ``pad``, lazily in every mode but a Python function's.
 
-Each padded axis in turn (a later axis pads the corners, as NumPy's) is
-joined between two blocks:
-- ``constant`` (and ``empty``, as zeros): blocks of the constants;
+Each axis in turn is padded (a later axis pads the corners, as NumPy's):
 - ``edge``, ``wrap``, ``reflect`` and ``symmetric``: a gather of the
   positions NumPy's own padding of ``arange(n)`` gives; an odd reflection
   (``reflect_type="odd"``), linear in the values, is NumPy's padding of the
   identity matrix: each padded value a few values times small integers;
-- ``maximum``, ``minimum``, ``mean``, ``median``: the statistic of the
-  first or last ``stat_length`` values, broadcast;
-- ``linear_ramp``: ``linspace`` from the end value to the edge.
+- ``constant`` (and ``empty``, as zeros), ``maximum``, ``minimum``,
+  ``mean``, ``median``: the edge gathered, then the constant or the
+  statistic of the first or last ``stat_length`` values where the pad is
+  (a fused ``where``);
+- ``linear_ramp``: joined between blocks of ``linspace`` from the end
+  value to the edge.
 
 Nothing runs until a result is demanded."""
 
@@ -91,16 +92,42 @@ def _along(array, axis, index):
 
 
 def _pad_constant(array, widths, values):
-    """Blocks of each axis' constants."""
+    """Each axis' constants where its pad is."""
     pairs = _pairs(values, array.ndim, "constant_values")
     dtype = array.dtype.name
     for axis, ((before, after), constants) in enumerate(zip(widths, pairs)):
+        if not (before or after):
+            continue
+        if array.shape[axis]:
+            # Each constant as a 0-d array of the dtype (2.7 pads ints with 2).
+            left, right = (Array(array._a.full_like([], c, dtype)) for c in constants)
+            array = _pad_axis(array, axis, before, after, left, right)
+            continue
+        # An empty axis has no edge to gather: blocks of the constants.
         blocks = []
         for width, value in zip((before, after), constants):
             shape = array.shape[:axis] + (width,) + array.shape[axis + 1:]
             blocks.append(Array(array._a.full_like(list(shape), value, dtype)) if width else None)
         array = _join(array, axis, *blocks)
     return array
+
+
+def _pad_axis(array, axis, before, after, left, right):
+    """``array`` widened along ``axis``: its edge values gathered over the
+    pad, then ``left`` and ``right`` (values broadcasting along the axis)
+    where the pad is: a gather and a fused ``where``."""
+    from ._array import where
+    from ._fancy import take
+    n = array.shape[axis]
+    padded = take(array, np.pad(np.arange(n), (before, after), mode="edge"), axis)
+    along = [1] * array.ndim
+    along[axis] = n + before + after
+    position = array._like(np.arange(n + before + after).reshape(along))
+    if before:
+        padded = where(position < before, left, padded)
+    if after:
+        padded = where(position >= before + n, right, padded)
+    return padded
 
 
 def _pad_by_positions(array, widths, mode, reflect_type):
@@ -143,10 +170,10 @@ def _odd_reflection(array, axis, before, after, mode):
 
 
 def _pad_statistic(array, widths, mode, stat_length):
-    """Blocks of the statistic of the first and last ``stat_length``
-    values of each axis (all of them by default), rounded into an integer
+    """The statistic of the first and last ``stat_length`` values of each
+    axis (all of them by default) where its pad is, rounded into an integer
     array as NumPy rounds them."""
-    from ._numpy import FUNCTIONS, broadcast_to
+    from ._numpy import FUNCTIONS
     statistic = FUNCTIONS[_STATISTICS[mode]]
     lengths = ([(None, None)] * array.ndim if stat_length is None
                else _pairs(stat_length, array.ndim, "stat_length", index=True))
@@ -158,17 +185,17 @@ def _pad_statistic(array, widths, mode, stat_length):
         if not (before or after):
             continue
 
-        def block(start, stop, width):
-            if not width:
-                return None
+        def stat(start, stop):
             value = statistic(array[(slice(None),) * axis + (slice(start, stop),)], axis=axis,
                               keepdims=True)
             if array.dtype.kind in "iu":
                 value = np.round(value)
-            shape = array.shape[:axis] + (width,) + array.shape[axis + 1:]
-            return broadcast_to(value.astype(array.dtype), shape)
+            return value.astype(array.dtype)
 
-        array = _join(array, axis, block(0, first, before), block(n - last, n, after))
+        left = stat(0, first)
+        # Both sides read the whole axis: one statistic, as NumPy's.
+        right = left if first == last == n else stat(n - last, n)
+        array = _pad_axis(array, axis, before, after, left, right)
     return array
 
 
