@@ -145,7 +145,10 @@ class _ElementKernel:
 def vectorize(signatures=None, target="cpu", **options):
     """Numba's ``@vectorize``: with signatures (``"float32(float32)"`` or
     ``float32(float32)``), or none (typed by NumPy's promotion at each
-    call); ``target`` is ``"cpu"``, ``"parallel"``, ``"cuda"`` or ``"sim"``."""
+    call); ``target`` is ``"cpu"``, ``"parallel"``, ``"cuda"`` or ``"sim"``.
+    The function is traced into a fused ufunc; with signatures, one that
+    tracing cannot express (``while``, loops of data-dependent length) is
+    compiled from its source instead, one element per thread."""
     if callable(signatures) and not isinstance(signatures, (_Type, str)):
         return Vectorized(signatures, [], target)
     if isinstance(signatures, str):
