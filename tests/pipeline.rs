@@ -248,6 +248,39 @@ fn inputs_already_on_the_device_are_read_in_place() {
 }
 
 #[test]
+fn eval_of_device_inputs_keeps_its_result_on_the_device() {
+    // The pipeline counts outputs as moved only for demands that read them
+    // on the host: `eval` of work over device inputs moves nothing, and
+    // its result stays in device memory (the GPU run of 2026-11-27 found
+    // it sent through the host in chunks, 200 times slower).
+    let cx = Context::builder()
+        .backend("sim")
+        .pipeline_threshold(MIB)
+        .build()
+        .unwrap();
+    let n = MIB;
+    let (a, b) = (input(n, 13), input(n, 14));
+    let xa = cx.from_slice(&a).to_device().unwrap();
+    let xb = cx.from_slice(&b).to_device().unwrap();
+    cx.reset_stats();
+    let y = &(&xa * &xb) + 1.0f32;
+    y.eval().unwrap();
+    assert!(y.is_on_device());
+    let stats = cx.stats();
+    assert_eq!((stats.h2d_bytes, stats.d2h_bytes), (0, 0));
+    // Read on the host, the same work is worth pipelining.
+    let z = &(&xa * &xb) + 2.0f32;
+    assert!(z.explain().contains("pipeline"), "{}", z.explain());
+    let got = z.to_vec::<f32>().unwrap();
+    assert!(got
+        .iter()
+        .zip(&a)
+        .zip(&b)
+        .all(|((g, a), b)| *g == a * b + 2.0));
+    assert_eq!(cx.stats().d2h_bytes, 4 * n as u64);
+}
+
+#[test]
 fn work_that_cannot_be_chunked_and_does_not_fit_is_an_error() {
     let cx = small_device(SimTiming::default());
     let x = cx.from_slice(&input(8 * MIB, 12));

@@ -156,6 +156,11 @@ pub struct EvalEnv<'a> {
     pub options: &'a Options,
     /// The stream the demand runs on (0: none; see [`crate::Stream`]).
     pub stream: u64,
+    /// True when the demand reads its results on the host (`to_vec`,
+    /// `item`, `read_into`): a device backend may download them as it
+    /// computes them. False for `eval`, whose values stay where they are
+    /// computed (in device memory, on a device backend).
+    pub results_to_host: bool,
 }
 
 /// An executor of expression graphs: the reference evaluator, the CPU

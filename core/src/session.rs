@@ -147,6 +147,7 @@ impl Session {
             stats: &self.inner.stats,
             options: &self.inner.options,
             stream: crate::worker::current_stream(),
+            results_to_host: false,
         }
     }
 
@@ -160,6 +161,12 @@ impl Session {
     /// user kernel launches it runs (whose locks are taken first, also in
     /// address order: a launch runs once, whichever of its outputs is asked).
     pub(crate) fn demand(&self, nodes: &[Arc<Node>]) -> Result<()> {
+        self.demand_for(nodes, false)
+    }
+
+    /// [`Session::demand`] of values read on the host next when
+    /// `results_to_host` (see [`EvalEnv::results_to_host`]).
+    fn demand_for(&self, nodes: &[Arc<Node>], results_to_host: bool) -> Result<()> {
         for node in nodes {
             if let Some(error) = node.error() {
                 return Err((**error).clone());
@@ -179,12 +186,21 @@ impl Session {
         if pending.is_empty() {
             return Ok(());
         }
-        self.evaluate(&pending, &ExprGraph::from_roots(&pending))
+        let graph = ExprGraph::from_roots(&pending);
+        self.evaluate(&pending, &graph, results_to_host)
     }
 
     /// Evaluates `graph` (made from `roots`) and keeps every output's value.
-    fn evaluate(&self, roots: &[Arc<Node>], graph: &ExprGraph) -> Result<()> {
-        let env = self.env();
+    fn evaluate(
+        &self,
+        roots: &[Arc<Node>],
+        graph: &ExprGraph,
+        results_to_host: bool,
+    ) -> Result<()> {
+        let env = EvalEnv {
+            results_to_host,
+            ..self.env()
+        };
         env.stats.add(Counter::Evaluations, 1);
         let values = guard_panics("evaluate", || self.inner.engine.evaluate(graph, env))?;
         let expected = roots.len() + graph.kernel_outputs().len();
@@ -220,7 +236,7 @@ impl Session {
                 let graph = ExprGraph::from_roots(roots);
                 if !graph.kernel_outputs().is_empty() {
                     // Other outputs of a launch must be kept: evaluate.
-                    self.evaluate(roots, &graph)?;
+                    self.evaluate(roots, &graph, true)?;
                 } else {
                     let env = self.env();
                     match guard_panics("read_into", || {
@@ -238,7 +254,7 @@ impl Session {
             drop(guard);
             drop(running);
         }
-        self.demand(std::slice::from_ref(node))?;
+        self.demand_for(std::slice::from_ref(node), true)?;
         let residency = node.residency();
         if residency.host.is_none() {
             let env = self.env();
@@ -254,7 +270,7 @@ impl Session {
 
     /// The host copy of a node's value, computing and downloading as needed.
     pub(crate) fn host_value(&self, node: &Arc<Node>) -> Result<Arc<HostBuffer>> {
-        self.demand(std::slice::from_ref(node))?;
+        self.demand_for(std::slice::from_ref(node), true)?;
         let residency = node.residency();
         if let Some(host) = residency.host {
             return Ok(host);

@@ -78,7 +78,7 @@ impl<R: Runtime> Driver<R> {
         env: EvalEnv<'_>,
     ) -> Result<Option<SliceMut<'a>>> {
         let program = self.program(graph, env.options)?;
-        let Some(pipeline) = self.pipeline(&program, graph, env.options) else {
+        let Some(pipeline) = self.pipeline(&program, graph, env.options, true) else {
             return Ok(Some(out));
         };
         let written = pipeline.launch_outputs(&program);

@@ -70,20 +70,20 @@ impl<R: Runtime> Driver<R> {
 
     /// The pipeline `program` runs as, when it runs as one (a device
     /// runtime, a program that qualifies, and enough to move or too little
-    /// memory).
+    /// memory); its outputs count as moved when `outputs_to_host`.
     fn pipeline(
         &self,
         program: &Program,
         graph: &ExprGraph,
         options: &Options,
+        outputs_to_host: bool,
     ) -> Option<Pipeline> {
         if !R::DEVICE {
             return None;
         }
         let available = || self.runtime.available_memory();
-        Pipeline::of(program, options, available, |b| {
-            self.leaf(program, graph, b).is_some()
-        })
+        let resident = |b| self.leaf(program, graph, b).is_some();
+        Pipeline::of(program, options, available, resident, outputs_to_host)
     }
 
     /// Runs `pipeline`, its chunked outputs going to `destinations`;
@@ -322,7 +322,7 @@ impl<R: Runtime> Driver<R> {
     /// [`Engine::evaluate`] within its stream.
     fn evaluate_on_stream(&self, graph: &ExprGraph, env: EvalEnv<'_>) -> Result<Vec<Residency>> {
         let program = self.program(graph, env.options)?;
-        if let Some(pipeline) = self.pipeline(&program, graph, env.options) {
+        if let Some(pipeline) = self.pipeline(&program, graph, env.options, env.results_to_host) {
             let values = self.run_pipeline(&pipeline, &program, graph, Destinations::New, env)?;
             let written = pipeline.launch_outputs(&program);
             return program
@@ -514,7 +514,8 @@ impl<R: Runtime> Engine for Driver<R> {
             self.runtime.executor(),
             explain::program_listing(&program, &plan)
         );
-        if let Some(pipeline) = self.pipeline(&program, graph, options) {
+        // As a demand of the values on the host (`to_vec`) would run.
+        if let Some(pipeline) = self.pipeline(&program, graph, options, true) {
             text.push_str(&pipeline.describe(&program));
         }
         for (k, launch) in program.launches.iter().enumerate() {

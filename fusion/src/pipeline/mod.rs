@@ -130,18 +130,21 @@ impl Pipeline {
     /// than `options.pipeline_threshold` bytes or needs more device memory
     /// than `available()` says is free (asked only of programs that
     /// qualify); `resident(b)` tells whether leaf `b` is already in device
-    /// memory (and needs no upload).
+    /// memory (and needs no upload). The outputs count as moved when
+    /// `outputs_to_host`: a demand that keeps them on the device (`eval`)
+    /// gains nothing from sending them to the host in chunks.
     pub fn of(
         program: &Program,
         options: &Options,
         available: impl FnOnce() -> Option<usize>,
         resident: impl Fn(BufferId) -> bool,
+        outputs_to_host: bool,
     ) -> Option<Pipeline> {
         let [Work::Fused(l)] = program.schedule.as_slice() else {
             return None;
         };
         let original = &program.launches[*l];
-        let traffic = Traffic::of(program, original, &resident);
+        let traffic = Traffic::of(program, original, &resident, outputs_to_host);
         if traffic.moved < 2 * MIN_CHUNK_BYTES {
             // Too little for two chunks: small demands (the hot path) ask
             // nothing more, not even the device's free memory.
@@ -400,7 +403,12 @@ struct Traffic {
 }
 
 impl Traffic {
-    fn of(program: &Program, launch: &Launch, resident: &impl Fn(BufferId) -> bool) -> Traffic {
+    fn of(
+        program: &Program,
+        launch: &Launch,
+        resident: &impl Fn(BufferId) -> bool,
+        outputs_to_host: bool,
+    ) -> Traffic {
         let bytes = |b: BufferId| {
             let desc = &program.buffers[b.index()];
             desc.len * desc.dtype.size()
@@ -414,7 +422,9 @@ impl Traffic {
         }
         for &b in &launch.outputs {
             traffic.needed += bytes(b);
-            traffic.moved += bytes(b);
+            if outputs_to_host {
+                traffic.moved += bytes(b);
+            }
         }
         traffic
     }
