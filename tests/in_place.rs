@@ -122,6 +122,16 @@ fn a_temporary_passed_twice_is_not_written_under_its_own_reads() -> Result<()> {
     Ok(())
 }
 
+/// The shared suite's backends that check every index a user kernel
+/// uses: all but `cuda`, whose kernels, like CUDA C's and Numba's without
+/// `debug=True`, do not (an access outside an array is undefined there).
+fn checking_backends() -> Vec<Context> {
+    common::backends()
+        .into_iter()
+        .filter(|cx| cx.backend_name() != "cuda")
+        .collect()
+}
+
 #[test]
 fn an_access_outside_a_temporary_written_in_place_is_an_error() -> Result<()> {
     let n = 100;
@@ -132,7 +142,7 @@ fn an_access_outside_a_temporary_written_in_place_is_an_error() -> Result<()> {
         let i = k.grid(1).remove(0);
         k.if_(i.le(&n), |k| k.store(&out, &i, 1.0f64));
     })?;
-    for cx in common::backends() {
+    for cx in checking_backends() {
         let t = &cx.from_slice(&vec![0.0f64; n]) + 1.0;
         let written = overrun.launch(&cx, 1u32, 128u32, &[(&t).into(), (n as i64).into()])?;
         let err = written[0].to_vec::<f64>().unwrap_err().to_string();
@@ -175,7 +185,7 @@ fn an_access_the_simulator_cannot_meet_again_is_still_an_error() -> Result<()> {
         k.store(&out, &v, 1i64);
     })?;
     let n = 100;
-    for cx in common::backends() {
+    for cx in checking_backends() {
         let mut start = vec![0i64; n];
         start[0] = 99;
         let t = &cx.from_slice(&start) + 1i64;
