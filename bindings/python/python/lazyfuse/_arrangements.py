@@ -10,6 +10,7 @@ Each is a composition of basic indexing (views), reshapes, broadcasts and
 ``concatenate``; nothing runs until a result is demanded."""
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -399,8 +400,11 @@ def unstack(x, /, *, axis=0):
 
 
 def row_stack(tup, *, dtype=None, casting="same_kind"):
-    """NumPy's ``row_stack``: ``vstack``'s old name."""
+    """NumPy's ``row_stack``: ``vstack``'s old name, deprecated in NumPy
+    2.0 (and warned about here as there), removed in NumPy 2.5."""
     from ._numpy import FUNCTIONS
+    warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
+                  DeprecationWarning, stacklevel=2)
     return FUNCTIONS["vstack"](tup, dtype=dtype, casting=casting)
 
 

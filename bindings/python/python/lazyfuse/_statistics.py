@@ -7,6 +7,7 @@ are in ``_quantiles``).
 computes their sum (NumPy raises there; CuPy synchronizes too)."""
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -310,7 +311,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """NumPy's ``cross`` of 3-element vectors (2-element ones have a zero
     third component; two 2-element ones give the scalar z component),
-    broadcast over the other axes."""
+    broadcast over the other axes. 2-element vectors are deprecated as in
+    NumPy 2.0 to 2.4 (NumPy 2.5 refuses them)."""
     from ._numpy import _lazy, broadcast_to, moveaxis, stack
     a, b = (_one(x) for x in _lazy([a, b]))
     if axis is not None:
@@ -319,6 +321,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     b = moveaxis(b, axisb, -1)
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ShapeError("cross: incompatible dimensions for cross product (dimension must be 2 or 3)")
+    if a.shape[-1] == 2 or b.shape[-1] == 2:
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+                      DeprecationWarning, stacklevel=2)
     a0, a1 = a[..., 0], a[..., 1]
     b0, b1 = b[..., 0], b[..., 1]
     if a.shape[-1] == 2 and b.shape[-1] == 2:
