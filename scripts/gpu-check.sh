@@ -12,12 +12,15 @@
 #                                      # STEPs among tests examples bench
 #                                      # python (default: the first three;
 #                                      # each fits one 10-minute call)
+#   bash scripts/gpu-check.sh all      # on the GPU machine: every step in
+#                                      # one call, python beside tests
 #
 # The GPU machine needs no Rust: it runs what `bundle` built (x86-64 Linux).
 # It needs the NVIDIA driver, NVRTC and the CUDA headers (a CUDA toolkit
 # under /usr/local/cuda, or LAZYFUSE_NVRTC and LAZYFUSE_CUDA_INCLUDE), and
 # CuPy for the reference timings, and Python 3.9+ with NumPy and pytest for
-# the `python` step (the Python package's suite on the GPU).
+# the `python` step (the Python package's suite, every test on cuda:
+# LAZYFUSE_TEST_BACKENDS=cuda).
 # `run` writes its logs and a summary to $OUT (default target/gpu-check/out)
 # and prints the summary last.
 set -euo pipefail
@@ -74,7 +77,7 @@ find_cuda() {
 
 # Unpacks the bundle and sets up what every step needs.
 prepare() {
-  out=${OUT:-$root/target/gpu-check/out} work=/tmp/lazyfuse-gpu-check
+  out=${OUT:-$root/target/gpu-check/out} work=${GPU_CHECK_WORK:-/tmp/lazyfuse-gpu-check}
   mkdir -p "$out"
   rm -rf "$work" && mkdir -p "$work/logs"
   xz -dc "$bundle" | tar -C "$work" -xf -
@@ -84,7 +87,8 @@ prepare() {
   local built_at
   built_at=$(tr -d '\n' <target/gpu-check/built-at 2>/dev/null || true)
   if [ -n "$built_at" ] && [ "$built_at" != "$root" ] && [ ! -e "$built_at" ]; then
-    mkdir -p "$(dirname "$built_at")" && ln -s "$root" "$built_at"
+    # `all` prepares twice at once: the second link may find the first.
+    mkdir -p "$(dirname "$built_at")" && { ln -s "$root" "$built_at" 2>/dev/null || [ -e "$built_at" ]; }
   fi
   {
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv || true
@@ -95,7 +99,7 @@ prepare() {
 step_tests() {
   # Every test program at once (the machine has cores to spare), each
   # limited so that one hang cannot eat the lease.
-  ls "$work/tests" | xargs -P 8 -I{} sh -c \
+  ls "$work/tests" | xargs -P "${GPU_CHECK_TEST_JOBS:-8}" -I{} sh -c \
     "cd '$root' && timeout ${GPU_CHECK_TEST_TIMEOUT:-400} '$work/tests/{}' >'$work/logs/{}.log' 2>&1; echo \$? >'$work/logs/{}.rc'"
   echo "== tests (program: status, result)" | tee -a "$out/summary.txt"
   for log in "$work"/logs/*.log; do
@@ -131,10 +135,17 @@ step_python() {
     echo "SKIPPED python: the bundle has no wheel" | tee -a "$out/summary.txt"
     return
   fi
+  # Each new kernel is an NVRTC compile: spread the tests over the cores
+  # when pytest-xdist is there (the kernel disk cache is safe to share).
+  # At the time limit pytest is interrupted, and still reports what ran.
+  local parallel=()
+  python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_CHECK_PYTHON_WORKERS:-12}")
   set +e
   python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$wheel" &&
     (cd "$root" && PYTHONPATH="$work/site" LAZYFUSE_BACKEND=cuda PYTHONUNBUFFERED=1 \
-      timeout ${GPU_CHECK_PYTHON_TIMEOUT:-540} python3 -m pytest -q -p no:cacheprovider bindings/python/tests) \
+      LAZYFUSE_TEST_BACKENDS=${GPU_CHECK_PYTHON_BACKENDS:-cuda} \
+      timeout -s INT -k 20 ${GPU_CHECK_PYTHON_TIMEOUT:-540} python3 -m pytest -q -p no:cacheprovider \
+      "${parallel[@]}" --durations=20 bindings/python/tests) \
     >"$out/python.log" 2>&1
   echo "pytest: exit $?; $(tail -1 "$out/python.log")" | tee -a "$out/summary.txt"
   set -e
@@ -190,8 +201,19 @@ case "${1:-}" in
     shift
     run_checks "$@"
     ;;
+  all)
+    # Every check in one call of the device tool (10 minutes at most): the
+    # speed cases first, on the idle GPU; then the Python suite beside the
+    # Rust test programs (both mostly NVRTC compiles, on 16 cores), and the
+    # examples. Each part writes to a folder of its own.
+    base=${OUT:-$root/target/gpu-check/out}
+    OUT=$base/bench run_checks bench
+    (OUT=$base/python GPU_CHECK_WORK=/tmp/lazyfuse-gpu-check-python run_checks python) &
+    OUT=$base/rust run_checks tests examples
+    wait
+    ;;
   *)
-    echo "usage: bash scripts/gpu-check.sh bundle | run [tests] [examples] [bench] [python]" >&2
+    echo "usage: bash scripts/gpu-check.sh bundle | run [tests] [examples] [bench] [python] | all" >&2
     exit 2
     ;;
 esac
