@@ -248,11 +248,11 @@ fn inputs_already_on_the_device_are_read_in_place() {
 }
 
 #[test]
-fn eval_of_device_inputs_keeps_its_result_on_the_device() {
-    // The pipeline counts outputs as moved only for demands that read them
-    // on the host: `eval` of work over device inputs moves nothing, and
-    // its result stays in device memory (the GPU run of 2026-11-27 found
-    // it sent through the host in chunks, 200 times slower).
+fn eval_keeps_its_result_on_the_device() {
+    // A pipeline's chunks send their outputs to the host: worth it for
+    // demands that read them there, not for `eval`, whose result stays in
+    // device memory (the GPU run of 2026-11-27 found `eval` of work over
+    // device inputs sent through the host in chunks, 250 times slower).
     let cx = Context::builder()
         .backend("sim")
         .pipeline_threshold(MIB)
@@ -278,6 +278,14 @@ fn eval_of_device_inputs_keeps_its_result_on_the_device() {
         .zip(&b)
         .all(|((g, a), b)| *g == a * b + 2.0));
     assert_eq!(cx.stats().d2h_bytes, 4 * n as u64);
+    // Over host inputs: uploaded, and the result kept on the device.
+    let (ha, hb) = (cx.from_slice(&a), cx.from_slice(&b));
+    cx.reset_stats();
+    let w = &(&ha * &hb) + 3.0f32;
+    w.eval().unwrap();
+    assert!(w.is_on_device());
+    let stats = cx.stats();
+    assert_eq!((stats.h2d_bytes, stats.d2h_bytes), (8 * n as u64, 0));
 }
 
 #[test]

@@ -130,9 +130,9 @@ impl Pipeline {
     /// than `options.pipeline_threshold` bytes or needs more device memory
     /// than `available()` says is free (asked only of programs that
     /// qualify); `resident(b)` tells whether leaf `b` is already in device
-    /// memory (and needs no upload). The outputs count as moved when
-    /// `outputs_to_host`: a demand that keeps them on the device (`eval`)
-    /// gains nothing from sending them to the host in chunks.
+    /// memory (and needs no upload). The chunks send their outputs to the
+    /// host: a demand that keeps them on the device (`eval`, not
+    /// `outputs_to_host`) runs as a pipeline only when it does not fit.
     pub fn of(
         program: &Program,
         options: &Options,
@@ -144,7 +144,7 @@ impl Pipeline {
             return None;
         };
         let original = &program.launches[*l];
-        let traffic = Traffic::of(program, original, &resident, outputs_to_host);
+        let traffic = Traffic::of(program, original, &resident);
         if traffic.moved < 2 * MIN_CHUNK_BYTES {
             // Too little for two chunks: small demands (the hot path) ask
             // nothing more, not even the device's free memory.
@@ -157,7 +157,7 @@ impl Pipeline {
                 bytes: traffic.needed,
                 available,
             },
-            _ if traffic.moved > options.pipeline_threshold => Reason::Moves {
+            _ if outputs_to_host && traffic.moved > options.pipeline_threshold => Reason::Moves {
                 bytes: traffic.moved,
                 threshold: options.pipeline_threshold,
             },
@@ -403,12 +403,7 @@ struct Traffic {
 }
 
 impl Traffic {
-    fn of(
-        program: &Program,
-        launch: &Launch,
-        resident: &impl Fn(BufferId) -> bool,
-        outputs_to_host: bool,
-    ) -> Traffic {
+    fn of(program: &Program, launch: &Launch, resident: &impl Fn(BufferId) -> bool) -> Traffic {
         let bytes = |b: BufferId| {
             let desc = &program.buffers[b.index()];
             desc.len * desc.dtype.size()
@@ -422,9 +417,7 @@ impl Traffic {
         }
         for &b in &launch.outputs {
             traffic.needed += bytes(b);
-            if outputs_to_host {
-                traffic.moved += bytes(b);
-            }
+            traffic.moved += bytes(b);
         }
         traffic
     }
