@@ -8,6 +8,9 @@
 # the Python example and package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each section's heading says how long the run has taken so far, to find
+# where CI's time goes.
+section() { echo "== $* (${SECONDS} s in)"; }
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "error: cargo is not installed (https://rustup.rs)" >&2
@@ -46,7 +49,9 @@ extra_skipped=0
 # differently and rebuild most of the tree.
 # Unit, integration and bench-smoke tests, then doc tests; output is kept to
 # print one total at the end (cargo prints one line per test binary).
+section "cargo test (unit, integration and bench-smoke tests)"
 cargo test --workspace --all-targets --locked 2>&1 | tee "$log"
+section "cargo test --doc"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 # The examples as programs and the C library (seconds: the same artifacts).
 cargo build --workspace --all-targets --locked
@@ -70,6 +75,7 @@ rerun() {
     "$exe" 2>&1 | tee -a "$log"
   done
 }
+section "suites again under other settings"
 # The CPU backend runs AVX2 loops where the CPU has them: test the portable ones too.
 LAZYFUSE_NO_AVX2=1 rerun cpu_backend differential api jit
 # Its JIT tier compiles kernels once they have run enough elements: run the
@@ -77,7 +83,7 @@ LAZYFUSE_NO_AVX2=1 rerun cpu_backend differential api jit
 LAZYFUSE_JIT=always rerun cpu_backend differential api memory concurrency
 LAZYFUSE_JIT=never rerun cpu_backend differential api kernels gufuncs
 
-echo "== examples"
+section "examples"
 for example in examples/*.rs examples/*/main.rs; do
   name=$(basename "$example" .rs)
   [ "$name" = main ] && name=$(basename "$(dirname "$example")")
@@ -91,7 +97,7 @@ for example in examples/*.rs examples/*/main.rs; do
   fi
 done
 
-echo "== benchmark harness (quick run: that it runs and writes valid JSON; timings come from release builds)"
+section "benchmark harness (quick run: that it runs and writes valid JSON; timings come from release builds)"
 if target/debug/lazyfuse-bench --quick --out target/bench-quick >target/bench-quick.log 2>&1 &&
   { ! command -v python3 >/dev/null 2>&1 || python3 -m json.tool target/bench-quick/bench.json >/dev/null; }; then
   echo "benchmark harness: ok (target/bench-quick/bench.md)"
@@ -102,7 +108,7 @@ else
   exit 1
 fi
 
-echo "== C API examples"
+section "C API examples"
 lib_dir="$PWD/target/debug"
 
 if command -v cc >/dev/null 2>&1; then
@@ -137,7 +143,7 @@ else
   extra_skipped=$((extra_skipped + 1))
 fi
 
-echo "== Python package (bindings/python: built with maturin into target/py-venv, then pytest)"
+section "Python package (bindings/python: built with maturin into target/py-venv, then pytest)"
 venv=target/py-venv
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" || true
@@ -175,3 +181,4 @@ awk -v ep="$extra_passed" -v es="$extra_skipped" \
   '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
    /^SKIPPED [A-Za-z0-9_]+: / { v += 1 }
    END { printf "tests: %d passed, %d failed, %d skipped\n", p + ep - v, f, s + es + v }' "$log"
+section "done"
