@@ -1,15 +1,13 @@
 //! Printing programs for `explain()` and `to_dot()`.
 
 use std::fmt::Write;
-
-use lazyfuse_core::shape::format_shape;
-
-use crate::plan::{Plan, Step};
 use std::sync::Arc;
 
+use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{KernelCall, Op};
 
-use crate::program::{BufferKind, Program, ScanKind, UserLaunch};
+use crate::plan::{Plan, Step};
+use crate::program::{BufferKind, Launch, Program, ScanKind, ScanLaunch, UserLaunch};
 
 /// Kernels with the nodes they compute, their inputs, outputs and the plan.
 pub fn program_listing(program: &Program, plan: &Plan) -> String {
@@ -23,94 +21,15 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
             n => format!(", {n} user kernel launches"),
         }
     );
-    for (i, b) in program.buffers.iter().enumerate() {
-        let what = match b.kind {
-            BufferKind::Leaf { node } => format!("input %{node}"),
-            BufferKind::Temp => "written by a kernel".to_string(),
-        };
-        let _ = writeln!(
-            text,
-            "  b{i}: {} × {} ({} bytes), {what}",
-            b.dtype,
-            b.len,
-            b.len * b.dtype.size()
-        );
-    }
+    list_buffers(&mut text, program);
     for (k, launch) in program.launches.iter().enumerate() {
-        let nodes: Vec<String> = launch.nodes.iter().map(|n| format!("%{n}")).collect();
-        let inputs: Vec<String> = launch
-            .inputs
-            .iter()
-            .map(|i| match i.buffer {
-                Some(b) if i.offset > 0 => {
-                    format!("{b}+{} strides {:?}", i.offset, i.strides.as_slice())
-                }
-                Some(b) => format!("{b} strides {:?}", i.strides.as_slice()),
-                None => format!("iota strides {:?}", i.strides.as_slice()),
-            })
-            .collect();
-        let outputs: Vec<String> = launch.outputs.iter().map(|b| b.to_string()).collect();
-        let _ = writeln!(
-            text,
-            "k{k}: domain {} computes [{}] reads [{}] writes [{}]",
-            format_shape(&launch.domain),
-            nodes.join(" "),
-            inputs.join(", "),
-            outputs.join(", ")
-        );
-        for line in launch.kernel.to_string().lines() {
-            let _ = writeln!(text, "    {line}");
-        }
+        list_launch(&mut text, k, launch);
     }
     for (u, user) in program.user_launches.iter().enumerate() {
-        let nodes: Vec<String> = program
-            .graph
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| match (&n.op, user_call(program, user)) {
-                (Op::Kernel { launch, .. }, Some(call)) => Arc::ptr_eq(launch, call),
-                _ => false,
-            })
-            .map(|(i, _)| format!("%{i}"))
-            .collect();
-        let args: Vec<String> = user.args.iter().map(|b| b.to_string()).collect();
-        let outputs: Vec<String> = user
-            .outputs
-            .iter()
-            .map(|b| b.map_or("(dropped)".to_string(), |b| b.to_string()))
-            .collect();
-        let _ = writeln!(
-            text,
-            "u{u}: user kernel computes [{}] reads [{}] writes [{}]",
-            nodes.join(" "),
-            args.join(", "),
-            outputs.join(", ")
-        );
+        list_user_launch(&mut text, program, u, user);
     }
     for (i, scan) in program.scans.iter().enumerate() {
-        let producer = match scan.producer {
-            Some(k) => format!(
-                " (a runtime that fuses scan producers computes k{k} inside it, \
-                 never writing {})",
-                scan.input
-            ),
-            None => String::new(),
-        };
-        let what = match scan.kind {
-            ScanKind::Running => "cum",
-            ScanKind::Arg => "arg",
-        };
-        let _ = writeln!(
-            text,
-            "s{i}: {what}{} of {} along axis {} (%{}) reads [{}] writes [{}]{producer}",
-            scan.op.name(),
-            format_shape(&scan.shape),
-            scan.axis,
-            scan.node,
-            scan.input,
-            scan.output
-        );
+        list_scan(&mut text, i, scan);
     }
     for note in &program.notes {
         let _ = writeln!(text, "note: {note}");
@@ -128,6 +47,107 @@ pub fn program_listing(program: &Program, plan: &Plan) -> String {
     let _ = writeln!(text, "plan ({} uploads, {bytes} bytes):", plan.uploads());
     text.push_str(&plan.to_string());
     text
+}
+
+/// One line per buffer: its elements, bytes and where its value comes from.
+fn list_buffers(text: &mut String, program: &Program) {
+    for (i, b) in program.buffers.iter().enumerate() {
+        let what = match b.kind {
+            BufferKind::Leaf { node } => format!("input %{node}"),
+            BufferKind::Temp => "written by a kernel".to_string(),
+        };
+        let _ = writeln!(
+            text,
+            "  b{i}: {} × {} ({} bytes), {what}",
+            b.dtype,
+            b.len,
+            b.len * b.dtype.size()
+        );
+    }
+}
+
+/// Fused launch `k`: its domain, nodes, inputs and outputs, then its kernel.
+fn list_launch(text: &mut String, k: usize, launch: &Launch) {
+    let nodes: Vec<String> = launch.nodes.iter().map(|n| format!("%{n}")).collect();
+    let inputs: Vec<String> = launch
+        .inputs
+        .iter()
+        .map(|i| match i.buffer {
+            Some(b) if i.offset > 0 => {
+                format!("{b}+{} strides {:?}", i.offset, i.strides.as_slice())
+            }
+            Some(b) => format!("{b} strides {:?}", i.strides.as_slice()),
+            None => format!("iota strides {:?}", i.strides.as_slice()),
+        })
+        .collect();
+    let outputs: Vec<String> = launch.outputs.iter().map(|b| b.to_string()).collect();
+    let _ = writeln!(
+        text,
+        "k{k}: domain {} computes [{}] reads [{}] writes [{}]",
+        format_shape(&launch.domain),
+        nodes.join(" "),
+        inputs.join(", "),
+        outputs.join(", ")
+    );
+    for line in launch.kernel.to_string().lines() {
+        let _ = writeln!(text, "    {line}");
+    }
+}
+
+/// User kernel launch `u`: the graph nodes it computes, its arguments and
+/// the buffers it writes.
+fn list_user_launch(text: &mut String, program: &Program, u: usize, user: &UserLaunch) {
+    let nodes: Vec<String> = program
+        .graph
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| match (&n.op, user_call(program, user)) {
+            (Op::Kernel { launch, .. }, Some(call)) => Arc::ptr_eq(launch, call),
+            _ => false,
+        })
+        .map(|(i, _)| format!("%{i}"))
+        .collect();
+    let args: Vec<String> = user.args.iter().map(|b| b.to_string()).collect();
+    let outputs: Vec<String> = user
+        .outputs
+        .iter()
+        .map(|b| b.map_or("(dropped)".to_string(), |b| b.to_string()))
+        .collect();
+    let _ = writeln!(
+        text,
+        "u{u}: user kernel computes [{}] reads [{}] writes [{}]",
+        nodes.join(" "),
+        args.join(", "),
+        outputs.join(", ")
+    );
+}
+
+/// Scan `i`: what it runs along which axis, and whether its producer is
+/// fused into it.
+fn list_scan(text: &mut String, i: usize, scan: &ScanLaunch) {
+    let producer = match scan.producer {
+        Some(k) => format!(
+            " (a runtime that fuses scan producers computes k{k} inside it, \
+             never writing {})",
+            scan.input
+        ),
+        None => String::new(),
+    };
+    let what = match scan.kind {
+        ScanKind::Running => "cum",
+        ScanKind::Arg => "arg",
+    };
+    let _ = writeln!(
+        text,
+        "s{i}: {what}{} of {} along axis {} (%{}) reads [{}] writes [{}]{producer}",
+        scan.op.name(),
+        format_shape(&scan.shape),
+        scan.axis,
+        scan.node,
+        scan.input,
+        scan.output
+    );
 }
 
 /// The launch of `user` as the program's graph holds it.
