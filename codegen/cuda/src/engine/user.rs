@@ -18,6 +18,46 @@ enum Arg {
     Scalar(usize),
 }
 
+/// A user kernel as the GPU runs it: its CUDA C and its arguments.
+struct UserProgram {
+    /// The `__global__` function to launch.
+    name: String,
+    source: String,
+    /// The arguments in parameter order.
+    plan: Vec<Arg>,
+    scalars: Vec<ScalarArg>,
+}
+
+impl UserProgram {
+    /// The program of `launch`'s kernel: a built kernel printed as CUDA C,
+    /// or a raw kernel's own source.
+    fn of(launch: &KernelLaunch) -> Result<UserProgram> {
+        let any = launch.kernel.as_any();
+        if let Some(built) = any.downcast_ref::<BuiltKernel>() {
+            let (plan, scalars) = built_arguments(built, launch)?;
+            Ok(UserProgram {
+                name: built.device.name.clone(),
+                source: built_source(built),
+                plan,
+                scalars,
+            })
+        } else if let Some(raw) = any.downcast_ref::<RawKernelImpl>() {
+            let (plan, scalars) = raw_arguments(raw, launch)?;
+            Ok(UserProgram {
+                name: raw.name.clone(),
+                source: raw.source.clone(),
+                plan,
+                scalars,
+            })
+        } else {
+            Err(Error::internal(
+                "cuda backend",
+                format!("kernel '{}' is of an unknown kind", launch.kernel.name()),
+            ))
+        }
+    }
+}
+
 impl CudaRuntime {
     pub(super) fn run_user_kernel(
         &self,
@@ -25,24 +65,12 @@ impl CudaRuntime {
         arrays: &[(Arc<dyn DeviceBuffer>, DType)],
         env: EvalEnv<'_>,
     ) -> Result<Vec<Arc<dyn DeviceBuffer>>> {
-        let any = launch.kernel.as_any();
-        let (name, source, plan, scalars) = if let Some(built) = any.downcast_ref::<BuiltKernel>() {
-            let (plan, scalars) = built_arguments(built, launch)?;
-            (
-                built.device.name.clone(),
-                built_source(built),
-                plan,
-                scalars,
-            )
-        } else if let Some(raw) = any.downcast_ref::<RawKernelImpl>() {
-            let (plan, scalars) = raw_arguments(raw, launch)?;
-            (raw.name.clone(), raw.source.clone(), plan, scalars)
-        } else {
-            return Err(Error::internal(
-                "cuda backend",
-                format!("kernel '{}' is of an unknown kind", launch.kernel.name()),
-            ));
-        };
+        let UserProgram {
+            name,
+            source,
+            plan,
+            scalars,
+        } = UserProgram::of(launch)?;
         let inputs = arrays
             .iter()
             .map(|(b, _)| cuda_buffer(b))
