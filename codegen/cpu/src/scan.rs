@@ -278,55 +278,21 @@ where
         return Ok(());
     }
     let (bounds, tasks) = line_tasks(total, n);
-    let worker = || Ok(Worker::new());
-
-    // Pass 1: every chunk's total, from the identity.
-    let mut totals = vec![identity; bounds.len()];
-    let mut total_slices: Vec<&mut [T]> = Vec::with_capacity(tasks.len());
-    let mut rest = totals.as_mut_slice();
-    for task in &tasks {
-        let (mine, others) = rest.split_at_mut(task.chunks);
-        total_slices.push(mine);
-        rest = others;
-    }
-    let space = match source {
-        Source::Producer(p) => Some(Space::natural(p.launch)),
-        Source::Values(_) => None,
+    let scan = ChunkedScan {
+        combine,
+        identity,
+        pool,
+        source,
+        space: match source {
+            Source::Producer(p) => Some(Space::natural(p.launch)),
+            Source::Values(_) => None,
+        },
+        bounds,
+        tasks,
+        total,
     };
-    let work: Vec<(Task, &mut [T])> = tasks.iter().copied().zip(total_slices).collect();
-    for_each_task(pool, total, work, worker, |worker, _, (task, out)| {
-        let chunks = &bounds[task.first..task.first + task.chunks];
-        let mut totals = out.iter_mut();
-        for run in pieces(chunks) {
-            let start = run[0].0;
-            let end = run.last().map_or(start, |&(_, end)| end);
-            let values = worker.values(source, space.as_ref(), block_at(start, end))?;
-            let mut k = 0;
-            while k < run.len() {
-                let group = &run[k..(k + 4).min(run.len())];
-                let chunk = |j: usize| &values[group[j].0 - start..group[j].1 - start];
-                if group.len() == 4 && group.iter().all(|&(s, e)| e - s == SCAN_CHUNK) {
-                    let sums =
-                        four_totals([chunk(0), chunk(1), chunk(2), chunk(3)], identity, combine);
-                    // `sums` first: a zip asks its first side once more
-                    // before it sees the second side end.
-                    for (sum, slot) in sums.into_iter().zip(totals.by_ref()) {
-                        *slot = sum;
-                    }
-                    k += 4;
-                } else {
-                    if let Some(slot) = totals.next() {
-                        *slot = chunk(0).iter().fold(identity, |acc, &x| combine(acc, x));
-                    }
-                    k += 1;
-                }
-            }
-        }
-        Ok(())
-    })?;
-
+    let mut carries = scan.chunk_totals()?;
     // The carries, line by line, left to right.
-    let mut carries = totals;
     for line in carries.chunks_mut(n.div_ceil(SCAN_CHUNK)) {
         let mut running = identity;
         for slot in line.iter_mut() {
@@ -335,44 +301,130 @@ where
             running = combine(running, chunk_total);
         }
     }
+    scan.running_values(&carries, out)
+}
 
-    // Pass 2: every chunk's running values, from its carry.
-    let mut targets: Vec<(Task, &mut [T])> = Vec::with_capacity(tasks.len());
-    let mut rest = out;
-    for task in &tasks {
-        let (mine, others) = rest.split_at_mut(task.end - task.start);
-        targets.push((*task, mine));
-        rest = others;
-    }
-    let carries = &carries;
-    for_each_task(pool, total, targets, worker, |worker, _, (task, target)| {
-        // A piece of whole chunks computed at once (few producer calls),
-        // then scanned one chunk at a time while it is in cache. (Chunks
-        // scanned side by side, several running sums at once, measured
-        // slower: their streams are 16 KiB apart, share cache sets, and
-        // their stores and loads alias.)
-        let chunks = &bounds[task.first..task.first + task.chunks];
-        let mut carry = carries[task.first..].iter();
-        for run in pieces(chunks) {
-            let start = run[0].0;
-            let end = run.last().map_or(start, |&(_, end)| end);
-            let values = &mut target[start - task.start..end - task.start];
-            match source {
-                Source::Values(v) => values.copy_from_slice(&v[start..end]),
-                Source::Producer(p) => {
-                    worker.produce(p, space.as_ref(), block_at(start, end), values)?
-                }
-            }
-            for (&(s, e), &carry) in run.iter().zip(carry.by_ref()) {
-                let mut acc = carry;
-                for x in &mut values[s - start..e - start] {
-                    acc = combine(acc, *x);
-                    *x = acc;
-                }
-            }
+/// A scan of lines cut into fixed chunks, as [`scan_lines`] runs it.
+struct ChunkedScan<'s, 'v, T, C> {
+    combine: C,
+    identity: T,
+    pool: Option<&'s rayon::ThreadPool>,
+    source: &'s Source<'v, T>,
+    /// The producer's iteration space, when the values come from one.
+    space: Option<Space>,
+    /// Every chunk's elements, `start..end`, line after line.
+    bounds: Vec<(usize, usize)>,
+    /// The parallel tasks, each a run of chunks.
+    tasks: Vec<Task>,
+    total: usize,
+}
+
+impl<T, C> ChunkedScan<'_, '_, T, C>
+where
+    T: Element + Send + Sync,
+    C: Fn(T, T) -> T + Copy + Sync,
+{
+    /// Pass 1: every chunk's total, from the identity.
+    fn chunk_totals(&self) -> Result<Vec<T>> {
+        let (identity, combine) = (self.identity, self.combine);
+        let mut totals = vec![identity; self.bounds.len()];
+        let mut work: Vec<(Task, &mut [T])> = Vec::with_capacity(self.tasks.len());
+        let mut rest = totals.as_mut_slice();
+        for task in &self.tasks {
+            let (mine, others) = rest.split_at_mut(task.chunks);
+            work.push((*task, mine));
+            rest = others;
         }
-        Ok(())
-    })
+        let worker = || Ok(Worker::new());
+        for_each_task(
+            self.pool,
+            self.total,
+            work,
+            worker,
+            |worker, _, (task, out)| {
+                let chunks = &self.bounds[task.first..task.first + task.chunks];
+                let mut totals = out.iter_mut();
+                for run in pieces(chunks) {
+                    let start = run[0].0;
+                    let end = run.last().map_or(start, |&(_, end)| end);
+                    let values =
+                        worker.values(self.source, self.space.as_ref(), block_at(start, end))?;
+                    let mut k = 0;
+                    while k < run.len() {
+                        let group = &run[k..(k + 4).min(run.len())];
+                        let chunk = |j: usize| &values[group[j].0 - start..group[j].1 - start];
+                        if group.len() == 4 && group.iter().all(|&(s, e)| e - s == SCAN_CHUNK) {
+                            let sums = four_totals(
+                                [chunk(0), chunk(1), chunk(2), chunk(3)],
+                                identity,
+                                combine,
+                            );
+                            // `sums` first: a zip asks its first side once more
+                            // before it sees the second side end.
+                            for (sum, slot) in sums.into_iter().zip(totals.by_ref()) {
+                                *slot = sum;
+                            }
+                            k += 4;
+                        } else {
+                            if let Some(slot) = totals.next() {
+                                *slot = chunk(0).iter().fold(identity, |acc, &x| combine(acc, x));
+                            }
+                            k += 1;
+                        }
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        Ok(totals)
+    }
+
+    /// Pass 2: every chunk's running values into `out`, from its carry.
+    fn running_values(&self, carries: &[T], out: &mut [T]) -> Result<()> {
+        let combine = self.combine;
+        let mut targets: Vec<(Task, &mut [T])> = Vec::with_capacity(self.tasks.len());
+        let mut rest = out;
+        for task in &self.tasks {
+            let (mine, others) = rest.split_at_mut(task.end - task.start);
+            targets.push((*task, mine));
+            rest = others;
+        }
+        let worker = || Ok(Worker::new());
+        for_each_task(
+            self.pool,
+            self.total,
+            targets,
+            worker,
+            |worker, _, (task, target)| {
+                // A piece of whole chunks computed at once (few producer calls),
+                // then scanned one chunk at a time while it is in cache. (Chunks
+                // scanned side by side, several running sums at once, measured
+                // slower: their streams are 16 KiB apart, share cache sets, and
+                // their stores and loads alias.)
+                let chunks = &self.bounds[task.first..task.first + task.chunks];
+                let mut carry = carries[task.first..].iter();
+                for run in pieces(chunks) {
+                    let start = run[0].0;
+                    let end = run.last().map_or(start, |&(_, end)| end);
+                    let values = &mut target[start - task.start..end - task.start];
+                    match self.source {
+                        Source::Values(v) => values.copy_from_slice(&v[start..end]),
+                        Source::Producer(p) => {
+                            worker.produce(p, self.space.as_ref(), block_at(start, end), values)?
+                        }
+                    }
+                    for (&(s, e), &carry) in run.iter().zip(carry.by_ref()) {
+                        let mut acc = carry;
+                        for x in &mut values[s - start..e - start] {
+                            acc = combine(acc, *x);
+                            *x = acc;
+                        }
+                    }
+                }
+                Ok(())
+            },
+        )
+    }
 }
 
 /// Elements `start..end` in blocks of [`BLOCK`]: a block's values are
