@@ -34,6 +34,15 @@ fn small_device(timing: SimTiming) -> Context {
         .unwrap()
 }
 
+/// A sim context that pipelines demands moving more than 1 MiB.
+fn pipelining_above_a_mib() -> Context {
+    Context::builder()
+        .backend("sim")
+        .pipeline_threshold(MIB)
+        .build()
+        .unwrap()
+}
+
 /// Values exact in f32 through `a*b + c`, so results compare bit for bit.
 fn input(n: usize, seed: usize) -> Vec<f32> {
     (0..n)
@@ -224,11 +233,7 @@ fn every_shape_of_pipelined_work_matches_the_unchunked_plan() {
 
 #[test]
 fn inputs_already_on_the_device_are_read_in_place() {
-    let cx = Context::builder()
-        .backend("sim")
-        .pipeline_threshold(MIB)
-        .build()
-        .unwrap();
+    let cx = pipelining_above_a_mib();
     let n = MIB;
     let (a, b) = (input(n, 10), input(n, 11));
     let xa = cx.from_slice(&a).to_device().unwrap();
@@ -253,11 +258,7 @@ fn eval_keeps_its_result_on_the_device() {
     // demands that read them there, not for `eval`, whose result stays in
     // device memory (the GPU run of 2026-11-27 found `eval` of work over
     // device inputs sent through the host in chunks, 250 times slower).
-    let cx = Context::builder()
-        .backend("sim")
-        .pipeline_threshold(MIB)
-        .build()
-        .unwrap();
+    let cx = pipelining_above_a_mib();
     let n = MIB;
     let (a, b) = (input(n, 13), input(n, 14));
     let xa = cx.from_slice(&a).to_device().unwrap();

@@ -328,13 +328,7 @@ where
     fn chunk_totals(&self) -> Result<Vec<T>> {
         let (identity, combine) = (self.identity, self.combine);
         let mut totals = vec![identity; self.bounds.len()];
-        let mut work: Vec<(Task, &mut [T])> = Vec::with_capacity(self.tasks.len());
-        let mut rest = totals.as_mut_slice();
-        for task in &self.tasks {
-            let (mine, others) = rest.split_at_mut(task.chunks);
-            work.push((*task, mine));
-            rest = others;
-        }
+        let work = per_task(&self.tasks, &mut totals, |task| task.chunks);
         let worker = || Ok(Worker::new());
         for_each_task(
             self.pool,
@@ -382,13 +376,7 @@ where
     /// Pass 2: every chunk's running values into `out`, from its carry.
     fn running_values(&self, carries: &[T], out: &mut [T]) -> Result<()> {
         let combine = self.combine;
-        let mut targets: Vec<(Task, &mut [T])> = Vec::with_capacity(self.tasks.len());
-        let mut rest = out;
-        for task in &self.tasks {
-            let (mine, others) = rest.split_at_mut(task.end - task.start);
-            targets.push((*task, mine));
-            rest = others;
-        }
+        let targets = per_task(&self.tasks, out, |task| task.end - task.start);
         let worker = || Ok(Worker::new());
         for_each_task(
             self.pool,
@@ -425,6 +413,22 @@ where
             },
         )
     }
+}
+
+/// `slots` cut into consecutive parts, `len(task)` for each task in order.
+fn per_task<'s, T>(
+    tasks: &[Task],
+    slots: &'s mut [T],
+    len: impl Fn(&Task) -> usize,
+) -> Vec<(Task, &'s mut [T])> {
+    let mut parts = Vec::with_capacity(tasks.len());
+    let mut rest = slots;
+    for task in tasks {
+        let (mine, others) = rest.split_at_mut(len(task));
+        parts.push((*task, mine));
+        rest = others;
+    }
+    parts
 }
 
 /// Elements `start..end` in blocks of [`BLOCK`]: a block's values are

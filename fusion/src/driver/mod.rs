@@ -70,7 +70,8 @@ impl<R: Runtime> Driver<R> {
 
     /// The pipeline `program` runs as, when it runs as one (a device
     /// runtime, a program that qualifies, and enough to move or too little
-    /// memory); its outputs count as moved when `outputs_to_host`.
+    /// memory); a demand that keeps its outputs on the device (not
+    /// `outputs_to_host`) runs as one only when it does not fit.
     fn pipeline(
         &self,
         program: &Program,
