@@ -10,7 +10,8 @@
 #                                      # on the GPU machine, from the
 #                                      # repository root, with the bundle;
 #                                      # STEPs among tests examples bench
-#                                      # python (default: the first three;
+#                                      # programs python (default: tests
+#                                      # examples bench;
 #                                      # each fits one 10-minute call)
 #   bash scripts/gpu-check.sh all      # on the GPU machine: every step in
 #                                      # one call, python beside tests
@@ -151,6 +152,26 @@ step_python() {
   set -e
 }
 
+step_programs() {
+  # Whole programs (bindings/python/bench_programs.py --gpu): lazyfuse on
+  # cuda against CuPy and cupy.fuse, in device memory, in this one process.
+  echo "== programs: lazyfuse cuda against CuPy (sizes ${GPU_CHECK_PROGRAM_SIZES:-1e6,1e7,1e8})" | tee -a "$out/summary.txt"
+  local wheel
+  wheel=$(ls "$work"/python/*.whl 2>/dev/null | head -1)
+  if [ -z "$wheel" ]; then
+    echo "SKIPPED programs: the bundle has no wheel" | tee -a "$out/summary.txt"
+    return
+  fi
+  set +e
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site-programs" "$wheel" &&
+    (cd "$root" && PYTHONPATH="$work/site-programs" timeout ${GPU_CHECK_PROGRAM_TIMEOUT:-240} \
+      python3 bindings/python/bench_programs.py --gpu --sizes "${GPU_CHECK_PROGRAM_SIZES:-1e6,1e7,1e8}" \
+      --repeats 5 --out "$out/programs.md") >"$out/programs.log" 2>&1
+  echo "bench_programs.py --gpu: exit $?" | tee -a "$out/summary.txt"
+  set -e
+  cat "$out/programs.md" >>"$out/summary.txt" 2>/dev/null || tail -20 "$out/programs.log" | tee -a "$out/summary.txt"
+}
+
 step_bench() {
   echo "== speed: lazyfuse cuda, then CuPy in the same run (n = ${GPU_CHECK_N:-1e8} f32)" | tee -a "$out/summary.txt"
   set +e
@@ -182,9 +203,9 @@ run_checks() {
   prepare
   for step in "${steps[@]}"; do
     case "$step" in
-      tests | examples | bench | python) "step_$step" ;;
+      tests | examples | bench | programs | python) "step_$step" ;;
       *)
-        echo "unknown step '$step' (expected tests, examples, bench or python)" >&2
+        echo "unknown step '$step' (expected tests, examples, bench, programs or python)" >&2
         exit 2
         ;;
     esac
@@ -207,13 +228,13 @@ case "${1:-}" in
     # Rust test programs (both mostly NVRTC compiles, on 16 cores), and the
     # examples. Each part writes to a folder of its own.
     base=${OUT:-$root/target/gpu-check/out}
-    OUT=$base/bench run_checks bench
+    OUT=$base/bench run_checks bench programs
     (OUT=$base/python GPU_CHECK_WORK=/tmp/lazyfuse-gpu-check-python run_checks python) &
     OUT=$base/rust run_checks tests examples
     wait
     ;;
   *)
-    echo "usage: bash scripts/gpu-check.sh bundle | run [tests] [examples] [bench] [python] | all" >&2
+    echo "usage: bash scripts/gpu-check.sh bundle | run [tests] [examples] [bench] [programs] [python] | all" >&2
     exit 2
     ;;
 esac

@@ -319,6 +319,17 @@ lf_status lf_array_dtype(const lf_array *a, lf_dtype *out);
 lf_status lf_array_read(const lf_array *a, void *dst, size_t dst_bytes);
 
 /*
+ Computes the `n` arrays of `arrays` in one program (work they share
+ runs once: Black–Scholes' call and put are one kernel) and keeps their
+ values, so that `lf_array_read` of each copies it out. All must belong
+ to one context.
+
+ # Safety
+ `arrays` points to `n` live arrays.
+ */
+lf_status lf_eval(const lf_array *const *arrays_, size_t n);
+
+/*
  Writes a description of how the array would be computed (graph, fused
  kernels, planned copies) to `*out`; free it with `lf_string_free`.
 

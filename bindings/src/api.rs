@@ -388,6 +388,24 @@ pub unsafe extern "C" fn lf_array_read(
     })
 }
 
+/// Computes the `n` arrays of `arrays` in one program (work they share
+/// runs once: Black–Scholes' call and put are one kernel) and keeps their
+/// values, so that `lf_array_read` of each copies it out. All must belong
+/// to one context.
+///
+/// # Safety
+/// `arrays` points to `n` live arrays.
+#[no_mangle]
+pub unsafe extern "C" fn lf_eval(arrays_: *const *const lf_array, n: usize) -> lf_status {
+    guard("lf_eval", || {
+        let arrays = arrays(arrays_, n)?;
+        let Some(first) = arrays.first() else {
+            return Ok(());
+        };
+        Ok(first.session().eval(&arrays)?)
+    })
+}
+
 /// Computes `array` into `dst` (exactly its bytes): through a typed view
 /// of `dst` where its alignment allows one, else by a copy.
 fn read_bytes_into(array: &Array, dst: &mut [u8]) -> Result<(), Failure> {

@@ -370,3 +370,32 @@ fn errors_are_per_thread() {
     assert_eq!(other, "");
     assert!(!message().is_empty());
 }
+
+#[test]
+fn several_arrays_are_computed_by_one_demand() {
+    let f = fixture();
+    unsafe {
+        let args = [f.a as *const lf_array, f.b as *const lf_array];
+        let (mut sum, mut product) = (null_mut(), null_mut());
+        assert_eq!(
+            lf_apply(c("add").as_ptr(), args.as_ptr(), 2, &mut sum),
+            LF_OK
+        );
+        assert_eq!(
+            lf_apply(c("mul").as_ptr(), args.as_ptr(), 2, &mut product),
+            LF_OK
+        );
+        let both = [sum as *const lf_array, product as *const lf_array];
+        assert_eq!(lf_eval(both.as_ptr(), 2), LF_OK);
+        assert_eq!(lf_eval(both.as_ptr(), 0), LF_OK, "nothing to compute");
+        let mut out = [0f32; 3];
+        assert_eq!(lf_array_read(product, out.as_mut_ptr().cast(), 12), LF_OK);
+        assert_eq!(out, [4.0, 10.0, 18.0]);
+        assert_eq!(lf_eval(null(), 2), LF_ERROR_NULL_POINTER);
+        assert!(message().contains("lf_eval"), "{}", message());
+        let holes = [sum as *const lf_array, null()];
+        assert_eq!(lf_eval(holes.as_ptr(), 2), LF_ERROR_NULL_POINTER);
+        lf_array_free(sum);
+        lf_array_free(product);
+    }
+}

@@ -17,11 +17,55 @@ use crate::simplify::Graph;
 
 /// Builds the program: one buffer per materialised node, one launch per
 /// group of roots and per user kernel launch, all in dependency order.
+///
+/// Merging roots into multi-output kernels can make two kernels read each
+/// other's results (a cycle). Then, where the partition fused values
+/// shared within a domain (which relies on that merge), the graph is
+/// partitioned again without doing so; failing that, every root is a
+/// kernel of its own.
 pub(crate) fn build_program(
     graph: Graph,
     partition: Partition,
     options: &FusionOptions,
 ) -> Result<Program> {
+    if !options.enabled {
+        let work = lay_out(&graph, &partition, false)?
+            .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?;
+        return finish(graph, partition, work);
+    }
+    if let Some(work) = lay_out(&graph, &partition, true)? {
+        return finish(graph, partition, work);
+    }
+    let mut partition = partition;
+    if partition.shares_within_domains {
+        let unshared = FusionOptions {
+            share_within_domains: false,
+            ..options.clone()
+        };
+        partition = crate::partition::partition(&graph, &unshared)?;
+        if let Some(work) = lay_out(&graph, &partition, true)? {
+            return finish(graph, partition, work);
+        }
+    }
+    let work = lay_out(&graph, &partition, false)?
+        .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?;
+    finish(graph, partition, work)
+}
+
+/// A program's work before it is put in order.
+struct LaidOut {
+    buffers: Vec<BufferDesc>,
+    of_node: Vec<Option<BufferId>>,
+    launches: Vec<Launch>,
+    users: Vec<UserLaunch>,
+    scans: Vec<ScanLaunch>,
+    order: Vec<usize>,
+}
+
+/// The buffers and the work of `partition`, its element-wise roots
+/// merged into multi-output kernels when `grouped`; `None` when the work
+/// so made depends on itself in a cycle.
+fn lay_out(graph: &Graph, partition: &Partition, grouped: bool) -> Result<Option<LaidOut>> {
     let n = graph.nodes.len();
     let mut buffers = Vec::new();
     let mut of_node: Vec<Option<BufferId>> = vec![None; n];
@@ -46,25 +90,38 @@ pub(crate) fn build_program(
             reduce_of_tail.insert(*t, r);
         }
     }
-    let roots: Vec<usize> = (0..n).filter(|&i| partition.is_root(&graph, i)).collect();
-    let mut groups = if options.enabled {
-        multi_output_groups(&graph, &partition, &roots, &reduce_of_tail)
+    let roots: Vec<usize> = (0..n).filter(|&i| partition.is_root(graph, i)).collect();
+    let groups = if grouped {
+        multi_output_groups(graph, partition, &roots, &reduce_of_tail)
     } else {
         roots.iter().map(|&r| vec![r]).collect()
     };
-    let users = user_launches(&graph, &partition, &of_node)?;
-    let scans = scan_launches(&graph, &partition, &of_node)?;
-    let mut launches = emit_all(&graph, &partition, &of_node, &groups, &reduce_of_tail)?;
-    let order = match execution_order(&launches, &users, &scans, buffers.len()) {
-        Some(order) => order,
-        None => {
-            // Merging created a cycle between groups: fall back to one kernel per root.
-            groups = roots.iter().map(|&r| vec![r]).collect();
-            launches = emit_all(&graph, &partition, &of_node, &groups, &reduce_of_tail)?;
-            execution_order(&launches, &users, &scans, buffers.len())
-                .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?
-        }
-    };
+    let users = user_launches(graph, partition, &of_node)?;
+    let scans = scan_launches(graph, partition, &of_node)?;
+    let launches = emit_all(graph, partition, &of_node, &groups, &reduce_of_tail)?;
+    Ok(
+        execution_order(&launches, &users, &scans, buffers.len()).map(|order| LaidOut {
+            buffers,
+            of_node,
+            launches,
+            users,
+            scans,
+            order,
+        }),
+    )
+}
+
+/// The program of laid-out work: in order, with its outputs, scan
+/// producers and the last reader of each buffer.
+fn finish(graph: Graph, partition: Partition, work: LaidOut) -> Result<Program> {
+    let LaidOut {
+        buffers,
+        of_node,
+        launches,
+        users,
+        scans,
+        order,
+    } = work;
     let (launches, user_launches, scans, schedule) = in_order(launches, users, scans, &order);
     let outputs = graph
         .outputs

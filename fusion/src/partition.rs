@@ -15,7 +15,11 @@
 //! - transposes and broadcasts fold into index arithmetic; constants become
 //!   kernel arguments; `arange` becomes generated indices;
 //! - a value used several times is recomputed by each user unless that costs
-//!   more than `recompute_limit`, then it is materialised once;
+//!   more than `recompute_limit`, then it is materialised once — except
+//!   where every kernel reading it is element-wise over its own domain
+//!   (its users reach it through element-wise operations of its shape
+//!   alone): those kernels become one multi-output kernel (`group`) that
+//!   computes it once, in registers, and it is never stored;
 //! - a kernel whose estimated body or input count exceeds the limits is split
 //!   by materialising the operands of the node that crossed them.
 //!
@@ -38,6 +42,10 @@ pub struct FusionOptions {
     pub max_body: u32,
     /// Largest shared value recomputed by each of its users rather than stored.
     pub recompute_limit: u32,
+    /// Compute a shared value once inside the one kernel of all its
+    /// readers where they are element-wise over its domain, instead of
+    /// storing it (false: the cost rule alone decides).
+    pub share_within_domains: bool,
 }
 
 impl Default for FusionOptions {
@@ -47,6 +55,7 @@ impl Default for FusionOptions {
             max_inputs: 24,
             max_body: 16384,
             recompute_limit: 24,
+            share_within_domains: true,
         }
     }
 }
@@ -85,6 +94,9 @@ pub struct Partition {
     pub users: Vec<SmallVec<[usize; 2]>>,
     /// Decisions worth explaining.
     pub notes: Vec<String>,
+    /// True when some shared value is fused only because its readers
+    /// become one multi-output kernel (see [`FusionOptions::share_within_domains`]).
+    pub shares_within_domains: bool,
 }
 
 impl Partition {
@@ -121,11 +133,14 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
             None => partitioner.by_cost(i),
         };
     }
+    let shares_within_domains =
+        options.enabled && options.share_within_domains && partitioner.share_within_domains();
     Ok(Partition {
         placement: partitioner.placement,
         epilogue_tail: partitioner.epilogue_tail,
         users: partitioner.users,
         notes: partitioner.notes,
+        shares_within_domains,
     })
 }
 
@@ -143,6 +158,9 @@ struct Partitioner<'a> {
     /// The cost of a fused node's body, and the inputs it reads.
     size: Vec<u32>,
     reads: Vec<u32>,
+    /// For nodes materialised because recomputing them per user cost too
+    /// much: the index of the note that says so.
+    stored_shared: Vec<Option<usize>>,
     notes: Vec<String>,
 }
 
@@ -180,6 +198,7 @@ impl<'a> Partitioner<'a> {
             is_tail: vec![false; n],
             size: vec![0; n],
             reads: vec![0; n],
+            stored_shared: vec![None; n],
             notes: Vec::new(),
         }
     }
@@ -299,6 +318,7 @@ impl<'a> Partitioner<'a> {
         if self.forced[i] || (computes && !options.enabled) {
             Placement::Buffer
         } else if computes && users > 1 && size > options.recompute_limit {
+            self.stored_shared[i] = Some(self.notes.len());
             self.notes.push(format!(
                 "%{i} is used {users} times and costs {size} units: materialised once instead \
                  of recomputed by each user (limit {})",
@@ -308,5 +328,55 @@ impl<'a> Partitioner<'a> {
         } else {
             Placement::Fused
         }
+    }
+
+    /// Fuses again each value stored for its cost whose readers are all
+    /// element-wise kernels of its own domain: they become one kernel
+    /// (`group::multi_output_groups` merges roots sharing a fused node)
+    /// in which the value is computed once. Latest first, so a value is
+    /// judged with its users' final placements. True when any was.
+    fn share_within_domains(&mut self) -> bool {
+        let mut shared = false;
+        for x in (0..self.graph.nodes.len()).rev() {
+            let Some(note) = self.stored_shared[x] else {
+                continue;
+            };
+            if let Some(roots) = self.same_domain_roots(x) {
+                self.placement[x] = Placement::Fused;
+                shared = true;
+                let users = self.users[x].len();
+                self.notes[note] = format!(
+                    "%{x} is used {users} times and costs {} units: computed once inside the \
+                     kernel of its {roots} element-wise readers over its domain, never stored",
+                    self.size[x]
+                );
+            }
+        }
+        shared
+    }
+
+    /// The number of kernel roots reading `x`, when each is element-wise
+    /// and reaches `x` through element-wise nodes of `x`'s shape only (so
+    /// every reader indexes `x` as the domain does); `None` otherwise.
+    fn same_domain_roots(&self, x: usize) -> Option<usize> {
+        let shape = &self.graph.nodes[x].shape;
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack: Vec<usize> = self.users[x].to_vec();
+        let mut roots = 0;
+        while let Some(u) = stack.pop() {
+            if !seen.insert(u) {
+                continue;
+            }
+            let node = &self.graph.nodes[u];
+            if !node.op.is_elementwise() || node.shape != *shape {
+                return None;
+            }
+            match self.placement[u] {
+                Placement::Fused => stack.extend(self.users[u].iter().copied()),
+                Placement::Buffer => roots += 1,
+                Placement::Alias(_) | Placement::Epilogue(_) => return None,
+            }
+        }
+        Some(roots)
     }
 }

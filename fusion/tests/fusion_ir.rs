@@ -118,3 +118,73 @@ fn body_limits_split_kernels_and_say_so() {
         p.notes
     );
 }
+
+/// A value costing more than the recompute limit: four transcendental
+/// functions of `a`.
+fn costly(a: &Array) -> Array {
+    a.exp().sin().log1p().tanh()
+}
+
+#[test]
+fn a_costly_shared_value_is_computed_once_in_one_multi_output_kernel() {
+    let cx = session();
+    let a = cx.from_vec(vec![0.5f64; 64], &[8, 8]).unwrap();
+    let x = costly(&a);
+    let (y, z) = (&x * 2.0, &x + 1.0);
+    let p = program_of(&[&y, &z]);
+    assert_eq!(p.launches.len(), 1, "{:?}", p.notes);
+    assert_eq!(p.launches[0].outputs.len(), 2);
+    let exps = p.launches[0]
+        .kernel
+        .body
+        .insts
+        .iter()
+        .filter(|i| matches!(i, Inst::Unary(lazyfuse_core::UnaryOp::Exp, _)))
+        .count();
+    assert_eq!(exps, 1, "computed once");
+    assert!(
+        p.notes.iter().any(|n| n.contains("computed once inside")),
+        "{:?}",
+        p.notes
+    );
+    // With the rule off, the cost rule stores it: a kernel for it, one per reader.
+    let stored = program_with(
+        &[&y, &z],
+        &FusionOptions {
+            share_within_domains: false,
+            ..FusionOptions::default()
+        },
+    );
+    assert_eq!(stored.launches.len(), 3, "{:?}", stored.notes);
+}
+
+#[test]
+fn a_shared_value_read_through_a_view_or_by_a_reduction_is_stored() {
+    let cx = session();
+    let a = cx.from_vec(vec![0.5f64; 64], &[8, 8]).unwrap();
+    let x = costly(&a);
+    // Read transposed by one reader: the readers index it differently.
+    let p = program_of(&[&(&x * 2.0), &(x.transpose() + 1.0)]);
+    assert!(p.launches.len() >= 2, "{:?}", p.notes);
+    assert!(p.notes.iter().any(|n| n.contains("materialised once")));
+    // Read by a reduction too: another domain.
+    let p = program_of(&[&(&x * 2.0), &x.sum()]);
+    assert!(p.notes.iter().any(|n| n.contains("materialised once")));
+}
+
+#[test]
+fn merging_that_would_make_a_cycle_stores_the_shared_value_instead() {
+    // y and z share x, but z reads a reduction of y: one kernel of both
+    // would read its own output. The program stores x instead.
+    let cx = session();
+    let a = cx.from_vec(vec![0.25f64; 16], &[16]).unwrap();
+    let x = costly(&a);
+    let y = &x * 2.0;
+    let z = &x + y.sum();
+    let p = program_of(&[&y, &z]);
+    assert_eq!(p.launches.len(), 4, "x, y, the sum, z: {:?}", p.notes);
+    assert!(p.notes.iter().any(|n| n.contains("materialised once")));
+    for l in &p.launches {
+        l.kernel.verify().unwrap();
+    }
+}

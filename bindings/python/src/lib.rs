@@ -293,6 +293,29 @@ fn parse_dtype(name: &str) -> PyResult<DType> {
 /// The CUDA C lazyfuse would run for `arrays`.
 /// Whether lazyfuse has a unary operation of this name (NumPy's or an
 /// alias).
+/// Computes every array in one demand per context (work they share runs
+/// once) and keeps their values.
+#[pyfunction]
+fn eval_all(py: Python<'_>, arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<()> {
+    let arrays: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
+    py.allow_threads(|| {
+        let mut by_context: Vec<Vec<&lazyfuse::Array>> = Vec::new();
+        for &a in &arrays {
+            match by_context
+                .iter_mut()
+                .find(|group| group[0].session().same_as(a.session()))
+            {
+                Some(group) => group.push(a),
+                None => by_context.push(vec![a]),
+            }
+        }
+        by_context
+            .iter()
+            .try_for_each(|group| group[0].session().eval(group))
+    })
+    .map_err(to_py)
+}
+
 #[pyfunction]
 fn has_unary_operation(name: &str) -> bool {
     lazyfuse::core::UnaryOp::lookup(name).is_some()
@@ -316,6 +339,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPending>()?;
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
     m.add_function(wrap_pyfunction!(has_unary_operation, m)?)?;
+    m.add_function(wrap_pyfunction!(eval_all, m)?)?;
     m.add_class::<kernel::PyKernel>()?;
     m.add_class::<kernel::PyGUfunc>()?;
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;

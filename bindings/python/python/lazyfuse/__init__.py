@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from . import _native
-from ._array import Array, _dtype_name, _store, where
+from ._array import Array, _dtype_name, _store, compute, where
 from . import _numpy
 from .errors import (
     ArgumentError, AxisError, BackendError, CompileError, DeviceError, DTypeError, InternalError,
@@ -36,7 +36,7 @@ from . import cuda, errors, linalg, random
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
-    "arange", "zeros_like", "ones_like", "empty_like", "full_like", "where", "use",
+    "arange", "zeros_like", "ones_like", "empty_like", "full_like", "where", "compute", "use",
     "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "prange", "cuda", "float16", "float32",
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "bool_", "boolean", "intp", "uintp", "void", "b1", "f2", "f4", "f8", "i1", "i2", "i4", "i8",

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from . import _reductions, _ufuncs
+from . import _native, _reductions, _ufuncs
 from ._methods import NdarrayMethods
 from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
 
@@ -576,6 +576,25 @@ def where(condition, x=_NO_VALUE, y=_NO_VALUE):
         condition = asarray(condition)
     unwrap = lambda v: v._a if isinstance(v, Array) else v
     return Array(condition._a.where_(unwrap(x), unwrap(y)))
+
+
+def compute(*arrays):
+    """Computes several arrays at once and returns them as NumPy arrays,
+    in order (a tuple, as ``dask.compute``): one program runs for all of
+    them, so work they share (Black–Scholes' ``call`` and ``put``) runs
+    once. The values are kept, so reading an array again costs a copy, not
+    a computation. Arguments that are not lazyfuse arrays come back as
+    ``np.asarray`` of them.
+
+        >>> import numpy as np, lazyfuse as lf
+        >>> x = lf.asarray(np.arange(3.0))
+        >>> lf.compute(x * 2, x.sum())
+        (array([0., 2., 4.]), array(3.))
+    """
+    lazy = [a for a in arrays if isinstance(a, Array)]
+    if lazy:
+        _native.eval_all([a._a for a in lazy])
+    return tuple(np.asarray(a) for a in arrays)
 
 
 # Last: `_views` subclasses Array, `_numpy` and `linalg` call its methods.

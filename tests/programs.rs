@@ -1,0 +1,141 @@
+//! Whole programs, as users write them: every program on every backend
+//! against the reference evaluator, and on the simulated device the
+//! launches and device allocations one demand of the program takes.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod common;
+
+use lazyfuse::{Array, Context, Result};
+
+fn prices(n: usize, seed: f64, lo: f64, hi: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| lo + (hi - lo) * ((i as f64 * 0.618_033_988_7 + seed) % 1.0))
+        .collect()
+}
+
+/// The cumulative normal distribution by the polynomial of Numba's and
+/// CuPy's Black–Scholes examples.
+fn cnd(d: &Array) -> Array {
+    let (a1, a2, a3, a4, a5) = (
+        0.319_381_53,
+        -0.356_563_782,
+        1.781_477_937,
+        -1.821_255_978,
+        1.330_274_429,
+    );
+    let rsqrt2pi = 0.398_942_280_401_432_7;
+    let k = 1.0 / (1.0 + 0.231_641_9 * d.abs());
+    let poly = &k * (a1 + &k * (a2 + &k * (a3 + &k * (a4 + &k * a5))));
+    let w = 1.0 - rsqrt2pi * (-0.5 * d * d).exp() * poly;
+    d.lt(0.0).where_(1.0 - &w, &w)
+}
+
+/// Black–Scholes `call` and `put` of stock prices `s`, strikes `x` and
+/// times `t`, at rate `r` and volatility `v`.
+fn black_scholes(s: &Array, x: &Array, t: &Array, r: f64, v: f64) -> (Array, Array) {
+    let sqrt_t = t.sqrt();
+    let d1 = ((s / x).log() + (r + 0.5 * v * v) * t) / (v * &sqrt_t);
+    let d2 = &d1 - v * &sqrt_t;
+    let (cnd1, cnd2) = (cnd(&d1), cnd(&d2));
+    let exp_rt = (-r * t).exp();
+    let call = s * &cnd1 - x * &exp_rt * &cnd2;
+    let put = x * &exp_rt * (1.0 - &cnd2) - s * (1.0 - &cnd1);
+    (call, put)
+}
+
+fn black_scholes_inputs(cx: &Context, n: usize) -> Result<(Array, Array, Array)> {
+    Ok((
+        cx.from_vec(prices(n, 0.1, 5.0, 30.0), &[n])?,
+        cx.from_vec(prices(n, 0.2, 1.0, 100.0), &[n])?,
+        cx.from_vec(prices(n, 0.3, 0.25, 10.0), &[n])?,
+    ))
+}
+
+#[test]
+fn black_scholes_agrees_with_the_reference_on_every_backend() -> Result<()> {
+    let n = 1000;
+    let reference = Context::builder().backend("reference").build()?;
+    let (s, x, t) = black_scholes_inputs(&reference, n)?;
+    let (call, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+    let (want_call, want_put) = (call.to_vec::<f64>()?, put.to_vec::<f64>()?);
+    for cx in common::backends() {
+        let (s, x, t) = black_scholes_inputs(&cx, n)?;
+        let (call, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+        cx.eval(&[&call, &put])?;
+        common::assert_close(&call.to_vec::<f64>()?, &want_call, 1e-12);
+        common::assert_close(&put.to_vec::<f64>()?, &want_put, 1e-12);
+    }
+    Ok(())
+}
+
+#[test]
+fn black_scholes_call_and_put_are_one_launch_with_no_temporaries() -> Result<()> {
+    let cx = Context::sim();
+    let n = 4096;
+    let (s, x, t) = black_scholes_inputs(&cx, n)?;
+    let (call, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+    cx.reset_stats();
+    cx.eval(&[&call, &put])?;
+    let stats = cx.stats();
+    let listing = put.explain();
+    assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
+    // Three uploaded inputs and the two results: no buffer of the domain's
+    // size for a shared value.
+    assert_eq!(stats.device_allocations, 5, "{stats:?}\n{listing}");
+    assert_eq!(stats.device_bytes_allocated, 5 * 8 * n as u64);
+    Ok(())
+}
+
+#[test]
+fn a_shared_value_is_computed_once_inside_its_kernel() -> Result<()> {
+    // `put` alone reads d1 and d2 through several users each: one kernel,
+    // no materialised intermediate, and explain() shows one log.
+    let cx = Context::sim();
+    let n = 256;
+    let (s, x, t) = black_scholes_inputs(&cx, n)?;
+    let (_, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+    let listing = put.explain();
+    cx.reset_stats();
+    put.eval()?;
+    let stats = cx.stats();
+    assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
+    assert_eq!(stats.device_allocations, 4, "{stats:?}\n{listing}");
+    assert_eq!(listing.matches("= log ").count(), 1, "{listing}");
+    assert_eq!(listing.matches("= exp ").count(), 3, "{listing}");
+    Ok(())
+}
+
+#[test]
+fn a_shared_value_also_read_by_a_reduction_is_stored_once() -> Result<()> {
+    // `e` feeds a reduction (another domain) and an element-wise result:
+    // the cost rule still decides, and the results are right.
+    for cx in common::backends() {
+        let a = cx.from_vec(prices(64, 0.4, -2.0, 2.0), &[8, 8])?;
+        let e = (&a * 1.5 + 0.25).exp().log1p().sqrt().tanh();
+        let total = e.sum();
+        let out = &e * 2.0 + &total;
+        let reference = Context::builder().backend("reference").build()?;
+        let ra = reference.from_vec(prices(64, 0.4, -2.0, 2.0), &[8, 8])?;
+        let re = (&ra * 1.5 + 0.25).exp().log1p().sqrt().tanh();
+        let want = (&re * 2.0 + &re.sum()).to_vec::<f64>()?;
+        common::assert_close(&out.to_vec::<f64>()?, &want, 1e-12);
+    }
+    Ok(())
+}
+
+#[test]
+fn black_scholes_compiles_for_sm_80_and_sm_90_without_spills() -> Result<()> {
+    if !common::nvrtc_or_skip("black_scholes_compiles_for_sm_80_and_sm_90_without_spills") {
+        return Ok(());
+    }
+    let cx = Context::sim();
+    let (s, x, t) = black_scholes_inputs(&cx, 16)?;
+    let (call, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+    let source = lazyfuse::cuda_source(&[&call, &put])?;
+    assert_eq!(source.matches("---- fused kernel").count(), 1, "{source}");
+    for arch in ["sm_80", "sm_90"] {
+        common::compiles_without_spills("black_scholes", &source, arch);
+    }
+    Ok(())
+}
