@@ -439,11 +439,12 @@ CONTENDERS = {
 
 # ---------------------------------------------------------------- measuring
 
-def check(name, want, got, who):
-    """Every result close to NumPy's (k-means: the same assignment where the
-    nearest centroid is unambiguous; Monte Carlo: within 0.01 of pi)."""
+def check(name, want, got, who, n):
+    """Every result close to the reference's (k-means: the same assignment
+    for 99.9 % of the points, as float rounding may flip near ties; Monte
+    Carlo: within eight standard deviations of pi)."""
     if name == "monte_carlo_pi":
-        if abs(float(np.asarray(got[0])) - math.pi) > 0.01:
+        if abs(float(np.asarray(got[0])) - math.pi) > 8 * 1.7 / math.sqrt(n):
             raise AssertionError(f"{who} {name}: {got[0]} is not close to pi")
         return
     for w, g in zip(want, got):
@@ -500,7 +501,7 @@ def main(argv=None):
                     try:
                         run = make(name, args, n)
                         if run is not None:
-                            check(name, want, to_numpy(run()), who)
+                            check(name, want, to_numpy(run()), who, n)
                             runners[who] = run
                     except Exception as error:  # a contender that cannot run it: its cell says —
                         if who == "lazyfuse":
