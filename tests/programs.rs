@@ -139,3 +139,35 @@ fn black_scholes_compiles_for_sm_80_and_sm_90_without_spills() -> Result<()> {
     }
     Ok(())
 }
+
+/// K-means assignment and pairwise distances: a reduction over a short
+/// inner axis of inputs broadcast against each other (each chunk of the
+/// CPU's reduction gathers thousands of lines of 8 elements), and the
+/// same over a transposed input (lines read with a stride).
+fn short_axis_programs(cx: &Context) -> Result<Vec<Array>> {
+    let (n, k, d) = (300, 16, 8);
+    let points = cx.from_vec(prices(n * d, 0.5, -3.0, 3.0), &[n, d])?;
+    let centroids = cx.from_vec(prices(k * d, 0.6, -3.0, 3.0), &[k, d])?;
+    let gaps = points.reshape(&[n, 1, d]) - centroids.reshape(&[1, k, d]);
+    let squared = gaps.pow(2.0).sum_axis(-1);
+    let columns = cx.from_vec(prices(d * n, 0.7, -1.0, 1.0), &[d, n])?;
+    Ok(vec![
+        squared.argmin_axis(-1),
+        squared.sqrt(),
+        columns.transpose().exp().sum_axis(-1),
+    ])
+}
+
+#[test]
+fn short_axis_reductions_agree_with_the_reference_on_every_backend() -> Result<()> {
+    let reference = Context::builder().backend("reference").build()?;
+    let want = short_axis_programs(&reference)?;
+    for cx in common::backends() {
+        let got = short_axis_programs(&cx)?;
+        assert_eq!(got[0].to_vec::<i64>()?, want[0].to_vec::<i64>()?);
+        for (g, w) in got[1..].iter().zip(&want[1..]) {
+            common::assert_close(&g.to_vec::<f64>()?, &w.to_vec::<f64>()?, 1e-12);
+        }
+    }
+    Ok(())
+}

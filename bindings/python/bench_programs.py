@@ -11,8 +11,9 @@ of interleaved rounds; compare the ratios (this machine is shared).
 
 With ``--gpu`` (a CUDA GPU and CuPy): lazyfuse on ``cuda`` against CuPy
 and ``cupy.fuse`` (element-wise programs), inputs and results in device
-memory (lazyfuse's results kept by one ``eval`` of all of them), each
-round ended by a device synchronisation; results are checked against
+memory (lazyfuse's results kept by one ``eval`` of all of them, then one
+element of the last read back, which waits for the queued work), CuPy's
+rounds ended by a device synchronisation; results are checked against
 CuPy's.
 
 Usage: python bindings/python/bench_programs.py [--sizes 100000,1000000,10000000]
@@ -370,6 +371,12 @@ def gpu_contenders():
     def sync():
         cupy.cuda.Device().synchronize()
 
+    def wait_for(array):
+        """`eval` returns once the work is queued on the demand's stream:
+        reading one element of its last result waits for all of it (the
+        stream runs the copy after the kernels), as `lazyfuse-gpu` does."""
+        np.asarray(array.reshape(-1)[:1])
+
     def lazyfuse_gpu(name, args, n):
         if name == "monte_carlo_pi":
             rng = lf.random.default_rng(1)
@@ -378,6 +385,7 @@ def gpu_contenders():
                 x, y = rng.random(n, np.float32), rng.random(n, np.float32)
                 out = 4.0 * ((x * x + y * y) < 1.0).mean()
                 lf._native.eval_all([out._a])
+                wait_for(out)
                 return (out,)
             return pi
         program = PROGRAMS[name]
@@ -386,6 +394,7 @@ def gpu_contenders():
         def run():
             outs = program(np, *on_device)
             lf._native.eval_all([o._a for o in outs])
+            wait_for(outs[-1])
             return outs
         return run
 
@@ -410,7 +419,9 @@ def gpu_contenders():
     def cupy_fused(name, args, n):
         if name != "black_scholes":
             return None
-        fused = cupy.fuse(lambda *a: black_scholes(cupy, *a))
+        def black_scholes_fused(S, X, T):  # cupy.fuse names its kernel after the function
+            return black_scholes(cupy, S, X, T)
+        fused = cupy.fuse(black_scholes_fused)
         on_device = [cupy.asarray(a) for a in args]
 
         def run():

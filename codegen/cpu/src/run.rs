@@ -117,11 +117,8 @@ impl Leaves<'_> {
                     return Ok(View::Input(k, first as usize));
                 }
                 let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
-                let mut done = 0;
-                for (s, &l) in lens.iter().enumerate() {
-                    gather(buffer, regs.get(r)?, done, at(s), stride, l)?;
-                    done += l;
-                }
+                let lines = lens.iter().enumerate().map(|(s, &l)| (at(s), l));
+                gather(buffer, regs.get(r)?, lines, stride)?;
                 Ok(View::Reg(r))
             }
             Inst::Iota(k) => {
@@ -330,22 +327,35 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Copies `len` elements `stride` apart from `base` into the register from
-/// element `at` (bounds checked by the caller).
+/// Copies lines of `(base, len)` elements `stride` apart into the
+/// register, one after another from its start.
 fn gather(
     buffer: &HostBuffer,
     reg: &mut HostBuffer,
-    at: usize,
-    base: isize,
+    lines: impl Iterator<Item = (isize, usize)>,
     stride: isize,
-    len: usize,
 ) -> Result<()> {
+    // One dtype dispatch per chunk, not per line: a chunk of a reduction
+    // over a short axis is thousands of lines of a few elements.
     lazyfuse_core::with_buffer!(buffer, src => {
-        let dst = Element::slice_of_mut(reg)
-            .and_then(|d: &mut [_]| d.get_mut(at..at + len))
-            .ok_or_else(|| internal("gather register"))?;
-        for (i, d) in dst.iter_mut().enumerate() {
-            *d = src[(base + i as isize * stride) as usize];
+        let dst: &mut [_] = Element::slice_of_mut(reg).ok_or_else(|| internal("gather register"))?;
+        let mut at = 0;
+        for (base, len) in lines {
+            let line = dst
+                .get_mut(at..at + len)
+                .ok_or_else(|| internal("gather register"))?;
+            if stride == 1 {
+                let from = usize::try_from(base).map_err(|_| internal("a read outside an input"))?;
+                let from = src
+                    .get(from..from + len)
+                    .ok_or_else(|| internal("a read outside an input"))?;
+                line.copy_from_slice(from);
+            } else {
+                for (i, d) in line.iter_mut().enumerate() {
+                    *d = src[(base + i as isize * stride) as usize];
+                }
+            }
+            at += len;
         }
         Ok(())
     })
