@@ -47,7 +47,7 @@ pub use inspect::cuda_source;
 pub use lazyfuse_core::{
     can_cast_safely, half, promote, Array, AxisIndex, CleanupGuard, DType, DeviceEngine, Element,
     Error, Expr, ExprOperand, HostBuffer, MappedBuf, Operand, Pending, PinnedBuf, Reducer, Result,
-    Scalar, Session, Signature, Stats, Stream, TimelineEvent, Ufunc,
+    Scalar, Session, Signature, SliceMut, Stats, Stream, TimelineEvent, Ufunc,
 };
 pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;

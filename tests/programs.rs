@@ -171,3 +171,45 @@ fn short_axis_reductions_agree_with_the_reference_on_every_backend() -> Result<(
     }
     Ok(())
 }
+
+#[test]
+fn several_results_read_into_the_callers_memory_on_every_backend() -> Result<()> {
+    use lazyfuse::SliceMut;
+    for cx in common::backends() {
+        let name = cx.backend_name();
+        let (s, x, t) = black_scholes_inputs(&cx, 100)?;
+        let (call, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+        let (mut got_call, mut got_put) = (vec![0.0f64; 100], vec![0.0f64; 100]);
+        cx.reset_stats();
+        cx.read_all_into(
+            &[&call, &put],
+            vec![SliceMut::F64(&mut got_call), SliceMut::F64(&mut got_put)],
+        )?;
+        let stats = cx.stats();
+        assert_eq!(stats.evaluations, 1, "{name}: one program for both");
+        if name == "cpu" && cx.options().fusion {
+            // Written straight into the slices by the one kernel: nothing is kept.
+            assert!(!call.is_materialized() && !put.is_materialized());
+            assert_eq!(stats.kernel_launches, 1, "{name}");
+        }
+        common::assert_close(&got_call, &call.to_vec::<f64>()?, 0.0);
+        common::assert_close(&got_put, &put.to_vec::<f64>()?, 0.0);
+
+        // A wrong destination is an error naming the operation.
+        let mut short = vec![0.0f64; 99];
+        let mut other = vec![0.0f32; 100];
+        let error = cx
+            .read_all_into(
+                &[&call, &put],
+                vec![SliceMut::F64(&mut short), SliceMut::F32(&mut other)],
+            )
+            .unwrap_err();
+        assert!(error.to_string().contains("read_all_into"), "{error}");
+        let error = cx
+            .read_all_into(&[&call], Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("1 arrays and 0 destinations"), "{error}");
+    }
+    Ok(())
+}

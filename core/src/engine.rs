@@ -197,6 +197,21 @@ pub trait Engine: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         Ok(Some(out))
     }
 
+    /// Computes every output of `graph` straight into `outs` (one per
+    /// output, in order, each of its output's dtype and length) without
+    /// keeping them: what a demand of several arrays into new host memory
+    /// asks for (Python's `lazyfuse.compute`). Returns `outs` back when the
+    /// engine cannot; the caller then evaluates and copies.
+    fn evaluate_all_into<'a>(
+        &self,
+        graph: &ExprGraph,
+        outs: Vec<SliceMut<'a>>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<Vec<SliceMut<'a>>>> {
+        let _ = (graph, env);
+        Ok(Some(outs))
+    }
+
     /// A host copy of a value, downloading it if it lives only on the device.
     fn to_host(
         &self,

@@ -268,6 +268,63 @@ impl Session {
         out.copy_from(&host)
     }
 
+    /// Writes the values of `nodes` into `outs` (one each, of its node's
+    /// dtype and length). One node is [`Session::read_into`]. When none is
+    /// computed yet, they are distinct and no user kernel launch is pending
+    /// among them, the engine may compute them all straight into `outs` in
+    /// one program without keeping them; otherwise one demand computes (and
+    /// keeps) them all, and each is copied out.
+    pub(crate) fn read_all_into_nodes(
+        &self,
+        nodes: &[Arc<Node>],
+        outs: Vec<SliceMut<'_>>,
+    ) -> Result<()> {
+        for node in nodes {
+            if let Some(error) = node.error() {
+                return Err((**error).clone());
+            }
+        }
+        let mut outs = outs;
+        if let ([node], [_]) = (nodes, outs.as_slice()) {
+            let out = outs
+                .pop()
+                .ok_or_else(|| Error::internal("read_all_into", "no destination"))?;
+            return self.read_into(node, out);
+        }
+        let mut by_address: Vec<&Arc<Node>> = nodes.iter().collect();
+        by_address.sort_by_key(|n| n.address());
+        let distinct = by_address
+            .windows(2)
+            .all(|w| w[0].address() != w[1].address());
+        let fresh = || nodes.iter().all(|n| !n.is_materialized());
+        if nodes.len() > 1 && distinct && fresh() && pending_launches(nodes).is_empty() {
+            let guards: Vec<_> = by_address.iter().map(|n| n.lock_computing()).collect();
+            if fresh() {
+                let graph = ExprGraph::from_roots(nodes);
+                if graph.kernel_outputs().is_empty() {
+                    let env = self.env();
+                    let back = guard_panics("read_all_into", || {
+                        self.inner.engine.evaluate_all_into(&graph, outs, env)
+                    })?;
+                    match back {
+                        None => {
+                            env.stats.add(Counter::Evaluations, 1);
+                            return Ok(());
+                        }
+                        // The engine declined: one demand below computes them.
+                        Some(back) => outs = back,
+                    }
+                }
+            }
+            drop(guards);
+        }
+        self.demand_for(nodes, true)?;
+        for (node, out) in nodes.iter().zip(outs) {
+            self.read_into(node, out)?;
+        }
+        Ok(())
+    }
+
     /// The host copy of a node's value, computing and downloading as needed.
     pub(crate) fn host_value(&self, node: &Arc<Node>) -> Result<Arc<HostBuffer>> {
         self.demand_for(std::slice::from_ref(node), true)?;

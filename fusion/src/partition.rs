@@ -347,7 +347,8 @@ impl<'a> Partitioner<'a> {
                 let users = self.users[x].len();
                 self.notes[note] = format!(
                     "%{x} is used {users} times and costs {} units: computed once inside the \
-                     kernel of its {roots} element-wise readers over its domain, never stored",
+                     one kernel of its readers (element-wise over its domain, writing {roots} \
+                     result(s)), never stored",
                     self.size[x]
                 );
             }

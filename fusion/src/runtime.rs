@@ -208,19 +208,18 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
         env: EvalEnv<'_>,
     ) -> Result<Vec<Self::Buffer>>;
 
-    /// Runs an element-wise launch whose output `index` goes straight into
-    /// the caller's host memory `out` (a runtime computing in host memory);
-    /// returns `out` back when it cannot. The other outputs are dropped.
+    /// Runs an element-wise launch whose outputs `(index, out)` go straight
+    /// into the caller's host memory (a runtime computing in host memory);
+    /// returns `outs` back when it cannot. The other outputs are dropped.
     fn launch_into<'a>(
         &self,
         launch: &Launch,
         inputs: &[Option<&Self::Buffer>],
-        index: usize,
-        out: SliceMut<'a>,
+        outs: Vec<(usize, SliceMut<'a>)>,
         env: EvalEnv<'_>,
-    ) -> Result<Option<SliceMut<'a>>> {
-        let _ = (launch, inputs, index, env);
-        Ok(Some(out))
+    ) -> Result<Option<Vec<(usize, SliceMut<'a>)>>> {
+        let _ = (launch, inputs, env);
+        Ok(Some(outs))
     }
 
     /// Runs a user kernel launch over its array arguments (in the runtime's

@@ -120,6 +120,89 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
     }
 }
 
+/// Computes `arrays` into new NumPy arrays, in order, in one program per
+/// context: on the CPU straight into NumPy's memory when the program's
+/// last kernel writes every result (nothing is kept), else one demand of
+/// all of them (values kept) and a copy of each.
+pub(crate) fn to_numpy_all(py: Python<'_>, arrays: &[&Array]) -> PyResult<Vec<PyObject>> {
+    let Some(first) = arrays.first() else {
+        return Ok(Vec::new());
+    };
+    let direct = arrays.iter().all(|a| {
+        a.session().same_as(first.session()) && !matches!(a.dtype(), DType::Bool | DType::BF16)
+    });
+    if !direct {
+        py.allow_threads(|| eval_by_context(arrays))
+            .map_err(to_py)?;
+        return arrays.iter().map(|a| to_numpy(py, a)).collect();
+    }
+    let mut objects: Vec<PyObject> = Vec::with_capacity(arrays.len());
+    let mut outs: Vec<lazyfuse::SliceMut<'_>> = Vec::with_capacity(arrays.len());
+    for array in arrays {
+        let len = array.len();
+        macro_rules! new_array {
+            ($t:ty) => {{
+                // SAFETY: every bit pattern is a value of `$t` (no bool:
+                // those take the other path), and `read_all_into` writes
+                // every element before Python sees the array.
+                let out = unsafe { PyArray::<$t, _>::new(py, array.shape().to_vec(), false) };
+                let data = out.data();
+                let slice: &mut [$t] = if len == 0 {
+                    &mut []
+                } else {
+                    // SAFETY: a new C-contiguous array of `len` elements
+                    // at `data`, kept alive in `objects` until the demand
+                    // below has returned, and not visible to Python code
+                    // (nothing else reads or writes it) until then.
+                    unsafe { std::slice::from_raw_parts_mut(data, len) }
+                };
+                outs.push(<$t as lazyfuse::Element>::wrap_mut(slice));
+                objects.push(out.into_any().unbind());
+            }};
+        }
+        match array.dtype() {
+            DType::F16 => new_array!(f16),
+            DType::F32 => new_array!(f32),
+            DType::F64 => new_array!(f64),
+            DType::I8 => new_array!(i8),
+            DType::I16 => new_array!(i16),
+            DType::I32 => new_array!(i32),
+            DType::I64 => new_array!(i64),
+            DType::U8 => new_array!(u8),
+            DType::U16 => new_array!(u16),
+            DType::U32 => new_array!(u32),
+            DType::U64 => new_array!(u64),
+            DType::Bool | DType::BF16 => {
+                return Err(errors::raise(
+                    "InternalError",
+                    "compute: a bool or bfloat16 array on the direct path".into(),
+                ))
+            }
+        }
+    }
+    py.allow_threads(|| first.session().read_all_into(arrays, outs))
+        .map_err(to_py)?;
+    Ok(objects)
+}
+
+/// Computes every array in one demand per context (work they share runs
+/// once) and keeps their values.
+pub(crate) fn eval_by_context(arrays: &[&Array]) -> lazyfuse::Result<()> {
+    let mut by_context: Vec<Vec<&Array>> = Vec::new();
+    for &a in arrays {
+        match by_context
+            .iter_mut()
+            .find(|group| group[0].session().same_as(a.session()))
+        {
+            Some(group) => group.push(a),
+            None => by_context.push(vec![a]),
+        }
+    }
+    by_context
+        .iter()
+        .try_for_each(|group| group[0].session().eval(group))
+}
+
 /// Computes `array` straight into `out`, a writeable C-contiguous NumPy
 /// array of its shape and dtype (no intermediate copy; the GIL is released
 /// while it runs). `bfloat16` arrays, which NumPy lacks, cannot be.

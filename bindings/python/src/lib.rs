@@ -298,22 +298,16 @@ fn parse_dtype(name: &str) -> PyResult<DType> {
 #[pyfunction]
 fn eval_all(py: Python<'_>, arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<()> {
     let arrays: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
-    py.allow_threads(|| {
-        let mut by_context: Vec<Vec<&lazyfuse::Array>> = Vec::new();
-        for &a in &arrays {
-            match by_context
-                .iter_mut()
-                .find(|group| group[0].session().same_as(a.session()))
-            {
-                Some(group) => group.push(a),
-                None => by_context.push(vec![a]),
-            }
-        }
-        by_context
-            .iter()
-            .try_for_each(|group| group[0].session().eval(group))
-    })
-    .map_err(to_py)
+    py.allow_threads(|| convert::eval_by_context(&arrays))
+        .map_err(to_py)
+}
+
+/// Computes the arrays into new NumPy arrays, in order, in one program
+/// per context (`lazyfuse.compute`).
+#[pyfunction]
+fn compute(py: Python<'_>, arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<Vec<PyObject>> {
+    let arrays: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
+    convert::to_numpy_all(py, &arrays)
 }
 
 #[pyfunction]
@@ -340,6 +334,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
     m.add_function(wrap_pyfunction!(has_unary_operation, m)?)?;
     m.add_function(wrap_pyfunction!(eval_all, m)?)?;
+    m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_class::<kernel::PyKernel>()?;
     m.add_class::<kernel::PyGUfunc>()?;
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;

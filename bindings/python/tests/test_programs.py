@@ -115,7 +115,7 @@ def test_black_scholes_call_and_put_are_one_launch_on_a_device():
     np.testing.assert_allclose(got_put, want_put, rtol=1e-5, atol=1e-4)
 
 
-def test_compute_keeps_values_and_passes_other_arguments_through(backend):
+def test_compute_passes_other_arguments_through(backend):
     x = lf.asarray(np.arange(4.0))
     doubled, total, plain, number = lf.compute(x * 2, x.sum(), np.ones(2), 3)
     np.testing.assert_array_equal(doubled, [0.0, 2.0, 4.0, 6.0])
@@ -123,9 +123,17 @@ def test_compute_keeps_values_and_passes_other_arguments_through(backend):
     np.testing.assert_array_equal(plain, [1.0, 1.0])
     assert number == 3
     assert lf.compute() == ()
+    # The same array twice, a computed one, a bool one: each comes back.
     y = x + 1
-    lf.compute(y)
-    assert y._a.is_materialized
+    y.eval()
+    again, kept, mask = lf.compute(y, y, x > 1)
+    np.testing.assert_array_equal(again, kept)
+    np.testing.assert_array_equal(mask, [False, False, True, True])
+    # Results are new arrays of their own: writing one changes nothing else.
+    first, second = lf.compute(x * 1, x * 1)
+    first[0] = 99.0
+    np.testing.assert_array_equal(second, [0.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0, 3.0])
 
 
 def test_compute_of_arrays_of_two_contexts():

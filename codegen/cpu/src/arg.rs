@@ -32,7 +32,7 @@ pub fn arg_reduce(
             return reference::arg_reduce(arg.op, values, &arg.shape, arg.axis)
         }
         Input::Producer(p) => {
-            run::elementwise(p.machine, p.launch, p.inputs, pool, p.settings, None)?
+            run::elementwise(p.machine, p.launch, p.inputs, pool, p.settings, Vec::new())?
                 .into_iter()
                 .next()
                 .flatten()

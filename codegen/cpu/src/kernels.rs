@@ -161,22 +161,30 @@ impl Executor<'_> {
                 None => interp::run_generic(launch, inputs),
             };
         }
-        run::elementwise(&compiled.machine, launch, inputs, pool, settings, None)?
-            .into_iter()
-            .map(|b| {
-                b.ok_or_else(|| {
-                    lazyfuse_core::Error::internal("cpu backend", "an output was not written")
-                })
+        run::elementwise(
+            &compiled.machine,
+            launch,
+            inputs,
+            pool,
+            settings,
+            Vec::new(),
+        )?
+        .into_iter()
+        .map(|b| {
+            b.ok_or_else(|| {
+                lazyfuse_core::Error::internal("cpu backend", "an output was not written")
             })
-            .collect()
+        })
+        .collect()
     }
 
-    /// Runs an element-wise launch whose output `index` goes into the caller's `out`.
+    /// Runs an element-wise launch whose outputs `(index, out)` go into
+    /// the caller's slices.
     pub fn launch_into(
         self,
         launch: &Launch,
         inputs: &[Option<&HostBuffer>],
-        (index, out): (usize, SliceMut<'_>),
+        outs: Vec<(usize, SliceMut<'_>)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Option<HostBuffer>>> {
         let compiled = self.cache.get(&launch.kernel, env)?;
@@ -186,7 +194,7 @@ impl Executor<'_> {
             inputs,
             self.pool,
             self.settings,
-            Some((index, out)),
+            outs,
         )
     }
 

@@ -146,17 +146,12 @@ impl Runtime for CpuRuntime {
         &self,
         launch: &Launch,
         inputs: &[Option<&Arc<HostBuffer>>],
-        index: usize,
-        out: SliceMut<'a>,
+        outs: Vec<(usize, SliceMut<'a>)>,
         env: EvalEnv<'_>,
-    ) -> Result<Option<SliceMut<'a>>> {
+    ) -> Result<Option<Vec<(usize, SliceMut<'a>)>>> {
         let pool = self.pool(env.options.threads);
-        self.executor(pool.as_deref()).launch_into(
-            launch,
-            &host_inputs(inputs),
-            (index, out),
-            env,
-        )?;
+        self.executor(pool.as_deref())
+            .launch_into(launch, &host_inputs(inputs), outs, env)?;
         Ok(None)
     }
 

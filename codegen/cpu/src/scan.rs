@@ -78,11 +78,12 @@ pub fn scan(
     match input {
         Input::Values(values) => reference::scan(scan.op, values, &scan.shape, scan.axis),
         Input::Producer(p) => {
-            let values = run::elementwise(p.machine, p.launch, p.inputs, pool, p.settings, None)?
-                .into_iter()
-                .next()
-                .flatten()
-                .ok_or_else(|| Error::internal("cpu scan", "the producer wrote no output"))?;
+            let values =
+                run::elementwise(p.machine, p.launch, p.inputs, pool, p.settings, Vec::new())?
+                    .into_iter()
+                    .next()
+                    .flatten()
+                    .ok_or_else(|| Error::internal("cpu scan", "the producer wrote no output"))?;
             reference::scan(scan.op, &values, &scan.shape, scan.axis)
         }
     }

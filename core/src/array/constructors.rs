@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use super::Array;
 use crate::dtype::DType;
-use crate::element::{Element, HostBuffer, Wide};
+use crate::element::{Element, HostBuffer, SliceMut, Wide};
 use crate::error::{Error, Result};
 use crate::kernel::KernelLaunch;
 use crate::node::{KernelCall, Node, Op};
@@ -218,6 +218,63 @@ impl Session {
             nodes.push(a.node());
         }
         self.demand(&nodes)
+    }
+
+    /// Computes several arrays into the caller's memory (`outs[i]` for
+    /// `arrays[i]`, each of its array's dtype and length) in one program:
+    /// work they share runs once, and on the CPU a program whose last
+    /// kernel writes them all writes them straight into `outs`, keeping
+    /// nothing. Python's `lazyfuse.compute` reads into new NumPy arrays
+    /// this way.
+    ///
+    /// ```
+    /// use lazyfuse::{Context, SliceMut};
+    /// let cx = Context::cpu();
+    /// let x = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+    /// let (mut twice, mut squares) = (vec![0.0f32; 3], vec![0.0f32; 3]);
+    /// cx.read_all_into(
+    ///     &[&(&x * 2.0), &(&x * &x)],
+    ///     vec![SliceMut::F32(&mut twice), SliceMut::F32(&mut squares)],
+    /// )?;
+    /// assert_eq!((twice, squares), (vec![2.0, 4.0, 6.0], vec![1.0, 4.0, 9.0]));
+    /// # Ok::<(), lazyfuse::Error>(())
+    /// ```
+    pub fn read_all_into(&self, arrays: &[&Array], outs: Vec<SliceMut<'_>>) -> Result<()> {
+        if arrays.len() != outs.len() {
+            return Err(Error::invalid(
+                "read_all_into",
+                format!(
+                    "{} arrays and {} destinations (expected one destination per array)",
+                    arrays.len(),
+                    outs.len()
+                ),
+            ));
+        }
+        let mut nodes = Vec::with_capacity(arrays.len());
+        for (i, (a, out)) in arrays.iter().zip(&outs).enumerate() {
+            if !a.session().same_as(self) {
+                return Err(Error::invalid(
+                    "read_all_into",
+                    "an array belongs to another context (expected arrays of this context)",
+                ));
+            }
+            if out.dtype() != a.dtype() || out.len() != a.len() {
+                return Err(Error::invalid(
+                    "read_all_into",
+                    format!(
+                        "destination {i} holds {} {} elements for an array of {} {} \
+                         elements (expected its dtype and length)",
+                        out.len(),
+                        out.dtype(),
+                        a.len(),
+                        a.dtype()
+                    ),
+                ));
+            }
+            a.check()?;
+            nodes.push(a.node());
+        }
+        self.read_all_into_nodes(&nodes, outs)
     }
 
     /// Launches a user kernel over `arrays` (its array arguments, in

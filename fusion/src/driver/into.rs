@@ -12,31 +12,46 @@ use crate::runtime::{Runtime, ScanInput};
 
 impl<R: Runtime> Driver<R> {
     /// Runs the program with its last launch `l` writing the demanded
-    /// output straight into `out` (when that launch is element-wise);
-    /// `out` back when it cannot.
+    /// outputs (`outs[i]` for `program.outputs[i]`) straight into the
+    /// caller's slices, when that launch is element-wise and writes each of
+    /// them; `outs` back when it cannot.
     pub(super) fn launch_last_into<'a>(
         &self,
         program: &Program,
         graph: &ExprGraph,
         l: usize,
-        out: SliceMut<'a>,
+        outs: Vec<SliceMut<'a>>,
         env: EvalEnv<'_>,
-    ) -> Result<Option<SliceMut<'a>>> {
+    ) -> Result<Option<Vec<SliceMut<'a>>>> {
         let last = &program.launches[l];
-        let index = last
+        let indices: Option<Vec<usize>> = program
             .outputs
             .iter()
-            .position(|b| *b == program.outputs[0].buffer);
-        let (Some(index), None) = (index, &last.kernel.reduction) else {
-            return Ok(Some(out));
+            .zip(&outs)
+            .map(|(output, out)| {
+                let index = last.outputs.iter().position(|b| *b == output.buffer)?;
+                (program.buffers[output.buffer.index()].len == out.len()).then_some(index)
+            })
+            .collect();
+        let distinct = |indices: &[usize]| {
+            let mut sorted = indices.to_vec();
+            sorted.sort_unstable();
+            sorted.windows(2).all(|w| w[0] != w[1])
+        };
+        let indices = match indices {
+            Some(i) if last.kernel.reduction.is_none() && i.len() == outs.len() && distinct(&i) => {
+                i
+            }
+            _ => return Ok(Some(outs)),
         };
         let buffers = self.run(program, graph, Some(Step::Launch(l)), env)?;
         let inputs = launch_inputs(self.runtime.name(), last, &buffers)?;
-        let declined = self.runtime.launch_into(last, &inputs, index, out, env)?;
+        let pairs = indices.into_iter().zip(outs).collect();
+        let declined = self.runtime.launch_into(last, &inputs, pairs, env)?;
         if declined.is_none() {
             env.stats.add(Counter::KernelLaunches, 1);
         }
-        Ok(declined)
+        Ok(declined.map(|pairs| pairs.into_iter().map(|(_, out)| out).collect()))
     }
 
     /// Runs the program with its last work, scan `s`, writing straight
@@ -135,7 +150,9 @@ impl<R: Runtime> Driver<R> {
             return Ok(Some(out));
         }
         match program.schedule.last() {
-            Some(&Work::Fused(l)) => self.launch_last_into(&program, graph, l, out, env),
+            Some(&Work::Fused(l)) => Ok(self
+                .launch_last_into(&program, graph, l, vec![out], env)?
+                .and_then(|mut back| back.pop())),
             Some(&Work::Scan(s)) if program.scans[s].output == output.buffer => {
                 self.scan_last_into(&program, graph, s, out, env)
             }
@@ -143,6 +160,35 @@ impl<R: Runtime> Driver<R> {
                 self.user_last_into(&program, graph, u, out, env)
             }
             _ => Ok(Some(out)),
+        }
+    }
+
+    /// [`Engine::evaluate_all_into`] within its stream: on a runtime
+    /// computing in host memory, a program whose last launch writes every
+    /// demanded output writes them straight into `outs`.
+    pub(super) fn evaluate_all_into_on_stream<'a>(
+        &self,
+        graph: &ExprGraph,
+        mut outs: Vec<SliceMut<'a>>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<Vec<SliceMut<'a>>>> {
+        if outs.len() == 1 {
+            let Some(out) = outs.pop() else {
+                return Ok(Some(outs));
+            };
+            return Ok(self
+                .evaluate_into_on_stream(graph, out, env)?
+                .map(|out| vec![out]));
+        }
+        if R::DEVICE {
+            return Ok(Some(outs));
+        }
+        let program = self.program(graph, env.options)?;
+        match program.schedule.last() {
+            Some(&Work::Fused(l)) if program.outputs.len() == outs.len() => {
+                self.launch_last_into(&program, graph, l, outs, env)
+            }
+            _ => Ok(Some(outs)),
         }
     }
 }

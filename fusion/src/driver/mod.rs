@@ -433,6 +433,15 @@ impl<R: Runtime> Engine for Driver<R> {
         self.on_stream(env, || self.evaluate_into_on_stream(graph, out, env))
     }
 
+    fn evaluate_all_into<'a>(
+        &self,
+        graph: &ExprGraph,
+        outs: Vec<SliceMut<'a>>,
+        env: EvalEnv<'_>,
+    ) -> Result<Option<Vec<SliceMut<'a>>>> {
+        self.on_stream(env, || self.evaluate_all_into_on_stream(graph, outs, env))
+    }
+
     fn download_into<'a>(
         &self,
         value: &Residency,

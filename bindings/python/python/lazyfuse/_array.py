@@ -582,19 +582,20 @@ def compute(*arrays):
     """Computes several arrays at once and returns them as NumPy arrays,
     in order (a tuple, as ``dask.compute``): one program runs for all of
     them, so work they share (Black–Scholes' ``call`` and ``put``) runs
-    once. The values are kept, so reading an array again costs a copy, not
-    a computation. Arguments that are not lazyfuse arrays come back as
-    ``np.asarray`` of them.
+    once. On the CPU the results are computed straight into the new NumPy
+    arrays and not kept (``x.eval()`` keeps a value); arguments that are
+    not lazyfuse arrays come back as ``np.asarray`` of them.
 
         >>> import numpy as np, lazyfuse as lf
         >>> x = lf.asarray(np.arange(3.0))
         >>> lf.compute(x * 2, x.sum())
         (array([0., 2., 4.]), array(3.))
     """
-    lazy = [a for a in arrays if isinstance(a, Array)]
-    if lazy:
-        _native.eval_all([a._a for a in lazy])
-    return tuple(np.asarray(a) for a in arrays)
+    lazy = [i for i, a in enumerate(arrays) if isinstance(a, Array)]
+    values = [a if isinstance(a, Array) else np.asarray(a) for a in arrays]
+    for i, value in zip(lazy, _native.compute([arrays[i]._a for i in lazy])):
+        values[i] = value
+    return tuple(values)
 
 
 # Last: `_views` subclasses Array, `_numpy` and `linalg` call its methods.
