@@ -228,8 +228,9 @@ impl Session {
     /// this way.
     ///
     /// ```
-    /// use lazyfuse::{Context, SliceMut};
-    /// let cx = Context::cpu();
+    /// use std::sync::Arc;
+    /// use lazyfuse_core::{Options, ReferenceEngine, Session, SliceMut};
+    /// let cx = Session::new(Arc::new(ReferenceEngine::new()), Options::default());
     /// let x = cx.from_slice(&[1.0f32, 2.0, 3.0]);
     /// let (mut twice, mut squares) = (vec![0.0f32; 3], vec![0.0f32; 3]);
     /// cx.read_all_into(
@@ -237,7 +238,7 @@ impl Session {
     ///     vec![SliceMut::F32(&mut twice), SliceMut::F32(&mut squares)],
     /// )?;
     /// assert_eq!((twice, squares), (vec![2.0, 4.0, 6.0], vec![1.0, 4.0, 9.0]));
-    /// # Ok::<(), lazyfuse::Error>(())
+    /// # Ok::<(), lazyfuse_core::Error>(())
     /// ```
     pub fn read_all_into(&self, arrays: &[&Array], outs: Vec<SliceMut<'_>>) -> Result<()> {
         if arrays.len() != outs.len() {
