@@ -135,6 +135,23 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
     }
     let shares_within_domains =
         options.enabled && options.share_within_domains && partitioner.share_within_domains();
+    if shares_within_domains {
+        let largest = partitioner.largest_body();
+        if largest > options.max_body {
+            // Sharing undid splits the body limit had made: store instead.
+            let unshared = FusionOptions {
+                share_within_domains: false,
+                ..options.clone()
+            };
+            let mut partition = partition(graph, &unshared)?;
+            partition.notes.push(format!(
+                "computing shared values once inside their readers' kernels would make a body \
+                 of {largest} units or more (limit {}): they are stored instead",
+                options.max_body
+            ));
+            return Ok(partition);
+        }
+    }
     Ok(Partition {
         placement: partitioner.placement,
         epilogue_tail: partitioner.epilogue_tail,
@@ -330,54 +347,66 @@ impl<'a> Partitioner<'a> {
         }
     }
 
+    /// An upper bound of the largest fused body with the placements as
+    /// they are: each node's cost plus its fused operands' bodies (a value
+    /// read twice counted twice, though a kernel computes it once).
+    fn largest_body(&self) -> u32 {
+        let mut body = vec![0u32; self.graph.nodes.len()];
+        let mut largest = 0;
+        for (i, node) in self.graph.nodes.iter().enumerate() {
+            body[i] = node
+                .inputs
+                .iter()
+                .filter(|&&input| self.placement[input] == Placement::Fused)
+                .fold(cost(&node.op), |total, &input| {
+                    total.saturating_add(body[input])
+                });
+            largest = largest.max(body[i]);
+        }
+        largest
+    }
+
     /// Fuses again each value stored for its cost whose readers are all
     /// element-wise kernels of its own domain: they become one kernel
     /// (`group::multi_output_groups` merges roots sharing a fused node)
-    /// in which the value is computed once. Latest first, so a value is
-    /// judged with its users' final placements. True when any was.
+    /// in which the value is computed once. True when any was.
+    ///
+    /// One pass, latest node first, so that every node is judged with its
+    /// users' final placements: `read_in_domain[i]` holds when every user
+    /// of `i` is element-wise over `i`'s shape and is a kernel root or
+    /// itself holds it. Each edge is looked at once, so a 100,000-node
+    /// graph of shared values costs no more than its size.
     fn share_within_domains(&mut self) -> bool {
+        let graph = self.graph;
+        let n = graph.nodes.len();
+        let mut read_in_domain = vec![false; n];
         let mut shared = false;
-        for x in (0..self.graph.nodes.len()).rev() {
+        for x in (0..n).rev() {
+            let shape = &graph.nodes[x].shape;
+            read_in_domain[x] = self.users[x].iter().all(|&u| {
+                let node = &graph.nodes[u];
+                node.op.is_elementwise()
+                    && node.shape == *shape
+                    && match self.placement[u] {
+                        Placement::Fused => read_in_domain[u],
+                        Placement::Buffer => true,
+                        Placement::Alias(_) | Placement::Epilogue(_) => false,
+                    }
+            });
             let Some(note) = self.stored_shared[x] else {
                 continue;
             };
-            if let Some(roots) = self.same_domain_roots(x) {
+            if read_in_domain[x] {
                 self.placement[x] = Placement::Fused;
                 shared = true;
-                let users = self.users[x].len();
                 self.notes[note] = format!(
-                    "%{x} is used {users} times and costs {} units: computed once inside the \
-                     one kernel of its readers (element-wise over its domain, writing {roots} \
-                     result(s)), never stored",
+                    "%{x} is used {} times and costs {} units: computed once inside the one \
+                     kernel of its readers (element-wise over its domain), never stored",
+                    self.users[x].len(),
                     self.size[x]
                 );
             }
         }
         shared
-    }
-
-    /// The number of kernel roots reading `x`, when each is element-wise
-    /// and reaches `x` through element-wise nodes of `x`'s shape only (so
-    /// every reader indexes `x` as the domain does); `None` otherwise.
-    fn same_domain_roots(&self, x: usize) -> Option<usize> {
-        let shape = &self.graph.nodes[x].shape;
-        let mut seen = rustc_hash::FxHashSet::default();
-        let mut stack: Vec<usize> = self.users[x].to_vec();
-        let mut roots = 0;
-        while let Some(u) = stack.pop() {
-            if !seen.insert(u) {
-                continue;
-            }
-            let node = &self.graph.nodes[u];
-            if !node.op.is_elementwise() || node.shape != *shape {
-                return None;
-            }
-            match self.placement[u] {
-                Placement::Fused => stack.extend(self.users[u].iter().copied()),
-                Placement::Buffer => roots += 1,
-                Placement::Alias(_) | Placement::Epilogue(_) => return None,
-            }
-        }
-        Some(roots)
     }
 }

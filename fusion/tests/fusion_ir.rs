@@ -188,3 +188,29 @@ fn merging_that_would_make_a_cycle_stores_the_shared_value_instead() {
         l.kernel.verify().unwrap();
     }
 }
+
+#[test]
+fn a_long_chain_of_costly_shared_values_partitions_and_verifies() {
+    // Each value is read twice and costs more than the recompute limit:
+    // every one is a candidate for the sharing rule (judged in one pass
+    // over the graph's edges); sharing them all would make one body past
+    // the limit, so they are stored and the chain split.
+    let cx = session();
+    let mut x = cx.from_slice(&[0.5f64, 0.25]);
+    for _ in 0..20_000 {
+        let y = costly(&x);
+        x = &y * 0.5 + &y;
+    }
+    let p = program_of(&[&x]);
+    assert!(p.launches.len() > 1, "split by the body limit");
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("they are stored instead")),
+        "{:?}",
+        &p.notes[p.notes.len().saturating_sub(3)..]
+    );
+    for l in &p.launches {
+        l.kernel.verify().unwrap();
+    }
+}
