@@ -128,25 +128,32 @@ step_examples() {
   done
 }
 
-step_python() {
-  echo "== the Python package's tests on LAZYFUSE_BACKEND=cuda" | tee -a "$out/summary.txt"
+# Installs the bundle's wheel into $work/$2 for step $1; fails, saying so,
+# when the bundle has none or pip cannot install it.
+install_wheel() {
   local wheel
   wheel=$(ls "$work"/python/*.whl 2>/dev/null | head -1)
   if [ -z "$wheel" ]; then
-    echo "SKIPPED python: the bundle has no wheel" | tee -a "$out/summary.txt"
-    return
+    echo "SKIPPED $1: the bundle has no wheel" | tee -a "$out/summary.txt"
+    return 1
   fi
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/$2" "$wheel" ||
+    { echo "SKIPPED $1: the wheel did not install" | tee -a "$out/summary.txt"; return 1; }
+}
+
+step_python() {
+  echo "== the Python package's tests on LAZYFUSE_BACKEND=cuda" | tee -a "$out/summary.txt"
+  install_wheel python site || return 0
   # Each new kernel is an NVRTC compile: spread the tests over the cores
   # when pytest-xdist is there (the kernel disk cache is safe to share).
   # At the time limit pytest is interrupted, and still reports what ran.
   local parallel=()
   python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_CHECK_PYTHON_WORKERS:-12}")
   set +e
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$wheel" &&
-    (cd "$root" && PYTHONPATH="$work/site" LAZYFUSE_BACKEND=cuda PYTHONUNBUFFERED=1 \
-      LAZYFUSE_TEST_BACKENDS=${GPU_CHECK_PYTHON_BACKENDS:-cuda} \
-      timeout -s INT -k 20 ${GPU_CHECK_PYTHON_TIMEOUT:-540} python3 -m pytest -q -p no:cacheprovider \
-      "${parallel[@]}" --durations=20 bindings/python/tests) \
+  (cd "$root" && PYTHONPATH="$work/site" LAZYFUSE_BACKEND=cuda PYTHONUNBUFFERED=1 \
+    LAZYFUSE_TEST_BACKENDS=${GPU_CHECK_PYTHON_BACKENDS:-cuda} \
+    timeout -s INT -k 20 ${GPU_CHECK_PYTHON_TIMEOUT:-540} python3 -m pytest -q -p no:cacheprovider \
+    "${parallel[@]}" --durations=20 bindings/python/tests) \
     >"$out/python.log" 2>&1
   echo "pytest: exit $?; $(tail -1 "$out/python.log")" | tee -a "$out/summary.txt"
   set -e
@@ -156,17 +163,11 @@ step_programs() {
   # Whole programs (bindings/python/bench_programs.py --gpu): lazyfuse on
   # cuda against CuPy and cupy.fuse, in device memory, in this one process.
   echo "== programs: lazyfuse cuda against CuPy (sizes ${GPU_CHECK_PROGRAM_SIZES:-1e6,1e7,1e8})" | tee -a "$out/summary.txt"
-  local wheel
-  wheel=$(ls "$work"/python/*.whl 2>/dev/null | head -1)
-  if [ -z "$wheel" ]; then
-    echo "SKIPPED programs: the bundle has no wheel" | tee -a "$out/summary.txt"
-    return
-  fi
+  install_wheel programs site-programs || return 0
   set +e
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site-programs" "$wheel" &&
-    (cd "$root" && PYTHONPATH="$work/site-programs" timeout ${GPU_CHECK_PROGRAM_TIMEOUT:-240} \
-      python3 bindings/python/bench_programs.py --gpu --sizes "${GPU_CHECK_PROGRAM_SIZES:-1e6,1e7,1e8}" \
-      --repeats 5 --out "$out/programs.md") >"$out/programs.log" 2>&1
+  (cd "$root" && PYTHONPATH="$work/site-programs" timeout ${GPU_CHECK_PROGRAM_TIMEOUT:-240} \
+    python3 bindings/python/bench_programs.py --gpu --sizes "${GPU_CHECK_PROGRAM_SIZES:-1e6,1e7,1e8}" \
+    --repeats 5 --out "$out/programs.md") >"$out/programs.log" 2>&1
   echo "bench_programs.py --gpu: exit $?" | tee -a "$out/summary.txt"
   set -e
   cat "$out/programs.md" >>"$out/summary.txt" 2>/dev/null || tail -20 "$out/programs.log" | tee -a "$out/summary.txt"

@@ -285,11 +285,14 @@ impl Session {
             }
         }
         let mut outs = outs;
-        if let ([node], [_]) = (nodes, outs.as_slice()) {
-            let out = outs
-                .pop()
-                .ok_or_else(|| Error::internal("read_all_into", "no destination"))?;
-            return self.read_into(node, out);
+        match (nodes, outs.len()) {
+            ([], _) => return Ok(()),
+            ([node], 1) => {
+                if let Some(out) = outs.pop() {
+                    return self.read_into(node, out);
+                }
+            }
+            _ => {}
         }
         let mut by_address: Vec<&Arc<Node>> = nodes.iter().collect();
         by_address.sort_by_key(|n| n.address());
@@ -297,7 +300,7 @@ impl Session {
             .windows(2)
             .all(|w| w[0].address() != w[1].address());
         let fresh = || nodes.iter().all(|n| !n.is_materialized());
-        if nodes.len() > 1 && distinct && fresh() && pending_launches(nodes).is_empty() {
+        if distinct && fresh() && pending_launches(nodes).is_empty() {
             let guards: Vec<_> = by_address.iter().map(|n| n.lock_computing()).collect();
             if fresh() {
                 let graph = ExprGraph::from_roots(nodes);

@@ -28,23 +28,20 @@ pub(crate) fn build_program(
     partition: Partition,
     options: &FusionOptions,
 ) -> Result<Program> {
-    if !options.enabled {
-        let work = lay_out(&graph, &partition, false)?
-            .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?;
-        return finish(graph, partition, work);
-    }
-    if let Some(work) = lay_out(&graph, &partition, true)? {
-        return finish(graph, partition, work);
-    }
     let mut partition = partition;
-    if partition.shares_within_domains {
-        let unshared = FusionOptions {
-            share_within_domains: false,
-            ..options.clone()
-        };
-        partition = crate::partition::partition(&graph, &unshared)?;
+    if options.enabled {
         if let Some(work) = lay_out(&graph, &partition, true)? {
             return finish(graph, partition, work);
+        }
+        if partition.shares_within_domains {
+            let unshared = FusionOptions {
+                share_within_domains: false,
+                ..options.clone()
+            };
+            partition = crate::partition::partition(&graph, &unshared)?;
+            if let Some(work) = lay_out(&graph, &partition, true)? {
+                return finish(graph, partition, work);
+            }
         }
     }
     let work = lay_out(&graph, &partition, false)?

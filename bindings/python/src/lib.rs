@@ -290,9 +290,6 @@ fn parse_dtype(name: &str) -> PyResult<DType> {
     })
 }
 
-/// The CUDA C lazyfuse would run for `arrays`.
-/// Whether lazyfuse has a unary operation of this name (NumPy's or an
-/// alias).
 /// Computes every array in one demand per context (work they share runs
 /// once) and keeps their values.
 #[pyfunction]
@@ -310,6 +307,8 @@ fn compute(py: Python<'_>, arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<Vec<PyObje
     convert::to_numpy_all(py, &arrays)
 }
 
+/// Whether lazyfuse has a unary operation of this name (NumPy's or an
+/// alias).
 #[pyfunction]
 fn has_unary_operation(name: &str) -> bool {
     lazyfuse::core::UnaryOp::lookup(name).is_some()

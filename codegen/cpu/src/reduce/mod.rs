@@ -398,17 +398,9 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
             // chunks that may span several short runs, and cut each tile at
             // the runs' ends.
             let first = task * per_task;
-            // Runs of one block (the common case of short rows) need no
-            // division: with rows of 8 elements, two divisions per row took
-            // a third of the time.
-            let item_start = |item: usize| match blocks {
-                1 => item * reduced_len,
-                _ => (item / blocks) * reduced_len + (item % blocks) * TASK,
-            };
-            let item_end = |item: usize| match blocks {
-                1 => (item + 1) * reduced_len,
-                _ => (item_start(item) + TASK).min((item / blocks + 1) * reduced_len),
-            };
+            let item_start = |item: usize| (item / blocks) * reduced_len + (item % blocks) * TASK;
+            let item_end =
+                |item: usize| (item_start(item) + TASK).min((item / blocks + 1) * reduced_len);
             let group_end = item_end(first + slots.len().saturating_sub(1));
             let (mut position, mut current) = (item_start(first), 0);
             let mut cascade = Cascade::new();
@@ -465,6 +457,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
         },
     )?;
     if blocks == 1 {
+        // Each output's partial is its value: no second cascade.
         return Ok(partials);
     }
     Ok(partials
