@@ -27,6 +27,7 @@ mod scaffold;
 
 use scaffold::{args, Bases, Broadcast, Chunks, Loops, Reduced, RowLoop, Table};
 
+use super::callout::{self, Call, Scratch};
 use super::ops::{Lowering, Val};
 use super::support::{check, per_vector, Lanes, Unsupported};
 
@@ -46,6 +47,11 @@ pub struct Shape<'a> {
 
 /// Elements per iteration of the vector loop (4 or 8 vectors per value).
 pub(super) const ELEMENTS: usize = 16;
+
+/// Vector iterations per iteration of the wide loop of bodies with calls:
+/// a call then covers 128 elements (over 16, the called loops are bound
+/// by their latency; the body's code is repeated this many times).
+pub(super) const WIDE: usize = 8;
 
 /// What the function does with the body's values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,7 +120,16 @@ pub fn emit(
         }
         Form::Map | Form::Accumulate { .. } => None,
     };
+    let calls: Vec<Option<Call>> = (0..shape.body.len())
+        .map(|k| callout::of(shape.body, k))
+        .collect();
+    let scratch = calls
+        .iter()
+        .any(Option::is_some)
+        .then(|| Scratch::new(&mut b, pointer));
     let frame = Frame {
+        calls,
+        scratch,
         body: shape.body,
         lanes,
         flags,
@@ -126,7 +141,7 @@ pub fn emit(
         out,
     };
 
-    let loops = Loops::create(&mut b, reduced.as_ref());
+    let loops = Loops::create(&mut b, reduced.as_ref(), frame.scratch.is_some());
     let (first, limit, chunks) = match reduced {
         Some(_) => {
             let (first, limit, chunks) = Chunks::open(&mut b, n, rows);
@@ -134,8 +149,13 @@ pub fn emit(
         }
         None => (b.ins().iconst(types::I64, 0), n, None),
     };
-    loops.enter(&mut b, reduced.as_ref(), first, limit);
-    frame.vector_loop(&mut b, &loops, limit)?;
+    loops.enter(&mut b, reduced.as_ref(), first, limit, WIDE * ELEMENTS);
+    if let Some(wide) = loops.wide_body {
+        let blocks = (wide, WIDE, loops.vector_head);
+        frame.vector_loop(&mut b, blocks, &loops, limit)?;
+    }
+    let blocks = (loops.vector_body, 1, loops.scalar_head);
+    frame.vector_loop(&mut b, blocks, &loops, limit)?;
     frame.scalar_loop(&mut b, &loops, limit)?;
 
     b.switch_to_block(loops.exit);
@@ -164,6 +184,10 @@ struct Frame<'a> {
     accumulated: Option<(usize, ReduceOp)>,
     reduced: Option<Reduced>,
     out: Value,
+    /// Per instruction: the call computing it, if it is compiled as one.
+    calls: Vec<Option<Call>>,
+    /// The calls' operands and results (present when there are calls).
+    scratch: Option<Scratch>,
 }
 
 impl Frame<'_> {
@@ -183,59 +207,147 @@ impl Frame<'_> {
         }
     }
 
-    /// One iteration of `lowering` at element `i`: the outputs stored, the
-    /// accumulate form's value combined; returns the values.
+    /// One iteration at element `i`: the values of each of its groups (one
+    /// group in the scalar loop), the outputs stored and the accumulate
+    /// form's value combined.
+    ///
+    /// The body runs in segments ending at each operation compiled as a
+    /// call: one group at a time through a segment (only one vector of
+    /// each value is live at once; all groups at once would spill
+    /// registers), the call's operand of every group put in the scratch
+    /// buffer, one call over the iteration's elements, its result taken
+    /// back by every group.
     fn iteration(
         &self,
-        lowering: &mut Lowering<'_, '_>,
+        b: &mut FunctionBuilder<'_>,
+        vector: bool,
         i: Value,
-    ) -> Result<Vec<Val>, Unsupported> {
-        let values = lowering.iteration(i, &self.bases, &self.broadcast, self.outputs)?;
-        if let Some((value, op)) = self.accumulated {
-            lowering.accumulate(self.out, i, value, op, &values[value])?;
+        subs: usize,
+    ) -> Result<Vec<Vec<Val>>, Unsupported> {
+        let (groups, elements) = if vector {
+            (ELEMENTS / self.lanes.group(), subs * ELEMENTS)
+        } else {
+            (1, 1)
+        };
+        // Each sub-iteration's first element.
+        let positions: Vec<Value> = (0..subs)
+            .map(|u| match u {
+                0 => i,
+                u => b.ins().iadd_imm(i, (u * ELEMENTS) as i64),
+            })
+            .collect();
+        let len = self.body.len();
+        let mut values: Vec<Vec<Val>> = (0..subs * groups)
+            .map(|_| Vec::with_capacity(len))
+            .collect();
+        let mut start = 0;
+        loop {
+            let end = (start..len)
+                .find(|&k| self.calls[k].is_some())
+                .unwrap_or(len);
+            let call = self.calls.get(end).copied().flatten();
+            for (j, group) in values.iter_mut().enumerate() {
+                let (sub, g) = (j / groups, j % groups);
+                let i = positions[sub];
+                let mut lowering = self.lowering(b, vector, g);
+                lowering.lower_range(group, start..end, i, &self.bases, &self.broadcast)?;
+                match (call, &self.scratch) {
+                    (Some(_), Some(scratch)) => {
+                        let operands = self.body.insts[end].operands();
+                        for (k, operand) in operands.iter().enumerate() {
+                            let (dtype, x) = (self.body.dtype(*operand), &group[operand.index()]);
+                            scratch.put(&mut lowering, (k, sub * ELEMENTS), x, dtype);
+                        }
+                    }
+                    (Some(_), None) => return Err("a call without a scratch buffer"),
+                    (None, _) => {
+                        lowering.store_outputs(group, i, &self.bases, self.outputs)?;
+                        if let Some((value, op)) = self.accumulated {
+                            lowering.accumulate(self.out, i, value, op, &group[value])?;
+                        }
+                    }
+                }
+            }
+            let (Some(call), Some(scratch)) = (call, &self.scratch) else {
+                return Ok(values);
+            };
+            let dtype = self.body.dtypes[end];
+            scratch.call(b, call, dtype, elements)?;
+            for (j, group) in values.iter_mut().enumerate() {
+                let mut lowering = self.lowering(b, vector, j % groups);
+                group.push(scratch.take(&mut lowering, (j / groups) * ELEMENTS, dtype)?);
+            }
+            start = end + 1;
         }
-        Ok(values)
     }
 
-    /// The vector loop: 16 elements an iteration, in groups of one vector of
-    /// the narrowest values.
+    /// A vector loop in block `body`: `subs` times 16 elements an
+    /// iteration, each 16 in groups of one vector of the narrowest values,
+    /// combined into the accumulators in order (as `subs` iterations of 16
+    /// would be: the same bits); it leaves to `leave` (the scalar loop's
+    /// head takes the scalar accumulator too).
     fn vector_loop(
         &self,
         b: &mut FunctionBuilder<'_>,
+        (body, subs, leave): (Block, usize, Block),
         loops: &Loops,
         limit: Value,
     ) -> Result<(), Unsupported> {
-        b.switch_to_block(loops.vector_body);
-        let params = b.block_params(loops.vector_body).to_vec();
+        b.switch_to_block(body);
+        let params = b.block_params(body).to_vec();
         let i = params[0];
         let groups = ELEMENTS / self.lanes.group();
-        // One vector at a time through the whole body: only one vector of
-        // each value is live at once (all of them at once spill registers).
+        let iteration = self.iteration(b, true, i, subs)?;
+        let mut accs = params[1..].to_vec();
+        if let Some(r) = &self.reduced {
+            for sub in iteration.chunks(groups) {
+                accs = self.combine_vectors(b, r, sub, &accs)?;
+            }
+        }
+        let width = (subs * ELEMENTS) as i64;
+        let next = b.ins().iadd_imm(i, width);
+        let end = b.ins().iadd_imm(i, 2 * width);
+        let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
+        let mut again = vec![next];
+        again.extend(accs);
+        let mut out = again.clone();
+        if let (Some(r), true) = (&self.reduced, leave == loops.scalar_head) {
+            out.push(r.identity);
+        }
+        b.ins().brif(fits, body, &args(&again), leave, &args(&out));
+        Ok(())
+    }
+
+    /// The accumulators (`parts` vectors, then as many NaN masks) after
+    /// combining the reduced value of one 16-element iteration's `groups`.
+    fn combine_vectors(
+        &self,
+        b: &mut FunctionBuilder<'_>,
+        r: &Reduced,
+        groups: &[Vec<Val>],
+        accs: &[Value],
+    ) -> Result<Vec<Value>, Unsupported> {
+        let per_group = r.parts / groups.len();
         let mut combined: Vec<Value> = Vec::new();
         let mut masks_out: Vec<Value> = Vec::new();
         let mut pending: Option<Val> = None;
-        for g in 0..groups {
+        for (g, values) in groups.iter().enumerate() {
             let mut lowering = self.lowering(b, true, g);
-            let values = self.iteration(&mut lowering, i)?;
-            let Some(r) = &self.reduced else {
-                continue;
-            };
-            let per_group = r.parts / groups;
             for (v, &x) in values[r.value].iter().enumerate().take(per_group) {
                 let p = g * per_group + v;
-                let acc: Val = SmallVec::from_elem(params[1 + p], 1);
+                let acc: Val = SmallVec::from_elem(accs[p], 1);
                 let x: Val = SmallVec::from_elem(x, 1);
                 if r.nan_masks {
                     combined.extend(lowering.min_max(r.op, &acc, &x, r.dtype)?);
                     // One unordered compare tests two vectors: NaN lanes of
                     // the pair mark the even vector's mask (any NaN lane
                     // makes the result NaN); odd vectors' masks stay.
-                    let mask: Val = SmallVec::from_elem(params[1 + r.parts + p], 1);
+                    let mask: Val = SmallVec::from_elem(accs[r.parts + p], 1);
                     match pending.take() {
                         None => pending = Some(x),
                         Some(previous) => {
                             let nan = lowering.fcmp(FloatCC::Unordered, &previous, &x);
-                            let even: Val = SmallVec::from_elem(params[r.parts + p], 1);
+                            let even: Val = SmallVec::from_elem(accs[r.parts + p - 1], 1);
                             masks_out.extend(lowering.or(&even, &nan));
                             masks_out.extend(mask);
                         }
@@ -245,24 +357,8 @@ impl Frame<'_> {
                 }
             }
         }
-        let next = b.ins().iadd_imm(i, ELEMENTS as i64);
-        let end = b.ins().iadd_imm(i, 2 * ELEMENTS as i64);
-        let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
-        let mut again = vec![next];
-        again.extend(combined);
-        again.extend(masks_out);
-        let mut leave = again.clone();
-        if let Some(r) = &self.reduced {
-            leave.push(r.identity);
-        }
-        b.ins().brif(
-            fits,
-            loops.vector_body,
-            &args(&again),
-            loops.scalar_head,
-            &args(&leave),
-        );
-        Ok(())
+        combined.extend(masks_out);
+        Ok(combined)
     }
 
     /// The scalar loop: the elements after the vector loop, one at a time.
@@ -286,8 +382,8 @@ impl Frame<'_> {
         b.switch_to_block(loops.scalar_body);
         let mut current = b.block_params(loops.scalar_body).to_vec();
         let i = current[0];
+        let values = self.iteration(b, false, i, 1)?.pop().ok_or("no group")?;
         let mut lowering = self.lowering(b, false, 0);
-        let values = self.iteration(&mut lowering, i)?;
         if let Some(r) = &self.reduced {
             let scalar = 1 + r.vector_accs();
             let acc: Val = SmallVec::from_elem(current[scalar], 1);

@@ -6,8 +6,9 @@
 //! stores its result and the next loads it again, so when memory is fast
 //! the machine is bound by those extra passes, not by memory. A body whose
 //! operations are all in [`lower`]'s set (f32/f64/i32/i64/u32/u64
-//! arithmetic, comparisons, `where`, NaN-propagating `minimum`/`maximum`)
-//! is compiled instead, once per pattern of broadcast leaves, the first
+//! arithmetic, comparisons, `where`, NaN-propagating `minimum`/`maximum`,
+//! and as calls of the machine's own loops the math functions, `power` and
+//! integer division: `callout`) is compiled instead, once per pattern of broadcast leaves, the first
 //! time a launch is large enough to repay the compilation (tiering: small
 //! launches keep using the machine until the kernel has processed
 //! [`JIT_AFTER`] elements). Anything else, or a compilation that fails,
@@ -15,6 +16,7 @@
 //! [`JitMode`] (`Context::builder().jit(..)`, `LAZYFUSE_JIT`) chooses
 //! between tiering, always and never; the test suite runs all of them.
 
+mod callout;
 mod casts;
 pub mod kernel;
 pub mod lower;

@@ -65,18 +65,21 @@ impl Lowering<'_, '_> {
         }
     }
 
-    pub(super) fn iteration(
+    /// Lowers instructions `range` of the body for this group, appending
+    /// to `values` (which holds the values before them). Operations
+    /// compiled as calls are the caller's (`callout`): none is in `range`.
+    pub(super) fn lower_range(
         &mut self,
+        values: &mut Vec<Val>,
+        range: std::ops::Range<usize>,
         i: Value,
         bases: &[Option<Value>],
         broadcast: &[Option<(Value, Val)>],
-        outputs: &[(usize, usize)],
-    ) -> Result<Vec<Val>, Unsupported> {
+    ) -> Result<(), Unsupported> {
         let body = self.body;
-        let mut values: Vec<Val> = Vec::with_capacity(body.len());
-        for (k, inst) in body.insts.iter().enumerate() {
+        for k in range {
             let dtype = body.dtypes[k];
-            let value = match inst {
+            let value = match &body.insts[k] {
                 Inst::Load(_) | Inst::Iota(_) | Inst::Arg(_) => match (&broadcast[k], bases[k]) {
                     (Some((x, v)), _) => {
                         if self.vector {
@@ -103,15 +106,26 @@ impl Lowering<'_, '_> {
             };
             values.push(value);
         }
+        Ok(())
+    }
+
+    /// Stores this group's `outputs` (`(value, slot)`) of `values`.
+    pub(super) fn store_outputs(
+        &mut self,
+        values: &[Val],
+        i: Value,
+        bases: &[Option<Value>],
+        outputs: &[(usize, usize)],
+    ) -> Result<(), Unsupported> {
         for &(v, slot) in outputs {
             let base = bases
                 .get(slot)
                 .copied()
                 .flatten()
                 .ok_or("an output without a place")?;
-            self.store(base, i, body.dtypes[v], &values[v])?;
+            self.store(base, i, self.body.dtypes[v], &values[v])?;
         }
-        Ok(values)
+        Ok(())
     }
 
     /// `x < acc ? acc : x` for `Max` (`acc < x ? acc : x` for `Min`), lane
@@ -163,7 +177,7 @@ impl Lowering<'_, '_> {
     }
 
     /// Byte offset of this group's elements of `dtype` from the iteration's.
-    fn offset(&self, dtype: DType) -> i32 {
+    pub(super) fn offset(&self, dtype: DType) -> i32 {
         if self.vector {
             (self.group * self.lanes.group() * dtype.size()) as i32
         } else {

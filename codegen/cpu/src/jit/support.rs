@@ -6,6 +6,8 @@ use cranelift_codegen::ir::{types, Type};
 use lazyfuse_core::{BinaryOp, DType, UnaryOp};
 use lazyfuse_fusion::{Body, Inst};
 
+use super::callout;
+
 /// Why a body is not compiled (the register machine runs it instead).
 pub type Unsupported = &'static str;
 
@@ -124,8 +126,12 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
             Inst::Param(_) | Inst::Reduced => false,
             Inst::Cast(_) => cast_supported(operand(0), dtype),
             Inst::Bitcast(_) => false,
-            Inst::Unary(op, _) => unary_supported(*op, operand(0), dtype),
-            Inst::Binary(op, _, _) => binary_supported(*op, dtype),
+            Inst::Unary(op, _) => {
+                unary_supported(*op, operand(0), dtype) || callout::unary(*op, operand(0), dtype)
+            }
+            Inst::Binary(op, _, _) => {
+                binary_supported(*op, dtype) || callout::binary(*op, operand(0), dtype)
+            }
             Inst::Select(..) => true,
         };
         if !supported {
@@ -135,7 +141,9 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
     if outputs.iter().any(|&(v, _)| body.dtypes[v] == DType::Bool) {
         return Err("a bool output");
     }
-    lanes.ok_or("no numeric value")
+    let lanes = lanes.ok_or("no numeric value")?;
+    callout::worth_calling(body)?;
+    Ok(lanes)
 }
 
 /// Whether `op` of an `operand` giving `dtype` is compiled.

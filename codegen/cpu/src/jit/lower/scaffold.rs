@@ -272,9 +272,15 @@ impl Chunks {
 }
 
 /// The blocks of the element loops. Each takes the element counter (but
-/// the exit), the vector accumulators and NaN masks, and (but the vector
-/// loop) the scalar accumulator.
+/// the exit), the vector accumulators and NaN masks, and (the scalar loop
+/// and the exit) the scalar accumulator.
 pub(super) struct Loops {
+    /// The wide loop of bodies with calls (`WIDE` vector iterations an
+    /// iteration, so that each call covers that many elements), which
+    /// tests at its end and leaves to the vector loop's head.
+    pub(super) wide_body: Option<Block>,
+    /// Enters the vector loop when an iteration fits, else the scalar loop.
+    pub(super) vector_head: Block,
     /// The vector loop, which tests at its end (one branch per iteration).
     pub(super) vector_body: Block,
     pub(super) scalar_head: Block,
@@ -283,7 +289,11 @@ pub(super) struct Loops {
 }
 
 impl Loops {
-    pub(super) fn create(b: &mut FunctionBuilder<'_>, reduced: Option<&Reduced>) -> Loops {
+    pub(super) fn create(
+        b: &mut FunctionBuilder<'_>,
+        reduced: Option<&Reduced>,
+        wide: bool,
+    ) -> Loops {
         let mut block = |counter: bool, scalar: bool| {
             let block = b.create_block();
             if counter {
@@ -305,6 +315,8 @@ impl Loops {
             block
         };
         Loops {
+            wide_body: wide.then(|| block(true, false)),
+            vector_head: block(true, false),
             vector_body: block(true, false),
             scalar_head: block(true, true),
             scalar_body: block(true, true),
@@ -312,23 +324,42 @@ impl Loops {
         }
     }
 
-    /// Enters the vector loop at `first` when a whole iteration fits before
-    /// `limit`, else the scalar loop.
+    /// Enters the wide loop at `first` when one of its iterations (`wide`
+    /// elements) fits before `limit`, else the vector loop's head; fills
+    /// that head.
     pub(super) fn enter(
         &self,
         b: &mut FunctionBuilder<'_>,
         reduced: Option<&Reduced>,
         first: Value,
         limit: Value,
+        wide: usize,
     ) {
         let mut vector = vec![first];
-        let mut scalar = vec![first];
         if let Some(r) = reduced {
             vector.extend(r.first(b));
-            scalar.extend(vector[1..].iter().copied());
+        }
+        match self.wide_body {
+            Some(wide_body) => {
+                let first_end = b.ins().iadd_imm(first, wide as i64);
+                let fits = b
+                    .ins()
+                    .icmp(IntCC::UnsignedLessThanOrEqual, first_end, limit);
+                let vector = args(&vector);
+                b.ins()
+                    .brif(fits, wide_body, &vector, self.vector_head, &vector);
+            }
+            None => {
+                b.ins().jump(self.vector_head, &args(&vector));
+            }
+        }
+        b.switch_to_block(self.vector_head);
+        let vector = b.block_params(self.vector_head).to_vec();
+        let mut scalar = vector.clone();
+        if let Some(r) = reduced {
             scalar.push(r.identity);
         }
-        let first_end = b.ins().iadd_imm(first, ELEMENTS as i64);
+        let first_end = b.ins().iadd_imm(vector[0], ELEMENTS as i64);
         let fits = b
             .ins()
             .icmp(IntCC::UnsignedLessThanOrEqual, first_end, limit);

@@ -1,0 +1,304 @@
+//! Operations compiled as calls of the register machine's own loops: the
+//! math functions (`exp`, `log`, `sin`, ... through `vmath`'s AVX2/AVX-512
+//! routines where they cover them), `power`, `arctan2`, integer `//` and
+//! `%`, and every other numeric operation Cranelift has no instruction for.
+//!
+//! The wide loop gathers the operand of such an operation for all of an
+//! iteration's 128 elements into a stack buffer, calls the loop the machine
+//! runs for that operation once over them, and reads the results back (the
+//! vector loop after it does the same for 16 elements, the scalar loop for
+//! one). So a body with an
+//! `exp` still makes one pass over memory with its other values in
+//! registers, and computes exactly what the register machine computes: the
+//! same function over the same values.
+
+use cranelift_codegen::ir::{
+    types, AbiParam, InstBuilder, Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
+};
+use cranelift_frontend::FunctionBuilder;
+use lazyfuse_core::semantics::Arithmetic;
+use lazyfuse_core::{BinaryOp, DType, UnaryOp};
+use lazyfuse_fusion::{Body, Inst};
+use smallvec::SmallVec;
+
+use super::lower::{ELEMENTS, WIDE};
+use super::ops::{Lowering, Val};
+use super::support::{binary_supported, unary_supported, Lanes, Unsupported};
+use crate::loops::{self, Arg};
+use crate::vmath::{self, VectorMath};
+
+/// Whether the unary `op` from `from` to `dtype` is compiled as a call.
+pub(super) fn unary(op: UnaryOp, from: DType, dtype: DType) -> bool {
+    from == dtype && Lanes::of(dtype).is_some() && !op.is_predicate() && op != UnaryOp::LogicalNot
+}
+
+/// Whether the binary `op` giving `dtype` (of operands of `from`) is
+/// compiled as a call.
+pub(super) fn binary(op: BinaryOp, from: DType, dtype: DType) -> bool {
+    from == dtype
+        && Lanes::of(dtype).is_some()
+        && !op.is_comparison()
+        && !matches!(
+            op,
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor | BinaryOp::Philox
+        )
+}
+
+/// Compiled operations a body needs per call for compiled code to beat
+/// the register machine. Each call ends with the called loop's latency
+/// (the results are read at once), where the machine runs the function
+/// over whole tiles: `exp` alone runs at half the machine's speed compiled,
+/// Black–Scholes (15 operations per call) 1.45 times faster (measured by
+/// CPU time over 10^6 elements, `bench_programs.py`'s programs).
+const OPERATIONS_PER_CALL: usize = 4;
+
+/// `Ok` unless `body`'s calls outweigh its compiled work: then the
+/// register machine runs it.
+pub(super) fn worth_calling(body: &Body) -> Result<(), Unsupported> {
+    let calls = (0..body.len()).filter(|&k| of(body, k).is_some()).count();
+    let operations = body
+        .insts
+        .iter()
+        .filter(|inst| !inst.operands().is_empty())
+        .count()
+        - calls;
+    if operations < OPERATIONS_PER_CALL * calls {
+        return Err(
+            "its calls of the machine's loops (math functions) outweigh its \
+                    compiled work",
+        );
+    }
+    Ok(())
+}
+
+/// The called function: `(op, a, b, out, n)`, `op` the operation's index in
+/// its family's `ALL`, `b` unused by unary operations.
+type Routine = unsafe extern "C" fn(u32, *const u8, *const u8, *mut u8, usize);
+
+/// The machine's step for unary `op` over `n` values of `T` at `a`.
+///
+/// # Safety
+/// `a` and `out` must hold `n` values of `T`, and not overlap.
+unsafe fn unary_slice<T: Arithmetic + VectorMath>(op: u32, a: *const u8, out: *mut u8, n: usize) {
+    let Some(&op) = UnaryOp::ALL.get(op as usize) else {
+        return;
+    };
+    // SAFETY: the caller's contract.
+    let (a, out) = unsafe {
+        (
+            std::slice::from_raw_parts(a.cast::<T>(), n),
+            std::slice::from_raw_parts_mut(out.cast::<T>(), n),
+        )
+    };
+    // As `steps::compile` chooses: `vmath` where it covers the function.
+    if !(vmath::covers(op) && vmath::unary(op, Arg::Slice(a), out)) {
+        loops::unary(op, Arg::Slice(a), out);
+    }
+}
+
+/// The machine's step for binary `op` over `n` pairs of `T` at `a` and `b`.
+///
+/// # Safety
+/// `a`, `b` and `out` must hold `n` values of `T`, `out` overlapping neither.
+unsafe fn binary_slice<T: Arithmetic>(op: u32, a: *const u8, b: *const u8, out: *mut u8, n: usize) {
+    let Some(&op) = BinaryOp::ALL.get(op as usize) else {
+        return;
+    };
+    // SAFETY: the caller's contract.
+    let (a, b, out) = unsafe {
+        (
+            std::slice::from_raw_parts(a.cast::<T>(), n),
+            std::slice::from_raw_parts(b.cast::<T>(), n),
+            std::slice::from_raw_parts_mut(out.cast::<T>(), n),
+        )
+    };
+    loops::binary(op, Arg::Slice(a), Arg::Slice(b), out);
+}
+
+/// Integers have no vectorised functions: the generic loops run.
+macro_rules! no_vector_math {
+    ($($t:ty),*) => {$(
+        impl VectorMath for $t {
+            fn apply(_: UnaryOp, _: &[$t], _: &mut [$t]) -> bool {
+                false
+            }
+        }
+    )*};
+}
+no_vector_math!(i32, i64, u32, u64);
+
+macro_rules! routines {
+    ($(($t:ty, $unary:ident, $binary:ident)),*) => {$(
+        /// # Safety
+        /// As `unary_slice`'s.
+        unsafe extern "C" fn $unary(op: u32, a: *const u8, _: *const u8, out: *mut u8, n: usize) {
+            // Nothing may unwind into generated code.
+            let _ = std::panic::catch_unwind(|| {
+                // SAFETY: the generated code passes its stack buffers of `n` values.
+                unsafe { unary_slice::<$t>(op, a, out, n) }
+            });
+        }
+
+        /// # Safety
+        /// As `binary_slice`'s.
+        unsafe extern "C" fn $binary(op: u32, a: *const u8, b: *const u8, out: *mut u8, n: usize) {
+            let _ = std::panic::catch_unwind(|| {
+                // SAFETY: the generated code passes its stack buffers of `n` values.
+                unsafe { binary_slice::<$t>(op, a, b, out, n) }
+            });
+        }
+    )*};
+}
+routines!(
+    (f32, unary_f32, binary_f32),
+    (f64, unary_f64, binary_f64),
+    (i32, unary_i32, binary_i32),
+    (i64, unary_i64, binary_i64),
+    (u32, unary_u32, binary_u32),
+    (u64, unary_u64, binary_u64)
+);
+
+fn routine(dtype: DType, is_unary: bool) -> Result<Routine, Unsupported> {
+    let pick = |u: Routine, b: Routine| if is_unary { u } else { b };
+    Ok(match dtype {
+        DType::F32 => pick(unary_f32, binary_f32),
+        DType::F64 => pick(unary_f64, binary_f64),
+        DType::I32 => pick(unary_i32, binary_i32),
+        DType::I64 => pick(unary_i64, binary_i64),
+        DType::U32 => pick(unary_u32, binary_u32),
+        DType::U64 => pick(unary_u64, binary_u64),
+        _ => return Err("a call of a dtype without routines"),
+    })
+}
+
+/// An operation compiled as a call.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Call {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+}
+
+impl Call {
+    fn index(self) -> u32 {
+        match self {
+            Call::Unary(op) => op as u32,
+            Call::Binary(op) => op as u32,
+        }
+    }
+
+    fn operands(self) -> usize {
+        match self {
+            Call::Unary(_) => 1,
+            Call::Binary(_) => 2,
+        }
+    }
+}
+
+/// The stack buffer of an iteration's calls: room for two operands and the
+/// result of a wide iteration's elements of 8 bytes.
+pub(super) struct Scratch {
+    slot: StackSlot,
+    pointer: Type,
+}
+
+const OPERAND_BYTES: u32 = (WIDE * ELEMENTS * 8) as u32;
+
+impl Scratch {
+    pub(super) fn new(b: &mut FunctionBuilder<'_>, pointer: Type) -> Scratch {
+        let slot = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            3 * OPERAND_BYTES,
+            4,
+        ));
+        Scratch { slot, pointer }
+    }
+
+    /// Stores `lowering`'s group of operand `k` of a call on `dtype`
+    /// values, of the sub-iteration starting `element` elements into the
+    /// iteration.
+    pub(super) fn put(
+        &self,
+        lowering: &mut Lowering<'_, '_>,
+        (k, element): (usize, usize),
+        x: &Val,
+        dtype: DType,
+    ) {
+        let base = k as u32 * OPERAND_BYTES + (element * dtype.size()) as u32;
+        let at = lowering.offset(dtype) as u32 + base;
+        for (p, &v) in x.iter().enumerate() {
+            lowering
+                .b
+                .ins()
+                .stack_store(v, self.slot, (at + 16 * p as u32) as i32);
+        }
+    }
+
+    /// Calls `call` over `n` elements of `dtype` in the buffer.
+    pub(super) fn call(
+        &self,
+        b: &mut FunctionBuilder<'_>,
+        call: Call,
+        dtype: DType,
+        n: usize,
+    ) -> Result<(), Unsupported> {
+        let routine = routine(dtype, call.operands() == 1)?;
+        let mut signature = Signature::new(b.func.signature.call_conv);
+        signature.params.push(AbiParam::new(types::I32));
+        for _ in 0..4 {
+            signature.params.push(AbiParam::new(self.pointer));
+        }
+        let signature = b.import_signature(signature);
+        let address = |b: &mut FunctionBuilder<'_>, k: u32| {
+            b.ins()
+                .stack_addr(self.pointer, self.slot, (k * OPERAND_BYTES) as i32)
+        };
+        let args: SmallVec<[Value; 5]> = SmallVec::from_buf([
+            b.ins().iconst(types::I32, i64::from(call.index())),
+            address(b, 0),
+            address(b, 1),
+            address(b, 2),
+            b.ins().iconst(self.pointer, n as i64),
+        ]);
+        let callee = b.ins().iconst(self.pointer, routine as usize as i64);
+        b.ins().call_indirect(signature, callee, &args);
+        Ok(())
+    }
+
+    /// `lowering`'s group of the result of the last call, of `dtype`, in
+    /// the sub-iteration starting `element` elements into the iteration.
+    pub(super) fn take(
+        &self,
+        lowering: &mut Lowering<'_, '_>,
+        element: usize,
+        dtype: DType,
+    ) -> Result<Val, Unsupported> {
+        let ty = lowering.ty(dtype)?;
+        let at =
+            lowering.offset(dtype) as u32 + 2 * OPERAND_BYTES + (element * dtype.size()) as u32;
+        Ok((0..lowering.vectors(dtype))
+            .map(|p| {
+                lowering
+                    .b
+                    .ins()
+                    .stack_load(ty, self.slot, (at + 16 * p as u32) as i32)
+            })
+            .collect())
+    }
+}
+
+/// The call that computes instruction `k` of `body`, when it is one (an
+/// operation with no Cranelift lowering that the machine's loops run).
+pub(super) fn of(body: &Body, k: usize) -> Option<Call> {
+    let dtype = body.dtypes[k];
+    match body.insts[k] {
+        Inst::Unary(op, a) => {
+            let from = body.dtype(a);
+            (!unary_supported(op, from, dtype) && unary(op, from, dtype)).then_some(Call::Unary(op))
+        }
+        Inst::Binary(op, a, _) => {
+            let from = body.dtype(a);
+            (!binary_supported(op, dtype) && binary(op, from, dtype)).then_some(Call::Binary(op))
+        }
+        _ => None,
+    }
+}
