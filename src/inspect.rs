@@ -23,7 +23,12 @@ pub fn cuda_source(arrays: &[&Array]) -> Result<String> {
     let options = arrays
         .first()
         .map_or_else(Options::default, |a| a.session().options().clone());
-    let program = compile(&ExprGraph::from_roots(&roots), &FusionOptions::of(&options))?;
+    // As the device backends partition it (they run row programs).
+    let fusion = FusionOptions {
+        row_programs: true,
+        ..FusionOptions::of(&options)
+    };
+    let program = compile(&ExprGraph::from_roots(&roots), &fusion)?;
     let mut text = cuda::prelude();
     for launch in &program.launches {
         let lowered = lower::lower(&launch.kernel, bind::index_type(launch))?;

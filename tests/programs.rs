@@ -213,3 +213,89 @@ fn several_results_read_into_the_callers_memory_on_every_backend() -> Result<()>
     }
     Ok(())
 }
+
+/// Softmax, layer norm and a masked variant over rows, f64 and f32, with
+/// rows longer than a block of threads and a row count past one grid step.
+fn row_programs(cx: &Context, rows: usize, cols: usize) -> Result<Vec<Array>> {
+    let x = cx.from_vec(prices(rows * cols, 0.8, -4.0, 4.0), &[rows, cols])?;
+    let e = (&x - &x.max_axes(&[1], true)).exp();
+    let softmax = &e / &e.sum_axes(&[1], true);
+    let mean = x.mean_axes(&[-1], true);
+    let centred = &x - &mean;
+    let var = (&centred * &centred).mean_axes(&[-1], true);
+    let gain = cx.from_vec(prices(cols, 0.9, 0.5, 1.5), &[cols])?;
+    let norm = &centred / (&var + 1e-5).sqrt() * &gain + 0.25;
+    let x32 = x.astype(lazyfuse::DType::F32);
+    let e32 = (&x32 - &x32.max_axes(&[1], true)).exp();
+    let softmax32 = (&e32 / &e32.sum_axes(&[1], true)).astype(lazyfuse::DType::F64);
+    // Rows along the last of three axes, a transposed input.
+    let x3 = x.reshape(&[rows, 1, cols]);
+    let e3 = (&x3 - &x3.max_axes(&[-1], true)).exp();
+    let softmax3 = (&e3 / &e3.sum_axes(&[-1], true)).reshape(&[rows, cols]);
+    let t = x.transpose();
+    let t_centred = &t - &t.mean_axes(&[-1], true);
+    Ok(vec![softmax, norm, softmax32, softmax3, t_centred])
+}
+
+#[test]
+fn row_programs_agree_with_the_reference_on_every_backend() -> Result<()> {
+    let reference = Context::builder().backend("reference").build()?;
+    // One tile of rows on the CPU, several (the last one short), one row.
+    for (rows, cols) in [(3, 1000), (70, 33), (200, 1000), (1, 5)] {
+        let want = row_programs(&reference, rows, cols)?;
+        for cx in common::backends() {
+            let got = row_programs(&cx, rows, cols)?;
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let (g, w) = (g.to_vec::<f64>()?, w.to_vec::<f64>()?);
+                // Values minus their row's mean lose digits to cancellation:
+                // within 1e-12 of the inputs' scale (about 1), summed in
+                // another order.
+                for (i, (g, w)) in g.iter().zip(&w).enumerate() {
+                    let scale = if k == 2 {
+                        1e-5 * w.abs()
+                    } else {
+                        1e-12 * w.abs().max(1.0)
+                    };
+                    assert!(
+                        (g - w).abs() <= scale,
+                        "output {k}, element {i}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn softmax_and_layer_norm_are_one_launch_with_no_row_buffers() -> Result<()> {
+    let cx = Context::sim();
+    let (rows, cols) = (50, 300);
+    for k in 0..2 {
+        let out = row_programs(&cx, rows, cols)?.swap_remove(k);
+        let listing = out.explain();
+        cx.reset_stats();
+        out.eval()?;
+        let stats = cx.stats();
+        assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
+        // No buffer of a row value (one element per row).
+        assert!(!listing.contains(&format!("× {rows} (")), "{listing}");
+        assert!(listing.contains("stage 1: reduce"), "{listing}");
+    }
+    Ok(())
+}
+
+#[test]
+fn row_programs_compile_for_sm_80_and_sm_90_without_spills() -> Result<()> {
+    if !common::nvrtc_or_skip("row_programs_compile_for_sm_80_and_sm_90_without_spills") {
+        return Ok(());
+    }
+    let cx = Context::sim();
+    let outs = row_programs(&cx, 4, 64)?;
+    let source = lazyfuse::cuda_source(&outs.iter().collect::<Vec<_>>())?;
+    assert!(source.contains("lf_row_"), "{source}");
+    for arch in ["sm_80", "sm_90"] {
+        common::compiles_without_spills("row_programs", &source, arch);
+    }
+    Ok(())
+}

@@ -379,6 +379,7 @@ impl<'a> Emitter<'a> {
             body: self.body,
             outputs: values,
             reduction: None,
+            stages: Vec::new(),
         };
         finish(
             kernel,
@@ -436,6 +437,7 @@ impl<'a> Emitter<'a> {
                 value,
                 epilogue,
             }),
+            stages: Vec::new(),
         };
         finish(
             kernel,

@@ -31,7 +31,7 @@ pub(crate) fn build_program(
     let mut partition = partition;
     if options.enabled {
         if let Some(work) = lay_out(&graph, &partition, true)? {
-            return finish(graph, partition, work);
+            return finish(graph, partition, work, options);
         }
         if partition.shares_within_domains {
             let unshared = FusionOptions {
@@ -40,13 +40,13 @@ pub(crate) fn build_program(
             };
             partition = crate::partition::partition(&graph, &unshared)?;
             if let Some(work) = lay_out(&graph, &partition, true)? {
-                return finish(graph, partition, work);
+                return finish(graph, partition, work, options);
             }
         }
     }
     let work = lay_out(&graph, &partition, false)?
         .ok_or_else(|| Error::internal("fusion", "kernel dependencies form a cycle"))?;
-    finish(graph, partition, work)
+    finish(graph, partition, work, options)
 }
 
 /// A program's work before it is put in order.
@@ -110,7 +110,12 @@ fn lay_out(graph: &Graph, partition: &Partition, grouped: bool) -> Result<Option
 
 /// The program of laid-out work: in order, with its outputs, scan
 /// producers and the last reader of each buffer.
-fn finish(graph: Graph, partition: Partition, work: LaidOut) -> Result<Program> {
+fn finish(
+    graph: Graph,
+    partition: Partition,
+    work: LaidOut,
+    options: &FusionOptions,
+) -> Result<Program> {
     let LaidOut {
         buffers,
         of_node,
@@ -141,6 +146,9 @@ fn finish(graph: Graph, partition: Partition, work: LaidOut) -> Result<Program> 
         outputs,
         dies_after: Vec::new(),
     };
+    if options.enabled && options.row_programs {
+        crate::rows::merge_rows(&mut program);
+    }
     for s in 0..program.scans.len() {
         program.scans[s].producer = sole_producer(&program, &program.scans[s]);
     }

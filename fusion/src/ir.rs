@@ -11,6 +11,12 @@
 //! - Scalar constants are *arguments* (`Inst::Arg`): their values are bound
 //!   at launch, so kernels that differ only in sizes and constants are equal
 //!   and hash equal: [`FusedKernel::structural_hash`] is the compile-cache key.
+//! - A *row program* (`stages` not empty, no `reduction`) reduces the
+//!   trailing `axes` of its domain several times per row, one stage after
+//!   another: stage `k` reduces its body value over the row, its epilogue
+//!   gives the row's value (its last value), which later stages and the
+//!   outputs read as `Inst::Stage(k)`; then the outputs are written densely
+//!   over the domain. A stage's value depends on earlier stages only.
 //! - Each input has a layout class: `Contiguous` (dense over the domain),
 //!   `Scalar` (one element, broadcast everywhere) or `Strided` (per-dimension
 //!   strides bound at launch; 0 for broadcast dimensions).
@@ -53,6 +59,9 @@ pub enum Inst {
     Param(u32),
     /// The reduced value (epilogue bodies only).
     Reduced,
+    /// The row's value of stage `k` of a row program (the last value of
+    /// its epilogue), the same for every element of the row.
+    Stage(u32),
     /// Element-wise operation of one value.
     Unary(UnaryOp, ValueId),
     /// Element-wise operation of two values of one dtype.
@@ -83,7 +92,12 @@ impl Inst {
                 8
             }
             Inst::Binary(BinaryOp::Pow, ..) => 8,
-            Inst::Load(_) | Inst::Iota(_) | Inst::Arg(_) | Inst::Param(_) | Inst::Reduced => 0,
+            Inst::Load(_)
+            | Inst::Iota(_)
+            | Inst::Arg(_)
+            | Inst::Param(_)
+            | Inst::Reduced
+            | Inst::Stage(_) => 0,
             _ => 1,
         }
     }
@@ -224,6 +238,10 @@ pub struct FusedKernel {
     pub outputs: Vec<ValueId>,
     /// Present for reduction kernels.
     pub reduction: Option<ReductionIr>,
+    /// The stages of a row program, in order (empty for other kernels):
+    /// reductions over the same trailing axes, whose row values the body
+    /// reads as `Inst::Stage`.
+    pub stages: Vec<ReductionIr>,
 }
 
 impl FusedKernel {
@@ -235,10 +253,13 @@ impl FusedKernel {
         h.finish()
     }
 
-    /// A stable name derived from the structure: `lf_ew_1a2b3c4d` or `lf_red_...`.
+    /// A stable name derived from the structure: `lf_ew_1a2b3c4d`,
+    /// `lf_red_...` or `lf_row_...`.
     pub fn name(&self) -> String {
         let kind = if self.reduction.is_some() {
             "red"
+        } else if self.is_row_program() {
+            "row"
         } else {
             "ew"
         };
@@ -256,7 +277,27 @@ impl FusedKernel {
 
     /// Number of body and epilogue instructions.
     pub fn size(&self) -> usize {
-        self.body.len() + self.reduction.as_ref().map_or(0, |r| r.epilogue.len())
+        let epilogues = self.reduction.iter().chain(&self.stages);
+        self.body.len() + epilogues.map(|r| r.epilogue.len()).sum::<usize>()
+    }
+
+    /// True for a row program (see the module documentation).
+    pub fn is_row_program(&self) -> bool {
+        !self.stages.is_empty()
+    }
+
+    /// The reduced axes: of the reduction, or of a row program's stages.
+    pub fn reduced_axes(&self) -> Option<&[usize]> {
+        self.reduction
+            .as_ref()
+            .or(self.stages.first())
+            .map(|r| r.axes.as_slice())
+    }
+
+    /// True when the outputs are dense over the whole domain (element-wise
+    /// kernels and row programs), false when over the kept axes.
+    pub fn writes_domain(&self) -> bool {
+        self.reduction.is_none()
     }
 
     /// Checks the invariants of the module documentation.
@@ -279,6 +320,59 @@ impl FusedKernel {
         if self.outputs.is_empty() || self.outputs.iter().any(|o| o.index() >= out_body.len()) {
             return Err(Error::internal(what, "missing or dangling outputs"));
         }
+        self.verify_stages()
+    }
+
+    /// A row program's stages: one set of trailing axes, builtin
+    /// combines, values that read earlier stages only; no `Stage`
+    /// elsewhere.
+    fn verify_stages(&self) -> Result<()> {
+        let what = "verify FusedKernel";
+        let reads_stage = self.body.insts.iter().any(|i| matches!(i, Inst::Stage(_)));
+        if self.stages.is_empty() {
+            return match reads_stage {
+                true => Err(Error::internal(what, "a stage read outside a row program")),
+                false => Ok(()),
+            };
+        }
+        let axes = self.stages[0].axes.as_slice();
+        let trailing = !axes.is_empty()
+            && axes.len() < self.rank
+            && axes
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| a == self.rank - axes.len() + i);
+        if self.reduction.is_some() || !trailing {
+            return Err(Error::internal(
+                what,
+                "a row program's stages must reduce trailing axes",
+            ));
+        }
+        // The stages each value depends on (1 + the latest stage it reads).
+        let mut after = vec![0usize; self.body.len()];
+        for (i, inst) in self.body.insts.iter().enumerate() {
+            after[i] = match inst {
+                Inst::Stage(k) if (*k as usize) < self.stages.len() => *k as usize + 1,
+                Inst::Stage(_) => return Err(Error::internal(what, "a read of a missing stage")),
+                _ => inst
+                    .operands()
+                    .iter()
+                    .map(|v| after[v.index()])
+                    .max()
+                    .unwrap_or(0),
+            };
+        }
+        for (k, stage) in self.stages.iter().enumerate() {
+            let ok = stage.axes.as_slice() == axes
+                && matches!(stage.combine, CombineIr::Builtin(_))
+                && stage.value.index() < self.body.len()
+                && after[stage.value.index()] <= k
+                && !stage.epilogue.is_empty();
+            if !ok {
+                return Err(Error::internal(what, format!("stage {k} is malformed")));
+            }
+            stage.epilogue.verify(what, 0, self.args.len())?;
+        }
         Ok(())
     }
 }
@@ -291,6 +385,7 @@ fn write_body(text: &mut String, body: &Body, indent: &str) {
             Inst::Arg(k) => format!("arg{k}"),
             Inst::Param(k) => format!("param{k}"),
             Inst::Reduced => "reduced".to_string(),
+            Inst::Stage(k) => format!("stage {k}"),
             Inst::Unary(op, a) => format!("{op} {a}"),
             Inst::Binary(op, a, b) => format!("{op} {a}, {b}"),
             Inst::Select(c, a, b) => format!("where {c}, {a}, {b}"),
@@ -347,6 +442,21 @@ impl fmt::Display for FusedKernel {
             if let CombineIr::Custom { body, .. } = &r.combine {
                 write_body(&mut text, body, "    combine ");
             }
+            write_body(&mut text, &r.epilogue, "    then ");
+        }
+        for (k, r) in self.stages.iter().enumerate() {
+            let combine = match &r.combine {
+                CombineIr::Builtin(op) => op.name().to_string(),
+                CombineIr::Custom { name, .. } => format!("reducer '{name}'"),
+            };
+            let _ = writeln!(
+                text,
+                "  stage {k}: reduce {} over axes {:?} with {combine} in {} (identity arg{}) per row",
+                r.value,
+                r.axes.as_slice(),
+                r.acc,
+                r.identity_arg
+            );
             write_body(&mut text, &r.epilogue, "    then ");
         }
         let outputs: Vec<String> = self.outputs.iter().map(|o| o.to_string()).collect();

@@ -29,6 +29,7 @@ pub mod simplify;
 
 mod emit;
 mod group;
+pub mod rows;
 
 pub use cache::ProgramCache;
 pub use driver::Driver;

@@ -46,6 +46,10 @@ pub struct FusionOptions {
     /// readers where they are element-wise over its domain, instead of
     /// storing it (false: the cost rule alone decides).
     pub share_within_domains: bool,
+    /// Merge a reduction over the trailing axes with the reductions and
+    /// the element-wise kernel that read it back over its rows into one
+    /// row program (`rows`; set by the driver for runtimes that run them).
+    pub row_programs: bool,
 }
 
 impl Default for FusionOptions {
@@ -56,6 +60,7 @@ impl Default for FusionOptions {
             max_body: 16384,
             recompute_limit: 24,
             share_within_domains: true,
+            row_programs: false,
         }
     }
 }

@@ -75,6 +75,11 @@ pub trait Runtime: Send + Sync + fmt::Debug + UnwindSafe + RefUnwindSafe {
     /// producer through it instead of materialising its output.
     const FUSES_SCAN_PRODUCERS: bool = false;
 
+    /// True when the runtime runs row programs (`FusedKernel::stages`):
+    /// the driver then merges reductions with the work that reads them back
+    /// over their rows (`FusionOptions::row_programs`).
+    const RUNS_ROW_PROGRAMS: bool = false;
+
     /// True when the runtime's scan methods also run arg-reductions
     /// (`ScanKind::Arg`) of `dtype` values: the driver then reports
     /// `Engine::runs_arg_reductions`, and only then do graphs hold them.

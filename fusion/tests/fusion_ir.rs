@@ -214,3 +214,50 @@ fn a_long_chain_of_costly_shared_values_partitions_and_verifies() {
         l.kernel.verify().unwrap();
     }
 }
+
+fn rows_on() -> FusionOptions {
+    FusionOptions {
+        row_programs: true,
+        ..FusionOptions::default()
+    }
+}
+
+/// Softmax and layer norm over rows: their reductions and the element-wise
+/// work reading them back become one row program, whose row values are
+/// never stored; without the option (a runtime that does not run row
+/// programs) they stay three kernels.
+#[test]
+fn reductions_read_back_over_their_rows_become_one_row_program() {
+    let cx = session();
+    let x = cx.from_vec(vec![0.5f32; 6 * 40], &[6, 40]).unwrap();
+    let e = (&x - &x.max_axes(&[1], true)).exp();
+    let softmax = &e / &e.sum_axes(&[1], true);
+    let mean = x.mean_axes(&[-1], true);
+    let centred = &x - &mean;
+    let var = (&centred * &centred).mean_axes(&[-1], true);
+    let norm = &centred / (&var + 1e-5).sqrt() * 2.0 + 1.0;
+    for (out, stages) in [(&softmax, 2), (&norm, 2)] {
+        let program = program_with(&[out], &rows_on());
+        assert_eq!(program.launches.len(), 1, "{}", program.launches[0].kernel);
+        let kernel = &program.launches[0].kernel;
+        assert_eq!(kernel.stages.len(), stages, "{kernel}");
+        assert!(kernel.name().starts_with("lf_row_"));
+        // Only the input and the output are buffers.
+        assert_eq!(program.buffers.len(), 2);
+        kernel.verify().unwrap();
+        let split = lazyfuse_fusion::rows::split(kernel).unwrap();
+        assert_eq!(split.len(), stages + 1);
+        split.iter().for_each(|k| k.verify().unwrap());
+        assert_eq!(program_of(&[out]).launches.len(), 3);
+    }
+    // A row value also demanded, or read other than over the rows, is
+    // stored: no row program.
+    let m = x.max_axes(&[1], true);
+    let shifted = &x - &m;
+    assert_eq!(program_with(&[&shifted, &m], &rows_on()).launches.len(), 2);
+    let column = x.max_axes(&[0], true);
+    assert_eq!(
+        program_with(&[&(&x - &column)], &rows_on()).launches.len(),
+        2
+    );
+}

@@ -12,7 +12,7 @@ use lazyfuse_fusion::{
 
 use super::machine::Machine;
 use super::settings::CpuSettings;
-use super::{arg, interp, reduce, run, scan};
+use super::{arg, interp, reduce, rows, run, scan};
 
 /// A kernel prepared for the CPU: its register machine.
 #[derive(Debug)]
@@ -149,6 +149,17 @@ impl Executor<'_> {
         inputs: &[Option<&HostBuffer>],
         env: EvalEnv<'_>,
     ) -> Result<Vec<HostBuffer>> {
+        if launch.kernel.is_row_program() {
+            return self
+                .row_program(launch, inputs, Vec::new(), env)?
+                .into_iter()
+                .map(|b| {
+                    b.ok_or_else(|| {
+                        lazyfuse_core::Error::internal("cpu backend", "an output was not written")
+                    })
+                })
+                .collect();
+        }
         if let Some(zeros) = zero_fill(launch)? {
             return Ok(zeros);
         }
@@ -178,6 +189,31 @@ impl Executor<'_> {
         .collect()
     }
 
+    /// Runs a row program: its split's kernels through the cache, a tile of
+    /// rows at a time (`rows`).
+    fn row_program(
+        self,
+        launch: &Launch,
+        inputs: &[Option<&HostBuffer>],
+        outs: Vec<(usize, SliceMut<'_>)>,
+        env: EvalEnv<'_>,
+    ) -> Result<Vec<Option<HostBuffer>>> {
+        let split = lazyfuse_fusion::rows::split(&launch.kernel)
+            .ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "not a row program"))?;
+        let compiled: Vec<Arc<CompiledKernel>> = split
+            .into_iter()
+            .map(|kernel| self.cache.get(&Arc::new(kernel), env))
+            .collect::<Result<_>>()?;
+        let parts: Vec<rows::Part<'_>> = compiled
+            .iter()
+            .map(|c| rows::Part {
+                kernel: &c.kernel,
+                machine: &c.machine,
+            })
+            .collect();
+        rows::run(&parts, launch, inputs, outs, (self.pool, self.settings))
+    }
+
     /// Runs an element-wise launch whose outputs `(index, out)` go into
     /// the caller's slices.
     pub fn launch_into(
@@ -187,6 +223,9 @@ impl Executor<'_> {
         outs: Vec<(usize, SliceMut<'_>)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Option<HostBuffer>>> {
+        if launch.kernel.is_row_program() {
+            return self.row_program(launch, inputs, outs, env);
+        }
         let compiled = self.cache.get(&launch.kernel, env)?;
         run::elementwise(
             &compiled.machine,

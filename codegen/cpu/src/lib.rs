@@ -19,6 +19,7 @@ pub mod pages;
 pub mod pairwise;
 pub mod primitive;
 pub mod reduce;
+mod rows;
 pub mod run;
 mod scan;
 pub mod settings;
@@ -95,6 +96,7 @@ fn host_inputs<'a>(inputs: &[Option<&'a Arc<HostBuffer>>]) -> Vec<Option<&'a Hos
 impl Runtime for CpuRuntime {
     type Buffer = Arc<HostBuffer>;
     const DEVICE: bool = false;
+    const RUNS_ROW_PROGRAMS: bool = true;
     const FUSES_SCAN_PRODUCERS: bool = true;
     fn runs_arg_reductions(_: DType) -> bool {
         true
@@ -247,16 +249,22 @@ impl Runtime for CpuRuntime {
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {
-        let how = match (jit::accepts(&launch.kernel), self.settings.jit) {
-            (Err(why), _) => format!("the register machine ({why})"),
-            (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
-            (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
-            (Ok(()), JitMode::Auto) => format!(
-                "compiled code (JIT) once it has run {} elements, the register machine before",
-                jit::JIT_AFTER
-            ),
-        };
-        format!("k{index} runs on {how}\n")
+        if let Some(parts) = lazyfuse_fusion::rows::split(&launch.kernel) {
+            let rows = rows::tile_rows(launch);
+            let mut text = format!(
+                "k{index} runs {rows} rows at a time, each stage and then the outputs over \
+                 them while they are in cache:\n"
+            );
+            for (k, part) in parts.iter().enumerate() {
+                let what = match k == parts.len() - 1 {
+                    true => "outputs".to_string(),
+                    false => format!("stage {k}"),
+                };
+                text.push_str(&format!("  {what} on {}\n", self.tier(part)));
+            }
+            return text;
+        }
+        format!("k{index} runs on {}\n", self.tier(&launch.kernel))
     }
 
     fn user_kernel_executor(&self, launch: &KernelLaunch) -> String {
@@ -264,5 +272,20 @@ impl Runtime for CpuRuntime {
             "{} (the cpu backend has no device)",
             user::describe(launch, self.settings.jit)
         )
+    }
+}
+
+impl CpuRuntime {
+    /// Which tier runs `kernel`, for `explain()`.
+    fn tier(&self, kernel: &lazyfuse_fusion::FusedKernel) -> String {
+        match (jit::accepts(kernel), self.settings.jit) {
+            (Err(why), _) => format!("the register machine ({why})"),
+            (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
+            (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
+            (Ok(()), JitMode::Auto) => format!(
+                "compiled code (JIT) once it has run {} elements, the register machine before",
+                jit::JIT_AFTER
+            ),
+        }
     }
 }

@@ -257,10 +257,10 @@ impl CudaRuntime {
         let stats = env.stats;
         let program = &loaded.program;
         let sizes = bind::Sizes::of(launch);
-        let out_len = if launch.kernel.reduction.is_some() {
-            sizes.kept_len
-        } else {
+        let out_len = if launch.kernel.writes_domain() {
             sizes.domain_len
+        } else {
+            sizes.kept_len
         };
         let outputs = (0..launch.kernel.outputs.len())
             .map(|j| self.allocate(out_len * launch.kernel.output_dtype(j).size(), stats))
@@ -360,6 +360,8 @@ impl Runtime for CudaRuntime {
     const FUSES_SCAN_PRODUCERS: bool = true;
 
     /// 64-bit values: narrower ones reduce as one packed key.
+    const RUNS_ROW_PROGRAMS: bool = true;
+
     fn runs_arg_reductions(dtype: DType) -> bool {
         dtype.size() == 8
     }

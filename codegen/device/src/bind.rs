@@ -25,23 +25,14 @@ impl Sizes {
     /// The sizes of `launch`.
     pub fn of(launch: &Launch) -> Sizes {
         let domain_len = launch.domain_len();
-        let reduced_len: usize = match &launch.kernel.reduction {
-            Some(r) => r.axes.iter().map(|&a| launch.domain[a]).product(),
-            None => 1,
-        };
-        let kept_len = if launch.kernel.reduction.is_some() {
-            (0..launch.domain.len())
-                .filter(|a| {
-                    launch
-                        .kernel
-                        .reduction
-                        .as_ref()
-                        .is_some_and(|r| !r.axes.contains(a))
-                })
-                .map(|a| launch.domain[a])
-                .product()
-        } else {
-            domain_len
+        let (kept_len, reduced_len) = match launch.kernel.reduced_axes() {
+            Some(axes) => (0..launch.domain.len()).fold((1, 1), |(kept, reduced), a| {
+                match axes.contains(&a) {
+                    true => (kept, reduced * launch.domain[a]),
+                    false => (kept * launch.domain[a], reduced),
+                }
+            }),
+            None => (domain_len, 1),
         };
         Sizes {
             domain_len,

@@ -3,7 +3,7 @@
 //! statement blocks, and the lowering of `FusedKernel` bodies to registers.
 
 use lazyfuse_core::{DType, Error, Result};
-use lazyfuse_fusion::ir::{Body, CombineIr, FusedKernel, Inst, ValueId};
+use lazyfuse_fusion::ir::{Body, CombineIr, FusedKernel, Inst, ReductionIr, ValueId};
 
 use super::ir::{
     ArgSource, DeviceKernel, Expr, GridRule, IndexOp, Param, ParamKind, SharedArray, Special, Stmt,
@@ -94,10 +94,16 @@ impl<'k> KernelBuilder<'k> {
         }
     }
 
-    /// A shared array of `len` elements.
+    /// A shared array of `len` elements (named `name`, or `name_3` when
+    /// the kernel has one of that name already: names are C identifiers).
     pub(crate) fn shared(&mut self, name: &str, dtype: DType, len: u32) -> u32 {
+        let taken = self.shared.iter().any(|s| s.name == name);
+        let name = match taken {
+            true => format!("{name}_{}", self.shared.len()),
+            false => name.to_string(),
+        };
         self.shared.push(SharedArray {
-            name: name.to_string(),
+            name,
             dtype,
             len,
             local: false,
@@ -237,20 +243,18 @@ impl<'k> KernelBuilder<'k> {
                 ),
                 Inst::Cast(a) => Expr::cast(dtype, at(&values, *a)?),
                 Inst::Bitcast(a) => Expr::Bitcast(dtype, Box::new(at(&values, *a)?)),
-                Inst::Load(_) | Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => leaf(self, inst)?,
+                Inst::Load(_) | Inst::Iota(_) | Inst::Param(_) | Inst::Reduced | Inst::Stage(_) => {
+                    leaf(self, inst)?
+                }
             };
             values.push(self.let_(dtype, expr));
         }
         Ok(values)
     }
 
-    /// `combine(acc, x)` of the kernel's reduction, as a register.
-    pub(crate) fn combine(&mut self, acc: Var, x: Var) -> Result<Var> {
-        let reduction = self
-            .fused
-            .reduction
-            .as_ref()
-            .ok_or_else(|| internal("combine outside a reduction"))?;
+    /// `combine(acc, x)` of `reduction` (the kernel's, or a stage of its
+    /// row program), as a register.
+    pub(crate) fn combine(&mut self, reduction: &ReductionIr, acc: Var, x: Var) -> Result<Var> {
         match &reduction.combine {
             CombineIr::Builtin(op) => {
                 let value = Expr::Binary(

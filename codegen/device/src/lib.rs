@@ -99,10 +99,10 @@ pub fn simulate_in(
     mut allocate: impl FnMut(DType, usize) -> Result<HostBuffer>,
 ) -> Result<(Vec<HostBuffer>, Option<HostBuffer>)> {
     let sizes = bind::Sizes::of(launch);
-    let out_len = if launch.kernel.reduction.is_some() {
-        sizes.kept_len
-    } else {
+    let out_len = if launch.kernel.writes_domain() {
         sizes.domain_len
+    } else {
+        sizes.kept_len
     };
     let mut outputs: Vec<HostBuffer> = (0..launch.kernel.outputs.len())
         .map(|j| allocate(launch.kernel.output_dtype(j), out_len))

@@ -13,12 +13,18 @@
 //!   epilogue.
 //! - Axis reduction with the last domain axis reduced: one block per output,
 //!   its threads striding over the reduced elements, then a block reduction.
+//! - Row program (`FusedKernel::stages`): one block per row; per stage its
+//!   threads stride over the row accumulating, the block reduces, thread 0
+//!   computes the stage's epilogue into shared memory, and after a barrier
+//!   every thread holds the row's value in a register; then they stride
+//!   over the row again writing the outputs (the row is read once per
+//!   stage and once more, from L1/L2 after the first time).
 //! - Axis reduction with the last axis kept: one thread per output, looping
 //!   over the reduced elements while neighbouring threads read neighbouring
 //!   addresses.
 
 use lazyfuse_core::{DType, Error, Result};
-use lazyfuse_fusion::ir::{FusedKernel, Inst, Layout, ReductionIr};
+use lazyfuse_fusion::ir::{Body, FusedKernel, Inst, Layout, ReductionIr};
 
 use super::builder::KernelBuilder;
 use super::ir::{
@@ -50,6 +56,12 @@ fn lower_unverified(kernel: &FusedKernel, index: DType) -> Result<DeviceProgram>
     let suffix = if index == DType::I32 { "" } else { "_i64" };
     let name = format!("{}{suffix}", kernel.name());
     match &kernel.reduction {
+        None if kernel.is_row_program() => Ok(DeviceProgram {
+            kernels: vec![row_program(kernel, index, name.clone())?],
+            name,
+            index,
+            partials: None,
+        }),
         None => Ok(DeviceProgram {
             kernels: vec![elementwise(kernel, index, name.clone())?],
             name,
@@ -229,7 +241,7 @@ fn warp_reduce(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var) -> Result<(
             src: acc,
             delta,
         });
-        let combined = b.combine(acc, other)?;
+        let combined = b.combine(r, acc, other)?;
         b.push(Stmt::Assign(acc, Expr::var(combined)));
         delta /= 2;
     }
@@ -257,7 +269,7 @@ fn store_epilogue(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var, at: Expr
 /// `acc = combine(acc, value of the element with input indices `indices`)`.
 fn accumulate(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var, indices: &[Var]) -> Result<()> {
     let values = body_values(b, indices)?;
-    let combined = b.combine(acc, values[r.value.index()])?;
+    let combined = b.combine(r, acc, values[r.value.index()])?;
     b.push(Stmt::Assign(acc, Expr::var(combined)));
     Ok(())
 }
@@ -320,7 +332,7 @@ fn full_final(
                 index: Box::new(Expr::var(e)),
             },
         );
-        let combined = b.combine(acc, partial)?;
+        let combined = b.combine(r, acc, partial)?;
         b.push(Stmt::Assign(acc, Expr::var(combined)));
         Ok(())
     })?;
@@ -421,5 +433,127 @@ fn axis_thread_per_output(
         store_epilogue(b, r, acc, Expr::var(k))
     })?;
     let grid = GridRule::ThreadPerItem(ArgSource::KeptLen);
+    Ok(b.finish(name, BLOCK, grid))
+}
+
+/// The registers of `body` (a stage's or the outputs' part of a row
+/// program, as `rows::split` makes them) over the element whose input
+/// indices are `indices`: loads of the kernel's inputs, and of the split's
+/// extra inputs as the row values `stages`.
+fn split_body_values(
+    b: &mut KernelBuilder<'_>,
+    body: &Body,
+    indices: &[Var],
+    stages: &[Var],
+) -> Result<Vec<Var>> {
+    let fused = b.fused;
+    let inputs = fused.inputs.len();
+    b.lower_body(body, &mut |b, inst| match inst {
+        Inst::Load(k) if (*k as usize) < inputs => {
+            let k = *k as usize;
+            let param = b.param(
+                ArgSource::InputBuffer(k),
+                ParamKind::Input(fused.inputs[k].dtype),
+            );
+            Ok(Expr::Load {
+                param,
+                index: Box::new(Expr::var(indices[k])),
+            })
+        }
+        Inst::Load(k) => stages
+            .get(*k as usize - inputs)
+            .map(|&v| Expr::var(v))
+            .ok_or_else(|| internal("a read of a later stage")),
+        Inst::Iota(k) => Ok(Expr::cast(DType::I64, Expr::var(indices[*k as usize]))),
+        _ => Err(internal("a parameter or reduced value in a kernel body")),
+    })
+}
+
+fn row_program(kernel: &FusedKernel, index: DType, name: String) -> Result<DeviceKernel> {
+    let parts =
+        lazyfuse_fusion::rows::split(kernel).ok_or_else(|| internal("not a row program"))?;
+    let (outputs_part, stage_parts) = parts.split_last().ok_or_else(|| internal("no stages"))?;
+    let axes = kernel
+        .reduced_axes()
+        .ok_or_else(|| internal("no stages"))?
+        .to_vec();
+    let mut b = KernelBuilder::new(kernel, index);
+    let kept: Vec<usize> = (0..kernel.rank).filter(|a| !axes.contains(a)).collect();
+    let rows = b.size(ArgSource::KeptLen);
+    let per_row = b.size(ArgSource::ReducedLen);
+    let bid = b.special(Special::BlockIdx(Dim::X));
+    let grid = b.special(Special::GridDim(Dim::X));
+    let tid = b.special(Special::ThreadIdx(Dim::X));
+    let dim = b.special(Special::BlockDim(Dim::X));
+    let row_values: Vec<(u32, DType)> = kernel
+        .stages
+        .iter()
+        .map(|stage| {
+            let dtype = stage.epilogue.dtypes[stage.epilogue.len() - 1];
+            (b.shared("row_value", dtype, 1), dtype)
+        })
+        .collect();
+    b.for_loop(bid, rows, grid, |b, row| {
+        let bases = kept_bases(b, &kept, row);
+        let mut stages: Vec<Var> = Vec::with_capacity(stage_parts.len());
+        for (part, &(shared, dtype)) in stage_parts.iter().zip(&row_values) {
+            let r = part
+                .reduction
+                .as_ref()
+                .ok_or_else(|| internal("a stage without a reduction"))?;
+            let acc = identity_register(b, r)?;
+            b.for_loop(tid.clone(), per_row.clone(), dim.clone(), |b, e| {
+                let indices = reduced_indices(b, &axes, &bases, e)?;
+                let values = split_body_values(b, &part.body, &indices, &stages)?;
+                let combined = b.combine(r, acc, values[r.value.index()])?;
+                b.push(Stmt::Assign(acc, Expr::var(combined)));
+                Ok(())
+            })?;
+            block_reduce(b, r, acc)?;
+            let zero = b.constant(0);
+            b.if_then(Expr::index(IndexOp::Eq, tid.clone(), zero.clone()), |b| {
+                let values = b.lower_body(&r.epilogue, &mut |_, inst| match inst {
+                    Inst::Reduced => Ok(Expr::var(acc)),
+                    _ => Err(internal("an epilogue reads an input")),
+                })?;
+                let last = *values.last().ok_or_else(|| internal("an empty epilogue"))?;
+                b.push(Stmt::StoreShared {
+                    array: shared,
+                    index: zero.clone(),
+                    value: Expr::var(last),
+                });
+                Ok(())
+            })?;
+            b.push(Stmt::Barrier);
+            let value = Expr::LoadShared {
+                array: shared,
+                index: Box::new(zero),
+            };
+            stages.push(b.let_(dtype, value));
+        }
+        b.for_loop(tid.clone(), per_row.clone(), dim.clone(), |b, e| {
+            let indices = reduced_indices(b, &axes, &bases, e)?;
+            let values = split_body_values(b, &outputs_part.body, &indices, &stages)?;
+            let at = Expr::index(
+                IndexOp::Add,
+                Expr::index(IndexOp::Mul, Expr::var(row), per_row.clone()),
+                Expr::var(e),
+            );
+            for (j, out) in outputs_part.outputs.iter().enumerate() {
+                let dtype = outputs_part.body.dtype(*out);
+                let param = b.param(ArgSource::OutputBuffer(j), ParamKind::Output(dtype));
+                b.push(Stmt::Store {
+                    param,
+                    index: at.clone(),
+                    value: Expr::var(values[out.index()]),
+                });
+            }
+            Ok(())
+        })?;
+        // The next row reuses the shared partials and row values.
+        b.push(Stmt::Barrier);
+        Ok(())
+    })?;
+    let grid = GridRule::BlockPerItem(ArgSource::KeptLen);
     Ok(b.finish(name, BLOCK, grid))
 }

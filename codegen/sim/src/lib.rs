@@ -183,6 +183,8 @@ impl Runtime for SimRuntime {
     const FUSES_SCAN_PRODUCERS: bool = true;
 
     /// 64-bit values: narrower ones reduce as one packed key.
+    const RUNS_ROW_PROGRAMS: bool = true;
+
     fn runs_arg_reductions(dtype: DType) -> bool {
         dtype.size() == 8
     }

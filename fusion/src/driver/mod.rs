@@ -59,7 +59,11 @@ impl<R: Runtime> Driver<R> {
     }
 
     fn program(&self, graph: &ExprGraph, options: &Options) -> Result<Arc<Program>> {
-        self.programs.get(graph, &FusionOptions::of(options))
+        let fusion = FusionOptions {
+            row_programs: R::RUNS_ROW_PROGRAMS,
+            ..FusionOptions::of(options)
+        };
+        self.programs.get(graph, &fusion)
     }
 
     fn plan(&self, program: &Program, graph: &ExprGraph) -> Plan {

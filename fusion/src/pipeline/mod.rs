@@ -538,6 +538,7 @@ fn merge_of(kernel: &FusedKernel, reduction: &ReductionIr, domain: &[usize]) -> 
             value: loaded,
             ..reduction.clone()
         }),
+        stages: Vec::new(),
     };
     Merge {
         kernel: Arc::new(merged),

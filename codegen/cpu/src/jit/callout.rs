@@ -18,58 +18,12 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::FunctionBuilder;
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{BinaryOp, DType, UnaryOp};
-use lazyfuse_fusion::{Body, Inst};
 use smallvec::SmallVec;
 
-use super::lower::{ELEMENTS, WIDE};
 use super::ops::{Lowering, Val};
-use super::support::{binary_supported, unary_supported, Lanes, Unsupported};
+use super::support::{Call, Unsupported};
 use crate::loops::{self, Arg};
 use crate::vmath::{self, VectorMath};
-
-/// Whether the unary `op` from `from` to `dtype` is compiled as a call.
-pub(super) fn unary(op: UnaryOp, from: DType, dtype: DType) -> bool {
-    from == dtype && Lanes::of(dtype).is_some() && !op.is_predicate() && op != UnaryOp::LogicalNot
-}
-
-/// Whether the binary `op` giving `dtype` (of operands of `from`) is
-/// compiled as a call.
-pub(super) fn binary(op: BinaryOp, from: DType, dtype: DType) -> bool {
-    from == dtype
-        && Lanes::of(dtype).is_some()
-        && !op.is_comparison()
-        && !matches!(
-            op,
-            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor | BinaryOp::Philox
-        )
-}
-
-/// Compiled operations a body needs per call for compiled code to beat
-/// the register machine. Each call ends with the called loop's latency
-/// (the results are read at once), where the machine runs the function
-/// over whole tiles: `exp` alone runs at half the machine's speed compiled,
-/// Black–Scholes (15 operations per call) 1.45 times faster (measured by
-/// CPU time over 10^6 elements, `bench_programs.py`'s programs).
-const OPERATIONS_PER_CALL: usize = 4;
-
-/// `Ok` unless `body`'s calls outweigh its compiled work: then the
-/// register machine runs it.
-pub(super) fn worth_calling(body: &Body) -> Result<(), Unsupported> {
-    let calls = (0..body.len()).filter(|&k| of(body, k).is_some()).count();
-    let operations = body
-        .insts
-        .iter()
-        .filter(|inst| !inst.operands().is_empty())
-        .count()
-        - calls;
-    if operations < OPERATIONS_PER_CALL * calls {
-        return Err(
-            "its calls of the machine's loops (math functions) outweigh its \
-                    compiled work",
-        );
-    }
-    Ok(())
-}
 
 /// The called function: `(op, a, b, out, n)`, `op` the operation's index in
 /// its family's `ALL`, `b` unused by unary operations.
@@ -171,46 +125,29 @@ fn routine(dtype: DType, is_unary: bool) -> Result<Routine, Unsupported> {
     })
 }
 
-/// An operation compiled as a call.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Call {
-    Unary(UnaryOp),
-    Binary(BinaryOp),
-}
-
-impl Call {
-    fn index(self) -> u32 {
-        match self {
-            Call::Unary(op) => op as u32,
-            Call::Binary(op) => op as u32,
-        }
-    }
-
-    fn operands(self) -> usize {
-        match self {
-            Call::Unary(_) => 1,
-            Call::Binary(_) => 2,
-        }
-    }
-}
-
 /// The stack buffer of an iteration's calls: room for two operands and the
-/// result of a wide iteration's elements of 8 bytes.
+/// result of an iteration's elements of 8 bytes.
 pub(super) struct Scratch {
     slot: StackSlot,
     pointer: Type,
+    /// Bytes of one operand (or the result).
+    operand: u32,
 }
 
-const OPERAND_BYTES: u32 = (WIDE * ELEMENTS * 8) as u32;
-
 impl Scratch {
-    pub(super) fn new(b: &mut FunctionBuilder<'_>, pointer: Type) -> Scratch {
+    /// The buffer of calls over at most `elements` elements.
+    pub(super) fn new(b: &mut FunctionBuilder<'_>, pointer: Type, elements: usize) -> Scratch {
+        let operand = (elements * 8) as u32;
         let slot = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
-            3 * OPERAND_BYTES,
+            3 * operand,
             4,
         ));
-        Scratch { slot, pointer }
+        Scratch {
+            slot,
+            pointer,
+            operand,
+        }
     }
 
     /// Stores `lowering`'s group of operand `k` of a call on `dtype`
@@ -223,7 +160,7 @@ impl Scratch {
         x: &Val,
         dtype: DType,
     ) {
-        let base = k as u32 * OPERAND_BYTES + (element * dtype.size()) as u32;
+        let base = k as u32 * self.operand + (element * dtype.size()) as u32;
         let at = lowering.offset(dtype) as u32 + base;
         for (p, &v) in x.iter().enumerate() {
             lowering
@@ -250,7 +187,7 @@ impl Scratch {
         let signature = b.import_signature(signature);
         let address = |b: &mut FunctionBuilder<'_>, k: u32| {
             b.ins()
-                .stack_addr(self.pointer, self.slot, (k * OPERAND_BYTES) as i32)
+                .stack_addr(self.pointer, self.slot, (k * self.operand) as i32)
         };
         let args: SmallVec<[Value; 5]> = SmallVec::from_buf([
             b.ins().iconst(types::I32, i64::from(call.index())),
@@ -273,8 +210,7 @@ impl Scratch {
         dtype: DType,
     ) -> Result<Val, Unsupported> {
         let ty = lowering.ty(dtype)?;
-        let at =
-            lowering.offset(dtype) as u32 + 2 * OPERAND_BYTES + (element * dtype.size()) as u32;
+        let at = lowering.offset(dtype) as u32 + 2 * self.operand + (element * dtype.size()) as u32;
         Ok((0..lowering.vectors(dtype))
             .map(|p| {
                 lowering
@@ -283,22 +219,5 @@ impl Scratch {
                     .stack_load(ty, self.slot, (at + 16 * p as u32) as i32)
             })
             .collect())
-    }
-}
-
-/// The call that computes instruction `k` of `body`, when it is one (an
-/// operation with no Cranelift lowering that the machine's loops run).
-pub(super) fn of(body: &Body, k: usize) -> Option<Call> {
-    let dtype = body.dtypes[k];
-    match body.insts[k] {
-        Inst::Unary(op, a) => {
-            let from = body.dtype(a);
-            (!unary_supported(op, from, dtype) && unary(op, from, dtype)).then_some(Call::Unary(op))
-        }
-        Inst::Binary(op, a, _) => {
-            let from = body.dtype(a);
-            (!binary_supported(op, dtype) && binary(op, from, dtype)).then_some(Call::Binary(op))
-        }
-        _ => None,
     }
 }

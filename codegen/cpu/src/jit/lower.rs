@@ -27,9 +27,9 @@ mod scaffold;
 
 use scaffold::{args, Bases, Broadcast, Chunks, Loops, Reduced, RowLoop, Table};
 
-use super::callout::{self, Call, Scratch};
+use super::callout::Scratch;
 use super::ops::{Lowering, Val};
-use super::support::{check, per_vector, Lanes, Unsupported};
+use super::support::{call_of, check, per_vector, Call, Lanes, Unsupported};
 
 /// What the generated function computes: the body, and which slots its
 /// leaves and outputs are.
@@ -121,12 +121,12 @@ pub fn emit(
         Form::Map | Form::Accumulate { .. } => None,
     };
     let calls: Vec<Option<Call>> = (0..shape.body.len())
-        .map(|k| callout::of(shape.body, k))
+        .map(|k| call_of(shape.body, k))
         .collect();
     let scratch = calls
         .iter()
         .any(Option::is_some)
-        .then(|| Scratch::new(&mut b, pointer));
+        .then(|| Scratch::new(&mut b, pointer, WIDE * ELEMENTS));
     let frame = Frame {
         calls,
         scratch,

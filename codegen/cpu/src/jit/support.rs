@@ -6,8 +6,6 @@ use cranelift_codegen::ir::{types, Type};
 use lazyfuse_core::{BinaryOp, DType, UnaryOp};
 use lazyfuse_fusion::{Body, Inst};
 
-use super::callout;
-
 /// Why a body is not compiled (the register machine runs it instead).
 pub type Unsupported = &'static str;
 
@@ -123,14 +121,14 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
             // Generated positions are gathered into a chunk register
             // (`run::Leaves`), which compiled code reads as it reads a load.
             Inst::Iota(_) => dtype == DType::I64,
-            Inst::Param(_) | Inst::Reduced => false,
+            Inst::Param(_) | Inst::Reduced | Inst::Stage(_) => false,
             Inst::Cast(_) => cast_supported(operand(0), dtype),
             Inst::Bitcast(_) => false,
             Inst::Unary(op, _) => {
-                unary_supported(*op, operand(0), dtype) || callout::unary(*op, operand(0), dtype)
+                unary_supported(*op, operand(0), dtype) || call_unary(*op, operand(0), dtype)
             }
             Inst::Binary(op, _, _) => {
-                binary_supported(*op, dtype) || callout::binary(*op, operand(0), dtype)
+                binary_supported(*op, dtype) || call_binary(*op, operand(0), dtype)
             }
             Inst::Select(..) => true,
         };
@@ -142,7 +140,7 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
         return Err("a bool output");
     }
     let lanes = lanes.ok_or("no numeric value")?;
-    callout::worth_calling(body)?;
+    worth_calling(body)?;
     Ok(lanes)
 }
 
@@ -176,5 +174,97 @@ pub(super) fn binary_supported(op: BinaryOp, dtype: DType) -> bool {
         }
         BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => dtype == DType::Bool,
         _ => false,
+    }
+}
+
+// ---------------------------------------------------------------- calls
+// Operations compiled as calls of the register machine's loops
+// (`callout` emits them).
+
+/// Whether the unary `op` from `from` to `dtype` is compiled as a call.
+pub(super) fn call_unary(op: UnaryOp, from: DType, dtype: DType) -> bool {
+    from == dtype && Lanes::of(dtype).is_some() && !op.is_predicate() && op != UnaryOp::LogicalNot
+}
+
+/// Whether the binary `op` giving `dtype` (of operands of `from`) is
+/// compiled as a call.
+pub(super) fn call_binary(op: BinaryOp, from: DType, dtype: DType) -> bool {
+    from == dtype
+        && Lanes::of(dtype).is_some()
+        && !op.is_comparison()
+        && !matches!(
+            op,
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor | BinaryOp::Philox
+        )
+}
+
+/// Compiled operations a body needs per call for compiled code to beat
+/// the register machine. Each call ends with the called loop's latency
+/// (the results are read at once), where the machine runs the function
+/// over whole tiles: `exp` alone runs at half the machine's speed compiled,
+/// Black–Scholes (15 operations per call) 1.45 times faster (measured by
+/// CPU time over 10^6 elements, `bench_programs.py`'s programs).
+const OPERATIONS_PER_CALL: usize = 4;
+
+/// `Ok` unless `body`'s calls outweigh its compiled work: then the
+/// register machine runs it.
+pub(super) fn worth_calling(body: &Body) -> Result<(), Unsupported> {
+    let calls = (0..body.len())
+        .filter(|&k| call_of(body, k).is_some())
+        .count();
+    let operations = body
+        .insts
+        .iter()
+        .filter(|inst| !inst.operands().is_empty())
+        .count()
+        - calls;
+    if operations < OPERATIONS_PER_CALL * calls {
+        return Err(
+            "its calls of the machine's loops (math functions) outweigh its \
+                    compiled work",
+        );
+    }
+    Ok(())
+}
+
+/// An operation compiled as a call.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Call {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+}
+
+impl Call {
+    pub(super) fn index(self) -> u32 {
+        match self {
+            Call::Unary(op) => op as u32,
+            Call::Binary(op) => op as u32,
+        }
+    }
+
+    pub(super) fn operands(self) -> usize {
+        match self {
+            Call::Unary(_) => 1,
+            Call::Binary(_) => 2,
+        }
+    }
+}
+
+/// The call that computes instruction `k` of `body`, when it is one (an
+/// operation with no Cranelift lowering that the machine's loops run).
+pub(super) fn call_of(body: &Body, k: usize) -> Option<Call> {
+    let dtype = body.dtypes[k];
+    match body.insts[k] {
+        Inst::Unary(op, a) => {
+            let from = body.dtype(a);
+            (!unary_supported(op, from, dtype) && call_unary(op, from, dtype))
+                .then_some(Call::Unary(op))
+        }
+        Inst::Binary(op, a, _) => {
+            let from = body.dtype(a);
+            (!binary_supported(op, dtype) && call_binary(op, from, dtype))
+                .then_some(Call::Binary(op))
+        }
+        _ => None,
     }
 }

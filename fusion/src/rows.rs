@@ -1,0 +1,487 @@
+//! Row programs: a reduction over the trailing axes of a domain, the
+//! reductions after it that read its result back over the rows, and the
+//! element-wise kernel that reads them (softmax's `max`, `sum` and
+//! division; layer norm's mean, variance and normalisation) merged into one
+//! kernel that runs per row ([`FusedKernel::stages`]): a device runs a
+//! block per row with the row's values in registers and shared memory, the
+//! CPU a tile of rows at a time while they are in cache
+//! ([`split`] gives it the stages as kernels of their own).
+//!
+//! The merge runs on a finished program: a chain starts at a reduction
+//! kernel whose axes are the trailing ones of its domain; the earliest
+//! kernel reading one of the chain's row buffers joins it if it reads
+//! them only broadcast over the rows (`x - m[:, None]`) over the same
+//! domain — a reduction over the same axes as a further stage, an
+//! element-wise kernel as the end. The chain becomes one kernel when it
+//! has such an end and nothing else reads its row buffers (no other
+//! kernel, no demand): they are never stored.
+
+use std::sync::Arc;
+
+use lazyfuse_core::shape::contiguous_strides;
+use lazyfuse_core::{DType, Literal};
+use smallvec::SmallVec;
+
+use crate::ir::{Body, CombineIr, FusedKernel, Inst, KernelInput, ReductionIr, ValueId};
+use crate::program::{BufferId, InputBinding, Launch, Program, Work};
+
+/// Merges every chain of the module documentation into one launch; the
+/// row buffers it no longer writes are dropped from the program.
+pub(crate) fn merge_rows(program: &mut Program) {
+    let mut merged_any = false;
+    let mut start = 0;
+    while start < program.schedule.len() {
+        if let Some(chain) = chain_from(program, start) {
+            if let Some(launch) = merge(program, &chain) {
+                replace(program, &chain, launch);
+                merged_any = true;
+            }
+        }
+        start += 1;
+    }
+    if merged_any {
+        drop_unused_buffers(program);
+    }
+}
+
+/// A chain: schedule positions of its launches (the first a reduction,
+/// the last element-wise) and the row buffers of its reductions.
+struct Chain {
+    positions: Vec<usize>,
+    rows: Vec<BufferId>,
+}
+
+fn fused(program: &Program, position: usize) -> Option<&Launch> {
+    match program.schedule.get(position)? {
+        Work::Fused(l) => program.launches.get(*l),
+        _ => None,
+    }
+}
+
+/// A reduction over the trailing axes of a domain with kept axes, by a
+/// built-in combine, writing one row buffer that no demand returns.
+fn row_reduction<'p>(program: &'p Program, launch: &'p Launch) -> Option<&'p ReductionIr> {
+    let r = launch.kernel.reduction.as_ref()?;
+    let rank = launch.domain.len();
+    let trailing = !r.axes.is_empty()
+        && r.axes.len() < rank
+        && r.axes
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == rank - r.axes.len() + i);
+    let demanded = program
+        .outputs
+        .iter()
+        .any(|o| o.buffer == launch.outputs[0]);
+    (trailing
+        && matches!(r.combine, CombineIr::Builtin(_))
+        && launch.outputs.len() == 1
+        && !demanded)
+        .then_some(r)
+}
+
+/// Whether `binding` reads a row buffer of `domain`'s rows (dense over the
+/// kept axes) broadcast over the reduced `axes`.
+fn reads_rows(binding: &InputBinding, domain: &[usize], axes: &[usize]) -> bool {
+    let kept: Vec<usize> = (0..domain.len()).filter(|a| !axes.contains(a)).collect();
+    let kept_dims: Vec<usize> = kept.iter().map(|&a| domain[a]).collect();
+    let dense = contiguous_strides(&kept_dims);
+    binding.offset == 0
+        && binding.strides.len() == domain.len()
+        && (0..domain.len()).all(|a| match kept.iter().position(|&k| k == a) {
+            Some(i) => binding.strides[a] == dense[i] as isize || domain[a] == 1,
+            None => binding.strides[a] == 0,
+        })
+}
+
+/// The chain starting at schedule position `start`, when there is one.
+fn chain_from(program: &Program, start: usize) -> Option<Chain> {
+    let first = fused(program, start)?;
+    let axes = row_reduction(program, first)?.axes.clone();
+    let mut chain = Chain {
+        positions: vec![start],
+        rows: vec![first.outputs[0]],
+    };
+    let reads_row_buffer = |p: usize, rows: &[BufferId]| {
+        program
+            .reads(program.schedule[p])
+            .any(|b| rows.contains(&b))
+    };
+    loop {
+        let after = *chain.positions.last()? + 1;
+        let next = (after..program.schedule.len()).find(|&p| reads_row_buffer(p, &chain.rows))?;
+        let launch = fused(program, next)?;
+        let row_reads_fit = launch.inputs.iter().all(|binding| {
+            binding.buffer.is_none_or(|b| !chain.rows.contains(&b))
+                || reads_rows(binding, &first.domain, &axes)
+        });
+        if launch.domain != first.domain || !row_reads_fit || launch.kernel.is_row_program() {
+            return None;
+        }
+        chain.positions.push(next);
+        match &launch.kernel.reduction {
+            None => break,
+            Some(r) if r.axes == axes && row_reduction(program, launch).is_some() => {
+                chain.rows.push(launch.outputs[0]);
+            }
+            Some(_) => return None,
+        }
+    }
+    // Nothing outside the chain reads its row buffers.
+    let outside = (0..program.schedule.len())
+        .filter(|p| !chain.positions.contains(p))
+        .any(|p| reads_row_buffer(p, &chain.rows));
+    (!outside).then_some(chain)
+}
+
+/// The kernel of a chain being merged, with its launch's bindings.
+struct Merged {
+    kernel: FusedKernel,
+    bindings: Vec<InputBinding>,
+    args: Vec<Literal>,
+    nodes: Vec<usize>,
+}
+
+impl Merged {
+    fn input(&mut self, input: KernelInput, binding: &InputBinding) -> u32 {
+        let same = |(k, b): (&KernelInput, &InputBinding)| *k == input && b == binding;
+        match self.kernel.inputs.iter().zip(&self.bindings).position(same) {
+            Some(i) => i as u32,
+            None => {
+                self.kernel.inputs.push(input);
+                self.bindings.push(binding.clone());
+                (self.kernel.inputs.len() - 1) as u32
+            }
+        }
+    }
+
+    fn arg(&mut self, dtype: DType, value: Literal) -> u32 {
+        let same = |(d, v): (&DType, &Literal)| *d == dtype && *v == value;
+        match self.kernel.args.iter().zip(&self.args).position(same) {
+            Some(i) => i as u32,
+            None => {
+                self.kernel.args.push(dtype);
+                self.args.push(value);
+                (self.kernel.args.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Appends `launch`'s body, its loads of row buffer `rows[k]` read as
+    /// stage `k`; returns the new value of each of its values.
+    fn append(&mut self, launch: &Launch, rows: &[BufferId]) -> Vec<ValueId> {
+        let kernel = &launch.kernel;
+        let args: Vec<u32> = (0..kernel.args.len())
+            .map(|a| self.arg(kernel.args[a], launch.args[a]))
+            .collect();
+        let mut values = Vec::with_capacity(kernel.body.len());
+        for (inst, &dtype) in kernel.body.insts.iter().zip(&kernel.body.dtypes) {
+            let at = |v: &ValueId| values[v.index()];
+            let inst = match inst {
+                Inst::Load(k) | Inst::Iota(k) => {
+                    let binding = &launch.inputs[*k as usize];
+                    match binding
+                        .buffer
+                        .and_then(|b| rows.iter().position(|&r| r == b))
+                    {
+                        Some(stage) => Inst::Stage(stage as u32),
+                        None => {
+                            let input = self.input(kernel.inputs[*k as usize], binding);
+                            match inst {
+                                Inst::Load(_) => Inst::Load(input),
+                                _ => Inst::Iota(input),
+                            }
+                        }
+                    }
+                }
+                Inst::Arg(a) => Inst::Arg(args[*a as usize]),
+                Inst::Unary(op, a) => Inst::Unary(*op, at(a)),
+                Inst::Binary(op, a, b) => Inst::Binary(*op, at(a), at(b)),
+                Inst::Select(c, a, b) => Inst::Select(at(c), at(a), at(b)),
+                Inst::Cast(a) => Inst::Cast(at(a)),
+                Inst::Bitcast(a) => Inst::Bitcast(at(a)),
+                Inst::Param(_) | Inst::Reduced | Inst::Stage(_) => inst.clone(),
+            };
+            values.push(self.kernel.body.push(inst, dtype));
+        }
+        self.nodes.extend(&launch.nodes);
+        values
+    }
+
+    /// `launch`'s reduction as the next stage, its body appended.
+    fn stage(&mut self, launch: &Launch, rows: &[BufferId]) -> Option<()> {
+        let values = self.append(launch, rows);
+        let r = launch.kernel.reduction.as_ref()?;
+        let mut epilogue = Body::default();
+        for (inst, &dtype) in r.epilogue.insts.iter().zip(&r.epilogue.dtypes) {
+            let inst = match inst {
+                Inst::Arg(a) => {
+                    let a = *a as usize;
+                    Inst::Arg(self.arg(launch.kernel.args[a], launch.args[a]))
+                }
+                inst => inst.clone(),
+            };
+            epilogue.push(inst, dtype);
+        }
+        // The row value is the epilogue's last value: make it the output.
+        let output = *launch.kernel.outputs.first()?;
+        if output.index() + 1 != epilogue.len() {
+            let last = epilogue.dtype(output);
+            epilogue.push(Inst::Cast(output), last);
+        }
+        let identity = launch.args[r.identity_arg as usize];
+        let identity_arg = self.arg(launch.kernel.args[r.identity_arg as usize], identity);
+        self.kernel.stages.push(ReductionIr {
+            identity_arg,
+            value: values[r.value.index()],
+            epilogue,
+            ..r.clone()
+        });
+        Some(())
+    }
+}
+
+/// The one launch of `chain`, when its kernel verifies.
+fn merge(program: &Program, chain: &Chain) -> Option<Launch> {
+    let launches: Vec<&Launch> = chain
+        .positions
+        .iter()
+        .map(|&p| fused(program, p))
+        .collect::<Option<_>>()?;
+    let (first, last) = (launches.first()?, launches.last()?);
+    let mut merged = Merged {
+        kernel: FusedKernel {
+            rank: first.domain.len(),
+            inputs: Vec::new(),
+            args: Vec::new(),
+            body: Body::default(),
+            outputs: Vec::new(),
+            reduction: None,
+            stages: Vec::new(),
+        },
+        bindings: Vec::new(),
+        args: Vec::new(),
+        nodes: Vec::new(),
+    };
+    for (k, launch) in launches[..launches.len() - 1].iter().enumerate() {
+        merged.stage(launch, &chain.rows[..k])?;
+    }
+    let values = merged.append(last, &chain.rows);
+    merged.kernel.outputs = last
+        .kernel
+        .outputs
+        .iter()
+        .map(|o| values[o.index()])
+        .collect();
+    merged.kernel.verify().ok()?;
+    Some(Launch {
+        kernel: Arc::new(merged.kernel),
+        domain: first.domain.clone(),
+        inputs: merged.bindings,
+        args: merged.args,
+        outputs: last.outputs.clone(),
+        nodes: merged.nodes,
+    })
+}
+
+/// Puts `launch` where the chain's last launch was and removes the others.
+fn replace(program: &mut Program, chain: &Chain, launch: Launch) {
+    let Some(&last) = chain.positions.last() else {
+        return;
+    };
+    if let Work::Fused(l) = program.schedule[last] {
+        program.launches[l] = launch;
+    }
+    let mut position = 0;
+    program.schedule.retain(|_| {
+        let keep = position == last || !chain.positions.contains(&position);
+        position += 1;
+        keep
+    });
+    // Launches in schedule order again, numbered from 0.
+    let mut launches = std::mem::take(&mut program.launches)
+        .into_iter()
+        .map(Some)
+        .collect::<Vec<_>>();
+    let mut kept = Vec::new();
+    for work in &mut program.schedule {
+        if let Work::Fused(l) = work {
+            if let Some(launch) = launches[*l].take() {
+                *l = kept.len();
+                kept.push(launch);
+            }
+        }
+    }
+    program.launches = kept;
+}
+
+/// Removes the buffers no work reads or writes and no demand returns,
+/// renumbering the others.
+fn drop_unused_buffers(program: &mut Program) {
+    let mut used = vec![false; program.buffers.len()];
+    for &work in &program.schedule {
+        for b in program.reads(work).chain(program.writes(work)) {
+            used[b.index()] = true;
+        }
+    }
+    for output in &program.outputs {
+        used[output.buffer.index()] = true;
+    }
+    for (b, desc) in program.buffers.iter().enumerate() {
+        used[b] |= desc.kind != crate::program::BufferKind::Temp;
+    }
+    let mut renumbered: Vec<Option<BufferId>> = vec![None; used.len()];
+    let mut next = 0u32;
+    for (b, &u) in used.iter().enumerate() {
+        if u {
+            renumbered[b] = Some(BufferId(next));
+            next += 1;
+        }
+    }
+    let map = |b: &mut BufferId| {
+        if let Some(new) = renumbered[b.index()] {
+            *b = new;
+        }
+    };
+    let mut position = 0;
+    program.buffers.retain(|_| {
+        position += 1;
+        used[position - 1]
+    });
+    for launch in &mut program.launches {
+        launch
+            .inputs
+            .iter_mut()
+            .filter_map(|i| i.buffer.as_mut())
+            .for_each(map);
+        launch.outputs.iter_mut().for_each(map);
+    }
+    for user in &mut program.user_launches {
+        user.args.iter_mut().for_each(map);
+        user.outputs.iter_mut().flatten().for_each(map);
+    }
+    for scan in &mut program.scans {
+        map(&mut scan.input);
+        map(&mut scan.output);
+    }
+    for output in &mut program.outputs {
+        map(&mut output.buffer);
+    }
+}
+
+/// A row program as separate kernels, for a runtime that runs it a tile
+/// of rows at a time: one reduction kernel per stage (reading the earlier
+/// stages' row values as inputs `kernel.inputs.len() + k`, dense over the
+/// kept axes, broadcast over the rows) and an element-wise kernel of the
+/// outputs (reading every stage so). `None` for other kernels.
+pub fn split(kernel: &FusedKernel) -> Option<Vec<FusedKernel>> {
+    if !kernel.is_row_program() {
+        return None;
+    }
+    let stage_input = |k: u32| (kernel.inputs.len() + k as usize) as u32;
+    // The body with stage reads as loads of the row inputs; every kernel
+    // keeps the whole body (backends compute only what their outputs need).
+    let mut body = kernel.body.clone();
+    for inst in &mut body.insts {
+        if let Inst::Stage(k) = *inst {
+            *inst = Inst::Load(stage_input(k));
+        }
+    }
+    let row_inputs = |n: usize| -> Vec<KernelInput> {
+        let mut inputs = kernel.inputs.clone();
+        inputs.extend(kernel.stages[..n].iter().map(|s| KernelInput {
+            dtype: s.epilogue.dtypes[s.epilogue.len() - 1],
+            layout: crate::ir::Layout::Strided,
+            kind: crate::ir::InputKind::Buffer,
+        }));
+        inputs
+    };
+    let mut kernels: Vec<FusedKernel> = kernel
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(k, stage)| {
+            let (body, value) = cone(&body, &[stage.value]);
+            FusedKernel {
+                rank: kernel.rank,
+                inputs: row_inputs(k),
+                args: kernel.args.clone(),
+                body,
+                outputs: vec![ValueId((stage.epilogue.len() - 1) as u32)],
+                reduction: Some(ReductionIr {
+                    value: value[0],
+                    ..stage.clone()
+                }),
+                stages: Vec::new(),
+            }
+        })
+        .collect();
+    let (body, outputs) = cone(&body, &kernel.outputs);
+    kernels.push(FusedKernel {
+        rank: kernel.rank,
+        inputs: row_inputs(kernel.stages.len()),
+        args: kernel.args.clone(),
+        body,
+        outputs,
+        reduction: None,
+        stages: Vec::new(),
+    });
+    Some(kernels)
+}
+
+/// The instructions of `body` that `roots` depend on, as a body of their
+/// own (inputs and arguments keep their numbers), and the roots' new values.
+fn cone(body: &Body, roots: &[ValueId]) -> (Body, Vec<ValueId>) {
+    let mut needed = vec![false; body.len()];
+    for root in roots {
+        needed[root.index()] = true;
+    }
+    for i in (0..body.len()).rev() {
+        if needed[i] {
+            for operand in body.insts[i].operands() {
+                needed[operand.index()] = true;
+            }
+        }
+    }
+    let mut new: Vec<ValueId> = Vec::with_capacity(body.len());
+    let mut out = Body::default();
+    for (i, (inst, &dtype)) in body.insts.iter().zip(&body.dtypes).enumerate() {
+        if !needed[i] {
+            new.push(ValueId(u32::MAX));
+            continue;
+        }
+        let at = |v: &ValueId| new[v.index()];
+        let inst = match inst {
+            Inst::Unary(op, a) => Inst::Unary(*op, at(a)),
+            Inst::Binary(op, a, b) => Inst::Binary(*op, at(a), at(b)),
+            Inst::Select(c, a, b) => Inst::Select(at(c), at(a), at(b)),
+            Inst::Cast(a) => Inst::Cast(at(a)),
+            Inst::Bitcast(a) => Inst::Bitcast(at(a)),
+            leaf => leaf.clone(),
+        };
+        new.push(out.push(inst, dtype));
+    }
+    let roots = roots.iter().map(|r| new[r.index()]).collect();
+    (out, roots)
+}
+
+/// The strides of a stage's row values as an input of `split`'s kernels
+/// over `domain`: dense over the kept axes, 0 over the reduced `axes`.
+pub fn row_strides(domain: &[usize], axes: &[usize]) -> SmallVec<[isize; 4]> {
+    let kept_dims: Vec<usize> = (0..domain.len())
+        .filter(|a| !axes.contains(a))
+        .map(|a| domain[a])
+        .collect();
+    let dense = contiguous_strides(&kept_dims);
+    let mut k = 0;
+    (0..domain.len())
+        .map(|a| {
+            if axes.contains(&a) {
+                0
+            } else {
+                k += 1;
+                dense[k - 1] as isize
+            }
+        })
+        .collect()
+}
