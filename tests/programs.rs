@@ -234,7 +234,10 @@ fn row_programs(cx: &Context, rows: usize, cols: usize) -> Result<Vec<Array>> {
     let softmax3 = (&e3 / &e3.sum_axes(&[-1], true)).reshape(&[rows, cols]);
     let t = x.transpose();
     let t_centred = &t - &t.mean_axes(&[-1], true);
-    Ok(vec![softmax, norm, softmax32, softmax3, t_centred])
+    // A scan reading a row program's result (which it cannot compute a
+    // chunk at a time).
+    let running = softmax.cumsum(-1);
+    Ok(vec![softmax, norm, softmax32, softmax3, t_centred, running])
 }
 
 #[test]

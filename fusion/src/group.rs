@@ -171,7 +171,9 @@ fn sole_producer(program: &Program, scan: &ScanLaunch) -> Option<usize> {
         .filter(|&&work| program.reads(work).any(|b| b == input))
         .count();
     let demanded = program.outputs.iter().any(|o| o.buffer == input);
+    // A row program computes whole rows: not a chunk at a time.
     let fusable = launch.kernel.reduction.is_none()
+        && !launch.kernel.is_row_program()
         && launch.domain_len() == len
         && program.buffers[input.index()].kind == BufferKind::Temp;
     (fusable && readers == 1 && !demanded).then_some(producer)

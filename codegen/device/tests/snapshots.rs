@@ -21,10 +21,15 @@ fn session() -> Session {
     Session::new(Arc::new(ReferenceEngine::new()), Options::default())
 }
 
-/// The CUDA C of every kernel computing `array` (no prelude).
+/// The CUDA C of every kernel computing `array` (no prelude), as the
+/// device backends partition it (row programs included).
 fn printed(array: &Array) -> String {
     let graph = ExprGraph::from_roots(&[array.node()]);
-    let program = compile(&graph, &FusionOptions::default()).unwrap();
+    let options = FusionOptions {
+        row_programs: true,
+        ..FusionOptions::default()
+    };
+    let program = compile(&graph, &options).unwrap();
     program
         .launches
         .iter()
@@ -82,6 +87,10 @@ fn cases() -> Vec<(&'static str, String)> {
         ("full_reduction", printed(&((&a - 1.0f32) * &b).sum())),
         ("axis_reduction_last", printed(&(&a + &row).sum_axis(1))),
         ("axis_reduction_leading", printed(&(&a * &b).max_axis(0))),
+        ("row_program_softmax", {
+            let e = (&a - &a.max_axes(&[1], true)).exp();
+            printed(&(&e / &e.sum_axes(&[1], true)))
+        }),
         ("user_kernel_shared_memory", kernel_text),
     ]
 }

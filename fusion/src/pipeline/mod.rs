@@ -144,6 +144,10 @@ impl Pipeline {
             return None;
         };
         let original = &program.launches[*l];
+        if original.kernel.is_row_program() {
+            // Its chunks would cut rows; it runs as one launch.
+            return None;
+        }
         let traffic = Traffic::of(program, original, &resident);
         if traffic.moved < 2 * MIN_CHUNK_BYTES {
             // Too little for two chunks: small demands (the hot path) ask

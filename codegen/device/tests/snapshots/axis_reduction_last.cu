@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_red_1c42671fbb34c60d(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_red_da70fb91e3f00510(
     int kept,
     int reduced,
     int off0,

@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_red_44a8ebfbc9cd0db7(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_red_2c6e26affed6394e(
     int kept,
     int reduced,
     int off0,

@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_054a001a3c0df35e(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_8b308bb5351c442b(
     int n,
     const float* __restrict__ in0,
     const float* __restrict__ in1,
