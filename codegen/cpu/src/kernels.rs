@@ -58,7 +58,13 @@ struct Kernels {
     /// demand skips hashing and comparing the kernel. Sound because the
     /// entry holds that `Arc`, so no other kernel can have the address.
     by_address: HashMap<usize, (Arc<FusedKernel>, Arc<CompiledKernel>)>,
+    /// The compiled kernels of each row program's split (`rows`), by the
+    /// address of the row program, as `by_address`.
+    row_parts: HashMap<usize, (Arc<FusedKernel>, RowParts)>,
 }
+
+/// The compiled kernels of a row program's split: its stages, then its outputs.
+type RowParts = Arc<Vec<Arc<CompiledKernel>>>;
 
 /// Entries kept by address before that map starts over: programs compiled
 /// anew bring new addresses for the same kernels, one per program, so it
@@ -95,6 +101,36 @@ impl KernelCache {
         map.by_address
             .insert(address, (Arc::clone(kernel), Arc::clone(&compiled)));
         Ok(compiled)
+    }
+
+    /// The compiled kernels of row program `kernel`'s split (see
+    /// `lazyfuse_fusion::rows::split`), made once per program kernel.
+    fn row_parts(&self, kernel: &Arc<FusedKernel>, env: EvalEnv<'_>) -> Result<RowParts> {
+        let address = Arc::as_ptr(kernel) as usize;
+        {
+            let map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((seen, parts)) = map.row_parts.get(&address) {
+                if Arc::ptr_eq(seen, kernel) {
+                    env.stats.add(Counter::KernelCacheHits, 1);
+                    return Ok(Arc::clone(parts));
+                }
+            }
+        }
+        let split = lazyfuse_fusion::rows::split(kernel)
+            .ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "not a row program"))?;
+        let parts: RowParts = Arc::new(
+            split
+                .into_iter()
+                .map(|part| self.get(&Arc::new(part), env))
+                .collect::<Result<_>>()?,
+        );
+        let mut map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.row_parts.len() >= ADDRESSES_KEPT {
+            map.row_parts.clear();
+        }
+        map.row_parts
+            .insert(address, (Arc::clone(kernel), Arc::clone(&parts)));
+        Ok(parts)
     }
 }
 
@@ -198,12 +234,7 @@ impl Executor<'_> {
         outs: Vec<(usize, SliceMut<'_>)>,
         env: EvalEnv<'_>,
     ) -> Result<Vec<Option<HostBuffer>>> {
-        let split = lazyfuse_fusion::rows::split(&launch.kernel)
-            .ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "not a row program"))?;
-        let compiled: Vec<Arc<CompiledKernel>> = split
-            .into_iter()
-            .map(|kernel| self.cache.get(&Arc::new(kernel), env))
-            .collect::<Result<_>>()?;
+        let compiled = self.cache.row_parts(&launch.kernel, env)?;
         let parts: Vec<rows::Part<'_>> = compiled
             .iter()
             .map(|c| rows::Part {
