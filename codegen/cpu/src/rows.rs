@@ -94,6 +94,8 @@ pub(crate) fn run(
 
     let work: Vec<(usize, Vec<(usize, SliceMut<'_>)>)> = per_tile.into_iter().enumerate().collect();
     let tile = Tile {
+        // One tile: its launches may use the workers themselves.
+        pool: if tiles == 1 { pool } else { None },
         settings,
         launch,
         inputs,
@@ -114,8 +116,10 @@ pub(crate) fn run(
     Ok(fresh)
 }
 
-/// What every tile of one launch shares (a tile runs on one worker).
+/// What every tile of one launch shares (a tile runs on one worker, or
+/// the only tile on all of them).
 struct Tile<'a> {
+    pool: Option<&'a rayon::ThreadPool>,
     settings: &'a CpuSettings,
     launch: &'a Launch,
     inputs: &'a [Option<&'a HostBuffer>],
@@ -172,7 +176,7 @@ impl Tile<'_> {
     fn run(&self, t: usize, outs: Vec<(usize, SliceMut<'_>)>) -> Result<()> {
         let first = t * self.tile_rows;
         let rows = self.tile_rows.min(self.launch.domain[0] - first);
-        let (pool, settings) = (None, self.settings);
+        let (pool, settings) = (self.pool, self.settings);
         let mut rows_done: Vec<HostBuffer> = Vec::with_capacity(self.stages.len());
         for (k, stage) in self.stages.iter().enumerate() {
             let sub = self.sub_launch(stage.kernel, first, rows, k);
