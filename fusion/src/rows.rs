@@ -223,12 +223,11 @@ impl Merged {
             };
             epilogue.push(inst, dtype);
         }
-        // The row value is the epilogue's last value: make it the output.
+        // The row value is the epilogue's last value: values after the
+        // kernel's one output are dead (SSA: nothing before reads them).
         let output = *launch.kernel.outputs.first()?;
-        if output.index() + 1 != epilogue.len() {
-            let last = epilogue.dtype(output);
-            epilogue.push(Inst::Cast(output), last);
-        }
+        epilogue.insts.truncate(output.index() + 1);
+        epilogue.dtypes.truncate(output.index() + 1);
         let identity = launch.args[r.identity_arg as usize];
         let identity_arg = self.arg(launch.kernel.args[r.identity_arg as usize], identity);
         self.kernel.stages.push(ReductionIr {

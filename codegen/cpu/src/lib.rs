@@ -87,6 +87,19 @@ impl CpuRuntime {
     pub fn settings(&self) -> &CpuSettings {
         &self.settings
     }
+
+    /// Which tier runs `kernel`, for `explain()`.
+    fn tier(&self, kernel: &lazyfuse_fusion::FusedKernel) -> String {
+        match (jit::accepts(kernel), self.settings.jit) {
+            (Err(why), _) => format!("the register machine ({why})"),
+            (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
+            (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
+            (Ok(()), JitMode::Auto) => format!(
+                "compiled code (JIT) once it has run {} elements, the register machine before",
+                jit::JIT_AFTER
+            ),
+        }
+    }
 }
 
 fn host_inputs<'a>(inputs: &[Option<&'a Arc<HostBuffer>>]) -> Vec<Option<&'a HostBuffer>> {
@@ -272,20 +285,5 @@ impl Runtime for CpuRuntime {
             "{} (the cpu backend has no device)",
             user::describe(launch, self.settings.jit)
         )
-    }
-}
-
-impl CpuRuntime {
-    /// Which tier runs `kernel`, for `explain()`.
-    fn tier(&self, kernel: &lazyfuse_fusion::FusedKernel) -> String {
-        match (jit::accepts(kernel), self.settings.jit) {
-            (Err(why), _) => format!("the register machine ({why})"),
-            (Ok(()), JitMode::Never) => "the register machine (JitMode::Never)".into(),
-            (Ok(()), JitMode::Always) => "compiled code (JIT)".into(),
-            (Ok(()), JitMode::Auto) => format!(
-                "compiled code (JIT) once it has run {} elements, the register machine before",
-                jit::JIT_AFTER
-            ),
-        }
     }
 }
