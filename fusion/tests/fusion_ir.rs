@@ -261,3 +261,54 @@ fn reductions_read_back_over_their_rows_become_one_row_program() {
         2
     );
 }
+
+/// The CPU's split of softmax computes `exp(x - max)` once per element,
+/// into a tile buffer that the sum and the division read; layer norm has
+/// no such value and splits as for a device.
+#[test]
+fn the_tile_split_stores_a_costly_value_that_several_parts_read() {
+    use lazyfuse_core::UnaryOp;
+    use lazyfuse_fusion::rows::{tile_split, Source, Writes};
+    let cx = session();
+    let x = cx.from_vec(vec![0.5f32; 6 * 40], &[6, 40]).unwrap();
+    let e = (&x - &x.max_axes(&[1], true)).exp();
+    let softmax = &e / &e.sum_axes(&[1], true);
+    let program = program_with(&[&softmax], &rows_on());
+    let split = tile_split(&program.launches[0].kernel).unwrap();
+    let writes: Vec<&Writes> = split.parts.iter().map(|p| &p.writes).collect();
+    assert_eq!(
+        writes,
+        [
+            &Writes::Row(0),
+            &Writes::Stored(vec![0]),
+            &Writes::Row(1),
+            &Writes::Outputs
+        ]
+    );
+    let exps: usize = split
+        .parts
+        .iter()
+        .map(|p| {
+            let body = &p.kernel.body.insts;
+            body.iter()
+                .filter(|i| matches!(i, Inst::Unary(UnaryOp::Exp, _)))
+                .count()
+        })
+        .sum();
+    assert_eq!(exps, 1);
+    assert!(split.parts[3].sources.contains(&Source::Stored(0)));
+    assert!(split.parts[3].sources.contains(&Source::Row(1)));
+    for part in &split.parts {
+        part.kernel.verify().unwrap();
+        assert_eq!(part.kernel.inputs.len(), part.sources.len());
+    }
+    let mean = x.mean_axes(&[-1], true);
+    let centred = &x - &mean;
+    let var = (&centred * &centred).mean_axes(&[-1], true);
+    let norm = &centred / (&var + 1e-5).sqrt();
+    let program = program_with(&[&norm], &rows_on());
+    assert_eq!(
+        tile_split(&program.launches[0].kernel).unwrap().parts.len(),
+        3
+    );
+}

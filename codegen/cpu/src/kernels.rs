@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Literal, Result, SliceMut};
+use lazyfuse_fusion::rows::TilePart;
 use lazyfuse_fusion::{
     CombineIr, FusedKernel, Inst, Launch, ScanInput, ScanKind, ScanLaunch, ValueId,
 };
@@ -60,11 +61,15 @@ struct Kernels {
     by_address: HashMap<usize, (Arc<FusedKernel>, Arc<CompiledKernel>)>,
     /// The compiled kernels of each row program's split (`rows`), by the
     /// address of the row program, as `by_address`.
-    row_parts: HashMap<usize, (Arc<FusedKernel>, RowParts)>,
+    row_parts: HashMap<usize, (Arc<FusedKernel>, Arc<RowParts>)>,
 }
 
-/// The compiled kernels of a row program's split: its stages, then its outputs.
-type RowParts = Arc<Vec<Arc<CompiledKernel>>>;
+/// A row program's `tile_split`, each part's kernel compiled.
+#[derive(Debug)]
+struct RowParts {
+    parts: Vec<(Arc<CompiledKernel>, TilePart)>,
+    stored: usize,
+}
 
 /// Entries kept by address before that map starts over: programs compiled
 /// anew bring new addresses for the same kernels, one per program, so it
@@ -103,9 +108,9 @@ impl KernelCache {
         Ok(compiled)
     }
 
-    /// The compiled kernels of row program `kernel`'s split (see
-    /// `lazyfuse_fusion::rows::split`), made once per program kernel.
-    fn row_parts(&self, kernel: &Arc<FusedKernel>, env: EvalEnv<'_>) -> Result<RowParts> {
+    /// Row program `kernel`'s `tile_split` (see `lazyfuse_fusion::rows`),
+    /// its kernels compiled, made once per program kernel.
+    fn row_parts(&self, kernel: &Arc<FusedKernel>, env: EvalEnv<'_>) -> Result<Arc<RowParts>> {
         let address = Arc::as_ptr(kernel) as usize;
         {
             let map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
@@ -116,14 +121,16 @@ impl KernelCache {
                 }
             }
         }
-        let split = lazyfuse_fusion::rows::split(kernel)
+        let split = lazyfuse_fusion::rows::tile_split(kernel)
             .ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "not a row program"))?;
-        let parts: RowParts = Arc::new(
-            split
+        let parts = Arc::new(RowParts {
+            stored: split.stored.len(),
+            parts: split
+                .parts
                 .into_iter()
-                .map(|part| self.get(&Arc::new(part), env))
+                .map(|part| Ok((self.get(&Arc::new(part.kernel.clone()), env)?, part)))
                 .collect::<Result<_>>()?,
-        );
+        });
         let mut map = self.kernels.lock().unwrap_or_else(PoisonError::into_inner);
         if map.row_parts.len() >= ADDRESSES_KEPT {
             map.row_parts.clear();
@@ -236,13 +243,17 @@ impl Executor<'_> {
     ) -> Result<Vec<Option<HostBuffer>>> {
         let compiled = self.cache.row_parts(&launch.kernel, env)?;
         let parts: Vec<rows::Part<'_>> = compiled
+            .parts
             .iter()
-            .map(|c| rows::Part {
+            .map(|(c, part)| rows::Part {
                 kernel: &c.kernel,
                 machine: &c.machine,
+                sources: &part.sources,
+                writes: &part.writes,
             })
             .collect();
-        rows::run(&parts, launch, inputs, outs, (self.pool, self.settings))
+        let split = (parts.as_slice(), compiled.stored);
+        rows::run(split, launch, inputs, outs, (self.pool, self.settings))
     }
 
     /// Runs an element-wise launch whose outputs `(index, out)` go into

@@ -36,6 +36,7 @@ use std::sync::{Arc, OnceLock};
 use lazyfuse_core::{
     Counter, DType, EvalEnv, HostBuffer, KernelLaunch, Residency, Result, SliceMut,
 };
+use lazyfuse_fusion::rows::Writes;
 use lazyfuse_fusion::{Driver, Launch, Runtime, ScanInput, ScanLaunch};
 
 use kernels::KernelCache;
@@ -262,18 +263,21 @@ impl Runtime for CpuRuntime {
     }
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {
-        if let Some(parts) = lazyfuse_fusion::rows::split(&launch.kernel) {
+        if let Some(split) = lazyfuse_fusion::rows::tile_split(&launch.kernel) {
             let rows = rows::tile_rows(launch);
             let mut text = format!(
-                "k{index} runs {rows} rows at a time, each stage and then the outputs over \
-                 them while they are in cache:\n"
+                "k{index} runs {rows} rows at a time, each part below over them while they are \
+                 in cache:\n"
             );
-            for (k, part) in parts.iter().enumerate() {
-                let what = match k == parts.len() - 1 {
-                    true => "outputs".to_string(),
-                    false => format!("stage {k}"),
+            for part in &split.parts {
+                let what = match &part.writes {
+                    Writes::Row(k) => format!("stage {k}"),
+                    Writes::Stored(values) => {
+                        format!("{} value(s) stored for the tile", values.len())
+                    }
+                    Writes::Outputs => "outputs".to_string(),
                 };
-                text.push_str(&format!("  {what} on {}\n", self.tier(part)));
+                text.push_str(&format!("  {what} on {}\n", self.tier(&part.kernel)));
             }
             return text;
         }

@@ -2,14 +2,17 @@
 //! time, each stage's reduction over the tile into a row buffer of the
 //! tile's rows, then the outputs, before the next tile — so each stage
 //! reads the tile from cache, not memory. The stages and the outputs are
-//! kernels of their own (`lazyfuse_fusion::rows::split`), each run by the
+//! kernels of their own (`lazyfuse_fusion::rows::tile_split`: a costly
+//! value several of them read, as softmax's `exp(x - max)`, is computed
+//! once into a tile buffer by a part of its own), each run by the
 //! register machine or compiled code as any kernel is; tiles run in
 //! parallel, each on one worker from start to end.
 
 use std::sync::Arc;
 
+use lazyfuse_core::shape::contiguous_strides;
 use lazyfuse_core::{HostBuffer, Result, SliceMut};
-use lazyfuse_fusion::rows::row_strides;
+use lazyfuse_fusion::rows::{row_strides, Source, Writes};
 use lazyfuse_fusion::{FusedKernel, InputBinding, Launch};
 
 use super::machine::Machine;
@@ -17,12 +20,13 @@ use super::run::{for_each_task, TASK};
 use super::settings::CpuSettings;
 use super::{interp, reduce, run};
 
-/// One kernel of a row program's split (`lazyfuse_fusion::rows::split`):
-/// a stage, or the outputs, with its register machine.
+/// One kernel of a row program's `tile_split`, with its register machine.
 #[derive(Clone, Copy)]
 pub(crate) struct Part<'a> {
     pub(crate) kernel: &'a Arc<FusedKernel>,
     pub(crate) machine: &'a Machine,
+    pub(crate) sources: &'a [Source],
+    pub(crate) writes: &'a Writes,
 }
 
 fn internal(message: &str) -> lazyfuse_core::Error {
@@ -39,19 +43,16 @@ pub(crate) fn tile_rows(launch: &Launch) -> usize {
     (TILE / inner.max(1)).max(1)
 }
 
-/// Runs a row program's `launch`, whose split is `parts` (the stages,
-/// then the outputs): its outputs go into `outs` where given (`(output,
+/// Runs a row program's `launch`, whose `tile_split` is `parts` (with
+/// `stored` values): its outputs go into `outs` where given (`(output,
 /// slice)`), the others into new buffers (returned in order).
 pub(crate) fn run(
-    parts: &[Part<'_>],
+    (parts, stored): (&[Part<'_>], usize),
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     outs: Vec<(usize, SliceMut<'_>)>,
     (pool, settings): (Option<&rayon::ThreadPool>, &CpuSettings),
 ) -> Result<Vec<Option<HostBuffer>>> {
-    let (outputs, stages) = parts
-        .split_last()
-        .ok_or_else(|| internal("a row program without stages"))?;
     let (inner, tile_rows) = (
         launch.domain[1..].iter().product::<usize>(),
         tile_rows(launch),
@@ -99,8 +100,8 @@ pub(crate) fn run(
         settings,
         launch,
         inputs,
-        stages,
-        outputs: *outputs,
+        parts,
+        stored,
         tile_rows,
     };
     // Each element is read once per stage and once more: in parallel as
@@ -123,48 +124,48 @@ struct Tile<'a> {
     settings: &'a CpuSettings,
     launch: &'a Launch,
     inputs: &'a [Option<&'a HostBuffer>],
-    stages: &'a [Part<'a>],
-    outputs: Part<'a>,
+    parts: &'a [Part<'a>],
+    stored: usize,
     tile_rows: usize,
 }
 
 impl Tile<'_> {
-    /// The launch of `kernel` over rows `first..first + rows` of the first
-    /// axis, reading the first `stages` row buffers after the inputs.
-    fn sub_launch(
-        &self,
-        kernel: &Arc<FusedKernel>,
-        first: usize,
-        rows: usize,
-        stages: usize,
-    ) -> Launch {
+    /// The launch of `part` over rows `first..first + rows` of the first
+    /// axis, its inputs as its sources say.
+    fn sub_launch(&self, part: &Part<'_>, first: usize, rows: usize) -> Launch {
         let launch = self.launch;
         let mut domain = launch.domain.clone();
         domain[0] = rows;
-        let mut inputs: Vec<InputBinding> = launch
-            .inputs
+        let axes = launch.kernel.reduced_axes().unwrap_or(&[]);
+        let inputs = part
+            .sources
             .iter()
-            .map(|binding| {
-                let shift = binding.strides.first().copied().unwrap_or(0) * first as isize;
-                InputBinding {
-                    offset: (binding.offset as isize + shift) as usize,
-                    ..binding.clone()
+            .map(|source| match *source {
+                Source::Input(k) => {
+                    let binding = &launch.inputs[k];
+                    let shift = binding.strides.first().copied().unwrap_or(0) * first as isize;
+                    InputBinding {
+                        offset: (binding.offset as isize + shift) as usize,
+                        ..binding.clone()
+                    }
                 }
+                Source::Row(_) => InputBinding {
+                    buffer: None,
+                    offset: 0,
+                    strides: row_strides(&domain, axes),
+                },
+                Source::Stored(_) => InputBinding {
+                    buffer: None,
+                    offset: 0,
+                    strides: contiguous_strides(&domain)
+                        .iter()
+                        .map(|&s| s as isize)
+                        .collect(),
+                },
             })
             .collect();
-        let axes = kernel.reduced_axes().map_or_else(
-            || launch.kernel.reduced_axes().unwrap_or(&[]).to_vec(),
-            <[usize]>::to_vec,
-        );
-        for _ in 0..stages {
-            inputs.push(InputBinding {
-                buffer: None,
-                offset: 0,
-                strides: row_strides(&domain, &axes),
-            });
-        }
         Launch {
-            kernel: Arc::clone(kernel),
+            kernel: Arc::clone(part.kernel),
             domain,
             inputs,
             args: launch.args.clone(),
@@ -177,23 +178,47 @@ impl Tile<'_> {
         let first = t * self.tile_rows;
         let rows = self.tile_rows.min(self.launch.domain[0] - first);
         let (pool, settings) = (self.pool, self.settings);
-        let mut rows_done: Vec<HostBuffer> = Vec::with_capacity(self.stages.len());
-        for (k, stage) in self.stages.iter().enumerate() {
-            let sub = self.sub_launch(stage.kernel, first, rows, k);
-            let mut inputs: Vec<Option<&HostBuffer>> = self.inputs.to_vec();
-            inputs.extend(rows_done.iter().map(Some));
-            let row = match reduce::reduction(stage.machine, &sub, &inputs, pool, settings.jit)? {
-                Some(row) => row,
-                None => interp::run_generic(&sub, &inputs)?
-                    .pop()
-                    .ok_or_else(|| internal("a stage without its row values"))?,
-            };
-            rows_done.push(row);
+        let stages = self.launch.kernel.stages.len();
+        let mut row_values: Vec<Option<HostBuffer>> = (0..stages).map(|_| None).collect();
+        let mut stored: Vec<Option<HostBuffer>> = (0..self.stored).map(|_| None).collect();
+        let mut outs = Some(outs);
+        for part in self.parts {
+            let sub = self.sub_launch(part, first, rows);
+            let inputs: Vec<Option<&HostBuffer>> = part
+                .sources
+                .iter()
+                .map(|source| match *source {
+                    Source::Input(k) => self.inputs.get(k).copied().flatten(),
+                    Source::Row(k) => row_values.get(k).and_then(Option::as_ref),
+                    Source::Stored(t) => stored.get(t).and_then(Option::as_ref),
+                })
+                .collect();
+            match part.writes {
+                Writes::Row(k) => {
+                    let row =
+                        match reduce::reduction(part.machine, &sub, &inputs, pool, settings.jit)? {
+                            Some(row) => row,
+                            None => interp::run_generic(&sub, &inputs)?
+                                .pop()
+                                .ok_or_else(|| internal("a stage without its row values"))?,
+                        };
+                    row_values[*k] = Some(row);
+                }
+                Writes::Stored(values) => {
+                    let written =
+                        run::elementwise(part.machine, &sub, &inputs, pool, settings, Vec::new())?;
+                    for (&t, buffer) in values.iter().zip(written) {
+                        stored[t] = buffer;
+                    }
+                }
+                Writes::Outputs => {
+                    let outs = outs
+                        .take()
+                        .ok_or_else(|| internal("outputs written twice"))?;
+                    run::elementwise(part.machine, &sub, &inputs, pool, settings, outs)?;
+                }
+            }
         }
-        let sub = self.sub_launch(self.outputs.kernel, first, rows, self.stages.len());
-        let mut inputs: Vec<Option<&HostBuffer>> = self.inputs.to_vec();
-        inputs.extend(rows_done.iter().map(Some));
-        run::elementwise(self.outputs.machine, &sub, &inputs, pool, settings, outs)?;
         Ok(())
     }
 }

@@ -20,7 +20,11 @@ use std::sync::Arc;
 
 use lazyfuse_core::shape::contiguous_strides;
 use lazyfuse_core::{DType, Literal};
-use smallvec::SmallVec;
+use rustc_hash::FxHashMap as HashMap;
+
+mod split;
+
+pub use split::{row_strides, split, tile_split, Source, TilePart, TileSplit, Writes};
 
 use crate::ir::{Body, CombineIr, FusedKernel, Inst, KernelInput, ReductionIr, ValueId};
 use crate::program::{BufferId, InputBinding, Launch, Program, Work};
@@ -140,6 +144,10 @@ struct Merged {
     bindings: Vec<InputBinding>,
     args: Vec<Literal>,
     nodes: Vec<usize>,
+    /// Every instruction of the body, so that the same computation
+    /// appended again (softmax's `exp(x - max)` in the sum's kernel and in
+    /// the division's) is one value.
+    known: HashMap<(Inst, DType), ValueId>,
 }
 
 impl Merged {
@@ -202,7 +210,15 @@ impl Merged {
                 Inst::Bitcast(a) => Inst::Bitcast(at(a)),
                 Inst::Param(_) | Inst::Reduced | Inst::Stage(_) => inst.clone(),
             };
-            values.push(self.kernel.body.push(inst, dtype));
+            let value = match self.known.get(&(inst.clone(), dtype)) {
+                Some(&known) => known,
+                None => {
+                    let value = self.kernel.body.push(inst.clone(), dtype);
+                    self.known.insert((inst, dtype), value);
+                    value
+                }
+            };
+            values.push(value);
         }
         self.nodes.extend(&launch.nodes);
         values
@@ -261,6 +277,7 @@ fn merge(program: &Program, chain: &Chain) -> Option<Launch> {
         bindings: Vec::new(),
         args: Vec::new(),
         nodes: Vec::new(),
+        known: HashMap::default(),
     };
     for (k, launch) in launches[..launches.len() - 1].iter().enumerate() {
         merged.stage(launch, &chain.rows[..k])?;
@@ -366,121 +383,4 @@ fn drop_unused_buffers(program: &mut Program) {
     for output in &mut program.outputs {
         map(&mut output.buffer);
     }
-}
-
-/// A row program as separate kernels, for a runtime that runs it a tile
-/// of rows at a time: one reduction kernel per stage (reading the earlier
-/// stages' row values as inputs `kernel.inputs.len() + k`, dense over the
-/// kept axes, broadcast over the rows) and an element-wise kernel of the
-/// outputs (reading every stage so). `None` for other kernels.
-pub fn split(kernel: &FusedKernel) -> Option<Vec<FusedKernel>> {
-    if !kernel.is_row_program() {
-        return None;
-    }
-    let stage_input = |k: u32| (kernel.inputs.len() + k as usize) as u32;
-    // The body with stage reads as loads of the row inputs; every kernel
-    // keeps the whole body (backends compute only what their outputs need).
-    let mut body = kernel.body.clone();
-    for inst in &mut body.insts {
-        if let Inst::Stage(k) = *inst {
-            *inst = Inst::Load(stage_input(k));
-        }
-    }
-    let row_inputs = |n: usize| -> Vec<KernelInput> {
-        let mut inputs = kernel.inputs.clone();
-        inputs.extend(kernel.stages[..n].iter().map(|s| KernelInput {
-            dtype: s.epilogue.dtypes[s.epilogue.len() - 1],
-            layout: crate::ir::Layout::Strided,
-            kind: crate::ir::InputKind::Buffer,
-        }));
-        inputs
-    };
-    let mut kernels: Vec<FusedKernel> = kernel
-        .stages
-        .iter()
-        .enumerate()
-        .map(|(k, stage)| {
-            let (body, value) = cone(&body, &[stage.value]);
-            FusedKernel {
-                rank: kernel.rank,
-                inputs: row_inputs(k),
-                args: kernel.args.clone(),
-                body,
-                outputs: vec![ValueId((stage.epilogue.len() - 1) as u32)],
-                reduction: Some(ReductionIr {
-                    value: value[0],
-                    ..stage.clone()
-                }),
-                stages: Vec::new(),
-            }
-        })
-        .collect();
-    let (body, outputs) = cone(&body, &kernel.outputs);
-    kernels.push(FusedKernel {
-        rank: kernel.rank,
-        inputs: row_inputs(kernel.stages.len()),
-        args: kernel.args.clone(),
-        body,
-        outputs,
-        reduction: None,
-        stages: Vec::new(),
-    });
-    Some(kernels)
-}
-
-/// The instructions of `body` that `roots` depend on, as a body of their
-/// own (inputs and arguments keep their numbers), and the roots' new values.
-fn cone(body: &Body, roots: &[ValueId]) -> (Body, Vec<ValueId>) {
-    let mut needed = vec![false; body.len()];
-    for root in roots {
-        needed[root.index()] = true;
-    }
-    for i in (0..body.len()).rev() {
-        if needed[i] {
-            for operand in body.insts[i].operands() {
-                needed[operand.index()] = true;
-            }
-        }
-    }
-    let mut new: Vec<ValueId> = Vec::with_capacity(body.len());
-    let mut out = Body::default();
-    for (i, (inst, &dtype)) in body.insts.iter().zip(&body.dtypes).enumerate() {
-        if !needed[i] {
-            new.push(ValueId(u32::MAX));
-            continue;
-        }
-        let at = |v: &ValueId| new[v.index()];
-        let inst = match inst {
-            Inst::Unary(op, a) => Inst::Unary(*op, at(a)),
-            Inst::Binary(op, a, b) => Inst::Binary(*op, at(a), at(b)),
-            Inst::Select(c, a, b) => Inst::Select(at(c), at(a), at(b)),
-            Inst::Cast(a) => Inst::Cast(at(a)),
-            Inst::Bitcast(a) => Inst::Bitcast(at(a)),
-            leaf => leaf.clone(),
-        };
-        new.push(out.push(inst, dtype));
-    }
-    let roots = roots.iter().map(|r| new[r.index()]).collect();
-    (out, roots)
-}
-
-/// The strides of a stage's row values as an input of `split`'s kernels
-/// over `domain`: dense over the kept axes, 0 over the reduced `axes`.
-pub fn row_strides(domain: &[usize], axes: &[usize]) -> SmallVec<[isize; 4]> {
-    let kept_dims: Vec<usize> = (0..domain.len())
-        .filter(|a| !axes.contains(a))
-        .map(|a| domain[a])
-        .collect();
-    let dense = contiguous_strides(&kept_dims);
-    let mut k = 0;
-    (0..domain.len())
-        .map(|a| {
-            if axes.contains(&a) {
-                0
-            } else {
-                k += 1;
-                dense[k - 1] as isize
-            }
-        })
-        .collect()
 }
