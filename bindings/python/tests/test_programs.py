@@ -115,6 +115,21 @@ def test_black_scholes_call_and_put_are_one_launch_on_a_device():
     np.testing.assert_allclose(got_put, want_put, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("program", [softmax, layer_norm])
+def test_softmax_and_layer_norm_are_one_launch_on_a_device(program):
+    # A row program: the reductions and the work reading them back over
+    # the rows are one kernel, a block per row.
+    args = _inputs(np.random.default_rng(3))[program]
+    with lf.use("sim") as cx:
+        lazy = [lf.asarray(a) for a in args]
+        before = cx.stats()
+        (got,) = lf.compute(*program(*lazy))
+        after = cx.stats()
+    assert after["kernel_launches"] - before["kernel_launches"] == 1
+    (want,) = program(*args)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
 def test_compute_passes_other_arguments_through(backend):
     x = lf.asarray(np.arange(4.0))
     doubled, total, plain, number = lf.compute(x * 2, x.sum(), np.ones(2), 3)
