@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use lazyfuse_core::{Counter, EvalEnv, HostBuffer, Literal, Result, SliceMut};
+use lazyfuse_core::{Counter, DType, EvalEnv, HostBuffer, Literal, Result, SliceMut};
 use lazyfuse_fusion::rows::TilePart;
 use lazyfuse_fusion::{
     CombineIr, FusedKernel, Inst, Launch, ScanInput, ScanKind, ScanLaunch, ValueId,
@@ -68,7 +68,7 @@ struct Kernels {
 #[derive(Debug)]
 struct RowParts {
     parts: Vec<(Arc<CompiledKernel>, TilePart)>,
-    stored: usize,
+    stored: Vec<DType>,
 }
 
 /// Entries kept by address before that map starts over: programs compiled
@@ -124,7 +124,7 @@ impl KernelCache {
         let split = lazyfuse_fusion::rows::tile_split(kernel)
             .ok_or_else(|| lazyfuse_core::Error::internal("cpu backend", "not a row program"))?;
         let parts = Arc::new(RowParts {
-            stored: split.stored.len(),
+            stored: split.stored,
             parts: split
                 .parts
                 .into_iter()
@@ -252,7 +252,7 @@ impl Executor<'_> {
                 writes: &part.writes,
             })
             .collect();
-        let split = (parts.as_slice(), compiled.stored);
+        let split = (parts.as_slice(), compiled.stored.as_slice());
         rows::run(split, launch, inputs, outs, (self.pool, self.settings))
     }
 

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use lazyfuse_core::shape::contiguous_strides;
-use lazyfuse_core::{HostBuffer, Result, SliceMut};
+use lazyfuse_core::{DType, HostBuffer, Result, SliceMut};
 use lazyfuse_fusion::rows::{row_strides, Source, Writes};
 use lazyfuse_fusion::{FusedKernel, InputBinding, Launch};
 
@@ -47,7 +47,7 @@ pub(crate) fn tile_rows(launch: &Launch) -> usize {
 /// `stored` values): its outputs go into `outs` where given (`(output,
 /// slice)`), the others into new buffers (returned in order).
 pub(crate) fn run(
-    (parts, stored): (&[Part<'_>], usize),
+    (parts, stored): (&[Part<'_>], &[DType]),
     launch: &Launch,
     inputs: &[Option<&HostBuffer>],
     outs: Vec<(usize, SliceMut<'_>)>,
@@ -111,8 +111,8 @@ pub(crate) fn run(
         pool,
         launch.domain_len().saturating_mul(passes),
         work,
-        || Ok(()),
-        |_, _, (t, outs)| tile.run(t, outs),
+        || Ok(Vec::new()),
+        |scratch, _, (t, outs)| tile.run(scratch, t, outs),
     )?;
     Ok(fresh)
 }
@@ -125,7 +125,8 @@ struct Tile<'a> {
     launch: &'a Launch,
     inputs: &'a [Option<&'a HostBuffer>],
     parts: &'a [Part<'a>],
-    stored: usize,
+    /// The dtype of each value stored for a tile.
+    stored: &'a [DType],
     tile_rows: usize,
 }
 
@@ -174,23 +175,42 @@ impl Tile<'_> {
         }
     }
 
-    fn run(&self, t: usize, outs: Vec<(usize, SliceMut<'_>)>) -> Result<()> {
+    /// Runs tile `t`, its outputs into `outs`; `stored` is the worker's
+    /// buffers of the stored values, kept from one tile to the next
+    /// (allocated for a whole tile at the worker's first).
+    fn run(
+        &self,
+        stored: &mut Vec<HostBuffer>,
+        t: usize,
+        outs: Vec<(usize, SliceMut<'_>)>,
+    ) -> Result<()> {
         let first = t * self.tile_rows;
         let rows = self.tile_rows.min(self.launch.domain[0] - first);
         let (pool, settings) = (self.pool, self.settings);
+        if stored.is_empty() {
+            let whole: usize = self.tile_rows * self.launch.domain[1..].iter().product::<usize>();
+            *stored = self
+                .stored
+                .iter()
+                .map(|&dtype| crate::pages::zeroed(dtype, whole))
+                .collect::<Result<_>>()?;
+        }
         let stages = self.launch.kernel.stages.len();
         let mut row_values: Vec<Option<HostBuffer>> = (0..stages).map(|_| None).collect();
-        let mut stored: Vec<Option<HostBuffer>> = (0..self.stored).map(|_| None).collect();
         let mut outs = Some(outs);
         for part in self.parts {
             let sub = self.sub_launch(part, first, rows);
+            if let Writes::Stored(values) = part.writes {
+                self.store(part, &sub, values, stored, &row_values)?;
+                continue;
+            }
             let inputs: Vec<Option<&HostBuffer>> = part
                 .sources
                 .iter()
                 .map(|source| match *source {
                     Source::Input(k) => self.inputs.get(k).copied().flatten(),
                     Source::Row(k) => row_values.get(k).and_then(Option::as_ref),
-                    Source::Stored(t) => stored.get(t).and_then(Option::as_ref),
+                    Source::Stored(t) => stored.get(t),
                 })
                 .collect();
             match part.writes {
@@ -204,13 +224,7 @@ impl Tile<'_> {
                         };
                     row_values[*k] = Some(row);
                 }
-                Writes::Stored(values) => {
-                    let written =
-                        run::elementwise(part.machine, &sub, &inputs, pool, settings, Vec::new())?;
-                    for (&t, buffer) in values.iter().zip(written) {
-                        stored[t] = buffer;
-                    }
-                }
+                Writes::Stored(_) => {}
                 Writes::Outputs => {
                     let outs = outs
                         .take()
@@ -220,5 +234,52 @@ impl Tile<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Runs `part`, which writes the stored `values` (`sub` over the tile)
+    /// into the front of their buffers in `stored`, reading the others.
+    fn store(
+        &self,
+        part: &Part<'_>,
+        sub: &Launch,
+        values: &[usize],
+        stored: &mut [HostBuffer],
+        row_values: &[Option<HostBuffer>],
+    ) -> Result<()> {
+        let len = sub.domain_len();
+        // The written buffers out of `stored` while the others are read.
+        let mut written: Vec<(usize, HostBuffer)> = values
+            .iter()
+            .map(|&t| {
+                (
+                    t,
+                    std::mem::replace(&mut stored[t], HostBuffer::F32(Vec::new())),
+                )
+            })
+            .collect();
+        let result = {
+            let inputs: Vec<Option<&HostBuffer>> = part
+                .sources
+                .iter()
+                .map(|source| match *source {
+                    Source::Input(k) => self.inputs.get(k).copied().flatten(),
+                    Source::Row(k) => row_values.get(k).and_then(Option::as_ref),
+                    Source::Stored(t) => stored.get(t),
+                })
+                .collect();
+            let outs: Vec<(usize, SliceMut<'_>)> = written
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(j, (_, buffer))| {
+                    let front = buffer.as_slice_mut().chunks(len).into_iter().next()?;
+                    Some((j, front))
+                })
+                .collect();
+            run::elementwise(part.machine, sub, &inputs, self.pool, self.settings, outs)
+        };
+        for (t, buffer) in written {
+            stored[t] = buffer;
+        }
+        result.map(|_| ())
     }
 }
