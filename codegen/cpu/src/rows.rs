@@ -204,15 +204,7 @@ impl Tile<'_> {
                 self.store(part, &sub, values, stored, &row_values)?;
                 continue;
             }
-            let inputs: Vec<Option<&HostBuffer>> = part
-                .sources
-                .iter()
-                .map(|source| match *source {
-                    Source::Input(k) => self.inputs.get(k).copied().flatten(),
-                    Source::Row(k) => row_values.get(k).and_then(Option::as_ref),
-                    Source::Stored(t) => stored.get(t),
-                })
-                .collect();
+            let inputs = self.part_inputs(part, &row_values, stored);
             match part.writes {
                 Writes::Row(k) => {
                     let row =
@@ -234,6 +226,23 @@ impl Tile<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The buffers of `part`'s inputs, as its sources say.
+    fn part_inputs<'b>(
+        &'b self,
+        part: &Part<'_>,
+        row_values: &'b [Option<HostBuffer>],
+        stored: &'b [HostBuffer],
+    ) -> Vec<Option<&'b HostBuffer>> {
+        part.sources
+            .iter()
+            .map(|source| match *source {
+                Source::Input(k) => self.inputs.get(k).copied().flatten(),
+                Source::Row(k) => row_values.get(k).and_then(Option::as_ref),
+                Source::Stored(t) => stored.get(t),
+            })
+            .collect()
     }
 
     /// Runs `part`, which writes the stored `values` (`sub` over the tile)
@@ -258,15 +267,7 @@ impl Tile<'_> {
             })
             .collect();
         let result = {
-            let inputs: Vec<Option<&HostBuffer>> = part
-                .sources
-                .iter()
-                .map(|source| match *source {
-                    Source::Input(k) => self.inputs.get(k).copied().flatten(),
-                    Source::Row(k) => row_values.get(k).and_then(Option::as_ref),
-                    Source::Stored(t) => stored.get(t),
-                })
-                .collect();
+            let inputs = self.part_inputs(part, row_values, stored);
             let outs: Vec<(usize, SliceMut<'_>)> = written
                 .iter_mut()
                 .enumerate()

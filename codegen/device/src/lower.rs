@@ -24,7 +24,7 @@
 //!   addresses.
 
 use lazyfuse_core::{DType, Error, Result};
-use lazyfuse_fusion::ir::{Body, FusedKernel, Inst, Layout, ReductionIr};
+use lazyfuse_fusion::ir::{Body, FusedKernel, Inst, Layout, ReductionIr, ValueId};
 
 use super::builder::KernelBuilder;
 use super::ir::{
@@ -179,15 +179,7 @@ fn elementwise(kernel: &FusedKernel, index: DType, name: String) -> Result<Devic
         let coords = needs_coords(kernel).then(|| b.coords(Expr::var(e), &all));
         let indices = input_indices(b, coords.as_deref(), Some(&Expr::var(e)), None)?;
         let values = body_values(b, &indices)?;
-        for (j, out) in kernel.outputs.iter().enumerate() {
-            let dtype = kernel.body.dtype(*out);
-            let param = b.param(ArgSource::OutputBuffer(j), ParamKind::Output(dtype));
-            b.push(Stmt::Store {
-                param,
-                index: Expr::var(e),
-                value: Expr::var(values[out.index()]),
-            });
-        }
+        store_outputs(b, (&kernel.body, &kernel.outputs), &values, Expr::var(e));
         Ok(())
     })?;
     let grid = GridRule::ThreadPerItem(ArgSource::DomainLen);
@@ -254,8 +246,21 @@ fn store_epilogue(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var, at: Expr
         Inst::Reduced => Ok(Expr::var(acc)),
         _ => Err(internal("an epilogue reads an input")),
     })?;
-    for (j, out) in b.fused.outputs.iter().enumerate() {
-        let dtype = r.epilogue.dtype(*out);
+    let outputs = b.fused.outputs.clone();
+    store_outputs(b, (&r.epilogue, &outputs), &values, at);
+    Ok(())
+}
+
+/// Stores each of `outputs` (values of `body`, lowered to `values`) at
+/// `at` of its output buffer.
+fn store_outputs(
+    b: &mut KernelBuilder<'_>,
+    (body, outputs): (&Body, &[ValueId]),
+    values: &[Var],
+    at: Expr,
+) {
+    for (j, out) in outputs.iter().enumerate() {
+        let dtype = body.dtype(*out);
         let param = b.param(ArgSource::OutputBuffer(j), ParamKind::Output(dtype));
         b.push(Stmt::Store {
             param,
@@ -263,7 +268,6 @@ fn store_epilogue(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var, at: Expr
             value: Expr::var(values[out.index()]),
         });
     }
-    Ok(())
 }
 
 /// `acc = combine(acc, value of the element with input indices `indices`)`.
@@ -539,15 +543,8 @@ fn row_program(kernel: &FusedKernel, index: DType, name: String) -> Result<Devic
                 Expr::index(IndexOp::Mul, Expr::var(row), per_row.clone()),
                 Expr::var(e),
             );
-            for (j, out) in outputs_part.outputs.iter().enumerate() {
-                let dtype = outputs_part.body.dtype(*out);
-                let param = b.param(ArgSource::OutputBuffer(j), ParamKind::Output(dtype));
-                b.push(Stmt::Store {
-                    param,
-                    index: at.clone(),
-                    value: Expr::var(values[out.index()]),
-                });
-            }
+            let part = (&outputs_part.body, &outputs_part.outputs[..]);
+            store_outputs(b, part, &values, at);
             Ok(())
         })?;
         // The next row reuses the shared partials and row values.
