@@ -80,7 +80,7 @@ section "suites again under other settings"
 LAZYFUSE_NO_AVX2=1 rerun cpu_backend differential api jit
 # Its JIT tier compiles kernels once they have run enough elements: run the
 # CPU suites with every kernel compiled, and with none.
-LAZYFUSE_JIT=always rerun cpu_backend differential api memory concurrency
+LAZYFUSE_JIT=always rerun cpu_backend differential api memory concurrency short_reductions
 LAZYFUSE_JIT=never rerun cpu_backend differential api kernels gufuncs
 
 section "examples"

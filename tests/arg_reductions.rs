@@ -128,7 +128,8 @@ fn the_arg_kernels_compile_with_nvrtc() {
         return;
     }
     let cx = Context::sim();
-    let a = cx.from_vec(vec![1.0f64; 12], &[3, 4]).unwrap();
+    // Rows longer than 16: an arg-reduction step, not unrolled.
+    let a = cx.from_vec(vec![1.0f64; 120], &[3, 40]).unwrap();
     let graph = ExprGraph::from_roots(&[(&a * 2.0f64 - 1.0f64).abs().argmax_axis(-1).node()]);
     let program = compile(&graph, &FusionOptions::default()).unwrap();
     let scan = program.scans.first().expect("an arg-reduction step");

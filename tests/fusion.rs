@@ -216,7 +216,10 @@ fn slices_fold_into_strides() -> Result<()> {
 #[test]
 fn explain_and_dot_show_kernels() {
     let cx = Context::cpu();
-    let a = cx.from_slice(&[1.0f32, 2.0]);
+    // 64 elements: a reduction kernel (16 or fewer would be unrolled).
+    let a = cx
+        .from_vec((0..64).map(|i| i as f32).collect(), &[64])
+        .unwrap();
     let e = ((&a - 1.0) * (&a - 1.0)).sum();
     let text = e.explain();
     assert!(text.contains("1 kernels"), "{text}");

@@ -2,10 +2,8 @@
 //! becomes an SSA body; views become per-input strides; constants become
 //! arguments.
 //!
-//! A value is reached through an *index map*: for each of its axes, the
-//! domain axis that indexes it (or none: index 0, a broadcast). Transposes
-//! permute the map, broadcasts drop axes from it; a buffer read through a map
-//! gets strides over the domain. The same node reached through the same map
+//! A value is reached through an *index map* (`index_map`); a buffer read
+//! through a map gets strides over the domain. The same node reached through the same map
 //! is emitted once (shared subexpressions inside a kernel are computed once).
 //! The walk is iterative, so a 100,000-node chain emits without recursion.
 
@@ -13,33 +11,18 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use lazyfuse_core::shape::contiguous_strides;
-use lazyfuse_core::{BinaryOp, Combine, DType, Error, Literal, Node, Op, Result};
+use lazyfuse_core::{
+    BinaryOp, Combine, DType, Error, Literal, Node, Op, ReduceOp, Result, UnaryOp,
+};
 use smallvec::SmallVec;
 
+use crate::index_map::{self, IndexMap};
 use crate::ir::{
     Body, CombineIr, FusedKernel, InputKind, Inst, KernelInput, Layout, ReductionIr, ValueId,
 };
 use crate::partition::{Partition, Placement};
 use crate::program::{BufferId, InputBinding, Launch};
 use crate::simplify::Graph;
-
-/// How one axis of a value is indexed from the domain: `offset + scale *
-/// index[axis]` (`axis` `None`: always `offset`, a broadcast).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Term {
-    axis: Option<u8>,
-    scale: isize,
-    offset: isize,
-}
-
-/// One term per axis of a value: an affine map from the domain index.
-type IndexMap = SmallVec<[Term; 4]>;
-
-const BROADCAST: Term = Term {
-    axis: None,
-    scale: 0,
-    offset: 0,
-};
 
 /// What makes two inputs the same: buffer, offset and strides.
 type InputKey = (Option<BufferId>, usize, SmallVec<[isize; 4]>);
@@ -91,13 +74,7 @@ impl<'a> Emitter<'a> {
     }
 
     fn identity_map(&self) -> IndexMap {
-        (0..self.domain.len())
-            .map(|d| Term {
-                axis: Some(d as u8),
-                scale: 1,
-                offset: 0,
-            })
-            .collect()
+        index_map::identity(self.domain.len())
     }
 
     fn arg(&mut self, literal: Literal) -> u32 {
@@ -123,7 +100,9 @@ impl<'a> Emitter<'a> {
             return i;
         }
         let domain_len: usize = self.domain.iter().product();
-        let layout = if buffer.is_some() && len <= 1 {
+        // One element wherever the domain index is: a scalar (at its offset).
+        let fixed = strides.iter().all(|&s| s == 0);
+        let layout = if buffer.is_some() && (len <= 1 || fixed) {
             Layout::Scalar
         } else if offset == 0
             && len == domain_len
@@ -275,19 +254,15 @@ impl<'a> Emitter<'a> {
                 }
                 _ => {}
             }
-            let child_maps = self.child_maps(node_id, &map)?;
+            let operands = self.operands(node_id, &map)?;
             if !expanded {
                 stack.push((node_id, map, true));
-                for (input, child) in node.inputs.iter().zip(child_maps).rev() {
-                    stack.push((*input, child, false));
-                }
+                stack.extend(operands.into_iter().rev().map(|(i, m)| (i, m, false)));
                 continue;
             }
-            let operands: Vec<ValueId> = node
-                .inputs
-                .iter()
-                .zip(child_maps)
-                .map(|(i, m)| self.memo.get(&(*i, m)).copied())
+            let operands: Vec<ValueId> = operands
+                .into_iter()
+                .map(|key| self.memo.get(&key).copied())
                 .collect::<Option<_>>()
                 .ok_or_else(|| {
                     Error::internal("fusion", "an operand was not emitted before its user")
@@ -298,7 +273,22 @@ impl<'a> Emitter<'a> {
                 (Op::Select, [c, a, b]) => self.body.push(Inst::Select(*c, *a, *b), node.dtype),
                 (Op::Cast, [a]) => self.body.push(Inst::Cast(*a), node.dtype),
                 (Op::Bitcast, [a]) => self.body.push(Inst::Bitcast(*a), node.dtype),
-                (Op::Permute(_) | Op::BroadcastTo | Op::Slice { .. }, [a]) => *a,
+                (Op::Permute(_) | Op::BroadcastTo | Op::Slice { .. } | Op::Reshape, [a]) => *a,
+                (
+                    Op::Reduce {
+                        combine: Combine::Builtin(op),
+                        ..
+                    },
+                    [_, ..],
+                ) => {
+                    self.nodes.push(node_id);
+                    self.combine_lanes(op.combiner(), &operands, node.dtype)
+                }
+                (Op::ArgReduce { extreme, .. }, [first, rest @ ..]) => {
+                    self.nodes.push(node_id);
+                    let dtype = self.graph.nodes[node.inputs[0]].dtype;
+                    self.first_extreme(*extreme, *first, rest, dtype)
+                }
                 (op, _) => {
                     return Err(Error::internal(
                         "fusion",
@@ -317,52 +307,76 @@ impl<'a> Emitter<'a> {
             .ok_or_else(|| Error::internal("fusion", "the root was not emitted"))
     }
 
-    /// The index maps of a node's operands, given the node's own map.
-    fn child_maps(&self, node_id: usize, map: &IndexMap) -> Result<Vec<IndexMap>> {
-        let node = &self.graph.nodes[node_id];
-        let broadcast_map = |input: usize| -> IndexMap {
-            let shape = &self.graph.nodes[input].shape;
-            let offset = node.shape.len() - shape.len();
-            shape
-                .iter()
-                .enumerate()
-                .map(|(j, &extent)| {
-                    if extent == 1 && node.shape[j + offset] != 1 {
-                        BROADCAST
-                    } else {
-                        map[j + offset]
-                    }
-                })
-                .collect()
+    /// The operands a node's value at `map` reads, with their maps.
+    fn operands(&self, node_id: usize, map: &IndexMap) -> Result<Vec<(usize, IndexMap)>> {
+        index_map::operands(self.graph, &self.partition.unrolled, node_id, map)
+    }
+
+    /// The index (i64) of the first of `first, rest..` (of `dtype`) that is
+    /// the `extreme`, a NaN counting as the extreme (NumPy's `argmin`,
+    /// `argmax`): a running best and its index, replaced by a value that
+    /// beats it or by the first NaN.
+    fn first_extreme(
+        &mut self,
+        extreme: ReduceOp,
+        first: ValueId,
+        rest: &[ValueId],
+        dtype: DType,
+    ) -> ValueId {
+        let beats = match extreme {
+            ReduceOp::Max => BinaryOp::Gt,
+            _ => BinaryOp::Lt,
         };
-        Ok(match &node.op {
-            Op::Permute(perm) => {
-                let mut child: IndexMap = SmallVec::from_elem(BROADCAST, perm.len());
-                for (i, &p) in perm.iter().enumerate() {
-                    child[p] = map[i];
-                }
-                vec![child]
+        let (mut best, mut index) = (first, {
+            let zero = self.arg(Literal::of(0i64));
+            self.body.push(Inst::Arg(zero), DType::I64)
+        });
+        for (k, &value) in rest.iter().enumerate() {
+            let mut take = self
+                .body
+                .push(Inst::Binary(beats, value, best), DType::Bool);
+            if dtype.is_float() {
+                let value_nan = self
+                    .body
+                    .push(Inst::Unary(UnaryOp::IsNan, value), DType::Bool);
+                let best_nan = self
+                    .body
+                    .push(Inst::Unary(UnaryOp::IsNan, best), DType::Bool);
+                let best_number = self
+                    .body
+                    .push(Inst::Unary(UnaryOp::LogicalNot, best_nan), DType::Bool);
+                let first_nan = self.body.push(
+                    Inst::Binary(BinaryOp::LogicalAnd, value_nan, best_number),
+                    DType::Bool,
+                );
+                take = self.body.push(
+                    Inst::Binary(BinaryOp::LogicalOr, take, first_nan),
+                    DType::Bool,
+                );
             }
-            Op::Slice { axis, start, step } => {
-                let mut child = map.clone();
-                let outer = map[*axis];
-                child[*axis] = Term {
-                    axis: outer.axis,
-                    scale: step * outer.scale,
-                    offset: *start as isize + step * outer.offset,
-                };
-                vec![child]
+            best = self.body.push(Inst::Select(take, value, best), dtype);
+            let at = self.arg(Literal::of(k as i64 + 1));
+            let at = self.body.push(Inst::Arg(at), DType::I64);
+            index = self.body.push(Inst::Select(take, at, index), DType::I64);
+        }
+        index
+    }
+
+    /// `values` combined by `op` as a balanced tree (pairwise, as the
+    /// reductions of floats are summed).
+    fn combine_lanes(&mut self, op: BinaryOp, values: &[ValueId], dtype: DType) -> ValueId {
+        let mut level = values.to_vec();
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            for pair in level.chunks(2) {
+                next.push(match *pair {
+                    [a, b] => self.body.push(Inst::Binary(op, a, b), dtype),
+                    _ => pair[0],
+                });
             }
-            op if op.is_elementwise() || matches!(op, Op::BroadcastTo) => {
-                node.inputs.iter().map(|&i| broadcast_map(i)).collect()
-            }
-            op => {
-                return Err(Error::internal(
-                    "fusion",
-                    format!("'{}' (%{node_id}) reached inside a kernel", op.name()),
-                ))
-            }
-        })
+            level = next;
+        }
+        level[0]
     }
 
     /// An element-wise kernel computing `roots`, all of the domain's shape.
@@ -540,9 +554,13 @@ fn finish(
     inputs: Vec<InputBinding>,
     args: Vec<Literal>,
     outputs: Vec<BufferId>,
-    nodes: Vec<usize>,
+    mut nodes: Vec<usize>,
 ) -> Result<Launch> {
     kernel.verify()?;
+    // A node read through several index maps (an unrolled reduction's
+    // lanes) is listed once.
+    let mut listed = std::collections::HashSet::new();
+    nodes.retain(|&n| listed.insert(n));
     Ok(Launch {
         kernel: Arc::new(kernel),
         domain,

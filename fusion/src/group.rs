@@ -243,6 +243,7 @@ fn scan_launches(
     for (i, node) in graph.nodes.iter().enumerate() {
         let (kind, op, axis) = match node.op {
             Op::Scan { combine, axis } => (ScanKind::Running, combine, axis),
+            Op::ArgReduce { .. } if partition.unrolled[i] => continue,
             Op::ArgReduce { extreme, axis } => (ScanKind::Arg, extreme, axis),
             _ => continue,
         };
@@ -363,7 +364,7 @@ fn multi_output_groups(
             if !fused {
                 continue;
             }
-            if node != root && graph.nodes[node].op.is_elementwise() {
+            if node != root && (graph.nodes[node].op.is_elementwise() || partition.unrolled[node]) {
                 match owner.get(&node) {
                     Some(&other) if graph.nodes[roots[other]].shape == graph.nodes[root].shape => {
                         let (a, b) = (find(&mut parent, other), find(&mut parent, k));

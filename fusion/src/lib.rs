@@ -29,6 +29,7 @@ pub mod simplify;
 
 mod emit;
 mod group;
+mod index_map;
 pub mod rows;
 
 pub use cache::ProgramCache;

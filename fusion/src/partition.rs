@@ -3,11 +3,18 @@
 //!
 //! Rules, in topological order:
 //! - leaves are buffers; demanded nodes are kernel outputs;
-//! - a reduction is a kernel root; the element-wise work feeding it fuses into
+//! - a *short* reduction (a built-in one combining at most
+//!   `unroll_limit` elements per result) is unrolled: it is element-wise
+//!   work of its result's shape, each result combining its elements'
+//!   values in registers, and fuses into its readers like any element-wise
+//!   node (k-means' `((p - c) ** 2).sum(-1)` over 8 features); unless the
+//!   unrolled body would read more than `max_inputs` inputs;
+//! - any other reduction is a kernel root; the element-wise work feeding it fuses into
 //!   its read, and a chain of single-use element-wise nodes after it whose
 //!   other operands are constants (`mean`'s division, a cast) fuses as its
 //!   epilogue;
-//! - `reshape` of a buffer is a free alias; a reshape of anything else
+//! - `reshape` of a buffer is a free alias; one that only inserts or
+//!   removes axes of one element is a view of anything; any other reshape
 //!   materialises its input first (row-major order must exist in memory);
 //! - a user kernel launch's outputs are buffers it writes, and its array
 //!   arguments are buffers (it reads them whole, row-major); so are a
@@ -25,10 +32,39 @@
 //!
 //! With fusion disabled every operation is its own kernel.
 
-use lazyfuse_core::{Op, Options, Result};
+use lazyfuse_core::{Combine, Op, Options, Result};
+use rustc_hash::FxHashSet as HashSet;
 use smallvec::SmallVec;
 
+use crate::index_map::{self, IndexMap};
 use crate::simplify::Graph;
+
+/// Most reads (streamed and fixed-element) an unrolled reduction's body
+/// may make: each is a kernel input, and a device passes every input's
+/// pointer, offset and strides as launch parameters (4 KiB in all).
+const MAX_UNROLLED_READS: u32 = 160;
+
+/// Most (node, index map) pairs walked to size one kernel body exactly.
+const MAX_WALK: usize = 8192;
+
+/// What a kernel body (or an unrolled reduction's) computes and reads.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cone {
+    /// Cost units of its operations.
+    units: u32,
+    /// Reads that move with the domain index.
+    streamed: u32,
+    /// Reads of one element wherever the domain index is.
+    fixed: u32,
+}
+
+impl Cone {
+    /// Reads as the partition counts them: a fixed-element read (loaded
+    /// once, or cached) as an eighth of a streamed one.
+    fn reads(self) -> u32 {
+        self.streamed + self.fixed.div_ceil(8)
+    }
+}
 
 /// Limits and switches of fusion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +86,9 @@ pub struct FusionOptions {
     /// the element-wise kernel that read it back over its rows into one
     /// row program (`rows`; set by the driver for runtimes that run them).
     pub row_programs: bool,
+    /// Most elements a built-in reduction combines per result and is still
+    /// unrolled into element-wise work (0: never).
+    pub unroll_limit: usize,
 }
 
 impl Default for FusionOptions {
@@ -61,6 +100,7 @@ impl Default for FusionOptions {
             recompute_limit: 24,
             share_within_domains: true,
             row_programs: false,
+            unroll_limit: 16,
         }
     }
 }
@@ -102,6 +142,9 @@ pub struct Partition {
     /// True when some shared value is fused only because its readers
     /// become one multi-output kernel (see [`FusionOptions::share_within_domains`]).
     pub shares_within_domains: bool,
+    /// Short reductions unrolled into element-wise work (placed `Fused`,
+    /// or `Buffer` as element-wise kernel roots).
+    pub unrolled: Vec<bool>,
 }
 
 impl Partition {
@@ -110,10 +153,11 @@ impl Partition {
     pub fn is_root(&self, graph: &Graph, node: usize) -> bool {
         self.placement[node] == Placement::Buffer
             && !graph.nodes[node].is_leaf()
-            && !matches!(
-                graph.nodes[node].op,
-                Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. }
-            )
+            && (self.unrolled[node]
+                || !matches!(
+                    graph.nodes[node].op,
+                    Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. }
+                ))
     }
 }
 
@@ -142,6 +186,15 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
         options.enabled && options.share_within_domains && partitioner.share_within_domains();
     if shares_within_domains {
         let largest = partitioner.largest_body();
+        if let Some(note) = partitioner.unrolled_past_limits() {
+            let unshared = FusionOptions {
+                share_within_domains: false,
+                ..options.clone()
+            };
+            let mut partition = partition(graph, &unshared)?;
+            partition.notes.push(note);
+            return Ok(partition);
+        }
         if largest > options.max_body {
             // Sharing undid splits the body limit had made: store instead.
             let unshared = FusionOptions {
@@ -163,6 +216,7 @@ pub fn partition(graph: &Graph, options: &FusionOptions) -> Result<Partition> {
         users: partitioner.users,
         notes: partitioner.notes,
         shares_within_domains,
+        unrolled: partitioner.unrolled,
     })
 }
 
@@ -183,6 +237,8 @@ struct Partitioner<'a> {
     /// For nodes materialised because recomputing them per user cost too
     /// much: the index of the note that says so.
     stored_shared: Vec<Option<usize>>,
+    /// Short reductions unrolled into element-wise work.
+    unrolled: Vec<bool>,
     notes: Vec<String>,
 }
 
@@ -201,9 +257,15 @@ impl<'a> Partitioner<'a> {
         }
         // Reshapes and user kernels read their inputs in row-major order:
         // they must be buffers.
+        // (A short arg-reduction may be unrolled instead: decided in turn.)
         for node in &graph.nodes {
             match node.op {
-                Op::Reshape => forced[node.inputs[0]] = true,
+                Op::Reshape if !index_map::is_unit_reshape(graph, node) => {
+                    forced[node.inputs[0]] = true
+                }
+                Op::ArgReduce { axis, .. }
+                    if options.enabled
+                        && graph.nodes[node.inputs[0]].shape[axis] <= options.unroll_limit => {}
                 Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => {
                     node.inputs.iter().for_each(|&i| forced[i] = true)
                 }
@@ -221,6 +283,7 @@ impl<'a> Partitioner<'a> {
             size: vec![0; n],
             reads: vec![0; n],
             stored_shared: vec![None; n],
+            unrolled: vec![false; n],
             notes: Vec::new(),
         }
     }
@@ -230,7 +293,7 @@ impl<'a> Partitioner<'a> {
     fn chain_epilogues(&mut self) {
         let graph = self.graph;
         for (r, node) in graph.nodes.iter().enumerate() {
-            if !matches!(node.op, Op::Reduce { .. }) {
+            if !matches!(node.op, Op::Reduce { .. }) || self.lanes(r).is_some() {
                 continue;
             }
             let mut tail = r;
@@ -271,7 +334,25 @@ impl<'a> Partitioner<'a> {
             return Some(Placement::Buffer);
         }
         match &node.op {
-            Op::Kernel { .. } | Op::Scan { .. } | Op::ArgReduce { .. } => Some(Placement::Buffer),
+            Op::ArgReduce { .. } if self.unrolls(i) => None,
+            Op::ArgReduce { .. } => {
+                // Not unrolled after all: its input is read whole, from memory.
+                let input = node.inputs[0];
+                if self.placement[input] == Placement::Fused && !self.graph.nodes[input].is_leaf() {
+                    self.placement[input] = Placement::Buffer;
+                }
+                Some(Placement::Buffer)
+            }
+            Op::Kernel { .. } | Op::Scan { .. } => Some(Placement::Buffer),
+            // Only inserting or removing axes of one element: a view, read
+            // in place (`keepdims`, `x[:, None]`), unless of a buffer.
+            Op::Reshape
+                if index_map::is_unit_reshape(self.graph, node)
+                    && self.placement[node.inputs[0]] == Placement::Fused
+                    && !self.graph.nodes[node.inputs[0]].is_leaf() =>
+            {
+                None
+            }
             Op::Reshape => {
                 let input = node.inputs[0];
                 Some(match self.placement[input] {
@@ -279,6 +360,7 @@ impl<'a> Partitioner<'a> {
                     _ => Placement::Alias(input),
                 })
             }
+            Op::Reduce { .. } if self.unrolls(i) => None,
             Op::Reduce { .. } => {
                 let tail = self.epilogue_tail[i].unwrap_or(i);
                 self.epilogue_tail[i] = Some(tail);
@@ -292,9 +374,142 @@ impl<'a> Partitioner<'a> {
         }
     }
 
+    /// The number of elements reduction `i` combines per result when it is
+    /// short enough to unroll (a built-in reduction, or an arg-reduction of
+    /// numbers; at least one element, at most `unroll_limit`); `None`
+    /// otherwise.
+    fn lanes(&self, i: usize) -> Option<u32> {
+        let node = &self.graph.nodes[i];
+        let input = &self.graph.nodes[*node.inputs.first()?];
+        let lanes: usize = match &node.op {
+            Op::Reduce {
+                combine: Combine::Builtin(_),
+                axes,
+            } => axes.iter().map(|&a| input.shape[a]).product(),
+            Op::ArgReduce { axis, .. } if !input.dtype.is_bool() => input.shape[*axis],
+            _ => return None,
+        };
+        let short = self.options.enabled && (1..=self.options.unroll_limit).contains(&lanes);
+        short.then_some(lanes as u32)
+    }
+
+    /// Decides whether short reduction `i` is unrolled: when its unrolled
+    /// body (found by walking it as emission will) stays within the limits.
+    /// Its cost and reads are then the unrolled body's; a read of one fixed
+    /// element (the same wherever the domain index is) counts as an eighth
+    /// of a streamed one.
+    fn unrolls(&mut self, i: usize) -> bool {
+        let Some(lanes) = self.lanes(i) else {
+            return false;
+        };
+        self.unrolled[i] = true;
+        let limits = self.options;
+        let verdict = match self.cone(i) {
+            Some(cone) if self.within_limits(cone) => {
+                self.size[i] = cone.units;
+                self.reads[i] = cone.reads();
+                Ok(format!(
+                    "%{i} reduces {lanes} elements per result: unrolled into element-wise work \
+                     ({} units, {} streamed and {} fixed-element reads)",
+                    cone.units, cone.streamed, cone.fixed
+                ))
+            }
+            Some(cone) => Err(format!(
+                "%{i} reduces {lanes} elements per result, but unrolled it would cost {} units \
+                 and read {} streamed and {} fixed elements (limits {}, {} and {} reads in \
+                 all): a reduction of its own",
+                cone.units,
+                cone.streamed,
+                cone.fixed,
+                limits.max_body,
+                limits.max_inputs,
+                MAX_UNROLLED_READS
+            )),
+            None => Err(format!(
+                "%{i} reduces {lanes} elements per result, but its unrolled body would be \
+                 too large to walk: a reduction of its own"
+            )),
+        };
+        let unrolled = verdict.is_ok();
+        self.unrolled[i] = unrolled;
+        self.notes.push(verdict.unwrap_or_else(|e| e));
+        unrolled
+    }
+
+    /// After values were fused again by sharing: why an unrolled
+    /// reduction whose body grew with them would now cross the limits, if
+    /// one would.
+    fn unrolled_past_limits(&self) -> Option<String> {
+        (0..self.graph.nodes.len())
+            .filter(|&i| self.unrolled[i])
+            .find_map(|i| match self.cone(i) {
+                Some(cone) if self.within_limits(cone) => None,
+                _ => Some(format!(
+                    "computing shared values once inside the unrolled reduction %{i} would \
+                     cross the limits: they are stored instead"
+                )),
+            })
+    }
+
+    /// Whether an unrolled body of `cone` stays within the limits.
+    fn within_limits(&self, cone: Cone) -> bool {
+        cone.streamed <= self.options.max_inputs
+            && cone.streamed + cone.fixed <= MAX_UNROLLED_READS
+            && cone.units <= self.options.max_body
+    }
+
+    /// What node `i` computes and reads with its fused operands (an
+    /// unrolled reduction: each of its lanes), found by walking them
+    /// through the index maps emission will use (each distinct read of
+    /// each node once); `None` past `MAX_WALK` steps.
+    fn cone(&self, i: usize) -> Option<Cone> {
+        let graph = self.graph;
+        let mut cone = Cone::default();
+        let mut seen: HashSet<(usize, IndexMap)> = HashSet::default();
+        let mut stack = vec![(i, index_map::identity(graph.nodes[i].shape.len()))];
+        while let Some((n, map)) = stack.pop() {
+            if seen.len() > MAX_WALK {
+                return None;
+            }
+            if !seen.insert((n, map.clone())) {
+                continue;
+            }
+            let node = &graph.nodes[n];
+            let read = n != i && (node.is_leaf() || self.placement[n] != Placement::Fused);
+            if read || matches!(node.op, Op::Arange { .. }) {
+                match index_map::is_fixed(&map) {
+                    true => cone.fixed += 1,
+                    false => cone.streamed += 1,
+                }
+                continue;
+            }
+            if matches!(node.op, Op::Fill(_)) {
+                continue;
+            }
+            let operands = index_map::operands(graph, &self.unrolled, n, &map).ok()?;
+            cone.units = cone.units.saturating_add(match node.op {
+                // A running best, its index and the NaN test per element.
+                Op::ArgReduce { .. } => 7 * operands.len() as u32,
+                Op::Reduce { .. } => operands.len() as u32 - 1,
+                ref op => cost(op),
+            });
+            stack.extend(operands);
+        }
+        Some(cone)
+    }
+
+    /// True when node `i` is element-wise work fused into its readers'
+    /// bodies: element-wise operations and unrolled reductions.
+    fn computes(&self, i: usize) -> bool {
+        self.graph.nodes[i].op.is_elementwise() || self.unrolled[i]
+    }
+
     /// The fused body's cost and inputs if node `i` fused its operands as
     /// they are placed now.
     fn estimate(&self, i: usize) -> (u32, u32) {
+        if self.unrolled[i] {
+            return (self.size[i], self.reads[i]);
+        }
         let node = &self.graph.nodes[i];
         let mut size = cost(&node.op);
         let mut reads = u32::from(matches!(node.op, Op::Arange { .. }));
@@ -318,11 +533,19 @@ impl<'a> Partitioner<'a> {
         let (graph, options) = (self.graph, self.options);
         let node = &graph.nodes[i];
         let (mut size, mut reads) = self.estimate(i);
-        if options.enabled && (size > options.max_body || reads > options.max_inputs) {
+        let past =
+            |(size, reads): (u32, u32)| size > options.max_body || reads > options.max_inputs;
+        if options.enabled && past((size, reads)) {
+            // The estimate counts a value read on two paths twice: the
+            // exact count, by walking the body, decides (and later
+            // estimates build on it).
+            if let Some(cone) = self.cone(i) {
+                (size, reads) = (cone.units, cone.reads());
+            }
+        }
+        if options.enabled && past((size, reads)) {
             for &input in &node.inputs {
-                if self.placement[input] == Placement::Fused
-                    && graph.nodes[input].op.is_elementwise()
-                {
+                if self.placement[input] == Placement::Fused && self.computes(input) {
                     self.placement[input] = Placement::Buffer;
                 }
             }
@@ -335,7 +558,7 @@ impl<'a> Partitioner<'a> {
         }
         self.size[i] = size;
         self.reads[i] = reads;
-        let computes = node.op.is_elementwise();
+        let computes = self.computes(i);
         let users = self.users[i].len();
         if self.forced[i] || (computes && !options.enabled) {
             Placement::Buffer
@@ -388,10 +611,11 @@ impl<'a> Partitioner<'a> {
         let mut shared = false;
         for x in (0..n).rev() {
             let shape = &graph.nodes[x].shape;
+            // An unrolled reduction reads each element of its input once
+            // (one lane each), in the kernel its own readers make.
             read_in_domain[x] = self.users[x].iter().all(|&u| {
                 let node = &graph.nodes[u];
-                node.op.is_elementwise()
-                    && node.shape == *shape
+                (self.unrolled[u] || node.op.is_elementwise() && node.shape == *shape)
                     && match self.placement[u] {
                         Placement::Fused => read_in_domain[u],
                         Placement::Buffer => true,

@@ -248,7 +248,8 @@ fn a_user_kernel_launch_is_a_step_of_the_plan_between_fused_kernels() {
             "upload 3",
             "launch reading 2",
             "user kernel 'twice' reading 2",
-            "launch reading 2",
+            // The sum of 3 elements is unrolled: each element of each input read.
+            "launch reading 6",
         ],
         "each input uploaded once; the kernel after its argument's fused kernel, before its reader"
     );

@@ -175,9 +175,10 @@ fn a_shared_value_read_through_a_view_or_by_a_reduction_is_stored() {
 #[test]
 fn merging_that_would_make_a_cycle_stores_the_shared_value_instead() {
     // y and z share x, but z reads a reduction of y: one kernel of both
-    // would read its own output. The program stores x instead.
+    // would read its own output. The program stores x instead. (64
+    // elements: too many for the sum to be unrolled into z.)
     let cx = session();
-    let a = cx.from_vec(vec![0.25f64; 16], &[16]).unwrap();
+    let a = cx.from_vec(vec![0.25f64; 64], &[64]).unwrap();
     let x = costly(&a);
     let y = &x * 2.0;
     let z = &x + y.sum();
@@ -229,7 +230,8 @@ fn rows_on() -> FusionOptions {
 #[test]
 fn reductions_read_back_over_their_rows_become_one_row_program() {
     let cx = session();
-    let x = cx.from_vec(vec![0.5f32; 6 * 40], &[6, 40]).unwrap();
+    // More than 16 rows: the column reduction below is not unrolled.
+    let x = cx.from_vec(vec![0.5f32; 20 * 40], &[20, 40]).unwrap();
     let e = (&x - &x.max_axes(&[1], true)).exp();
     let softmax = &e / &e.sum_axes(&[1], true);
     let mean = x.mean_axes(&[-1], true);

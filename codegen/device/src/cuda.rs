@@ -137,9 +137,27 @@ pub fn print_kernels(program: &DeviceProgram) -> String {
 /// nothing, while sm_80 is unchanged.
 const RESIDENT_THREADS: u32 = 1024;
 
-/// The second argument of `__launch_bounds__` for blocks of `block` threads.
-pub fn min_blocks_per_multiprocessor(block: u32) -> u32 {
-    (RESIDENT_THREADS / block.max(1)).max(1)
+/// Inputs past which a kernel asks for one resident block only: the
+/// compiler issues every input's load early to hide its latency, so a body
+/// of a hundred loads (an unrolled reduction: k-means' centroids) keeps a
+/// hundred values live; ptxas for sm_90 then spills kilobytes under a
+/// 64-register cap, and nothing with the whole register file. Past half
+/// a quarter as many (pairwise distances: 16), it gets 128 registers.
+const MANY_INPUTS: usize = 32;
+
+/// The second argument of `__launch_bounds__` for `kernel`.
+pub fn min_blocks_per_multiprocessor(kernel: &DeviceKernel) -> u32 {
+    let inputs = kernel
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Input(_)))
+        .count();
+    let threads = match inputs {
+        i if i > MANY_INPUTS => kernel.block,
+        i if i > MANY_INPUTS / 4 => RESIDENT_THREADS / 2,
+        _ => RESIDENT_THREADS,
+    };
+    (threads / kernel.block.max(1)).max(1)
 }
 
 /// Appends one kernel's CUDA C to `text` (it needs the [`prelude`] before it).
@@ -157,7 +175,7 @@ pub fn print_kernel(text: &mut String, kernel: &DeviceKernel) {
         format!(
             "__launch_bounds__({}, {}) ",
             kernel.block,
-            min_blocks_per_multiprocessor(kernel.block)
+            min_blocks_per_multiprocessor(kernel)
         )
     } else {
         String::new()

@@ -95,14 +95,15 @@ fn lower_unverified(kernel: &FusedKernel, index: DType) -> Result<DeviceProgram>
 }
 
 /// Index expressions of every input, given the element's coordinates
-/// (`None` when no input needs them) and its dense position.
+/// (`None` when no input needs them) and its dense position. They are
+/// computed where each load is, not all up front: a body of a hundred
+/// inputs (an unrolled reduction) keeps no hundred indices live at once.
 fn input_indices(
     b: &mut KernelBuilder<'_>,
     coords: Option<&[(usize, Var)]>,
     dense: Option<&Expr>,
     bases: Option<&[Option<Var>]>,
-) -> Result<Vec<Var>> {
-    let index = b.index;
+) -> Result<Vec<Expr>> {
     let mut indices = Vec::with_capacity(b.fused.inputs.len());
     for (k, input) in b.fused.inputs.iter().enumerate() {
         let expr = match (input.layout, dense) {
@@ -117,16 +118,13 @@ fn input_indices(
                 b.strided(base, k, coords)
             }
         };
-        indices.push(match expr {
-            Expr::Var(v) => v,
-            expr => b.let_(index, expr),
-        });
+        indices.push(expr);
     }
     Ok(indices)
 }
 
 /// The kernel body over one element whose input indices are `indices`.
-fn body_values(b: &mut KernelBuilder<'_>, indices: &[Var]) -> Result<Vec<Var>> {
+fn body_values(b: &mut KernelBuilder<'_>, indices: &[Expr]) -> Result<Vec<Var>> {
     let fused = b.fused;
     b.lower_body(&fused.body, &mut |b, inst| match inst {
         Inst::Load(k) => {
@@ -135,10 +133,10 @@ fn body_values(b: &mut KernelBuilder<'_>, indices: &[Var]) -> Result<Vec<Var>> {
             let param = b.param(ArgSource::InputBuffer(k), ParamKind::Input(input.dtype));
             Ok(Expr::Load {
                 param,
-                index: Box::new(Expr::var(indices[k])),
+                index: Box::new(indices[k].clone()),
             })
         }
-        Inst::Iota(k) => Ok(Expr::cast(DType::I64, Expr::var(indices[*k as usize]))),
+        Inst::Iota(k) => Ok(Expr::cast(DType::I64, indices[*k as usize].clone())),
         _ => Err(internal("a parameter or reduced value in a kernel body")),
     })
 }
@@ -271,7 +269,12 @@ fn store_outputs(
 }
 
 /// `acc = combine(acc, value of the element with input indices `indices`)`.
-fn accumulate(b: &mut KernelBuilder<'_>, r: &ReductionIr, acc: Var, indices: &[Var]) -> Result<()> {
+fn accumulate(
+    b: &mut KernelBuilder<'_>,
+    r: &ReductionIr,
+    acc: Var,
+    indices: &[Expr],
+) -> Result<()> {
     let values = body_values(b, indices)?;
     let combined = b.combine(r, acc, values[r.value.index()])?;
     b.push(Stmt::Assign(acc, Expr::var(combined)));
@@ -376,7 +379,7 @@ fn reduced_indices(
     reduced: &[usize],
     bases: &[Option<Var>],
     r: Var,
-) -> Result<Vec<Var>> {
+) -> Result<Vec<Expr>> {
     let coords = b.coords(Expr::var(r), reduced);
     input_indices(b, Some(&coords), None, Some(bases))
 }
@@ -447,7 +450,7 @@ fn axis_thread_per_output(
 fn split_body_values(
     b: &mut KernelBuilder<'_>,
     body: &Body,
-    indices: &[Var],
+    indices: &[Expr],
     stages: &[Var],
 ) -> Result<Vec<Var>> {
     let fused = b.fused;
@@ -461,14 +464,14 @@ fn split_body_values(
             );
             Ok(Expr::Load {
                 param,
-                index: Box::new(Expr::var(indices[k])),
+                index: Box::new(indices[k].clone()),
             })
         }
         Inst::Load(k) => stages
             .get(*k as usize - inputs)
             .map(|&v| Expr::var(v))
             .ok_or_else(|| internal("a read of a later stage")),
-        Inst::Iota(k) => Ok(Expr::cast(DType::I64, Expr::var(indices[*k as usize]))),
+        Inst::Iota(k) => Ok(Expr::cast(DType::I64, indices[*k as usize].clone())),
         _ => Err(internal("a parameter or reduced value in a kernel body")),
     })
 }

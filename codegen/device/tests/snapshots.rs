@@ -73,9 +73,12 @@ fn block_sum() -> Kernel {
 
 fn cases() -> Vec<(&'static str, String)> {
     let cx = session();
-    let a = cx.from_vec(vec![1.0f32; 6 * 5], &[6, 5]).unwrap();
-    let b = cx.from_vec(vec![2.0f32; 6 * 5], &[6, 5]).unwrap();
-    let row = cx.from_vec(vec![3.0f32; 5], &[5]).unwrap();
+    // Axes longer than 16: reductions of their own, not unrolled.
+    let a = cx.from_vec(vec![1.0f32; 20 * 24], &[20, 24]).unwrap();
+    let b = cx.from_vec(vec![2.0f32; 20 * 24], &[20, 24]).unwrap();
+    let row = cx.from_vec(vec![3.0f32; 24], &[24]).unwrap();
+    let points = cx.from_vec(vec![1.0f32; 10 * 3], &[10, 1, 3]).unwrap();
+    let centroids = cx.from_vec(vec![2.0f32; 4 * 3], &[1, 4, 3]).unwrap();
     let mut kernel_text = String::new();
     cuda::print_kernel(&mut kernel_text, block_sum().device_kernel());
     vec![
@@ -91,6 +94,10 @@ fn cases() -> Vec<(&'static str, String)> {
             let e = (&a - &a.max_axes(&[1], true)).exp();
             printed(&(&e / &e.sum_axes(&[1], true)))
         }),
+        (
+            "unrolled_k_means",
+            printed(&(&points - &centroids).pow(2.0).sum_axis(-1).argmin_axis(-1)),
+        ),
         ("user_kernel_shared_memory", kernel_text),
     ]
 }

@@ -247,7 +247,7 @@ fn printing_is_stable_and_names_come_from_the_structure() {
             assert!(text.contains(&format!(
                 "void __launch_bounds__({}, {}) {}(",
                 kernel.block,
-                cuda::min_blocks_per_multiprocessor(kernel.block),
+                cuda::min_blocks_per_multiprocessor(kernel),
                 kernel.name
             )));
         }

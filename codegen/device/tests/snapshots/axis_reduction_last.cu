@@ -21,34 +21,32 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_red_da70fb91e3f00510(
         float v4 = arg0;
         for (int v5 = (int)threadIdx.x; v5 < reduced; v5 += (int)blockDim.x) {
             int v6 = v5;
-            int v7 = (v2 + (v6 * st0_1));
-            int v8 = (v3 + (v6 * st1_1));
-            float v9 = in0[v7];
-            float v10 = in1[v8];
-            float v11 = lf_add(v9, v10);
-            float v12 = lf_add(v4, v11);
-            v4 = v12;
+            float v7 = in0[v2 + (v6 * st0_1)];
+            float v8 = in1[v3 + (v6 * st1_1)];
+            float v9 = lf_add(v7, v8);
+            float v10 = lf_add(v4, v9);
+            v4 = v10;
         }
+        float v11 = v4;
+        v11 = __shfl_down_sync(0xffffffffu, v4, 16);
+        float v12 = lf_add(v4, v11);
+        v4 = v12;
         float v13 = v4;
-        v13 = __shfl_down_sync(0xffffffffu, v4, 16);
+        v13 = __shfl_down_sync(0xffffffffu, v4, 8);
         float v14 = lf_add(v4, v13);
         v4 = v14;
         float v15 = v4;
-        v15 = __shfl_down_sync(0xffffffffu, v4, 8);
+        v15 = __shfl_down_sync(0xffffffffu, v4, 4);
         float v16 = lf_add(v4, v15);
         v4 = v16;
         float v17 = v4;
-        v17 = __shfl_down_sync(0xffffffffu, v4, 4);
+        v17 = __shfl_down_sync(0xffffffffu, v4, 2);
         float v18 = lf_add(v4, v17);
         v4 = v18;
         float v19 = v4;
-        v19 = __shfl_down_sync(0xffffffffu, v4, 2);
+        v19 = __shfl_down_sync(0xffffffffu, v4, 1);
         float v20 = lf_add(v4, v19);
         v4 = v20;
-        float v21 = v4;
-        v21 = __shfl_down_sync(0xffffffffu, v4, 1);
-        float v22 = lf_add(v4, v21);
-        v4 = v22;
         if (((int)threadIdx.x % 32) == 0) {
             warp_partials[(int)threadIdx.x / 32] = v4;
         }
@@ -59,30 +57,30 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_red_da70fb91e3f00510(
             } else {
                 v4 = arg0;
             }
+            float v21 = v4;
+            v21 = __shfl_down_sync(0xffffffffu, v4, 16);
+            float v22 = lf_add(v4, v21);
+            v4 = v22;
             float v23 = v4;
-            v23 = __shfl_down_sync(0xffffffffu, v4, 16);
+            v23 = __shfl_down_sync(0xffffffffu, v4, 8);
             float v24 = lf_add(v4, v23);
             v4 = v24;
             float v25 = v4;
-            v25 = __shfl_down_sync(0xffffffffu, v4, 8);
+            v25 = __shfl_down_sync(0xffffffffu, v4, 4);
             float v26 = lf_add(v4, v25);
             v4 = v26;
             float v27 = v4;
-            v27 = __shfl_down_sync(0xffffffffu, v4, 4);
+            v27 = __shfl_down_sync(0xffffffffu, v4, 2);
             float v28 = lf_add(v4, v27);
             v4 = v28;
             float v29 = v4;
-            v29 = __shfl_down_sync(0xffffffffu, v4, 2);
+            v29 = __shfl_down_sync(0xffffffffu, v4, 1);
             float v30 = lf_add(v4, v29);
             v4 = v30;
-            float v31 = v4;
-            v31 = __shfl_down_sync(0xffffffffu, v4, 1);
-            float v32 = lf_add(v4, v31);
-            v4 = v32;
         }
         if ((int)threadIdx.x == 0) {
-            float v33 = v4;
-            out0[v0] = v33;
+            float v31 = v4;
+            out0[v0] = v31;
         }
         __syncthreads();
     }

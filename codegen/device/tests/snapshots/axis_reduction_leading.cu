@@ -20,15 +20,13 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_red_2c6e26affed6394e(
         float v4 = arg0;
         for (int v5 = 0; v5 < reduced; v5 += 1) {
             int v6 = v5;
-            int v7 = (v2 + (v6 * st0_0));
-            int v8 = (v3 + (v6 * st1_0));
-            float v9 = in0[v7];
-            float v10 = in1[v8];
-            float v11 = lf_multiply(v9, v10);
-            float v12 = lf_maximum(v4, v11);
-            v4 = v12;
+            float v7 = in0[v2 + (v6 * st0_0)];
+            float v8 = in1[v3 + (v6 * st1_0)];
+            float v9 = lf_multiply(v7, v8);
+            float v10 = lf_maximum(v4, v9);
+            v4 = v10;
         }
-        float v13 = v4;
-        out0[v0] = v13;
+        float v11 = v4;
+        out0[v0] = v11;
     }
 }

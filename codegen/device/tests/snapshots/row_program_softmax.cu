@@ -20,31 +20,30 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_row_ac04a2e62c0e5c88(
         float v3 = arg0;
         for (int v4 = (int)threadIdx.x; v4 < reduced; v4 += (int)blockDim.x) {
             int v5 = v4;
-            int v6 = (v2 + (v5 * st0_1));
-            float v7 = in0[v6];
-            float v8 = lf_maximum(v3, v7);
-            v3 = v8;
+            float v6 = in0[v2 + (v5 * st0_1)];
+            float v7 = lf_maximum(v3, v6);
+            v3 = v7;
         }
-        float v9 = v3;
-        v9 = __shfl_down_sync(0xffffffffu, v3, 16);
-        float v10 = lf_maximum(v3, v9);
-        v3 = v10;
-        float v11 = v3;
-        v11 = __shfl_down_sync(0xffffffffu, v3, 8);
-        float v12 = lf_maximum(v3, v11);
-        v3 = v12;
-        float v13 = v3;
-        v13 = __shfl_down_sync(0xffffffffu, v3, 4);
-        float v14 = lf_maximum(v3, v13);
-        v3 = v14;
-        float v15 = v3;
-        v15 = __shfl_down_sync(0xffffffffu, v3, 2);
-        float v16 = lf_maximum(v3, v15);
-        v3 = v16;
-        float v17 = v3;
-        v17 = __shfl_down_sync(0xffffffffu, v3, 1);
-        float v18 = lf_maximum(v3, v17);
-        v3 = v18;
+        float v8 = v3;
+        v8 = __shfl_down_sync(0xffffffffu, v3, 16);
+        float v9 = lf_maximum(v3, v8);
+        v3 = v9;
+        float v10 = v3;
+        v10 = __shfl_down_sync(0xffffffffu, v3, 8);
+        float v11 = lf_maximum(v3, v10);
+        v3 = v11;
+        float v12 = v3;
+        v12 = __shfl_down_sync(0xffffffffu, v3, 4);
+        float v13 = lf_maximum(v3, v12);
+        v3 = v13;
+        float v14 = v3;
+        v14 = __shfl_down_sync(0xffffffffu, v3, 2);
+        float v15 = lf_maximum(v3, v14);
+        v3 = v15;
+        float v16 = v3;
+        v16 = __shfl_down_sync(0xffffffffu, v3, 1);
+        float v17 = lf_maximum(v3, v16);
+        v3 = v17;
         if (((int)threadIdx.x % 32) == 0) {
             warp_partials[(int)threadIdx.x / 32] = v3;
         }
@@ -55,111 +54,109 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_row_ac04a2e62c0e5c88(
             } else {
                 v3 = arg0;
             }
-            float v19 = v3;
-            v19 = __shfl_down_sync(0xffffffffu, v3, 16);
-            float v20 = lf_maximum(v3, v19);
-            v3 = v20;
-            float v21 = v3;
-            v21 = __shfl_down_sync(0xffffffffu, v3, 8);
-            float v22 = lf_maximum(v3, v21);
-            v3 = v22;
-            float v23 = v3;
-            v23 = __shfl_down_sync(0xffffffffu, v3, 4);
-            float v24 = lf_maximum(v3, v23);
-            v3 = v24;
-            float v25 = v3;
-            v25 = __shfl_down_sync(0xffffffffu, v3, 2);
-            float v26 = lf_maximum(v3, v25);
-            v3 = v26;
-            float v27 = v3;
-            v27 = __shfl_down_sync(0xffffffffu, v3, 1);
-            float v28 = lf_maximum(v3, v27);
-            v3 = v28;
+            float v18 = v3;
+            v18 = __shfl_down_sync(0xffffffffu, v3, 16);
+            float v19 = lf_maximum(v3, v18);
+            v3 = v19;
+            float v20 = v3;
+            v20 = __shfl_down_sync(0xffffffffu, v3, 8);
+            float v21 = lf_maximum(v3, v20);
+            v3 = v21;
+            float v22 = v3;
+            v22 = __shfl_down_sync(0xffffffffu, v3, 4);
+            float v23 = lf_maximum(v3, v22);
+            v3 = v23;
+            float v24 = v3;
+            v24 = __shfl_down_sync(0xffffffffu, v3, 2);
+            float v25 = lf_maximum(v3, v24);
+            v3 = v25;
+            float v26 = v3;
+            v26 = __shfl_down_sync(0xffffffffu, v3, 1);
+            float v27 = lf_maximum(v3, v26);
+            v3 = v27;
         }
         if ((int)threadIdx.x == 0) {
-            float v29 = v3;
-            row_value[0] = v29;
+            float v28 = v3;
+            row_value[0] = v28;
         }
         __syncthreads();
-        float v30 = row_value[0];
-        float v31 = arg1;
-        for (int v32 = (int)threadIdx.x; v32 < reduced; v32 += (int)blockDim.x) {
-            int v33 = v32;
-            int v34 = (v2 + (v33 * st0_1));
-            float v35 = in0[v34];
-            float v36 = v30;
-            float v37 = lf_subtract(v35, v36);
-            float v38 = lf_exp(v37);
-            float v39 = lf_add(v31, v38);
-            v31 = v39;
+        float v29 = row_value[0];
+        float v30 = arg1;
+        for (int v31 = (int)threadIdx.x; v31 < reduced; v31 += (int)blockDim.x) {
+            int v32 = v31;
+            float v33 = in0[v2 + (v32 * st0_1)];
+            float v34 = v29;
+            float v35 = lf_subtract(v33, v34);
+            float v36 = lf_exp(v35);
+            float v37 = lf_add(v30, v36);
+            v30 = v37;
         }
-        float v40 = v31;
-        v40 = __shfl_down_sync(0xffffffffu, v31, 16);
-        float v41 = lf_add(v31, v40);
-        v31 = v41;
-        float v42 = v31;
-        v42 = __shfl_down_sync(0xffffffffu, v31, 8);
-        float v43 = lf_add(v31, v42);
-        v31 = v43;
-        float v44 = v31;
-        v44 = __shfl_down_sync(0xffffffffu, v31, 4);
-        float v45 = lf_add(v31, v44);
-        v31 = v45;
-        float v46 = v31;
-        v46 = __shfl_down_sync(0xffffffffu, v31, 2);
-        float v47 = lf_add(v31, v46);
-        v31 = v47;
-        float v48 = v31;
-        v48 = __shfl_down_sync(0xffffffffu, v31, 1);
-        float v49 = lf_add(v31, v48);
-        v31 = v49;
+        float v38 = v30;
+        v38 = __shfl_down_sync(0xffffffffu, v30, 16);
+        float v39 = lf_add(v30, v38);
+        v30 = v39;
+        float v40 = v30;
+        v40 = __shfl_down_sync(0xffffffffu, v30, 8);
+        float v41 = lf_add(v30, v40);
+        v30 = v41;
+        float v42 = v30;
+        v42 = __shfl_down_sync(0xffffffffu, v30, 4);
+        float v43 = lf_add(v30, v42);
+        v30 = v43;
+        float v44 = v30;
+        v44 = __shfl_down_sync(0xffffffffu, v30, 2);
+        float v45 = lf_add(v30, v44);
+        v30 = v45;
+        float v46 = v30;
+        v46 = __shfl_down_sync(0xffffffffu, v30, 1);
+        float v47 = lf_add(v30, v46);
+        v30 = v47;
         if (((int)threadIdx.x % 32) == 0) {
-            warp_partials_3[(int)threadIdx.x / 32] = v31;
+            warp_partials_3[(int)threadIdx.x / 32] = v30;
         }
         __syncthreads();
         if ((int)threadIdx.x < 32) {
             if ((int)threadIdx.x < 8) {
-                v31 = warp_partials_3[(int)threadIdx.x];
+                v30 = warp_partials_3[(int)threadIdx.x];
             } else {
-                v31 = arg1;
+                v30 = arg1;
             }
-            float v50 = v31;
-            v50 = __shfl_down_sync(0xffffffffu, v31, 16);
-            float v51 = lf_add(v31, v50);
-            v31 = v51;
-            float v52 = v31;
-            v52 = __shfl_down_sync(0xffffffffu, v31, 8);
-            float v53 = lf_add(v31, v52);
-            v31 = v53;
-            float v54 = v31;
-            v54 = __shfl_down_sync(0xffffffffu, v31, 4);
-            float v55 = lf_add(v31, v54);
-            v31 = v55;
-            float v56 = v31;
-            v56 = __shfl_down_sync(0xffffffffu, v31, 2);
-            float v57 = lf_add(v31, v56);
-            v31 = v57;
-            float v58 = v31;
-            v58 = __shfl_down_sync(0xffffffffu, v31, 1);
-            float v59 = lf_add(v31, v58);
-            v31 = v59;
+            float v48 = v30;
+            v48 = __shfl_down_sync(0xffffffffu, v30, 16);
+            float v49 = lf_add(v30, v48);
+            v30 = v49;
+            float v50 = v30;
+            v50 = __shfl_down_sync(0xffffffffu, v30, 8);
+            float v51 = lf_add(v30, v50);
+            v30 = v51;
+            float v52 = v30;
+            v52 = __shfl_down_sync(0xffffffffu, v30, 4);
+            float v53 = lf_add(v30, v52);
+            v30 = v53;
+            float v54 = v30;
+            v54 = __shfl_down_sync(0xffffffffu, v30, 2);
+            float v55 = lf_add(v30, v54);
+            v30 = v55;
+            float v56 = v30;
+            v56 = __shfl_down_sync(0xffffffffu, v30, 1);
+            float v57 = lf_add(v30, v56);
+            v30 = v57;
         }
         if ((int)threadIdx.x == 0) {
-            float v60 = v31;
-            row_value_1[0] = v60;
+            float v58 = v30;
+            row_value_1[0] = v58;
         }
         __syncthreads();
-        float v61 = row_value_1[0];
-        for (int v62 = (int)threadIdx.x; v62 < reduced; v62 += (int)blockDim.x) {
-            int v63 = v62;
-            int v64 = (v2 + (v63 * st0_1));
-            float v65 = in0[v64];
-            float v66 = v30;
-            float v67 = lf_subtract(v65, v66);
-            float v68 = lf_exp(v67);
-            float v69 = v61;
-            float v70 = lf_true_divide(v68, v69);
-            out0[(v0 * reduced) + v62] = v70;
+        float v59 = row_value_1[0];
+        for (int v60 = (int)threadIdx.x; v60 < reduced; v60 += (int)blockDim.x) {
+            int v61 = v60;
+            float v62 = in0[v2 + (v61 * st0_1)];
+            float v63 = v29;
+            float v64 = lf_subtract(v62, v63);
+            float v65 = lf_exp(v64);
+            float v66 = v59;
+            float v67 = lf_true_divide(v65, v66);
+            out0[(v0 * reduced) + v60] = v67;
         }
         __syncthreads();
     }

@@ -17,13 +17,11 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_29f22eac02580b3d(
         int v1 = (v0 % ext1);
         int v2 = (v0 / ext1);
         int v3 = v2;
-        int v4 = ((off0 + (v3 * st0_0)) + (v1 * st0_1));
-        int v5 = ((off1 + (v3 * st1_0)) + (v1 * st1_1));
-        float v6 = in0[v4];
-        float v7 = arg0;
-        float v8 = lf_multiply(v6, v7);
-        float v9 = in1[v5];
-        float v10 = lf_add(v8, v9);
-        out0[v0] = v10;
+        float v4 = in0[(off0 + (v3 * st0_0)) + (v1 * st0_1)];
+        float v5 = arg0;
+        float v6 = lf_multiply(v4, v5);
+        float v7 = in1[(off1 + (v3 * st1_0)) + (v1 * st1_1)];
+        float v8 = lf_add(v6, v7);
+        out0[v0] = v8;
     }
 }
