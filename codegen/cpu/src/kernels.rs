@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use lazyfuse_core::{Counter, DType, EvalEnv, HostBuffer, Literal, Result, SliceMut};
 use lazyfuse_fusion::rows::TilePart;
 use lazyfuse_fusion::{
-    CombineIr, FusedKernel, Inst, Launch, ScanInput, ScanKind, ScanLaunch, ValueId,
+    CombineIr, FusedKernel, Inst, Launch, Layout, ScanInput, ScanKind, ScanLaunch, ValueId,
 };
 
 use super::machine::Machine;
@@ -26,6 +26,11 @@ pub struct CompiledKernel {
 impl CompiledKernel {
     fn new(kernel: &Arc<FusedKernel>) -> Result<CompiledKernel> {
         kernel.verify()?;
+        let fixed: Vec<bool> = kernel
+            .inputs
+            .iter()
+            .map(|input| input.layout == Layout::Scalar)
+            .collect();
         let machine = match &kernel.reduction {
             Some(r) => {
                 // Compiled code combines in the value's own dtype.
@@ -33,9 +38,9 @@ impl CompiledKernel {
                     CombineIr::Builtin(op) if kernel.body.dtype(r.value) == r.acc => Some(op),
                     _ => None,
                 };
-                Machine::new(&kernel.body, &[], Some(r.value), op)?
+                Machine::new(&kernel.body, &fixed, &[], Some(r.value), op)?
             }
-            None => Machine::new(&kernel.body, &kernel.outputs, None, None)?,
+            None => Machine::new(&kernel.body, &fixed, &kernel.outputs, None, None)?,
         };
         Ok(CompiledKernel {
             kernel: Arc::clone(kernel),

@@ -118,6 +118,17 @@ fn bind_leaves<'a>(
     Ok(())
 }
 
+/// The value whose home each of `count` chunk registers is.
+fn chunk_owners(home: &[Home], count: usize) -> Vec<usize> {
+    let mut owners = vec![0; count];
+    for (slot, h) in home.iter().enumerate() {
+        if let Home::Leaf(Some(r)) | Home::Chunk(r) = *h {
+            owners[r] = slot;
+        }
+    }
+    owners
+}
+
 /// Chunk-sized registers, each allocated when first used (most leaves are
 /// windows and never need theirs).
 #[derive(Debug)]
@@ -125,11 +136,42 @@ pub struct ChunkRegs {
     buffers: Vec<HostBuffer>,
     dtypes: Vec<DType>,
     capacity: usize,
+    /// What each register holds when it is a gathered line left as it was
+    /// (see [`ChunkRegs::holds`]).
+    gathered: Vec<Option<Gathered>>,
 }
 
+/// A line of an input gathered into a register: input, first element,
+/// length and stride.
+pub type Gathered = (usize, isize, usize, isize);
+
 impl ChunkRegs {
-    /// Register `r`, holding at least a chunk.
+    /// True when register `r` still holds the `line` gathered into it by
+    /// [`ChunkRegs::gather_into`] (a line every line of a domain reads,
+    /// such as a row broadcast down the columns, is gathered once).
+    pub fn holds(&self, r: usize, line: Gathered) -> bool {
+        self.gathered.get(r).copied().flatten() == Some(line)
+    }
+
+    /// Register `r` to gather `line` into (remembered for [`ChunkRegs::holds`]).
+    pub fn gather_into(&mut self, r: usize, line: Gathered) -> Result<&mut HostBuffer> {
+        self.get(r)?;
+        if let Some(slot) = self.gathered.get_mut(r) {
+            *slot = Some(line);
+        }
+        self.get_unchanged(r)
+    }
+
+    /// Register `r`, holding at least a chunk (whatever it held is
+    /// forgotten: the caller may write it).
     pub fn get(&mut self, r: usize) -> Result<&mut HostBuffer> {
+        if let Some(slot) = self.gathered.get_mut(r) {
+            *slot = None;
+        }
+        self.get_unchanged(r)
+    }
+
+    fn get_unchanged(&mut self, r: usize) -> Result<&mut HostBuffer> {
         let (buffer, &dtype) = self
             .buffers
             .get_mut(r)
@@ -167,6 +209,8 @@ pub struct Machine {
     body: Body,
     home: Vec<Home>,
     chunk_dtypes: Vec<DType>,
+    /// The value whose home each chunk register is.
+    chunk_owners: Vec<usize>,
     tile_dtypes: Vec<DType>,
     /// The operations in order, then copies into outputs that are not
     /// written in place.
@@ -187,8 +231,10 @@ impl Machine {
     /// Compiles `body` whose values `outputs` are stored (an element-wise
     /// kernel) or whose value `reduced` is reduced (`op`: its built-in
     /// combination when the accumulator has the value's dtype).
+    /// `fixed[k]` says input `k` is one element read everywhere.
     pub fn new(
         body: &Body,
+        fixed: &[bool],
         outputs: &[ValueId],
         reduced: Option<ValueId>,
         op: Option<ReduceOp>,
@@ -269,12 +315,16 @@ impl Machine {
                 .map(|&(o, slot)| (outputs[o].index(), slot))
                 .collect(),
         };
-        let leaves = (0..n)
+        let (fixed, leaves): (Vec<usize>, Vec<usize>) = (0..n)
             .filter(|&i| matches!(body.insts[i], Inst::Load(_) | Inst::Iota(_)))
-            .collect();
-        let jit = Jit::new(body, stored, leaves, n + outputs.len()).ok();
+            .partition(|&i| match body.insts[i] {
+                Inst::Load(k) => fixed.get(k as usize).copied().unwrap_or(false),
+                _ => false,
+            });
+        let jit = Jit::new(body, stored, (leaves, fixed), n + outputs.len()).ok();
         Ok(Machine {
             body: body.clone(),
+            chunk_owners: chunk_owners(&home, chunk_dtypes.len()),
             home,
             chunk_dtypes,
             tile_dtypes,
@@ -300,6 +350,7 @@ impl Machine {
                 .collect::<Result<_>>()?,
             dtypes: self.chunk_dtypes.clone(),
             capacity: len,
+            gathered: vec![None; self.chunk_dtypes.len()],
         };
         // Tile registers are made when the machine first runs steps (never
         // for launches that run compiled code).
@@ -414,16 +465,12 @@ impl Machine {
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         bind_leaves(&mut frame, views, inputs, constants)?;
         // Chunk registers: gathered leaves are read, the reduced value written.
-        for (r, buffer) in chunk.buffers.iter_mut().enumerate() {
-            let owner = self.home.iter().position(|h| match *h {
-                Home::Leaf(Some(g)) | Home::Chunk(g) => g == r,
-                _ => false,
-            });
-            match owner.map(|slot| (slot, self.home[slot], views[slot])) {
-                Some((slot, Home::Chunk(_), _)) if buffer.len() >= len => {
+        for (buffer, &slot) in chunk.buffers.iter_mut().zip(&self.chunk_owners) {
+            match (self.home[slot], views[slot]) {
+                (Home::Chunk(_), _) if buffer.len() >= len => {
                     frame.bind_output(slot, buffer.as_slice_mut())?
                 }
-                Some((slot, _, Some(View::Reg(_)))) => frame.bind_window(slot, buffer, 0)?,
+                (_, Some(View::Reg(_))) => frame.bind_window(slot, buffer, 0)?,
                 _ => {}
             }
         }

@@ -22,6 +22,9 @@ pub const TASK: usize = 8 * CHUNK;
 const SHORT_LINE: usize = 256;
 /// Launches smaller than this run on the calling thread.
 pub const PARALLEL_MIN: usize = 4 * TASK;
+/// Instructions of a body that count as one more element's work when an
+/// element-wise launch is cut into tasks.
+const WEIGHT_UNIT: usize = 16;
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
@@ -117,6 +120,19 @@ impl Leaves<'_> {
                     return Ok(View::Input(k, first as usize));
                 }
                 let r = reg.ok_or_else(|| internal("a strided load without a register"))?;
+                if let [len] = *lens {
+                    // One line: kept for the next chunk if it reads the same.
+                    let line = (k, first, len, stride);
+                    if !regs.holds(r, line) {
+                        gather(
+                            buffer,
+                            regs.gather_into(r, line)?,
+                            [(first, len)].into_iter(),
+                            stride,
+                        )?;
+                    }
+                    return Ok(View::Reg(r));
+                }
                 let lines = lens.iter().enumerate().map(|(s, &l)| (at(s), l));
                 gather(buffer, regs.get(r)?, lines, stride)?;
                 Ok(View::Reg(r))
@@ -413,28 +429,34 @@ pub fn elementwise(
         .sum::<usize>()
         .saturating_mul(n);
     let stream = jit && stream::wanted(read.saturating_add(written), settings);
+    // Heavy bodies (an unrolled reduction: hundreds of operations per
+    // element) take smaller tasks and go parallel at fewer elements: a
+    // task is about `TASK` elements' worth of simple operations.
+    let weight = 1 + kernel.body.len() / WEIGHT_UNIT;
+    let task = (TASK / weight / CHUNK).max(1) * CHUNK;
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
         .zip(external_slices)
         .map(|(b, external)| match (b, external) {
-            (Some(buffer), _) => buffer.as_slice_mut().chunks(TASK).into_iter(),
+            (Some(buffer), _) => buffer.as_slice_mut().chunks(task).into_iter(),
             (None, external) => external
-                .map(|s| s.chunks(TASK))
+                .map(|s| s.chunks(task))
                 .unwrap_or_default()
                 .into_iter(),
         })
         .collect();
-    let tasks: Vec<Vec<SliceMut<'_>>> = (0..n.div_ceil(TASK))
+    let tasks: Vec<Vec<SliceMut<'_>>> = (0..n.div_ceil(task))
         .map(|_| per_output.iter_mut().filter_map(Iterator::next).collect())
         .collect();
     let walker = || {
-        Walker::new(machine, launch, inputs, &space, n.min(TASK), jit, false)
+        Walker::new(machine, launch, inputs, &space, n.min(task), jit, false)
             .map(|w| w.streaming(stream))
     };
-    for_each_task(pool, n, tasks, walker, |walker, t, mut slices| {
-        let start = t * TASK;
-        let end = (start + TASK).min(n);
+    let work = n.saturating_mul(weight);
+    for_each_task(pool, work, tasks, walker, |walker, t, mut slices| {
+        let start = t * task;
+        let end = (start + task).min(n);
         let mut position = start;
         while position < end {
             let len = walker.chunk_len(position, end - position);

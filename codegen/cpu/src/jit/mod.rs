@@ -40,6 +40,10 @@ pub const JIT_AFTER: u64 = 1 << 20;
 
 pub use lower::Form;
 
+/// [`Jit::bits`] of a slot always broadcast, and of a slot no leaf.
+const FIXED: u8 = 64;
+const NONE: u8 = 65;
+
 /// Variants compiled, and compilations that failed, in this process.
 static COMPILED: AtomicU64 = AtomicU64::new(0);
 static FAILED: AtomicU64 = AtomicU64::new(0);
@@ -179,6 +183,12 @@ pub struct Jit {
     outputs: Vec<(usize, usize)>,
     /// Leaf slots whose broadcast-or-window kind selects the variant.
     leaves: Vec<usize>,
+    /// Leaf slots that are always one broadcast element (inputs of
+    /// `Layout::Scalar`): not part of the variant's key.
+    fixed: Vec<usize>,
+    /// Per value slot: its bit in a variant's key (a leaf), or `FIXED`
+    /// (always broadcast), or `NONE`.
+    bits: Vec<u8>,
     /// Slots in a frame (line strides follow the pointers in the table).
     slots: usize,
     variants: Mutex<Vec<Variant>>,
@@ -220,7 +230,7 @@ impl Jit {
     pub fn new(
         body: &Body,
         outputs: Vec<(usize, usize)>,
-        leaves: Vec<usize>,
+        (leaves, fixed): (Vec<usize>, Vec<usize>),
         slots: usize,
     ) -> Result<Jit, support::Unsupported> {
         if outputs.is_empty() {
@@ -230,10 +240,19 @@ impl Jit {
             return Err("more than 64 leaves");
         }
         support::supports(body, &outputs)?;
+        let mut bits = vec![NONE; body.len()];
+        for (bit, &slot) in leaves.iter().enumerate() {
+            bits[slot] = bit as u8;
+        }
+        for &slot in &fixed {
+            bits[slot] = FIXED;
+        }
         Ok(Jit {
+            bits,
             body: body.clone(),
             outputs,
             leaves,
+            fixed,
             slots,
             variants: Mutex::new(Vec::new()),
             elements: AtomicU64::new(0),
@@ -243,6 +262,21 @@ impl Jit {
     /// The leaf slots whose kind selects a variant.
     pub fn leaves(&self) -> &[usize] {
         &self.leaves
+    }
+
+    /// Whether slot `slot`, a leaf, is one broadcast element in the
+    /// variant whose broadcast leaves are `scalar`.
+    pub fn broadcasts(&self, slot: usize, scalar: u64) -> bool {
+        match self.bits.get(slot).copied().unwrap_or(NONE) {
+            FIXED => true,
+            NONE => false,
+            bit => scalar & (1 << bit) != 0,
+        }
+    }
+
+    /// The leaf slots that are always a broadcast element.
+    pub fn fixed(&self) -> &[usize] {
+        &self.fixed
     }
 
     /// Whether a launch of `elements` elements should use compiled code
@@ -273,6 +307,11 @@ impl Jit {
 
     fn compile(&self, scalar: u64, form: Form) -> Option<JitCode> {
         let mut broadcast = vec![false; self.body.len()];
+        for &slot in &self.fixed {
+            if let Some(b) = broadcast.get_mut(slot) {
+                *b = true;
+            }
+        }
         for (bit, &slot) in self.leaves.iter().enumerate() {
             if scalar & (1 << bit) != 0 {
                 if let Some(b) = broadcast.get_mut(slot) {

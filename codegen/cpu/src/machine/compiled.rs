@@ -192,6 +192,10 @@ impl Machine {
         last: &'r mut Option<(u64, Form, Arc<JitCode>)>,
     ) -> Option<(&'r JitCode, u64)> {
         let jit = self.jit.as_ref()?;
+        let broadcast = |slot: usize| matches!(views.get(slot), Some(Some(View::InputScalar(..))));
+        if !jit.fixed().iter().all(|&slot| broadcast(slot)) {
+            return None;
+        }
         let scalar = jit
             .leaves()
             .iter()
@@ -210,7 +214,6 @@ impl Machine {
     /// `(slot, dtype, broadcast)` of what compiled code reads: arguments
     /// (broadcast) and leaves (broadcast where the variant's mask says).
     pub(super) fn jit_reads(&self, scalar: u64) -> impl Iterator<Item = (usize, DType, bool)> + '_ {
-        let leaves = self.jit.as_ref().map_or(&[][..], |j| j.leaves());
         self.home
             .iter()
             .enumerate()
@@ -218,10 +221,10 @@ impl Machine {
             .map(move |(slot, h)| {
                 let broadcast = match h {
                     Home::Arg => true,
-                    _ => leaves
-                        .iter()
-                        .position(|&l| l == slot)
-                        .is_some_and(|bit| scalar & (1 << bit) != 0),
+                    _ => self
+                        .jit
+                        .as_ref()
+                        .is_some_and(|j| j.broadcasts(slot, scalar)),
                 };
                 (slot, self.body.dtypes[slot], broadcast)
             })
