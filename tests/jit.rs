@@ -348,7 +348,16 @@ fn reductions_over_leading_axes_take_lines_together() {
     // step from line to line), and group boundaries (8 rows) inside blocks.
     for dtype in [DType::F32, DType::F64, DType::I64] {
         let sums = if is_float(dtype) { Some(1e-5) } else { None };
-        for (rows, n) in [(3, 300), (8, 1003), (21, 300), (70, 1003)] {
+        // Short lines too (16, 17 and 64 elements: several to a call).
+        for (rows, n) in [
+            (3, 300),
+            (8, 1003),
+            (21, 300),
+            (70, 1003),
+            (300, 16),
+            (41, 17),
+            (257, 64),
+        ] {
             let (x, r, k) = (
                 values(dtype, rows * n, 2),
                 values(dtype, n, 4),
@@ -374,6 +383,43 @@ fn reductions_over_leading_axes_take_lines_together() {
                     rel,
                     &format!("leading reduction {i} {dtype} {rows}x{n}"),
                 );
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}
+
+#[test]
+fn element_wise_lines_take_several_to_a_call() {
+    // Whole lines of a 2-D domain to one compiled call: a row broadcast
+    // (r), a column broadcast (k), a slice of a larger array (the heat
+    // equation's neighbours), two outputs; lines of 16, 17, 64 and 300
+    // elements, task and chunk boundaries inside the rows.
+    for dtype in [DType::F32, DType::F64, DType::I32] {
+        for (rows, n) in [(5, 16), (3000, 17), (1200, 64), (700, 300)] {
+            let (x, r, k) = (
+                values(dtype, (rows + 2) * (n + 2), 1),
+                values(dtype, n, 5),
+                values(dtype, rows, 7),
+            );
+            let run = |cx: &Context| {
+                let u = array(cx, &x, &[rows + 2, n + 2]);
+                let inner =
+                    u.slice_axis(0, Some(1), Some(-1), 1)
+                        .slice_axis(1, Some(1), Some(-1), 1);
+                let up = u
+                    .slice_axis(0, None, Some(-2), 1)
+                    .slice_axis(1, Some(1), Some(-1), 1);
+                let r = array(cx, &r, &[n]);
+                let k = array(cx, &k, &[rows, 1]);
+                let a = &inner * &r + &k - &up;
+                let b = &inner - &r * &k;
+                cx.eval(&[&a, &b]).expect("demand");
+                [a.to_host().expect("a"), b.to_host().expect("b")]
+            };
+            let (got, want) = (run(&jit()), run(&reference()));
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                same(g, w, None, &format!("lines {i} {dtype} {rows}x{n}"));
             }
         }
     }

@@ -225,6 +225,25 @@ impl<'a> Frame<'a> {
         })
     }
 
+    /// Binds `slot` to an output of whole lines of the chunk's length, one
+    /// after another (compiled code of the map-lines form writes them all
+    /// through this pointer, which therefore covers the whole slice).
+    pub fn bind_output_lines(&mut self, slot: usize, slice: SliceMut<'a>) -> Result<()> {
+        let len = self.len;
+        with_slice_mut!(slice, s => {
+            if len == 0 || s.is_empty() || !s.len().is_multiple_of(len) {
+                return Err(internal("an output that is not whole lines of the chunk"));
+            }
+            let dtype = element_dtype(s);
+            self.set(slot, Slot {
+                ptr: s.as_mut_ptr().cast::<u8>(),
+                dtype,
+                place: Place::Window,
+                writable: true,
+            })
+        })
+    }
+
     /// Binds slots to tile registers: `(slot, register)`; slots may share
     /// a register (values of one dtype whose lives do not overlap).
     pub fn bind_tiles(

@@ -500,7 +500,7 @@ impl Machine {
             let dtype = |slot: usize| self.body.dtypes[slot];
             let reads = self.jit_reads(scalar);
             let writes: SmallVec<[(usize, DType); 4]> = match form {
-                Form::Map => self
+                Form::Map | Form::MapLines => self
                     .jit_writes()
                     .map(|(v, slot)| (slot, dtype(v)))
                     .collect(),

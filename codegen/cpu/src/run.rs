@@ -20,6 +20,9 @@ use super::stream;
 pub const TASK: usize = 8 * CHUNK;
 /// Lines shorter than this are walked in chunks spanning several lines.
 const SHORT_LINE: usize = 256;
+/// The shortest lines compiled code takes several of in one call (one
+/// vector iteration's worth).
+const LINE_CALL_MIN: usize = 16;
 /// Launches smaller than this run on the calling thread.
 pub const PARALLEL_MIN: usize = 4 * TASK;
 /// Instructions of a body that count as one more element's work when an
@@ -233,10 +236,62 @@ impl<'a> Walker<'a> {
     /// a line's start).
     pub(crate) fn lines_from(&self, position: usize, limit: usize) -> usize {
         let line_len = self.space.line_len();
-        if !(SHORT_LINE..=CHUNK).contains(&line_len) || !position.is_multiple_of(line_len) {
+        if !(LINE_CALL_MIN..=CHUNK).contains(&line_len) || !position.is_multiple_of(line_len) {
             return 0;
         }
         self.space.lines_in_run(position / line_len).min(limit)
+    }
+
+    /// How many whole lines from `position` one [`Walker::map_lines`] call
+    /// may take: at most `limit` and a compiled chunk's worth, within one
+    /// run of lines; 0 when lines are shorter than a vector iteration or
+    /// too long for two to a chunk, or `position` is not a line's start.
+    pub(crate) fn map_lines_from(&self, position: usize, limit: usize) -> usize {
+        let line_len = self.space.line_len();
+        let fits = (LINE_CALL_MIN..=JIT_CHUNK / 2).contains(&line_len);
+        if !self.jit || !fits || !position.is_multiple_of(line_len) {
+            return 0;
+        }
+        let lines = self.space.lines_in_run(position / line_len);
+        lines.min(limit).min(JIT_CHUNK / line_len)
+    }
+
+    /// Computes `lines` whole lines from `position` (see
+    /// [`Walker::map_lines_from`]) with one call of compiled code, writing
+    /// `outputs` (their elements of those lines); `Ok(false)`, having run
+    /// nothing, when it cannot (the caller then runs chunks).
+    pub(crate) fn map_lines(
+        &mut self,
+        position: usize,
+        lines: usize,
+        outputs: Vec<SliceMut<'_>>,
+    ) -> Result<bool> {
+        let len = self.space.line_len();
+        let line = position / len;
+        if line != self.line {
+            self.line = line;
+            self.bases = self.space.bases(line);
+        }
+        let inputs = self.inputs.len();
+        self.lens.clear();
+        self.lens.push(len);
+        self.starts.clear();
+        self.starts.extend(self.bases.iter().copied().take(inputs));
+        let steps: SmallVec<[isize; 8]> = (0..inputs).map(|k| self.space.line_step(k)).collect();
+        let leaves = Leaves {
+            space: self.space,
+            inputs: self.inputs,
+        };
+        let (starts, lens) = (&self.starts, &self.lens);
+        self.machine.map_lines(
+            len,
+            self.inputs,
+            &mut self.regs,
+            outputs,
+            |inst, reg, regs| leaves.view(inst, reg, regs, starts, lens, len),
+            &steps,
+            lines,
+        )
     }
 
     /// Combines the reduced value of `lines` whole lines from `position`
@@ -341,6 +396,21 @@ impl<'a> Walker<'a> {
             sink,
         )
     }
+}
+
+/// Elements `at..at + len` of each output slice.
+fn output_pieces<'a>(
+    slices: &'a mut [SliceMut<'_>],
+    at: usize,
+    len: usize,
+) -> Result<Vec<SliceMut<'a>>> {
+    slices
+        .iter_mut()
+        .map(|slice| {
+            with_slice_mut!(slice, s => s.get_mut(at..at + len).map(|p| Element::wrap_mut(p)))
+                .ok_or_else(|| internal("an output chunk outside its task"))
+        })
+        .collect()
 }
 
 /// Copies lines of `(base, len)` elements `stride` apart into the
@@ -459,15 +529,19 @@ pub fn elementwise(
         let end = (start + task).min(n);
         let mut position = start;
         while position < end {
+            // Whole lines, several to a call of compiled code (streamed
+            // stores only in chunks: they pay off on long lines).
+            let lines = walker.map_lines_from(position, (end - position) / space.line_len());
+            if lines > 1 && !(stream && space.line_len() >= SHORT_LINE) {
+                let len = lines * space.line_len();
+                let pieces = output_pieces(&mut slices, position - start, len)?;
+                if walker.map_lines(position, lines, pieces)? {
+                    position += len;
+                    continue;
+                }
+            }
             let len = walker.chunk_len(position, end - position);
-            let at = position - start;
-            let pieces = slices
-                .iter_mut()
-                .map(|slice| {
-                    with_slice_mut!(slice, s => s.get_mut(at..at + len).map(|p| Element::wrap_mut(p)))
-                        .ok_or_else(|| internal("an output chunk outside its task"))
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let pieces = output_pieces(&mut slices, position - start, len)?;
             walker.run(position, len, pieces, false, |_, _, _| Ok(()))?;
             position += len;
         }

@@ -6,9 +6,9 @@
 //! The function is `extern "C" fn(table, start, n, out, rows)`: `table[slot]`
 //! points at slot `slot`'s element 0 of the chunk (windows: inputs, gathered
 //! registers and outputs) or at its single value (scalar slots); it computes
-//! elements `start..start + n`. The accumulate form repeats that for `rows`
-//! consecutive lines, slot `s` moving `table[slots + s]` bytes from a line
-//! to the next (the others take `rows` = 1).
+//! elements `start..start + n`. The accumulate and map-lines forms repeat
+//! that for `rows` consecutive lines, slot `s` moving `table[slots + s]`
+//! bytes from a line to the next (the others take `rows` = 1).
 //!
 //! Values follow `core::semantics` exactly (no fused multiply-add; NaN
 //! propagation of `minimum`/`maximum` as `a.is_nan() || a < b ? a : b`).
@@ -58,6 +58,10 @@ pub(super) const WIDE: usize = 8;
 pub enum Form {
     /// Stores the outputs.
     Map,
+    /// Stores the outputs of `rows` consecutive lines (the fifth argument)
+    /// of `n` elements, every slot, outputs included, moving by its stride
+    /// from a line to the next (short lines of a 2-D domain in one call).
+    MapLines,
     /// Combines `value` with `op` over the elements and stores the result
     /// at the fourth argument, which holds the starting value (identity).
     Reduce {
@@ -100,11 +104,12 @@ pub fn emit(
     let flags = MemFlags::new().with_notrap();
 
     let (outputs, accumulated) = match form {
-        Form::Map => (shape.outputs, None),
+        Form::Map | Form::MapLines => (shape.outputs, None),
         Form::Reduce { .. } => (&[][..], None),
         Form::Accumulate { value, op } => (&[][..], Some((value, op))),
     };
-    let row_loop = accumulated.map(|_| RowLoop::open(&mut b, rows));
+    let by_lines = matches!(form, Form::MapLines | Form::Accumulate { .. });
+    let row_loop = by_lines.then(|| RowLoop::open(&mut b, rows));
     let table = Table {
         pointer,
         table,
@@ -118,7 +123,7 @@ pub fn emit(
         Form::Reduce { value, op } => {
             Some(Reduced::load(&mut b, shape.body, value, op, out, flags)?)
         }
-        Form::Map | Form::Accumulate { .. } => None,
+        Form::Map | Form::MapLines | Form::Accumulate { .. } => None,
     };
     let calls: Vec<Option<Call>> = (0..shape.body.len())
         .map(|k| call_of(shape.body, k))

@@ -131,6 +131,21 @@ impl JitCode {
         unsafe { (self.function)(table.as_ptr(), 0, acc.len(), acc.as_mut_ptr().cast(), rows) }
     }
 
+    /// Computes `rows` consecutive lines of `len` elements from element 0
+    /// (code of the map-lines form), slot `s` moving `table[slots + s]`
+    /// bytes from a line to the next.
+    ///
+    /// # Safety
+    /// As for [`JitCode::call`], for every one of the `rows` lines: each
+    /// slot's window (or value), moved by its stride, must hold the line
+    /// (`Machine::map_lines` checks the first and last lines of the inputs
+    /// and that the outputs hold every line).
+    pub unsafe fn map_lines(&self, table: &[*mut u8], len: usize, rows: usize) {
+        // SAFETY: the caller's contract, line by line; the form does not
+        // touch its fourth argument.
+        unsafe { (self.function)(table.as_ptr(), 0, len, std::ptr::null_mut(), rows) }
+    }
+
     /// Combines the reduced value over elements `start..start + n` in
     /// blocks of `block` elements (the last may be shorter), each block
     /// starting from `identity`, into one partial per block in `partials`;

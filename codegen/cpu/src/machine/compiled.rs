@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use lazyfuse_core::{DType, Element, HostBuffer, Result};
+use lazyfuse_core::{DType, Element, HostBuffer, Result, SliceMut};
 
 use crate::settings::JitMode;
 use lazyfuse_fusion::Inst;
@@ -287,46 +287,13 @@ impl Machine {
         let Some((code, scalar)) = self.compiled(views, form, compiled) else {
             return Ok(false);
         };
-        // Each input's stride from a line to the next (a single element is
-        // the same one on every line). The first line is checked when bound;
-        // the last one here (lines move by constant steps, so those between
-        // lie between them).
-        let step = |k: usize| match inputs.get(k).copied().flatten() {
-            Some(buffer) if buffer.len() > 1 => steps.get(k).copied().unwrap_or(0),
-            _ => 0,
-        };
-        let last = isize::try_from(lines.saturating_sub(1)).unwrap_or(isize::MAX);
-        for view in views.iter().flatten() {
-            let (k, offset, extent) = match *view {
-                View::Input(k, offset) => (k, offset, len),
-                View::InputScalar(k, offset) => (k, offset, 1),
-                View::Reg(_) => continue,
-            };
-            let size = inputs.get(k).copied().flatten().map_or(0, HostBuffer::len);
-            let at = isize::try_from(offset)
-                .ok()
-                .and_then(|o| o.checked_add(last.checked_mul(step(k))?));
-            let inside = at
-                .and_then(|at| usize::try_from(at).ok())
-                .and_then(|at| at.checked_add(extent))
-                .is_some_and(|end| end <= size);
-            if !inside {
-                return Err(internal("a line outside its input"));
-            }
-        }
+        let step = line_steps(inputs, steps);
+        check_last_line(views, inputs, &step, lines, len)?;
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         bind_leaves(&mut frame, views, inputs, constants)?;
-        let dtype = |slot: usize| self.body.dtypes[slot];
         frame.jit_table(table, self.jit_reads(scalar), [])?;
-        // Each slot's stride from a line to the next, in bytes, in the
-        // table's second half.
-        for (slot, inst) in self.body.insts.iter().enumerate() {
-            if let (Inst::Load(k), Some(entry)) = (inst, table.get_mut(slots + slot)) {
-                let bytes = step(*k as usize) * dtype(slot).size() as isize;
-                *entry = std::ptr::without_provenance_mut(bytes as usize);
-            }
-        }
+        self.fill_line_strides(table, &step, None);
         // SAFETY: `table` was checked against this frame (the first line),
         // and every leaf's last line lies in its input (checked above);
         // `acc` holds `len` values of the reduced value's dtype (checked).
@@ -334,4 +301,146 @@ impl Machine {
         *storage = frame.into_storage();
         Ok(true)
     }
+
+    /// Each slot's stride from a line to the next, in bytes, in the
+    /// table's second half: loads move by their input's `step`, outputs
+    /// (when `outputs` gives the line's length) by a line.
+    fn fill_line_strides(
+        &self,
+        table: &mut [*mut u8],
+        step: &impl Fn(usize) -> isize,
+        outputs: Option<usize>,
+    ) {
+        let slots = self.body.len() + self.outputs.len();
+        let dtype = |slot: usize| self.body.dtypes[slot];
+        let mut set = |slot: usize, bytes: isize| {
+            if let Some(entry) = table.get_mut(slots + slot) {
+                *entry = std::ptr::without_provenance_mut(bytes as usize);
+            }
+        };
+        for (slot, inst) in self.body.insts.iter().enumerate() {
+            if let Inst::Load(k) = inst {
+                set(slot, step(*k as usize) * dtype(slot).size() as isize);
+            }
+        }
+        if let Some(len) = outputs {
+            for (v, slot) in self.jit_writes() {
+                set(slot, (len * dtype(v).size()) as isize);
+            }
+        }
+    }
+
+    /// Computes `lines` consecutive lines of `len` elements with compiled
+    /// code in one call, writing each output's `lines * len` elements:
+    /// `leaf` locates the first line's leaves, and input `k` moves
+    /// `steps[k]` elements from a line to the next. `Ok(false)`, having run
+    /// nothing, when compiled code cannot (a leaf that must be gathered, no
+    /// code).
+    #[allow(clippy::too_many_arguments)] // the runner's one call site
+    pub fn map_lines(
+        &self,
+        len: usize,
+        inputs: &[Option<&HostBuffer>],
+        regs: &mut Registers,
+        outputs: Vec<SliceMut<'_>>,
+        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        steps: &[isize],
+        lines: usize,
+    ) -> Result<bool> {
+        if self.reduced.is_some() || lines == 0 {
+            return Ok(false);
+        }
+        if outputs.len() != self.output_values.len()
+            || outputs.iter().any(|o| o.len() != len * lines)
+        {
+            return Err(internal("outputs of another count or length"));
+        }
+        let Registers {
+            chunk,
+            constants,
+            views,
+            frame: storage,
+            table,
+            compiled,
+            ..
+        } = regs;
+        self.locate_leaves(views, chunk, &mut leaf)?;
+        if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
+            return Ok(false);
+        }
+        let Some((code, scalar)) = self.compiled(views, Form::MapLines, compiled) else {
+            return Ok(false);
+        };
+        let step = line_steps(inputs, steps);
+        check_last_line(views, inputs, &step, lines, len)?;
+        let slots = self.body.len() + self.outputs.len();
+        let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
+        bind_leaves(&mut frame, views, inputs, constants)?;
+        let mut outputs: Vec<Option<SliceMut<'_>>> = outputs.into_iter().map(Some).collect();
+        for &(o, slot) in &self.outputs {
+            let slice = outputs
+                .get_mut(o)
+                .and_then(Option::take)
+                .ok_or_else(|| internal("a missing output"))?;
+            frame.bind_output_lines(slot, slice)?;
+        }
+        let dtype = |slot: usize| self.body.dtypes[slot];
+        let writes: SmallVec<[(usize, DType); 4]> = self
+            .jit_writes()
+            .map(|(v, slot)| (slot, dtype(v)))
+            .collect();
+        frame.jit_table(table, self.jit_reads(scalar), writes.iter().copied())?;
+        self.fill_line_strides(table, &step, Some(len));
+        // SAFETY: `table` was checked against this frame (the first line);
+        // every leaf's last line lies in its input (checked above), and
+        // each output holds all `lines` lines (checked on entry), one after
+        // another as the output strides say.
+        unsafe { code.map_lines(table, len, lines) };
+        *storage = frame.into_storage();
+        Ok(true)
+    }
+}
+
+/// Each input's stride from a line to the next (a single element is the
+/// same one on every line).
+fn line_steps<'s>(
+    inputs: &'s [Option<&HostBuffer>],
+    steps: &'s [isize],
+) -> impl Fn(usize) -> isize + 's {
+    move |k: usize| match inputs.get(k).copied().flatten() {
+        Some(buffer) if buffer.len() > 1 => steps.get(k).copied().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Checks that every leaf's window (or value) on the last of `lines`
+/// lines lies in its input. The first line is checked when bound, and
+/// lines move by constant steps, so those between lie between them.
+fn check_last_line(
+    views: &[Option<View>],
+    inputs: &[Option<&HostBuffer>],
+    step: &impl Fn(usize) -> isize,
+    lines: usize,
+    len: usize,
+) -> Result<()> {
+    let last = isize::try_from(lines.saturating_sub(1)).unwrap_or(isize::MAX);
+    for view in views.iter().flatten() {
+        let (k, offset, extent) = match *view {
+            View::Input(k, offset) => (k, offset, len),
+            View::InputScalar(k, offset) => (k, offset, 1),
+            View::Reg(_) => continue,
+        };
+        let size = inputs.get(k).copied().flatten().map_or(0, HostBuffer::len);
+        let at = isize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_add(last.checked_mul(step(k))?));
+        let inside = at
+            .and_then(|at| usize::try_from(at).ok())
+            .and_then(|at| at.checked_add(extent))
+            .is_some_and(|end| end <= size);
+        if !inside {
+            return Err(internal("a line outside its input"));
+        }
+    }
+    Ok(())
 }
