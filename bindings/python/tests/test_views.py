@@ -171,3 +171,22 @@ def test_transposes_and_reshapes_are_views_where_numpys_are(backend):
         np.multiply(x.T, 2, out=x.T)  # out= through a transpose
         n *= 2
         same(x, n)
+
+
+@BACKENDS
+def test_keys_that_only_add_axes_are_views_as_numpys(backend):
+    # None, ... and whole-axis slices alone: a reshape (the short way).
+    with lf.use(backend):
+        n = np.arange(24.0).reshape(2, 3, 4)
+        x = lf.asarray(n)
+        for key in [None, (None,), (slice(None), None), (Ellipsis, None),
+                    (None, Ellipsis, None), (slice(None), None, slice(None)),
+                    (slice(None), slice(None), slice(None), None),
+                    (Ellipsis, None, slice(None)), (None, None, slice(None), None)]:
+            same(x[key], n[key])
+        v = x[:, None]
+        v[1, 0, 2, 3] = -5.0  # writes go to the array, as NumPy's view's do
+        n[:, None][1, 0, 2, 3] = -5.0
+        same(x, n)
+        with pytest.raises(IndexError):
+            x[:, :, :, :, None]

@@ -84,6 +84,9 @@ def _select(native, shape, region, drop):
 def get(array, key):
     """``array[key]``: a :class:`View` for ints and slices; a new array for
     an integer or boolean array index (`_fancy`)."""
+    shape = _new_axes_only(array.shape, key)
+    if shape is not None:
+        return reshaped(array, shape)
     if _fancy.is_advanced(key):
         return _fancy.get(array, key)
     shape = array.shape
@@ -91,6 +94,38 @@ def get(array, key):
     if new_axes:
         return _with_new_axes(array, key)
     return View(array, region, drop, _select(array._a, shape, region, drop))
+
+
+def _new_axes_only(shape, key):
+    """The shape of ``x[key]`` when ``key`` only adds length-1 axes
+    (``x[:, None]``, ``x[None]``, ``x[..., None, :]``: ``None``, at most one
+    ``...`` and whole-axis ``:``), else ``None``. Such a key is a reshape,
+    so it takes the short way (k-means' ``p[:, None, :]``)."""
+    if type(key) is not tuple:
+        key = (key,)
+    if not any(k is None for k in key):
+        return None
+    whole, ellipsis, added = 0, 0, []
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            ellipsis += 1
+        elif type(k) is slice and k.start is None and k.stop is None and k.step is None:
+            whole += 1
+        else:
+            return None
+    if ellipsis > 1 or whole > len(shape):
+        return None
+    rest = iter(shape)
+    for k in key:
+        if k is None:
+            added.append(1)
+        elif k is Ellipsis:
+            added.extend(next(rest) for _ in range(len(shape) - whole))
+        else:
+            added.append(next(rest))
+    return tuple(added) + tuple(rest)
 
 
 def _with_new_axes(array, key):
