@@ -321,7 +321,10 @@ impl Machine {
                 Inst::Load(k) => fixed.get(k as usize).copied().unwrap_or(false),
                 _ => false,
             });
-        let jit = Jit::new(body, stored, (leaves, fixed), n + outputs.len()).ok();
+        // Nothing stored and nothing reduced by an operation: no code.
+        let jit = (!stored.is_empty() || op.is_some())
+            .then(|| Jit::new(body, stored, (leaves, fixed), n + outputs.len()).ok())
+            .flatten();
         Ok(Machine {
             body: body.clone(),
             chunk_owners: chunk_owners(&home, chunk_dtypes.len()),

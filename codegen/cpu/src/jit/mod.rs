@@ -248,9 +248,6 @@ impl Jit {
         (leaves, fixed): (Vec<usize>, Vec<usize>),
         slots: usize,
     ) -> Result<Jit, support::Unsupported> {
-        if outputs.is_empty() {
-            return Err("nothing to compute");
-        }
         if leaves.len() > 64 {
             return Err("more than 64 leaves");
         }
@@ -272,6 +269,13 @@ impl Jit {
             variants: Mutex::new(Vec::new()),
             elements: AtomicU64::new(0),
         })
+    }
+
+    /// True when the code stores nothing: a reduction of a leaf, which
+    /// only the accumulate form computes (the machine reduces a leaf's
+    /// windows in place as fast).
+    pub fn stores_nothing(&self) -> bool {
+        self.outputs.is_empty()
     }
 
     /// The leaf slots whose kind selects a variant.

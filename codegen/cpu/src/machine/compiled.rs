@@ -192,6 +192,9 @@ impl Machine {
         last: &'r mut Option<(u64, Form, Arc<JitCode>)>,
     ) -> Option<(&'r JitCode, u64)> {
         let jit = self.jit.as_ref()?;
+        if jit.stores_nothing() && !matches!(form, Form::Accumulate { .. }) {
+            return None;
+        }
         let broadcast = |slot: usize| matches!(views.get(slot), Some(Some(View::InputScalar(..))));
         if !jit.fixed().iter().all(|&slot| broadcast(slot)) {
             return None;
