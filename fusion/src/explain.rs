@@ -7,7 +7,9 @@ use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{KernelCall, Op};
 
 use crate::plan::{Plan, Step};
-use crate::program::{BufferKind, Launch, Program, ScanKind, ScanLaunch, UserLaunch};
+use crate::program::{
+    BufferId, BufferKind, InputBinding, Launch, Program, ScanKind, ScanLaunch, UserLaunch,
+};
 
 /// Kernels with the nodes they compute, their inputs, outputs and the plan.
 pub fn program_listing(program: &Program, plan: &Plan) -> String {
@@ -69,17 +71,7 @@ fn list_buffers(text: &mut String, program: &Program) {
 /// Fused launch `k`: its domain, nodes, inputs and outputs, then its kernel.
 fn list_launch(text: &mut String, k: usize, launch: &Launch) {
     let nodes: Vec<String> = launch.nodes.iter().map(|n| format!("%{n}")).collect();
-    let inputs: Vec<String> = launch
-        .inputs
-        .iter()
-        .map(|i| match i.buffer {
-            Some(b) if i.offset > 0 => {
-                format!("{b}+{} strides {:?}", i.offset, i.strides.as_slice())
-            }
-            Some(b) => format!("{b} strides {:?}", i.strides.as_slice()),
-            None => format!("iota strides {:?}", i.strides.as_slice()),
-        })
-        .collect();
+    let inputs = grouped_reads(launch);
     let outputs: Vec<String> = launch.outputs.iter().map(|b| b.to_string()).collect();
     let _ = writeln!(
         text,
@@ -92,6 +84,58 @@ fn list_launch(text: &mut String, k: usize, launch: &Launch) {
     for line in launch.kernel.to_string().lines() {
         let _ = writeln!(text, "    {line}");
     }
+}
+
+/// A launch's inputs in parameter order (`b0 strides [8]`), except that
+/// three or more of one buffer and strides at offsets in a progression (an
+/// unrolled reduction's lanes) are one entry where the first stands:
+/// `b1+0..=127 step 1 strides [0]`.
+fn grouped_reads(launch: &Launch) -> Vec<String> {
+    type Key<'a> = (Option<BufferId>, &'a [isize]);
+    fn key(input: &InputBinding) -> Key<'_> {
+        (input.buffer, input.strides.as_slice())
+    }
+    let mut offsets: Vec<(Key<'_>, Vec<usize>)> = Vec::new();
+    for input in &launch.inputs {
+        match offsets.iter_mut().find(|(k, _)| *k == key(input)) {
+            Some((_, o)) => o.push(input.offset),
+            None => offsets.push((key(input), vec![input.offset])),
+        }
+    }
+    let progression = |o: &[usize]| {
+        let step = |w: &[usize]| w[1] as isize - w[0] as isize;
+        o.len() > 2 && o.windows(2).all(|w| step(w) == step(&o[..2]))
+    };
+    let name = |b: Option<BufferId>| b.map_or("iota".to_string(), |b| b.to_string());
+    let mut listed: Vec<Key<'_>> = Vec::new();
+    let mut reads = Vec::new();
+    for input in &launch.inputs {
+        let k = key(input);
+        let group = offsets
+            .iter()
+            .find(|(g, _)| *g == k)
+            .map(|(_, o)| o.as_slice());
+        match group {
+            Some(o) if progression(o) => {
+                if !listed.contains(&k) {
+                    listed.push(k);
+                    reads.push(format!(
+                        "{}+{}..={} step {} strides {:?}",
+                        name(k.0),
+                        o[0],
+                        o[o.len() - 1],
+                        o[1] as isize - o[0] as isize,
+                        k.1
+                    ));
+                }
+            }
+            _ if input.offset > 0 => {
+                reads.push(format!("{}+{} strides {:?}", name(k.0), input.offset, k.1))
+            }
+            _ => reads.push(format!("{} strides {:?}", name(k.0), k.1)),
+        }
+    }
+    reads
 }
 
 /// User kernel launch `u`: the graph nodes it computes, its arguments and

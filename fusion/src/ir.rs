@@ -377,6 +377,30 @@ impl FusedKernel {
     }
 }
 
+/// `in0: f32 Strided`, ...: each item numbered, three or more equal ones
+/// in a row as one entry (`in16..=in135: f32 Scalar`: an unrolled
+/// reduction's fixed-element reads).
+fn numbered_runs(prefix: &str, items: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < items.len() {
+        let end = (start..items.len())
+            .find(|&i| items[i] != items[start])
+            .unwrap_or(items.len());
+        if end - start >= 3 {
+            out.push(format!(
+                "{prefix}{start}..={prefix}{}: {}",
+                end - 1,
+                items[start]
+            ));
+        } else {
+            out.extend((start..end).map(|i| format!("{prefix}{i}: {}", items[i])));
+        }
+        start = end;
+    }
+    out
+}
+
 fn write_body(text: &mut String, body: &Body, indent: &str) {
     for (i, (inst, dtype)) in body.insts.iter().zip(&body.dtypes).enumerate() {
         let rhs = match inst {
@@ -402,21 +426,17 @@ impl fmt::Display for FusedKernel {
         let inputs: Vec<String> = self
             .inputs
             .iter()
-            .enumerate()
-            .map(|(i, input)| {
+            .map(|input| {
                 let kind = match input.kind {
                     InputKind::Buffer => "",
                     InputKind::Iota => " iota",
                 };
-                format!("in{i}: {} {:?}{kind}", input.dtype, input.layout)
+                format!("{} {:?}{kind}", input.dtype, input.layout)
             })
             .collect();
-        let args: Vec<String> = self
-            .args
-            .iter()
-            .enumerate()
-            .map(|(i, d)| format!("arg{i}: {d}"))
-            .collect();
+        let inputs = numbered_runs("in", &inputs);
+        let args: Vec<String> = self.args.iter().map(|d| d.to_string()).collect();
+        let args = numbered_runs("arg", &args);
         let _ = writeln!(
             text,
             "kernel {} (rank {}) [{}] [{}]",
