@@ -35,8 +35,13 @@ impl PyArr {
         if let Ok(a) = other.downcast::<PyArr>() {
             return Ok(Operand::Array(a.get().inner.clone()));
         }
+        // Python's own scalars are weak. Exact types first: asking a float
+        // for `dtype` raises and clears an AttributeError (a microsecond).
+        if other.is_exact_instance_of::<PyFloat>() {
+            return Ok(Operand::Scalar(Scalar::from(other.extract::<f64>()?)));
+        }
         // NumPy scalars (np.float64 is a Python float too) are strong: they
-        // become 0-d arrays below. Python's own scalars are weak.
+        // become 0-d arrays below.
         let numpy_typed = other.hasattr("dtype")?;
         if other.is_instance_of::<PyBool>() && !numpy_typed {
             return Ok(Operand::Scalar(Scalar::from(other.extract::<bool>()?)));

@@ -299,3 +299,22 @@ def test_python_ints_beyond_int64_and_ranges_beyond_two_to_the_53():
         assert lf.arange(*args).tolist() == list(range(*args))
     top = lf.arange(2**64 - 4, 2**64 - 1, dtype=np.uint64)
     assert top.tolist() == list(range(2**64 - 4, 2**64 - 1)) and top.dtype == np.uint64
+
+
+def test_ufunc_calls_on_lazy_arrays_take_the_direct_path_with_numpys_results():
+    # lf.exp(x), lf.add(x, 2.5) skip NumPy's dispatch; what they give must
+    # be what the general path (and NumPy) gives: promotion, weak Python
+    # numbers, strong NumPy scalars, lists through the general path.
+    n = np.arange(6, dtype=np.int32).reshape(2, 3)
+    x = lf.asarray(n)
+    for got, want in [
+        (lf.exp(x), np.exp(n)),
+        (lf.add(x, 2.5), np.add(n, 2.5)),
+        (lf.subtract(2, x), np.subtract(2, n)),
+        (lf.maximum(x, np.float32(1.5)), np.maximum(n, np.float32(1.5))),
+        (lf.multiply(x, [1, 2, 3]), np.multiply(n, [1, 2, 3])),
+        (lf.less(x, True), np.less(n, True)),
+        (lf.negative(x.astype(np.float32)), np.negative(n.astype(np.float32))),
+    ]:
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)

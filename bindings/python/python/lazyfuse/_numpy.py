@@ -17,7 +17,7 @@ import operator
 
 import numpy as np
 
-from . import (_arrangements, _compat, _contractions, _diagonals, _fancy, _generated,
+from . import (_arrangements, _compat, _contractions, _diagonals, _fancy, _generated, _ufuncs,
                _histograms, _host, _pad, _polynomials, _quantiles, _reductions, _sorting,
                _statistics)
 from ._array import Array, _dtype_name, _store, where
@@ -84,10 +84,15 @@ class ufunc:
 
     def __init__(self, name):
         self._ufunc = getattr(np, _ALIASES.get(name, name))
+        self._direct = _ufuncs.direct(self._ufunc)
         self.__name__ = self.__qualname__ = name
         self.__doc__ = f"NumPy's ``{self._ufunc.__name__}``, lazily (fused with the work around it)."
 
     def __call__(self, *args, out=None, **kwargs):
+        if out is None and not kwargs and len(args) == self._ufunc.nin and self._direct:
+            result = self._direct(*args)
+            if result is not None and result is not NotImplemented:
+                return result
         inputs = _lazy(args[:self._ufunc.nin]) + list(args[self._ufunc.nin:])
         if out is not None:
             kwargs["out"] = out
