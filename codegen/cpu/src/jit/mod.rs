@@ -23,7 +23,7 @@ pub mod lower;
 mod ops;
 pub mod support;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::settings::JitMode;
@@ -34,9 +34,14 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use lazyfuse_fusion::{Body, CombineIr, FusedKernel};
 
 /// Elements a kernel processes on the register machine before it is
-/// compiled (about the work a compilation costs: a few hundred
-/// microseconds); a launch at least this large compiles at once.
-pub const JIT_AFTER: u64 = 1 << 20;
+/// compiled: a program run twice over 10^5 elements is compiled. The
+/// compilation (2–40 ms for a fused body) runs on a thread of its own
+/// while the machine goes on, so small launches do not wait for it.
+pub const JIT_AFTER: u64 = 1 << 17;
+
+/// Launches of this many elements wait for their code to be compiled
+/// (the machine running them would cost more than the compilation).
+pub const COMPILE_AT_ONCE: u64 = 1 << 20;
 
 pub use lower::Form;
 
@@ -186,13 +191,20 @@ impl JitCode {
     }
 }
 
-/// A variant's key (broadcast leaves, form) and its code (`None`: it did not compile).
-type Variant = ((u64, Form), Option<Arc<JitCode>>);
+/// Where a variant's code stands: being compiled (in the background), or
+/// compiled (`None`: it did not compile).
+#[derive(Clone, Debug)]
+enum State {
+    Pending,
+    Done(Option<Arc<JitCode>>),
+}
 
-/// The compiled variants of one kernel body (one per pattern of leaves
-/// bound to broadcast values), made on demand.
+/// A variant's key (broadcast leaves, form) and its state.
+type Variant = ((u64, Form), State);
+
+/// What a compilation reads, shared with a background compilation.
 #[derive(Debug)]
-pub struct Jit {
+struct Source {
     body: Body,
     /// `(value, slot)` the code stores.
     outputs: Vec<(usize, usize)>,
@@ -201,13 +213,24 @@ pub struct Jit {
     /// Leaf slots that are always one broadcast element (inputs of
     /// `Layout::Scalar`): not part of the variant's key.
     fixed: Vec<usize>,
+    /// Slots in a frame (line strides follow the pointers in the table).
+    slots: usize,
+}
+
+/// The compiled variants of one kernel body (one per pattern of leaves
+/// bound to broadcast values), made on demand: at once for a launch of
+/// [`COMPILE_AT_ONCE`] elements or more (or in `JitMode::Always`), else on
+/// a thread of its own while the register machine runs the launches.
+#[derive(Debug)]
+pub struct Jit {
+    source: Arc<Source>,
     /// Per value slot: its bit in a variant's key (a leaf), or `FIXED`
     /// (always broadcast), or `NONE`.
     bits: Vec<u8>,
-    /// Slots in a frame (line strides follow the pointers in the table).
-    slots: usize,
-    variants: Mutex<Vec<Variant>>,
+    variants: Arc<Mutex<Vec<Variant>>>,
     elements: AtomicU64,
+    /// The last launch asked for code at once (see [`Jit::wanted`]).
+    at_once: AtomicBool,
 }
 
 /// The host's instruction set for Cranelift, without AVX-512 (whether a
@@ -261,13 +284,16 @@ impl Jit {
         }
         Ok(Jit {
             bits,
-            body: body.clone(),
-            outputs,
-            leaves,
-            fixed,
-            slots,
-            variants: Mutex::new(Vec::new()),
+            source: Arc::new(Source {
+                body: body.clone(),
+                outputs,
+                leaves,
+                fixed,
+                slots,
+            }),
+            variants: Arc::new(Mutex::new(Vec::new())),
             elements: AtomicU64::new(0),
+            at_once: AtomicBool::new(true),
         })
     }
 
@@ -275,12 +301,12 @@ impl Jit {
     /// only the accumulate form computes (the machine reduces a leaf's
     /// windows in place as fast).
     pub fn stores_nothing(&self) -> bool {
-        self.outputs.is_empty()
+        self.source.outputs.is_empty()
     }
 
     /// The leaf slots whose kind selects a variant.
     pub fn leaves(&self) -> &[usize] {
-        &self.leaves
+        &self.source.leaves
     }
 
     /// Whether slot `slot`, a leaf, is one broadcast element in the
@@ -295,12 +321,16 @@ impl Jit {
 
     /// The leaf slots that are always a broadcast element.
     pub fn fixed(&self) -> &[usize] {
-        &self.fixed
+        &self.source.fixed
     }
 
     /// Whether a launch of `elements` elements should use compiled code
-    /// in `mode` (counting them towards the tiering threshold).
+    /// in `mode` (counting them towards the tiering threshold), and
+    /// whether code not compiled yet is compiled at once (`Always`, or a
+    /// launch of [`COMPILE_AT_ONCE`] elements) or in the background.
     pub fn wanted(&self, elements: usize, mode: JitMode) -> bool {
+        let at_once = mode == JitMode::Always || elements as u64 >= COMPILE_AT_ONCE;
+        self.at_once.store(at_once, Ordering::Relaxed);
         match mode {
             JitMode::Always => true,
             JitMode::Never => false,
@@ -312,18 +342,64 @@ impl Jit {
     }
 
     /// The code of the variant whose broadcast leaves are `scalar`
-    /// (a bit per entry of [`Jit::leaves`]), compiled on first use; `None`
-    /// when it does not compile.
+    /// (a bit per entry of [`Jit::leaves`]): compiled on first use, at once
+    /// or on a thread of its own (see [`Jit::wanted`]); `None` while that
+    /// runs, or when it does not compile.
     pub fn variant(&self, scalar: u64, form: Form) -> Option<Arc<JitCode>> {
+        let key = (scalar, form);
         let mut variants = self.variants.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, code)) = variants.iter().find(|(key, _)| *key == (scalar, form)) {
-            return code.clone();
+        match variants.iter().find(|(k, _)| *k == key) {
+            Some((_, State::Done(code))) => return code.clone(),
+            Some((_, State::Pending)) if !self.at_once.load(Ordering::Relaxed) => return None,
+            Some((_, State::Pending)) => {}
+            None if !self.at_once.load(Ordering::Relaxed) => {
+                variants.push((key, State::Pending));
+                drop(variants);
+                let (source, variants) = (Arc::clone(&self.source), Arc::clone(&self.variants));
+                let spawned = std::thread::Builder::new()
+                    .name("lazyfuse-jit".into())
+                    .spawn(move || {
+                        let code = source.compile(scalar, form).map(Arc::new);
+                        settle(&variants, key, code);
+                    });
+                if spawned.is_err() {
+                    // No thread: compile here.
+                    let code = self.source.compile(scalar, form).map(Arc::new);
+                    settle(&self.variants, key, code.clone());
+                    return code;
+                }
+                return None;
+            }
+            None => {}
         }
-        let code = self.compile(scalar, form).map(Arc::new);
-        variants.push(((scalar, form), code.clone()));
-        code
+        // At once (also when a background compilation of it still runs:
+        // whichever finishes first is kept).
+        let code = self.source.compile(scalar, form).map(Arc::new);
+        let kept = match variants.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, state @ State::Pending)) => {
+                *state = State::Done(code.clone());
+                code
+            }
+            Some((_, State::Done(done))) => done.clone(),
+            None => {
+                variants.push((key, State::Done(code.clone())));
+                code
+            }
+        };
+        kept
     }
+}
 
+/// Records a background compilation's code, unless the variant was
+/// compiled at once meanwhile.
+fn settle(variants: &Mutex<Vec<Variant>>, key: (u64, Form), code: Option<Arc<JitCode>>) {
+    let mut variants = variants.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, state @ State::Pending)) = variants.iter_mut().find(|(k, _)| *k == key) {
+        *state = State::Done(code);
+    }
+}
+
+impl Source {
     fn compile(&self, scalar: u64, form: Form) -> Option<JitCode> {
         let mut broadcast = vec![false; self.body.len()];
         for &slot in &self.fixed {
@@ -394,4 +470,39 @@ fn compile(shape: &lower::Shape<'_>, form: Form) -> Option<JitCode> {
         module: Mutex::new(Some(module)),
         function,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lazyfuse_core::{BinaryOp, DType};
+    use lazyfuse_fusion::Inst;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn small_launches_compile_in_the_background_and_large_ones_at_once() {
+        let mut body = Body::default();
+        let a = body.push(Inst::Load(0), DType::F32);
+        let b = body.push(Inst::Load(1), DType::F32);
+        body.push(Inst::Binary(BinaryOp::Add, a, b), DType::F32);
+        let jit = Jit::new(&body, vec![(2, 2)], (vec![0, 1], Vec::new()), 4).unwrap();
+        // Twice 10^5 elements: wanted, compiled on a thread of its own.
+        assert!(!jit.wanted(100_000, JitMode::Auto));
+        assert!(jit.wanted(100_000, JitMode::Auto));
+        assert!(jit.variant(0, Form::Map).is_none(), "not waited for");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut code = None;
+        while code.is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            code = jit.variant(0, Form::Map);
+        }
+        assert!(code.is_some(), "the background compilation never finished");
+        // A launch of 2^20 elements waits for its variant's code.
+        assert!(jit.wanted(1 << 20, JitMode::Auto));
+        assert!(jit.variant(1, Form::Map).is_some());
+        // So does every launch in `Always`, and `Never` wants none.
+        assert!(jit.wanted(10, JitMode::Always));
+        assert!(jit.variant(2, Form::Map).is_some());
+        assert!(!jit.wanted(1 << 20, JitMode::Never));
+    }
 }
