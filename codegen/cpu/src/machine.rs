@@ -396,6 +396,24 @@ impl Machine {
         self.reduced.map(ValueId::index)
     }
 
+    /// Binds each output's slot to its slice with `bind`.
+    fn bind_outputs<'a>(
+        &self,
+        frame: &mut Frame<'a>,
+        outputs: Vec<SliceMut<'a>>,
+        bind: impl Fn(&mut Frame<'a>, usize, SliceMut<'a>) -> Result<()>,
+    ) -> Result<()> {
+        let mut outputs: Vec<Option<SliceMut<'a>>> = outputs.into_iter().map(Some).collect();
+        for &(o, slot) in &self.outputs {
+            let slice = outputs
+                .get_mut(o)
+                .and_then(Option::take)
+                .ok_or_else(|| internal("a missing output"))?;
+            bind(frame, slot, slice)?;
+        }
+        Ok(())
+    }
+
     /// One view per value: where `leaf` locates each leaf, `None` for the others.
     fn locate_leaves(
         &self,
@@ -491,14 +509,7 @@ impl Machine {
                 });
             frame.bind_tiles(tile, tiles)?;
         }
-        let mut outputs: Vec<Option<SliceMut<'_>>> = outputs.into_iter().map(Some).collect();
-        for &(o, slot) in &self.outputs {
-            let slice = outputs
-                .get_mut(o)
-                .and_then(Option::take)
-                .ok_or_else(|| internal("a missing output"))?;
-            frame.bind_output(slot, slice)?;
-        }
+        self.bind_outputs(&mut frame, outputs, Frame::bind_output)?;
         if let Some((code, scalar)) = code {
             let dtype = |slot: usize| self.body.dtypes[slot];
             let reads = self.jit_reads(scalar);

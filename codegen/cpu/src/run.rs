@@ -256,16 +256,10 @@ impl<'a> Walker<'a> {
         lines.min(limit).min(JIT_CHUNK / line_len)
     }
 
-    /// Computes `lines` whole lines from `position` (see
-    /// [`Walker::map_lines_from`]) with one call of compiled code, writing
-    /// `outputs` (their elements of those lines); `Ok(false)`, having run
-    /// nothing, when it cannot (the caller then runs chunks).
-    pub(crate) fn map_lines(
-        &mut self,
-        position: usize,
-        lines: usize,
-        outputs: Vec<SliceMut<'_>>,
-    ) -> Result<bool> {
+    /// Sets the chunk to the whole line at `position` (a line's start),
+    /// whose leaves the line forms locate; the line's length and each
+    /// input's step from a line to the next.
+    fn start_lines(&mut self, position: usize) -> (usize, SmallVec<[isize; 8]>) {
         let len = self.space.line_len();
         let line = position / len;
         if line != self.line {
@@ -277,7 +271,21 @@ impl<'a> Walker<'a> {
         self.lens.push(len);
         self.starts.clear();
         self.starts.extend(self.bases.iter().copied().take(inputs));
-        let steps: SmallVec<[isize; 8]> = (0..inputs).map(|k| self.space.line_step(k)).collect();
+        let steps = (0..inputs).map(|k| self.space.line_step(k)).collect();
+        (len, steps)
+    }
+
+    /// Computes `lines` whole lines from `position` (see
+    /// [`Walker::map_lines_from`]) with one call of compiled code, writing
+    /// `outputs` (their elements of those lines); `Ok(false)`, having run
+    /// nothing, when it cannot (the caller then runs chunks).
+    pub(crate) fn map_lines(
+        &mut self,
+        position: usize,
+        lines: usize,
+        outputs: Vec<SliceMut<'_>>,
+    ) -> Result<bool> {
+        let (len, steps) = self.start_lines(position);
         let leaves = Leaves {
             space: self.space,
             inputs: self.inputs,
@@ -307,18 +315,7 @@ impl<'a> Walker<'a> {
         if !self.jit {
             return Ok(false);
         }
-        let len = self.space.line_len();
-        let line = position / len;
-        if line != self.line {
-            self.line = line;
-            self.bases = self.space.bases(line);
-        }
-        let inputs = self.inputs.len();
-        self.lens.clear();
-        self.lens.push(len);
-        self.starts.clear();
-        self.starts.extend(self.bases.iter().copied().take(inputs));
-        let steps: SmallVec<[isize; 8]> = (0..inputs).map(|k| self.space.line_step(k)).collect();
+        let (len, steps) = self.start_lines(position);
         let leaves = Leaves {
             space: self.space,
             inputs: self.inputs,

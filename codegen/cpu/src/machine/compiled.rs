@@ -259,7 +259,7 @@ impl Machine {
         len: usize,
         inputs: &[Option<&HostBuffer>],
         regs: &mut Registers,
-        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
         steps: &[isize],
         lines: usize,
         acc: &mut [T],
@@ -270,39 +270,26 @@ impl Machine {
         if acc.len() != len || self.dtype(value) != T::DTYPE {
             return Err(internal("an accumulator of another length or dtype"));
         }
-        let Registers {
-            chunk,
-            constants,
-            views,
-            frame: storage,
-            table,
-            compiled,
-            ..
-        } = regs;
-        self.locate_leaves(views, chunk, &mut leaf)?;
-        if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
-            return Ok(false);
-        }
         let form = Form::Accumulate {
             value: value.index(),
             op,
         };
-        let Some((code, scalar)) = self.compiled(views, form, compiled) else {
-            return Ok(false);
-        };
-        let step = line_steps(inputs, steps);
-        check_last_line(views, inputs, &step, lines, len)?;
-        let slots = self.body.len() + self.outputs.len();
-        let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
-        bind_leaves(&mut frame, views, inputs, constants)?;
-        frame.jit_table(table, self.jit_reads(scalar), [])?;
-        self.fill_line_strides(table, &step, None);
-        // SAFETY: `table` was checked against this frame (the first line),
-        // and every leaf's last line lies in its input (checked above);
-        // `acc` holds `len` values of the reduced value's dtype (checked).
-        unsafe { code.accumulate_lines(table, acc, lines) };
-        *storage = frame.into_storage();
-        Ok(true)
+        let lines_of = Lines { len, lines, steps };
+        self.run_lines(
+            form,
+            lines_of,
+            inputs,
+            regs,
+            leaf,
+            Vec::new(),
+            |code, table| {
+                // SAFETY: `table` was checked against this frame (the first
+                // line), and every leaf's last line lies in its input (checked
+                // by `run_lines`); `acc` holds `len` values of the reduced
+                // value's dtype (checked above).
+                unsafe { code.accumulate_lines(table, acc, lines) }
+            },
+        )
     }
 
     /// Each slot's stride from a line to the next, in bytes, in the
@@ -346,7 +333,7 @@ impl Machine {
         inputs: &[Option<&HostBuffer>],
         regs: &mut Registers,
         outputs: Vec<SliceMut<'_>>,
-        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
         steps: &[isize],
         lines: usize,
     ) -> Result<bool> {
@@ -358,6 +345,40 @@ impl Machine {
         {
             return Err(internal("outputs of another count or length"));
         }
+        let lines_of = Lines { len, lines, steps };
+        self.run_lines(
+            Form::MapLines,
+            lines_of,
+            inputs,
+            regs,
+            leaf,
+            outputs,
+            |code, table| {
+                // SAFETY: `table` was checked against this frame (the first
+                // line); every leaf's last line lies in its input (checked by
+                // `run_lines`), and each output holds all `lines` lines
+                // (checked above), one after another as the output strides say.
+                unsafe { code.map_lines(table, len, lines) }
+            },
+        )
+    }
+
+    /// The part of the line forms they share: locates the first line's
+    /// leaves, finds the compiled variant of `form` (`Ok(false)` when a
+    /// leaf must be gathered or there is none), checks the last line,
+    /// binds the frame (`outputs` as whole lines), fills the table's line
+    /// strides and hands the code and table to `call`.
+    #[allow(clippy::too_many_arguments)] // the two line forms' one helper
+    fn run_lines(
+        &self,
+        form: Form,
+        Lines { len, lines, steps }: Lines<'_>,
+        inputs: &[Option<&HostBuffer>],
+        regs: &mut Registers,
+        mut leaf: impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
+        outputs: Vec<SliceMut<'_>>,
+        call: impl FnOnce(&JitCode, &[*mut u8]),
+    ) -> Result<bool> {
         let Registers {
             chunk,
             constants,
@@ -371,7 +392,7 @@ impl Machine {
         if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
             return Ok(false);
         }
-        let Some((code, scalar)) = self.compiled(views, Form::MapLines, compiled) else {
+        let Some((code, scalar)) = self.compiled(views, form, compiled) else {
             return Ok(false);
         };
         let step = line_steps(inputs, steps);
@@ -379,29 +400,32 @@ impl Machine {
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         bind_leaves(&mut frame, views, inputs, constants)?;
-        let mut outputs: Vec<Option<SliceMut<'_>>> = outputs.into_iter().map(Some).collect();
-        for &(o, slot) in &self.outputs {
-            let slice = outputs
-                .get_mut(o)
-                .and_then(Option::take)
-                .ok_or_else(|| internal("a missing output"))?;
-            frame.bind_output_lines(slot, slice)?;
-        }
-        let dtype = |slot: usize| self.body.dtypes[slot];
-        let writes: SmallVec<[(usize, DType); 4]> = self
-            .jit_writes()
-            .map(|(v, slot)| (slot, dtype(v)))
-            .collect();
+        let writes: SmallVec<[(usize, DType); 4]> = match form {
+            Form::MapLines => {
+                self.bind_outputs(&mut frame, outputs, Frame::bind_output_lines)?;
+                let dtype = |v: usize| self.body.dtypes[v];
+                self.jit_writes()
+                    .map(|(v, slot)| (slot, dtype(v)))
+                    .collect()
+            }
+            _ => SmallVec::new(),
+        };
         frame.jit_table(table, self.jit_reads(scalar), writes.iter().copied())?;
-        self.fill_line_strides(table, &step, Some(len));
-        // SAFETY: `table` was checked against this frame (the first line);
-        // every leaf's last line lies in its input (checked above), and
-        // each output holds all `lines` lines (checked on entry), one after
-        // another as the output strides say.
-        unsafe { code.map_lines(table, len, lines) };
+        let output_stride = (form == Form::MapLines).then_some(len);
+        self.fill_line_strides(table, &step, output_stride);
+        call(code, table);
         *storage = frame.into_storage();
         Ok(true)
     }
+}
+
+/// The lines one call of a line form computes: `lines` of `len` elements,
+/// input `k` moving `steps[k]` elements from a line to the next.
+#[derive(Clone, Copy)]
+struct Lines<'a> {
+    len: usize,
+    lines: usize,
+    steps: &'a [isize],
 }
 
 /// Each input's stride from a line to the next (a single element is the
