@@ -80,6 +80,31 @@ fn pairwise_distances_are_one_element_wise_launch() -> Result<()> {
     Ok(())
 }
 
+/// Distances between two sets of points, `a` (37 × 8) and `b` (50 × 8):
+/// lines of 50 whose `b` columns are strided reads every line shares
+/// (compiled code takes many such lines in one call, the gathered
+/// columns copied once), on every backend against the reference.
+#[test]
+fn distances_between_two_point_sets_agree_on_every_backend() -> Result<()> {
+    let program = |cx: &Context| -> Result<Array> {
+        let (n, m, d) = (37, 50, 8);
+        let a = cx.from_vec(values(n * d, 0.3), &[n, d])?.astype(DType::F32);
+        let b = cx.from_vec(values(m * d, 0.7), &[m, d])?.astype(DType::F32);
+        let diff = a.reshape(&[n, 1, d]) - b.reshape(&[1, m, d]);
+        Ok(diff.pow(2.0).sum_axis(-1).sqrt())
+    };
+    let reference = Context::builder().backend("reference").build()?;
+    let want = program(&reference)?.astype(DType::F64).to_vec::<f64>()?;
+    for cx in common::backends() {
+        // Twice: the second run of a kernel may be the first compiled one.
+        for _ in 0..2 {
+            let got = program(&cx)?.astype(DType::F64).to_vec::<f64>()?;
+            common::assert_close(&got, &want, 1e-5);
+        }
+    }
+    Ok(())
+}
+
 /// Short reductions of every kind over rows of 5: NaNs, ties, integers
 /// (summed in i64), bools, a full reduction of a small array, and an
 /// arg-reduction over a leading axis.

@@ -7,7 +7,9 @@ results read by ``lf.compute`` (several outputs in one demand); JAX's
 inputs are put on its device once and its results read by ``np.asarray``;
 Numba's and numexpr's write new NumPy arrays. Every contender's results
 are checked against NumPy's before anything is timed. Times are medians
-of interleaved rounds; compare the ratios (this machine is shared).
+of interleaved rounds, each round a few consecutive calls of one
+contender after an untimed one; compare the ratios (this machine is
+shared).
 
 With ``--gpu`` (a CUDA GPU and CuPy): lazyfuse on ``cuda`` against CuPy
 and ``cupy.fuse`` (element-wise programs), inputs and results in device
@@ -470,17 +472,25 @@ def check(name, want, got, who, n):
             raise AssertionError(f"{who} {name}: differs from NumPy by up to {bad}")
 
 
-def measure(runners, repeats):
-    """Median seconds of each runner, rounds interleaved."""
+def measure(runners, repeats, calls=3):
+    """Median seconds per call of each runner, rounds interleaved.
+
+    Each round times `calls` consecutive calls of a runner, after one
+    untimed call: as a program runs in a user's loop. A single call right
+    after another library's would pay for that library's idle threads
+    (Numba's OpenMP workers spin for a while after each parallel loop, on
+    the cores the next call needs), which no user of one library meets."""
     times = {who: [] for who in runners}
     for run in runners.values():  # warm: compile, caches
         run()
         run()
     for _ in range(repeats):
         for who, run in runners.items():
-            start = time.perf_counter()
             run()
-            times[who].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            for _ in range(calls):
+                run()
+            times[who].append((time.perf_counter() - start) / calls)
     return {who: statistics.median(t) for who, t in times.items()}
 
 
@@ -528,7 +538,7 @@ def main(argv=None):
                 lines.append(line)
                 print(line, flush=True)
     text = ("Times relative to lazyfuse (1.00; above 1 is slower than lazyfuse); "
-            f"backend {backend}, medians of {options.repeats} interleaved rounds.\n\n"
+            f"backend {backend}, medians of {options.repeats} interleaved rounds of 3 calls.\n\n"
             + "\n".join(lines) + "\n")
     if options.out:
         with open(options.out, "w") as f:

@@ -389,17 +389,22 @@ impl Machine {
             ..
         } = regs;
         self.locate_leaves(views, chunk, &mut leaf)?;
-        if views.iter().any(|v| matches!(v, Some(View::Reg(_)))) {
+        let step = line_steps(inputs, steps);
+        if !self.gathered_lines_repeat(views, &step) {
             return Ok(false);
         }
         let Some((code, scalar)) = self.compiled(views, form, compiled) else {
             return Ok(false);
         };
-        let step = line_steps(inputs, steps);
         check_last_line(views, inputs, &step, lines, len)?;
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
         bind_leaves(&mut frame, views, inputs, constants)?;
+        for (buffer, &slot) in chunk.buffers.iter().zip(&self.chunk_owners) {
+            if let Some(View::Reg(_)) = views[slot] {
+                frame.bind_window(slot, buffer, 0)?;
+            }
+        }
         let writes: SmallVec<[(usize, DType); 4]> = match form {
             Form::MapLines => {
                 self.bind_outputs(&mut frame, outputs, Frame::bind_output_lines)?;
@@ -416,6 +421,26 @@ impl Machine {
         call(code, table);
         *storage = frame.into_storage();
         Ok(true)
+    }
+}
+
+impl Machine {
+    /// True when every gathered leaf (a load of a strided line, copied
+    /// into a register) is the same line on every line of the call: its
+    /// input does not move from a line to the next (as `b[None, :, k]` in
+    /// `a[:, None, k] - b[None, :, k]`), so the one gathered line serves
+    /// them all, at a line step of 0. Others cannot be called by lines.
+    fn gathered_lines_repeat(
+        &self,
+        views: &[Option<View>],
+        step: &impl Fn(usize) -> isize,
+    ) -> bool {
+        views.iter().enumerate().all(|(slot, view)| match view {
+            Some(View::Reg(_)) => {
+                matches!(self.body.insts.get(slot), Some(Inst::Load(k)) if step(*k as usize) == 0)
+            }
+            _ => true,
+        })
     }
 }
 
