@@ -223,6 +223,24 @@ impl PyArr {
         PyArr::checked(self.inner.slice_axis(axis, start, stop, step))
     }
 
+    /// `self[key]` for a key of Python ints and slices only (see
+    /// `index`): `(view, region, dropped axes)`, or `None` for any other
+    /// key (the Python side resolves those).
+    #[allow(clippy::type_complexity)] // the tuple Python unpacks
+    fn basic_index(
+        &self,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<(PyArr, Vec<crate::index::Selected>, Vec<usize>)>> {
+        let Some(basic) = crate::index::basic(&self.inner, key)? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            PyArr::checked(basic.native)?,
+            basic.region,
+            basic.drop,
+        )))
+    }
+
     /// `shape` filled with `value` as `dtype`, in this array's context
     /// (`zeros_like` and friends follow their argument's context).
     fn full_like(

@@ -7,6 +7,7 @@ mod array;
 mod bench;
 mod convert;
 mod errors;
+mod index;
 mod kernel;
 mod pinned;
 mod replay;

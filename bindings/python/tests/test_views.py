@@ -190,3 +190,32 @@ def test_keys_that_only_add_axes_are_views_as_numpys(backend):
         same(x, n)
         with pytest.raises(IndexError):
             x[:, :, :, :, None]
+
+
+@BACKENDS
+def test_keys_of_ints_and_slices_read_as_numpys(backend):
+    """Keys of Python ints and slices take one native call; every other
+    key the Python resolver. Both must read what NumPy's would, raise
+    where NumPy's raises, and make views that write their array."""
+    with lf.use(backend):
+        n = np.arange(60.0).reshape(3, 4, 5)
+        x = lf.asarray(n)
+        for key in [
+            1, -1, slice(None), slice(1, None), (1, 2), (-3, slice(None, None, -2)),
+            (slice(1, -1), slice(1, -1), slice(1, -1)), (0, 0, 0), (slice(5, 9),),
+            (slice(None, None, 3), 2, slice(4, 0, -1)), (np.int64(2), slice(1, 3)),
+            (Ellipsis, 1), (1, None), (slice(0, 2), Ellipsis, -1),
+        ]:
+            same(x[key], n[key])
+        for key in [3, -4, (0, 4), (0, 0, 5), (0, 0, 0, 0), (1.5,), (slice(None), "a")]:
+            with pytest.raises(IndexError):
+                n[key]
+            with pytest.raises(IndexError):
+                x[key]
+        for key in [(True,), (1, False)]:  # NumPy's boolean scalar keys are not taken
+            with pytest.raises(IndexError, match="not booleans"):
+                x[key]
+        v, nv = x[1:, ::2, -1], n[1:, ::2, -1]
+        v[1, 0] = -1.0
+        nv[1, 0] = -1.0
+        same(x, n)

@@ -87,6 +87,10 @@ def get(array, key):
     shape = _new_axes_only(array.shape, key)
     if shape is not None:
         return reshaped(array, shape)
+    basic = array._a.basic_index(key)  # Python ints and slices: one native call
+    if basic is not None:
+        view, region, drop = basic
+        return View(array, region, drop, view)
     if _fancy.is_advanced(key):
         return _fancy.get(array, key)
     shape = array.shape
