@@ -89,7 +89,7 @@ pairwise_chunks!(i8, i16, i32, i64, u8, u16, u32, u64);
 const BLOCK_LANES: usize = 16;
 
 macro_rules! float_chunks {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $groups:ident),*) => {$(
         impl ChunkReduce for $t {
             #[inline(always)]
             fn plus(a: $t, b: $t) -> $t {
@@ -102,8 +102,8 @@ macro_rules! float_chunks {
 
             /// The compiled reduce form, step for step: accumulator `a`
             /// takes elements `a`, `a + 16`, … of the whole 16-element
-            /// groups (float min/max: `x < acc ? acc : x`, and NaN noted for
-            /// each pair of 128-bit vectors); the vectors then the lanes are
+            /// groups (float min/max: `x < acc ? acc : x`, every accumulator
+            /// NaN when any element is); the vectors then the lanes are
             /// combined pairwise, then the elements after the last group.
             #[inline(always)]
             fn reduce_chunk(
@@ -124,33 +124,23 @@ macro_rules! float_chunks {
                     _ => None,
                 };
                 let mut acc = [identity; BLOCK_LANES];
-                let mut nan = [false; BLOCK_LANES];
                 let full = x.len() / BLOCK_LANES * BLOCK_LANES;
-                for group in x[..full].chunks_exact(BLOCK_LANES) {
-                    match min_max {
-                        Some(max) => {
-                            for (a, &v) in acc.iter_mut().zip(group) {
-                                let keep = if max { v < *a } else { *a < v };
-                                *a = if keep { *a } else { v };
-                            }
-                            for q in 0..P / 2 {
-                                for lane in 0..L {
-                                    let (u, w) = (group[2 * q * L + lane], group[(2 * q + 1) * L + lane]);
-                                    // `|`, not `||`: no branch per element.
-                                    nan[2 * q * L + lane] |= u.is_nan() | w.is_nan();
-                                }
-                            }
+                let groups = x[..full].chunks_exact(BLOCK_LANES);
+                match min_max {
+                    Some(max) => {
+                        let nan = $groups(&x[..full], &mut acc, max);
+                        if nan {
+                            // Any NaN makes the block's value NaN, as the
+                            // compiled form's NaN masks make it.
+                            acc = [<$t>::NAN; BLOCK_LANES];
                         }
-                        None => {
+                    }
+                    None => {
+                        for group in groups {
                             for (a, &v) in acc.iter_mut().zip(group) {
                                 *a = combine(*a, v);
                             }
                         }
-                    }
-                }
-                for (a, &n) in acc.iter_mut().zip(&nan) {
-                    if n {
-                        *a = <$t>::NAN;
                     }
                 }
                 let mut width = P;
@@ -173,7 +163,89 @@ macro_rules! float_chunks {
         }
     )*};
 }
-float_chunks!(f32, f64);
+float_chunks!(f32: min_max_f32, f64: min_max_f64);
+
+/// Float max (`max`) or min over whole 16-element groups, accumulator `j`
+/// taking elements `j`, `j + 16`, …: `acc > v ? acc : v` (min: `acc < v ?
+/// acc : v`), which is what `maxps`/`minps` compute; true when any element
+/// is NaN. AVX2 where the CPU has it: written out, as the compiler split
+/// the generic loop into 2-lane pieces.
+macro_rules! min_max_groups {
+    ($name:ident, $avx2:ident, $t:ty, $vector:ty, $lanes:expr, $load:ident, $store:ident,
+     $max:ident, $min:ident, $cmp:ident, $or:ident, $mask:ident, $zero:ident) => {
+        fn $name(x: &[$t], acc: &mut [$t; BLOCK_LANES], max: bool) -> bool {
+            #[cfg(target_arch = "x86_64")]
+            if super::isa::has_avx2() {
+                // SAFETY: the CPU supports AVX2: `has_avx2` asked it at run time.
+                return unsafe { $avx2(x, acc, max) };
+            }
+            let mut nan = false;
+            for group in x.chunks_exact(BLOCK_LANES) {
+                for (a, &v) in acc.iter_mut().zip(group) {
+                    let keep = if max { *a > v } else { *a < v };
+                    *a = if keep { *a } else { v };
+                    nan |= v.is_nan();
+                }
+            }
+            nan
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx2(x: &[$t], acc: &mut [$t; BLOCK_LANES], max: bool) -> bool {
+            use std::arch::x86_64::*;
+            const V: usize = BLOCK_LANES / $lanes;
+            // SAFETY (every load and store below): `acc` holds V vectors of
+            // lanes, and each group V vectors of elements.
+            let mut a: [$vector; V] =
+                std::array::from_fn(|k| unsafe { $load(acc.as_ptr().add(k * $lanes)) });
+            let mut nan: [$vector; V] = [$zero(); V];
+            for group in x.chunks_exact(BLOCK_LANES) {
+                for k in 0..V {
+                    let v = unsafe { $load(group.as_ptr().add(k * $lanes)) };
+                    a[k] = if max { $max(a[k], v) } else { $min(a[k], v) };
+                    nan[k] = $or(nan[k], $cmp::<_CMP_UNORD_Q>(v, v));
+                }
+            }
+            let mut any = $zero();
+            for k in 0..V {
+                unsafe { $store(acc.as_mut_ptr().add(k * $lanes), a[k]) };
+                any = $or(any, nan[k]);
+            }
+            $mask(any) != 0
+        }
+    };
+}
+min_max_groups!(
+    min_max_f32,
+    min_max_f32_avx2,
+    f32,
+    __m256,
+    8,
+    _mm256_loadu_ps,
+    _mm256_storeu_ps,
+    _mm256_max_ps,
+    _mm256_min_ps,
+    _mm256_cmp_ps,
+    _mm256_or_ps,
+    _mm256_movemask_ps,
+    _mm256_setzero_ps
+);
+min_max_groups!(
+    min_max_f64,
+    min_max_f64_avx2,
+    f64,
+    __m256d,
+    4,
+    _mm256_loadu_pd,
+    _mm256_storeu_pd,
+    _mm256_max_pd,
+    _mm256_min_pd,
+    _mm256_cmp_pd,
+    _mm256_or_pd,
+    _mm256_movemask_pd,
+    _mm256_setzero_pd
+);
 
 /// Reduces one block, with AVX2 code where the CPU has it. Sums and
 /// products combine by [`ChunkReduce::plus`]/[`ChunkReduce::times`]: the
