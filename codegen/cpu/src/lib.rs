@@ -23,6 +23,7 @@ mod rows;
 pub mod run;
 mod scan;
 pub mod settings;
+mod spare;
 pub mod steps;
 pub mod stream;
 mod user;

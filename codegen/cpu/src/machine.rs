@@ -178,9 +178,19 @@ impl ChunkRegs {
             .zip(self.dtypes.get(r))
             .ok_or_else(|| internal("a chunk register out of range"))?;
         if buffer.len() < self.capacity {
-            *buffer = HostBuffer::try_zeros(dtype, self.capacity)?;
+            let old = std::mem::replace(buffer, crate::spare::take(dtype, self.capacity)?);
+            crate::spare::give(old);
         }
         Ok(buffer)
+    }
+}
+
+impl Drop for ChunkRegs {
+    /// The registers go back to this thread's spares, for the next launch.
+    fn drop(&mut self) {
+        for buffer in self.buffers.drain(..) {
+            crate::spare::give(buffer);
+        }
     }
 }
 
