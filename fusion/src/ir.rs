@@ -244,6 +244,15 @@ pub struct FusedKernel {
     pub stages: Vec<ReductionIr>,
 }
 
+/// True when `axes` (ascending) are the trailing or the leading axes of a
+/// domain of `rank`, some but not all of them: what a row program reduces.
+pub fn row_axes(axes: &[usize], rank: usize) -> bool {
+    let n = axes.len();
+    let leading = axes.iter().enumerate().all(|(i, &a)| a == i);
+    let trailing = axes.iter().enumerate().all(|(i, &a)| a + n == rank + i);
+    n > 0 && n < rank && (leading || trailing)
+}
+
 impl FusedKernel {
     /// The compile-cache key: equal for kernels that differ only in sizes,
     /// strides and constant values.
@@ -294,6 +303,17 @@ impl FusedKernel {
             .map(|r| r.axes.as_slice())
     }
 
+    /// True when a row program reduces its domain's leading axes (a column
+    /// program: standardisation's `x.mean(0)` and `x.std(0)`, each row value
+    /// broadcast down the kept trailing axes), false when it reduces the
+    /// trailing ones (softmax's rows) or is no row program.
+    pub fn reduces_leading_axes(&self) -> bool {
+        self.is_row_program()
+            && self
+                .reduced_axes()
+                .is_some_and(|axes| axes.first() == Some(&0) && !axes.contains(&(self.rank - 1)))
+    }
+
     /// True when the outputs are dense over the whole domain (element-wise
     /// kernels and row programs), false when over the kept axes.
     pub fn writes_domain(&self) -> bool {
@@ -336,16 +356,10 @@ impl FusedKernel {
             };
         }
         let axes = self.stages[0].axes.as_slice();
-        let trailing = !axes.is_empty()
-            && axes.len() < self.rank
-            && axes
-                .iter()
-                .enumerate()
-                .all(|(i, &a)| a == self.rank - axes.len() + i);
-        if self.reduction.is_some() || !trailing {
+        if self.reduction.is_some() || !row_axes(axes, self.rank) {
             return Err(Error::internal(
                 what,
-                "a row program's stages must reduce trailing axes",
+                "a row program's stages must reduce its trailing or its leading axes",
             ));
         }
         // The stages each value depends on (1 + the latest stage it reads).

@@ -226,7 +226,8 @@ fn rows_on() -> FusionOptions {
 /// Softmax and layer norm over rows: their reductions and the element-wise
 /// work reading them back become one row program, whose row values are
 /// never stored; without the option (a runtime that does not run row
-/// programs) they stay three kernels.
+/// programs) they stay three kernels. Over the leading axis, a column
+/// program.
 #[test]
 fn reductions_read_back_over_their_rows_become_one_row_program() {
     let cx = session();
@@ -257,11 +258,16 @@ fn reductions_read_back_over_their_rows_become_one_row_program() {
     let m = x.max_axes(&[1], true);
     let shifted = &x - &m;
     assert_eq!(program_with(&[&shifted, &m], &rows_on()).launches.len(), 2);
-    let column = x.max_axes(&[0], true);
-    assert_eq!(
-        program_with(&[&(&x - &column)], &rows_on()).launches.len(),
-        2
-    );
+    let across = &x.transpose() - &x.max_axes(&[1], false);
+    assert_eq!(program_with(&[&across], &rows_on()).launches.len(), 2);
+    // Over the leading axis: a column program.
+    let column = &x - &x.max_axes(&[0], true);
+    let program = program_with(&[&column], &rows_on());
+    assert_eq!(program.launches.len(), 1);
+    assert!(program.launches[0].kernel.reduces_leading_axes());
+    assert!(!program_with(&[&softmax], &rows_on()).launches[0]
+        .kernel
+        .reduces_leading_axes());
 }
 
 /// The CPU's split of softmax computes `exp(x - max)` once per element,

@@ -265,11 +265,15 @@ impl Runtime for CpuRuntime {
 
     fn explain_launch(&self, index: usize, launch: &Launch) -> String {
         if let Some(split) = lazyfuse_fusion::rows::tile_split(&launch.kernel) {
-            let rows = rows::tile_rows(launch);
-            let mut text = format!(
-                "k{index} runs {rows} rows at a time, each part below over them while they are \
-                 in cache:\n"
-            );
+            let mut text = match launch.kernel.reduces_leading_axes() {
+                // A column program's stages each reduce the whole domain.
+                true => format!("k{index} runs each part below over the whole domain in turn:\n"),
+                false => format!(
+                    "k{index} runs {} rows at a time, each part below over them while they \
+                     are in cache:\n",
+                    rows::tile_rows(launch)
+                ),
+            };
             for part in &split.parts {
                 let what = match &part.writes {
                     Writes::Row(k) => format!("stage {k}"),

@@ -37,8 +37,13 @@ fn internal(message: &str) -> lazyfuse_core::Error {
 /// quarter of a core's L2 per value read or written.
 const TILE: usize = TASK / 2;
 
-/// Indices of the first axis in one tile of `launch`'s domain.
+/// Indices of the first axis in one tile of `launch`'s domain: all of
+/// them for a column program (the first axis is reduced), which runs as
+/// one tile.
 pub(crate) fn tile_rows(launch: &Launch) -> usize {
+    if launch.kernel.reduces_leading_axes() {
+        return launch.domain.first().copied().unwrap_or(1).max(1);
+    }
     let inner: usize = launch.domain[1..].iter().product();
     (TILE / inner.max(1)).max(1)
 }

@@ -18,7 +18,9 @@
 //!   computes the stage's epilogue into shared memory, and after a barrier
 //!   every thread holds the row's value in a register; then they stride
 //!   over the row again writing the outputs (the row is read once per
-//!   stage and once more, from L1/L2 after the first time).
+//!   stage and once more, from L1/L2 after the first time). A column
+//!   program (leading axes reduced) is the same with a block per column,
+//!   its threads striding down the column.
 //! - Axis reduction with the last axis kept: one thread per output, looping
 //!   over the reduced elements while neighbouring threads read neighbouring
 //!   addresses.
@@ -484,6 +486,7 @@ fn row_program(kernel: &FusedKernel, index: DType, name: String) -> Result<Devic
         .reduced_axes()
         .ok_or_else(|| internal("no stages"))?
         .to_vec();
+    let leading = kernel.reduces_leading_axes();
     let mut b = KernelBuilder::new(kernel, index);
     let kept: Vec<usize> = (0..kernel.rank).filter(|a| !axes.contains(a)).collect();
     let rows = b.size(ArgSource::KeptLen);
@@ -500,7 +503,7 @@ fn row_program(kernel: &FusedKernel, index: DType, name: String) -> Result<Devic
             (b.shared("row_value", dtype, 1), dtype)
         })
         .collect();
-    b.for_loop(bid, rows, grid, |b, row| {
+    b.for_loop(bid, rows.clone(), grid, |b, row| {
         let bases = kept_bases(b, &kept, row);
         let mut stages: Vec<Var> = Vec::with_capacity(stage_parts.len());
         for (part, &(shared, dtype)) in stage_parts.iter().zip(&row_values) {
@@ -541,11 +544,20 @@ fn row_program(kernel: &FusedKernel, index: DType, name: String) -> Result<Devic
         b.for_loop(tid.clone(), per_row.clone(), dim.clone(), |b, e| {
             let indices = reduced_indices(b, &axes, &bases, e)?;
             let values = split_body_values(b, &outputs_part.body, &indices, &stages)?;
-            let at = Expr::index(
-                IndexOp::Add,
-                Expr::index(IndexOp::Mul, Expr::var(row), per_row.clone()),
-                Expr::var(e),
-            );
+            // The element's place in the domain: rows are its leading
+            // indices, or (a column program) its trailing ones.
+            let at = match leading {
+                false => Expr::index(
+                    IndexOp::Add,
+                    Expr::index(IndexOp::Mul, Expr::var(row), per_row.clone()),
+                    Expr::var(e),
+                ),
+                true => Expr::index(
+                    IndexOp::Add,
+                    Expr::index(IndexOp::Mul, Expr::var(e), rows.clone()),
+                    Expr::var(row),
+                ),
+            };
             let part = (&outputs_part.body, &outputs_part.outputs[..]);
             store_outputs(b, part, &values, at);
             Ok(())

@@ -7,6 +7,11 @@
 //! CPU a tile of rows at a time while they are in cache
 //! ([`split`] gives it the stages as kernels of their own).
 //!
+//! Reductions over the leading axes merge the same way (column programs:
+//! standardisation's `(x - x.mean(0)) / x.std(0)`, a "row" being a column):
+//! a device runs a block per column, the CPU the whole domain as one tile
+//! ([`FusedKernel::reduces_leading_axes`]).
+//!
 //! The merge runs on a finished program: a chain starts at a reduction
 //! kernel whose axes are the trailing ones of its domain; the earliest
 //! kernel reading one of the chain's row buffers joins it if it reads
@@ -62,17 +67,13 @@ fn fused(program: &Program, position: usize) -> Option<&Launch> {
     }
 }
 
-/// A reduction over the trailing axes of a domain with kept axes, by a
-/// built-in combine, writing one row buffer that no demand returns.
+/// A reduction over the trailing or the leading axes of a domain with
+/// kept axes, by a built-in combine, writing one row buffer that no demand
+/// returns.
 fn row_reduction<'p>(program: &'p Program, launch: &'p Launch) -> Option<&'p ReductionIr> {
     let r = launch.kernel.reduction.as_ref()?;
     let rank = launch.domain.len();
-    let trailing = !r.axes.is_empty()
-        && r.axes.len() < rank
-        && r.axes
-            .iter()
-            .enumerate()
-            .all(|(i, &a)| a == rank - r.axes.len() + i);
+    let trailing = crate::ir::row_axes(&r.axes, rank);
     let demanded = program
         .outputs
         .iter()
