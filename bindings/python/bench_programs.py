@@ -481,9 +481,15 @@ def measure(runners, repeats, calls=3):
     (Numba's OpenMP workers spin for a while after each parallel loop, on
     the cores the next call needs), which no user of one library meets."""
     times = {who: [] for who in runners}
-    for run in runners.values():  # warm: compile, caches
-        run()
-        run()
+    for run in runners.values():
+        # Warm: JAX and Numba compile at the first call; lazyfuse compiles
+        # a kernel once it has run 2^17 elements, in the background below
+        # 2^20 a launch. Steady state for all: ten calls and a tenth of a
+        # second each.
+        start, calls_made = time.perf_counter(), 0
+        while calls_made < 10 or time.perf_counter() - start < 0.1:
+            run()
+            calls_made += 1
     for _ in range(repeats):
         for who, run in runners.items():
             run()

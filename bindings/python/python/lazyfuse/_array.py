@@ -36,6 +36,11 @@ def _numpy_dtype(name):
     return dtype
 
 
+# Per NumPy ufunc: its direct call on lazy arrays (`_ufuncs.direct`), or
+# False where it has none.
+_DIRECT = {}
+
+
 class Array(NdarrayMethods):
     """A lazy n-dimensional array (see the module documentation)."""
 
@@ -483,6 +488,16 @@ class Array(NdarrayMethods):
 
     # --- NumPy's protocols ------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method == "__call__" and out is None and not kwargs:
+            # NumPy's ufuncs that are one native operation (np.exp(x),
+            # np.add(x, 1.0)): straight to it, a few microseconds sooner.
+            direct = _DIRECT.get(ufunc)
+            if direct is None:
+                direct = _DIRECT[ufunc] = _ufuncs.direct(ufunc) or False
+            if direct:
+                result = direct(*inputs)
+                if result is not None:
+                    return result
         if method in ("reduce", "accumulate"):
             result = _reductions.ufunc_method(ufunc, method, inputs, dict(kwargs, out=out))
             if result is not None:
