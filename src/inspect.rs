@@ -30,8 +30,15 @@ pub fn cuda_source(arrays: &[&Array]) -> Result<String> {
     };
     let program = compile(&ExprGraph::from_roots(&roots), &fusion)?;
     let mut text = cuda::prelude();
+    // Each kernel once, as a device compiles it once (two launches may
+    // share one: the same structure over other sizes).
+    let mut printed = std::collections::HashSet::new();
     for launch in &program.launches {
-        let lowered = lower::lower(&launch.kernel, bind::index_type(launch))?;
+        let index = bind::index_type(launch);
+        if !printed.insert((launch.kernel.structural_hash(), index)) {
+            continue;
+        }
+        let lowered = lower::lower(&launch.kernel, index)?;
         text.push_str(&format!(
             "\n// ---- fused kernel {} ----{}",
             launch.kernel.name(),

@@ -243,6 +243,15 @@ fn row_programs(cx: &Context, rows: usize, cols: usize) -> Result<Vec<Array>> {
     let x3 = x.reshape(&[rows, 1, cols]);
     let c3 = (&x3 - &x3.max_axes(&[0, 1], true)).exp();
     let column_softmax = (&c3 / &c3.sum_axes(&[0, 1], true)).reshape(&[rows, cols]);
+    // Per-row results: logsumexp over the rows and down the columns.
+    let m = x.max_axes(&[1], false);
+    let logsumexp = &m
+        + (&x - &m.reshape(&[rows, 1]))
+            .exp()
+            .sum_axes(&[1], false)
+            .log();
+    let mc = x.max_axes(&[0], false);
+    let column_lse = &mc + (&x - &mc).exp().sum_axes(&[0], false).log();
     Ok(vec![
         softmax,
         norm,
@@ -252,6 +261,8 @@ fn row_programs(cx: &Context, rows: usize, cols: usize) -> Result<Vec<Array>> {
         running,
         standard,
         column_softmax,
+        logsumexp,
+        column_lse,
     ])
 }
 
@@ -321,6 +332,30 @@ fn standardisation_is_one_launch_with_no_column_buffers() -> Result<()> {
     let cpu = row_programs(&Context::cpu(), rows, cols)?.swap_remove(6);
     let listing = cpu.explain();
     assert!(listing.contains("1 kernels"), "{listing}");
+    Ok(())
+}
+
+#[test]
+fn logsumexp_is_one_launch_writing_one_value_per_row() -> Result<()> {
+    let cx = Context::sim();
+    let (rows, cols) = (50, 300);
+    for k in [8, 9] {
+        let out = row_programs(&cx, rows, cols)?.swap_remove(k);
+        let listing = out.explain();
+        cx.reset_stats();
+        out.eval()?;
+        let stats = cx.stats();
+        assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
+        assert!(listing.contains("once per"), "{listing}");
+        // The result is the only buffer written: none of a row's maximum
+        // or sum.
+        assert_eq!(
+            listing.matches("written by a kernel").count(),
+            1,
+            "{listing}"
+        );
+        assert!(stats.device_allocations <= 2, "{stats:?}\n{listing}");
+    }
     Ok(())
 }
 

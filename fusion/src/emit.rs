@@ -394,6 +394,7 @@ impl<'a> Emitter<'a> {
             outputs: values,
             reduction: None,
             stages: Vec::new(),
+            per_row: false,
         };
         finish(
             kernel,
@@ -452,6 +453,7 @@ impl<'a> Emitter<'a> {
                 epilogue,
             }),
             stages: Vec::new(),
+            per_row: false,
         };
         finish(
             kernel,

@@ -16,7 +16,8 @@
 //!   another: stage `k` reduces its body value over the row, its epilogue
 //!   gives the row's value (its last value), which later stages and the
 //!   outputs read as `Inst::Stage(k)`; then the outputs are written densely
-//!   over the domain. A stage's value depends on earlier stages only.
+//!   over the domain, or (`per_row`) once per row over the kept axes, from
+//!   the row values alone. A stage's value depends on earlier stages only.
 //! - Each input has a layout class: `Contiguous` (dense over the domain),
 //!   `Scalar` (one element, broadcast everywhere) or `Strided` (per-dimension
 //!   strides bound at launch; 0 for broadcast dimensions).
@@ -242,6 +243,10 @@ pub struct FusedKernel {
     /// reductions over the same trailing axes, whose row values the body
     /// reads as `Inst::Stage`.
     pub stages: Vec<ReductionIr>,
+    /// A row program whose outputs are written once per row, over the
+    /// kept axes, not over the whole domain: values of its row values
+    /// and arguments only (logsumexp's `m + log(s)`).
+    pub per_row: bool,
 }
 
 /// True when `axes` (ascending) are the trailing or the leading axes of a
@@ -315,9 +320,10 @@ impl FusedKernel {
     }
 
     /// True when the outputs are dense over the whole domain (element-wise
-    /// kernels and row programs), false when over the kept axes.
+    /// kernels and row programs), false when over the kept axes
+    /// (reductions, and row programs that write per row).
     pub fn writes_domain(&self) -> bool {
-        self.reduction.is_none()
+        self.reduction.is_none() && !self.per_row
     }
 
     /// Checks the invariants of the module documentation.
@@ -350,9 +356,13 @@ impl FusedKernel {
         let what = "verify FusedKernel";
         let reads_stage = self.body.insts.iter().any(|i| matches!(i, Inst::Stage(_)));
         if self.stages.is_empty() {
-            return match reads_stage {
-                true => Err(Error::internal(what, "a stage read outside a row program")),
-                false => Ok(()),
+            return match (reads_stage, self.per_row) {
+                (true, _) => Err(Error::internal(what, "a stage read outside a row program")),
+                (_, true) => Err(Error::internal(
+                    what,
+                    "per-row outputs outside a row program",
+                )),
+                _ => Ok(()),
             };
         }
         let axes = self.stages[0].axes.as_slice();
@@ -360,6 +370,12 @@ impl FusedKernel {
             return Err(Error::internal(
                 what,
                 "a row program's stages must reduce its trailing or its leading axes",
+            ));
+        }
+        if self.per_row && self.outputs.iter().any(|o| self.reads_input(*o)) {
+            return Err(Error::internal(
+                what,
+                "a row program's per-row output reads an input",
             ));
         }
         // The stages each value depends on (1 + the latest stage it reads).
@@ -388,6 +404,21 @@ impl FusedKernel {
             stage.epilogue.verify(what, 0, self.args.len())?;
         }
         Ok(())
+    }
+}
+
+impl FusedKernel {
+    /// True when body value `value` depends on a load (or position) of an
+    /// input, not only on stages and arguments.
+    fn reads_input(&self, value: ValueId) -> bool {
+        let mut reads = vec![false; self.body.len()];
+        for (i, inst) in self.body.insts.iter().enumerate().take(value.index() + 1) {
+            reads[i] = match inst {
+                Inst::Load(_) | Inst::Iota(_) | Inst::Param(_) | Inst::Reduced => true,
+                _ => inst.operands().iter().any(|v| reads[v.index()]),
+            };
+        }
+        reads.get(value.index()).copied().unwrap_or(true)
     }
 }
 
@@ -478,6 +509,10 @@ impl fmt::Display for FusedKernel {
             }
             write_body(&mut text, &r.epilogue, "    then ");
         }
+        let per = match self.reduces_leading_axes() {
+            true => "column",
+            false => "row",
+        };
         for (k, r) in self.stages.iter().enumerate() {
             let combine = match &r.combine {
                 CombineIr::Builtin(op) => op.name().to_string(),
@@ -485,7 +520,7 @@ impl fmt::Display for FusedKernel {
             };
             let _ = writeln!(
                 text,
-                "  stage {k}: reduce {} over axes {:?} with {combine} in {} (identity arg{}) per row",
+                "  stage {k}: reduce {} over axes {:?} with {combine} in {} (identity arg{}) per {per}",
                 r.value,
                 r.axes.as_slice(),
                 r.acc,
@@ -495,6 +530,9 @@ impl fmt::Display for FusedKernel {
         }
         let outputs: Vec<String> = self.outputs.iter().map(|o| o.to_string()).collect();
         let _ = write!(text, "  outputs {}", outputs.join(", "));
+        if self.per_row {
+            let _ = write!(text, " once per {per}");
+        }
         f.write_str(&text)
     }
 }

@@ -270,6 +270,39 @@ fn reductions_read_back_over_their_rows_become_one_row_program() {
         .reduces_leading_axes());
 }
 
+/// logsumexp: the maximum, the sum of `exp(x - max)` and `max + log(sum)`
+/// over the rows (with or without `keepdims`) are one row program whose
+/// output is per row; an end reading anything but the row values stays a
+/// kernel of its own.
+#[test]
+fn an_end_over_the_rows_is_computed_once_per_row() {
+    let cx = session();
+    let x = cx.from_vec(vec![0.5f32; 20 * 40], &[20, 40]).unwrap();
+    for keepdims in [false, true] {
+        let m = x.max_axes(&[1], keepdims);
+        let shifted = match keepdims {
+            true => &x - &m,
+            false => &x - &m.reshape(&[20, 1]),
+        };
+        let lse = &m + shifted.exp().sum_axes(&[1], keepdims).log();
+        let program = program_with(&[&lse], &rows_on());
+        assert_eq!(program.launches.len(), 1, "{}", program.launches[0].kernel);
+        let kernel = &program.launches[0].kernel;
+        assert!(kernel.per_row && !kernel.writes_domain(), "{kernel}");
+        assert_eq!(kernel.stages.len(), 2, "{kernel}");
+        kernel.verify().unwrap();
+        // The input and the result.
+        assert_eq!(program.buffers.len(), 2);
+    }
+    // `m + y` reads another input over the rows: not per row.
+    let m = x.max_axes(&[1], false);
+    let y = cx.from_vec(vec![1.0f32; 20], &[20]).unwrap();
+    let sum = (&x - &m.reshape(&[20, 1])).exp().sum_axes(&[1], false);
+    let other = &(&m + &sum) + &y;
+    let program = program_with(&[&other], &rows_on());
+    assert!(program.launches.iter().all(|l| !l.kernel.per_row));
+}
+
 /// The CPU's split of softmax computes `exp(x - max)` once per element,
 /// into a tile buffer that the sum and the division read; layer norm has
 /// no such value and splits as for a device.

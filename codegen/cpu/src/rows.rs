@@ -48,6 +48,19 @@ pub(crate) fn tile_rows(launch: &Launch) -> usize {
     (TILE / inner.max(1)).max(1)
 }
 
+/// The shape each output of a row program's `launch` covers: its domain,
+/// with the reduced axes of length 1 when it writes per row (a column
+/// program's first axis then has length 1: it is one tile).
+fn written_shape(launch: &Launch) -> Vec<usize> {
+    let axes = launch.kernel.reduced_axes().unwrap_or(&[]);
+    (0..launch.domain.len())
+        .map(|a| match launch.kernel.per_row && axes.contains(&a) {
+            true => 1,
+            false => launch.domain[a],
+        })
+        .collect()
+}
+
 /// Runs a row program's `launch`, whose `tile_split` is `parts` (with
 /// `stored` values): its outputs go into `outs` where given (`(output,
 /// slice)`), the others into new buffers (returned in order).
@@ -58,10 +71,13 @@ pub(crate) fn run(
     outs: Vec<(usize, SliceMut<'_>)>,
     (pool, settings): (Option<&rayon::ThreadPool>, &CpuSettings),
 ) -> Result<Vec<Option<HostBuffer>>> {
+    // Elements of an output per index of the first axis: of the whole
+    // domain, or of the rows' (kept) axes for outputs written per row.
     let (inner, tile_rows) = (
-        launch.domain[1..].iter().product::<usize>(),
+        written_shape(launch)[1..].iter().product::<usize>(),
         tile_rows(launch),
     );
+    let out_len: usize = written_shape(launch).iter().product();
     let tiles = launch.domain[0].div_ceil(tile_rows);
 
     // Every output's slice: the caller's, or one of a new buffer.
@@ -75,9 +91,7 @@ pub(crate) fn run(
     let mut fresh: Vec<Option<HostBuffer>> = (0..count)
         .map(|j| match given[j] {
             Some(_) => Ok(None),
-            None => {
-                crate::pages::zeroed(launch.kernel.output_dtype(j), launch.domain_len()).map(Some)
-            }
+            None => crate::pages::zeroed(launch.kernel.output_dtype(j), out_len).map(Some),
         })
         .collect::<Result<_>>()?;
     if launch.domain_len() == 0 {
@@ -90,7 +104,7 @@ pub(crate) fn run(
             (None, Some(buffer)) => buffer.as_slice_mut(),
             (None, None) => return Err(internal("an output without memory")),
         };
-        if slice.len() != launch.domain_len() {
+        if slice.len() != out_len {
             return Err(internal("an output slice of the wrong length"));
         }
         for (t, chunk) in slice.chunks(tile_rows * inner).into_iter().enumerate() {
@@ -143,6 +157,12 @@ impl Tile<'_> {
         let mut domain = launch.domain.clone();
         domain[0] = rows;
         let axes = launch.kernel.reduced_axes().unwrap_or(&[]);
+        if launch.kernel.per_row && matches!(part.writes, Writes::Outputs) {
+            // Outputs of the row values alone: one element per row.
+            for &a in axes {
+                domain[a] = 1;
+            }
+        }
         let inputs = part
             .sources
             .iter()

@@ -20,7 +20,9 @@
 //!   over the row again writing the outputs (the row is read once per
 //!   stage and once more, from L1/L2 after the first time). A column
 //!   program (leading axes reduced) is the same with a block per column,
-//!   its threads striding down the column.
+//!   its threads striding down the column. Outputs of the row values alone
+//!   (`per_row`: logsumexp's `m + log(s)`) are written by thread 0, one
+//!   per row.
 //! - Axis reduction with the last axis kept: one thread per output, looping
 //!   over the reduced elements while neighbouring threads read neighbouring
 //!   addresses.
@@ -541,27 +543,39 @@ fn row_program(kernel: &FusedKernel, index: DType, name: String) -> Result<Devic
             };
             stages.push(b.let_(dtype, value));
         }
-        b.for_loop(tid.clone(), per_row.clone(), dim.clone(), |b, e| {
-            let indices = reduced_indices(b, &axes, &bases, e)?;
-            let values = split_body_values(b, &outputs_part.body, &indices, &stages)?;
-            // The element's place in the domain: rows are its leading
-            // indices, or (a column program) its trailing ones.
-            let at = match leading {
-                false => Expr::index(
-                    IndexOp::Add,
-                    Expr::index(IndexOp::Mul, Expr::var(row), per_row.clone()),
-                    Expr::var(e),
-                ),
-                true => Expr::index(
-                    IndexOp::Add,
-                    Expr::index(IndexOp::Mul, Expr::var(e), rows.clone()),
-                    Expr::var(row),
-                ),
-            };
-            let part = (&outputs_part.body, &outputs_part.outputs[..]);
-            store_outputs(b, part, &values, at);
-            Ok(())
-        })?;
+        if kernel.per_row {
+            // Outputs of the row values alone: thread 0 writes the row's.
+            let zero = b.constant(0);
+            b.if_then(Expr::index(IndexOp::Eq, tid.clone(), zero.clone()), |b| {
+                let indices = vec![zero.clone(); kernel.inputs.len()];
+                let values = split_body_values(b, &outputs_part.body, &indices, &stages)?;
+                let part = (&outputs_part.body, &outputs_part.outputs[..]);
+                store_outputs(b, part, &values, Expr::var(row));
+                Ok(())
+            })?;
+        } else {
+            b.for_loop(tid.clone(), per_row.clone(), dim.clone(), |b, e| {
+                let indices = reduced_indices(b, &axes, &bases, e)?;
+                let values = split_body_values(b, &outputs_part.body, &indices, &stages)?;
+                // The element's place in the domain: rows are its leading
+                // indices, or (a column program) its trailing ones.
+                let at = match leading {
+                    false => Expr::index(
+                        IndexOp::Add,
+                        Expr::index(IndexOp::Mul, Expr::var(row), per_row.clone()),
+                        Expr::var(e),
+                    ),
+                    true => Expr::index(
+                        IndexOp::Add,
+                        Expr::index(IndexOp::Mul, Expr::var(e), rows.clone()),
+                        Expr::var(row),
+                    ),
+                };
+                let part = (&outputs_part.body, &outputs_part.outputs[..]);
+                store_outputs(b, part, &values, at);
+                Ok(())
+            })?;
+        }
         // The next row reuses the shared partials and row values.
         b.push(Stmt::Barrier);
         Ok(())

@@ -94,6 +94,14 @@ fn cases() -> Vec<(&'static str, String)> {
             let e = (&a - &a.max_axes(&[1], true)).exp();
             printed(&(&e / &e.sum_axes(&[1], true)))
         }),
+        ("row_program_logsumexp", {
+            let m = a.max_axes(&[1], true);
+            let sum = (&a - &m).exp().sum_axes(&[1], true);
+            printed(&(&m + sum.log()))
+        }),
+        ("column_program_standardise", {
+            printed(&((&a - &a.mean_axes(&[0], true)) / a.std_axis(0, 0)))
+        }),
         (
             "unrolled_k_means",
             printed(&(&points - &centroids).pow(2.0).sum_axis(-1).argmin_axis(-1)),

@@ -543,6 +543,7 @@ fn merge_of(kernel: &FusedKernel, reduction: &ReductionIr, domain: &[usize]) -> 
             ..reduction.clone()
         }),
         stages: Vec::new(),
+        per_row: false,
     };
     Merge {
         kernel: Arc::new(merged),

@@ -58,6 +58,8 @@ pub(crate) fn merge_rows(program: &mut Program) {
 struct Chain {
     positions: Vec<usize>,
     rows: Vec<BufferId>,
+    /// The end is element-wise over the rows themselves (`per_row`).
+    per_row: bool,
 }
 
 fn fused(program: &Program, position: usize) -> Option<&Launch> {
@@ -99,6 +101,38 @@ fn reads_rows(binding: &InputBinding, domain: &[usize], axes: &[usize]) -> bool 
         })
 }
 
+/// Whether `launch` is element-wise over the rows of `domain` (its kept
+/// axes) and reads only the chain's row buffers `rows`, each densely, and
+/// arguments: logsumexp's `m + log(s)`, which the chain then computes once
+/// per row.
+fn ends_per_row(launch: &Launch, domain: &[usize], axes: &[usize], rows: &[BufferId]) -> bool {
+    // The rows' shape without the reduced axes, or with them of length 1
+    // (`keepdims`).
+    let kept: Vec<usize> = (0..domain.len())
+        .filter(|a| !axes.contains(a))
+        .map(|a| domain[a])
+        .collect();
+    let kept_dims: Vec<usize> = (0..domain.len())
+        .map(|a| if axes.contains(&a) { 1 } else { domain[a] })
+        .collect();
+    let shape = launch.domain.as_slice();
+    if shape != kept.as_slice() && shape != kept_dims.as_slice() {
+        return false;
+    }
+    let dense = contiguous_strides(shape);
+    let reads_a_row = |binding: &InputBinding| {
+        binding.buffer.is_some_and(|b| rows.contains(&b))
+            && binding.offset == 0
+            && binding.strides.len() == shape.len()
+            && (0..shape.len()).all(|a| binding.strides[a] == dense[a] as isize || shape[a] == 1)
+    };
+    let kernel = &launch.kernel;
+    kernel.reduction.is_none()
+        && !kernel.is_row_program()
+        && launch.inputs.iter().all(reads_a_row)
+        && !kernel.body.insts.iter().any(|i| matches!(i, Inst::Iota(_)))
+}
+
 /// The chain starting at schedule position `start`, when there is one.
 fn chain_from(program: &Program, start: usize) -> Option<Chain> {
     let first = fused(program, start)?;
@@ -106,6 +140,7 @@ fn chain_from(program: &Program, start: usize) -> Option<Chain> {
     let mut chain = Chain {
         positions: vec![start],
         rows: vec![first.outputs[0]],
+        per_row: false,
     };
     let reads_row_buffer = |p: usize, rows: &[BufferId]| {
         program
@@ -116,6 +151,11 @@ fn chain_from(program: &Program, start: usize) -> Option<Chain> {
         let after = *chain.positions.last()? + 1;
         let next = (after..program.schedule.len()).find(|&p| reads_row_buffer(p, &chain.rows))?;
         let launch = fused(program, next)?;
+        if ends_per_row(launch, &first.domain, &axes, &chain.rows) {
+            chain.positions.push(next);
+            chain.per_row = true;
+            break;
+        }
         let row_reads_fit = launch.inputs.iter().all(|binding| {
             binding.buffer.is_none_or(|b| !chain.rows.contains(&b))
                 || reads_rows(binding, &first.domain, &axes)
@@ -274,6 +314,7 @@ fn merge(program: &Program, chain: &Chain) -> Option<Launch> {
             outputs: Vec::new(),
             reduction: None,
             stages: Vec::new(),
+            per_row: false,
         },
         bindings: Vec::new(),
         args: Vec::new(),
@@ -290,6 +331,7 @@ fn merge(program: &Program, chain: &Chain) -> Option<Launch> {
         .iter()
         .map(|o| values[o.index()])
         .collect();
+    merged.kernel.per_row = chain.per_row;
     merged.kernel.verify().ok()?;
     Some(Launch {
         kernel: Arc::new(merged.kernel),

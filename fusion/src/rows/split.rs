@@ -54,6 +54,7 @@ pub fn split(kernel: &FusedKernel) -> Option<Vec<FusedKernel>> {
                     ..stage.clone()
                 }),
                 stages: Vec::new(),
+                per_row: false,
             }
         })
         .collect();
@@ -66,6 +67,7 @@ pub fn split(kernel: &FusedKernel) -> Option<Vec<FusedKernel>> {
         outputs,
         reduction: None,
         stages: Vec::new(),
+        per_row: false,
     });
     Some(kernels)
 }
@@ -360,5 +362,6 @@ fn part_kernel(
         outputs,
         reduction,
         stages: Vec::new(),
+        per_row: false,
     }
 }

@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_red_da70fb91e3f00510(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_red_59cc10026fd68f4a(
     int kept,
     int reduced,
     int off0,

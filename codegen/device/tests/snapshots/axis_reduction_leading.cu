@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_red_2c6e26affed6394e(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_red_a708cf5f3ad5aa35(
     int kept,
     int reduced,
     int off0,

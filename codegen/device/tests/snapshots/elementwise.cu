@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_8b308bb5351c442b(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_b0b5d676ac292a7c(
     int n,
     const float* __restrict__ in0,
     const float* __restrict__ in1,

@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_red_6ed3635fad62f12c_partial(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_red_40215988dba94c92_partial(
     float arg1,
     int n,
     const float* __restrict__ in0,
@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) lf_red_6ed3635fad62f12c_par
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_red_6ed3635fad62f12c_final(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_red_40215988dba94c92_final(
     float arg1,
     const float* __restrict__ partials,
     int count,

@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_row_ac04a2e62c0e5c88(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_row_177367fa38ac7f28(
     int kept,
     int reduced,
     int off0,

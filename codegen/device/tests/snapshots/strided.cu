@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_29f22eac02580b3d(
+extern "C" __global__ void __launch_bounds__(256, 4) lf_ew_36ca961385abd604(
     int n,
     int ext1,
     int off0,
