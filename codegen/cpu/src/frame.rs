@@ -29,24 +29,56 @@ fn internal(message: &str) -> Error {
 struct Line([u8; 64]);
 
 /// A tile-sized scratch register for values of one dtype: zeroed when
-/// made, then only ever written with values of that dtype, so its bytes
-/// are always valid values of it.
+/// first made, then only ever written with values of that dtype (one
+/// dropped is kept by its thread and reused for the same dtype only), so
+/// its bytes are always valid values of it.
 pub struct TileReg {
     lines: Vec<Line>,
     dtype: DType,
 }
 
+/// Tile registers' lines each thread keeps for the next launch (a launch
+/// makes registers for every piece of work a worker takes), by dtype.
+const KEPT_TILES: usize = 64;
+
+thread_local! {
+    static SPARE_TILES: std::cell::RefCell<Vec<(DType, Vec<Line>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl TileReg {
-    /// A zeroed register for `elements` values of `dtype`.
+    /// A register for `elements` values of `dtype`: one this thread kept
+    /// (holding values of `dtype`), else zeroed.
     pub fn new(dtype: DType, elements: usize) -> TileReg {
+        let len = (elements * dtype.size()).div_ceil(64);
+        let kept = SPARE_TILES.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let at = spare
+                .iter()
+                .position(|(d, lines)| *d == dtype && lines.len() == len)?;
+            Some(spare.swap_remove(at).1)
+        });
         TileReg {
-            lines: vec![Line([0; 64]); (elements * dtype.size()).div_ceil(64)],
+            lines: kept.unwrap_or_else(|| vec![Line([0; 64]); len]),
             dtype,
         }
     }
 
     fn capacity(&self) -> usize {
         self.lines.len() * 64 / self.dtype.size()
+    }
+}
+
+impl Drop for TileReg {
+    fn drop(&mut self) {
+        let lines = std::mem::take(&mut self.lines);
+        // `try_with`: a register dropped while its thread ends is freed.
+        let _ = SPARE_TILES.try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if spare.len() < KEPT_TILES {
+                spare.push((self.dtype, lines));
+            }
+        });
     }
 }
 

@@ -130,8 +130,8 @@ pub(crate) fn run(
         pool,
         launch.domain_len().saturating_mul(passes),
         work,
-        || Ok(Vec::new()),
-        |scratch, _, (t, outs)| tile.run(scratch, t, outs),
+        || Ok(crate::spare::Kept::default()),
+        |scratch, _, (t, outs)| tile.run(&mut scratch.0, t, outs),
     )?;
     Ok(fresh)
 }
@@ -217,7 +217,7 @@ impl Tile<'_> {
             *stored = self
                 .stored
                 .iter()
-                .map(|&dtype| crate::pages::zeroed(dtype, whole))
+                .map(|&dtype| crate::spare::take(dtype, whole))
                 .collect::<Result<_>>()?;
         }
         let stages = self.launch.kernel.stages.len();

@@ -1,6 +1,6 @@
 //! Scratch buffers kept by each thread between launches: a worker's chunk
-//! registers come from here and go back when the worker's scratch is
-//! dropped. A launch makes scratch for every piece of work a worker takes
+//! registers (and a row program's tile buffers) come from here and go
+//! back when the worker's scratch is dropped. A launch makes scratch for every piece of work a worker takes
 //! (tens per launch), and zeroing fresh registers each time cost more than
 //! a short row reduction's arithmetic. Registers are always written before
 //! they are read, so what a reused buffer held does not matter.
@@ -20,13 +20,16 @@ thread_local! {
 /// A buffer of at least `len` elements of `dtype`, a kept one when this
 /// thread has one (its elements are whatever it held), else zeros.
 pub fn take(dtype: DType, len: usize) -> Result<HostBuffer> {
-    let kept = SPARE.with(|spare| {
-        let mut spare = spare.borrow_mut();
-        let at = spare
-            .iter()
-            .position(|b| b.dtype() == dtype && b.len() >= len)?;
-        Some(spare.swap_remove(at))
-    });
+    let kept = SPARE
+        .try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let at = spare
+                .iter()
+                .position(|b| b.dtype() == dtype && b.len() >= len)?;
+            Some(spare.swap_remove(at))
+        })
+        .ok()
+        .flatten();
     match kept {
         Some(buffer) => Ok(buffer),
         None => HostBuffer::try_zeros(dtype, len),
@@ -39,13 +42,27 @@ pub fn give(buffer: HostBuffer) {
     if buffer.is_empty() {
         return;
     }
-    SPARE.with(|spare| {
+    // `try_with`: a buffer dropped while its thread ends is freed.
+    let _ = SPARE.try_with(|spare| {
         let mut spare = spare.borrow_mut();
         let bytes: usize = spare.iter().map(|b| b.len() * b.dtype().size()).sum();
         if spare.len() < KEPT && bytes + buffer.len() * buffer.dtype().size() <= KEPT_BYTES {
             spare.push(buffer);
         }
     });
+}
+
+/// Buffers that go back to their thread's spares when dropped (a row
+/// program's per-worker tile buffers).
+#[derive(Default)]
+pub struct Kept(pub Vec<HostBuffer>);
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        for buffer in self.0.drain(..) {
+            give(buffer);
+        }
+    }
 }
 
 #[cfg(test)]
