@@ -297,16 +297,20 @@ fn row_programs_agree_with_the_reference_on_every_backend() -> Result<()> {
     Ok(())
 }
 
+/// `out`'s listing, and what evaluating it on `cx` counted.
+fn evaluated(cx: &Context, out: &lazyfuse::Array) -> Result<(String, lazyfuse::Stats)> {
+    let listing = out.explain();
+    cx.reset_stats();
+    out.eval()?;
+    Ok((listing, cx.stats()))
+}
+
 #[test]
 fn softmax_and_layer_norm_are_one_launch_with_no_row_buffers() -> Result<()> {
     let cx = Context::sim();
     let (rows, cols) = (50, 300);
     for k in 0..2 {
-        let out = row_programs(&cx, rows, cols)?.swap_remove(k);
-        let listing = out.explain();
-        cx.reset_stats();
-        out.eval()?;
-        let stats = cx.stats();
+        let (listing, stats) = evaluated(&cx, &row_programs(&cx, rows, cols)?.swap_remove(k))?;
         assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
         // No buffer of a row value (one element per row).
         assert!(!listing.contains(&format!("× {rows} (")), "{listing}");
@@ -319,11 +323,7 @@ fn softmax_and_layer_norm_are_one_launch_with_no_row_buffers() -> Result<()> {
 fn standardisation_is_one_launch_with_no_column_buffers() -> Result<()> {
     let cx = Context::sim();
     let (rows, cols) = (300, 40);
-    let out = row_programs(&cx, rows, cols)?.swap_remove(6);
-    let listing = out.explain();
-    cx.reset_stats();
-    out.eval()?;
-    let stats = cx.stats();
+    let (listing, stats) = evaluated(&cx, &row_programs(&cx, rows, cols)?.swap_remove(6))?;
     assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
     // No buffer of a column's value (one element per column).
     assert!(!listing.contains(&format!("× {cols} (")), "{listing}");
@@ -340,11 +340,7 @@ fn logsumexp_is_one_launch_writing_one_value_per_row() -> Result<()> {
     let cx = Context::sim();
     let (rows, cols) = (50, 300);
     for k in [8, 9] {
-        let out = row_programs(&cx, rows, cols)?.swap_remove(k);
-        let listing = out.explain();
-        cx.reset_stats();
-        out.eval()?;
-        let stats = cx.stats();
+        let (listing, stats) = evaluated(&cx, &row_programs(&cx, rows, cols)?.swap_remove(k))?;
         assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
         assert!(listing.contains("once per"), "{listing}");
         // The result is the only buffer written: none of a row's maximum
