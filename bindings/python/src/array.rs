@@ -40,6 +40,11 @@ impl PyArr {
         if other.is_exact_instance_of::<PyFloat>() {
             return Ok(Operand::Scalar(Scalar::from(other.extract::<f64>()?)));
         }
+        if other.is_exact_instance_of::<PyInt>() {
+            if let Ok(value) = other.extract::<i128>() {
+                return Ok(Operand::Scalar(Scalar::from(value)));
+            }
+        }
         // NumPy scalars (np.float64 is a Python float too) are strong: they
         // become 0-d arrays below.
         let numpy_typed = other.hasattr("dtype")?;
