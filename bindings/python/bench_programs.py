@@ -20,7 +20,7 @@ CuPy's.
 
 Usage: python bindings/python/bench_programs.py [--sizes 100000,1000000,10000000]
        [--repeats 7] [--programs black_scholes,softmax,...] [--backend cpu]
-       [--gpu] [--out FILE.md]
+       [--gpu] [--out FILE.md] [--svg FILE.svg]
 """
 
 import argparse
@@ -508,11 +508,13 @@ def main(argv=None):
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--out")
+    parser.add_argument("--svg", help="also draw the table (bench_plot.py)")
     options = parser.parse_args(argv)
     sizes = [int(float(s)) for s in options.sizes.split(",")]
     names = options.programs.split(",")
     contenders = gpu_contenders() if options.gpu else CONTENDERS
     backend = "cuda" if options.gpu else options.backend
+    records = []
     lines = ["| program | elements | " + " | ".join(contenders) + " | lazyfuse / best other |",
              "|---|---:|" + "---:|" * (len(contenders) + 1)]
     with lf.Context(backend):
@@ -538,6 +540,7 @@ def main(argv=None):
                 base = median["lazyfuse"]
                 others = {w: t for w, t in median.items() if w != "lazyfuse"}
                 best = min(others, key=others.get)
+                records.append((name, n, {w: t / base for w, t in others.items()}))
                 cells = [f"{median[w] / base:.2f}" if w in median else "—" for w in contenders]
                 line = (f"| {name} | {n:.0e} | " + " | ".join(cells)
                         + f" | {base / others[best]:.2f} ({best}) |")
@@ -549,6 +552,11 @@ def main(argv=None):
     if options.out:
         with open(options.out, "w") as f:
             f.write(text)
+    if options.svg:
+        import bench_plot
+        others = [w for w in contenders if w != "lazyfuse"]
+        bench_plot.write_svg(records, others, options.svg,
+                             f"Whole programs, backend {backend}: time over lazyfuse's")
     print()
     print(text)
 
