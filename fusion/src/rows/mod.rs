@@ -13,13 +13,15 @@
 //! ([`FusedKernel::reduces_leading_axes`]).
 //!
 //! The merge runs on a finished program: a chain starts at a reduction
-//! kernel whose axes are the trailing ones of its domain; the earliest
-//! kernel reading one of the chain's row buffers joins it if it reads
-//! them only broadcast over the rows (`x - m[:, None]`) over the same
-//! domain — a reduction over the same axes as a further stage, an
-//! element-wise kernel as the end. The chain becomes one kernel when it
-//! has such an end and nothing else reads its row buffers (no other
-//! kernel, no demand): they are never stored.
+//! kernel whose axes are the trailing (or the leading) ones of its domain;
+//! the earliest kernel reading one of the chain's row buffers joins it if
+//! it reads them only broadcast over the rows (`x - m[:, None]`) over the
+//! same domain — a reduction over the same axes as a further stage, an
+//! element-wise kernel as the end — or if it is element-wise over the rows
+//! themselves reading nothing but row values (logsumexp's `m + log(s)`:
+//! an end computed once per row, [`FusedKernel::per_row`]). The chain
+//! becomes one kernel when it has such an end and nothing else reads its
+//! row buffers (no other kernel, no demand): they are never stored.
 
 use std::sync::Arc;
 
@@ -75,12 +77,12 @@ fn fused(program: &Program, position: usize) -> Option<&Launch> {
 fn row_reduction<'p>(program: &'p Program, launch: &'p Launch) -> Option<&'p ReductionIr> {
     let r = launch.kernel.reduction.as_ref()?;
     let rank = launch.domain.len();
-    let trailing = crate::ir::row_axes(&r.axes, rank);
+    let row_axes = crate::ir::row_axes(&r.axes, rank);
     let demanded = program
         .outputs
         .iter()
         .any(|o| o.buffer == launch.outputs[0]);
-    (trailing
+    (row_axes
         && matches!(r.combine, CombineIr::Builtin(_))
         && launch.outputs.len() == 1
         && !demanded)
