@@ -107,7 +107,10 @@ def _new_axes_only(shape, key):
     so it takes the short way (k-means' ``p[:, None, :]``)."""
     if type(key) is not tuple:
         key = (key,)
-    if not any(k is None for k in key):
+    for k in key:  # `None in key` would compare arrays with ==
+        if k is None:
+            break
+    else:
         return None
     whole, ellipsis, added = 0, 0, []
     for k in key:
@@ -272,7 +275,6 @@ def reshaped(array, shape):
     one (the elements in order, or only length-1 axes added or dropped),
     else a value of its own."""
     shape, old = list(shape), list(array.shape)
-    ones_only = [d for d in shape if d != 1] == [d for d in old if d != 1]
-    if not (ones_only or _contiguous(array)):
+    if not _contiguous(array) and [d for d in shape if d != 1] != [d for d in old if d != 1]:
         return Array(array._a.reshape(shape))  # NumPy copies: a value of its own
     return Rearranged(array, lambda n: n.reshape(shape), lambda v: v.reshape(old), True)
