@@ -12,8 +12,8 @@
 //!   at launch, so kernels that differ only in sizes and constants are equal
 //!   and hash equal: [`FusedKernel::structural_hash`] is the compile-cache key.
 //! - A *row program* (`stages` not empty, no `reduction`) reduces the
-//!   trailing `axes` of its domain several times per row, one stage after
-//!   another: stage `k` reduces its body value over the row, its epilogue
+//!   trailing (or the leading) `axes` of its domain several times per
+//!   row, one stage after another: stage `k` reduces its body value over the row, its epilogue
 //!   gives the row's value (its last value), which later stages and the
 //!   outputs read as `Inst::Stage(k)`; then the outputs are written densely
 //!   over the domain, or (`per_row`) once per row over the kept axes, from
@@ -240,8 +240,8 @@ pub struct FusedKernel {
     /// Present for reduction kernels.
     pub reduction: Option<ReductionIr>,
     /// The stages of a row program, in order (empty for other kernels):
-    /// reductions over the same trailing axes, whose row values the body
-    /// reads as `Inst::Stage`.
+    /// reductions over the same trailing (or leading) axes, whose row
+    /// values the body reads as `Inst::Stage`.
     pub stages: Vec<ReductionIr>,
     /// A row program whose outputs are written once per row, over the
     /// kept axes, not over the whole domain: values of its row values
@@ -349,7 +349,7 @@ impl FusedKernel {
         self.verify_stages()
     }
 
-    /// A row program's stages: one set of trailing axes, builtin
+    /// A row program's stages: one set of trailing or leading axes, builtin
     /// combines, values that read earlier stages only; no `Stage`
     /// elsewhere.
     fn verify_stages(&self) -> Result<()> {
@@ -405,9 +405,7 @@ impl FusedKernel {
         }
         Ok(())
     }
-}
 
-impl FusedKernel {
     /// True when body value `value` depends on a load (or position) of an
     /// input, not only on stages and arguments.
     fn reads_input(&self, value: ValueId) -> bool {

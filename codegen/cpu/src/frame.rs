@@ -37,12 +37,12 @@ pub struct TileReg {
     dtype: DType,
 }
 
-/// Tile registers' lines each thread keeps for the next launch (a launch
-/// makes registers for every piece of work a worker takes), by dtype.
+/// Tile registers each thread keeps for the next launch (`spare`), with
+/// their dtype.
 const KEPT_TILES: usize = 64;
 
 thread_local! {
-    static SPARE_TILES: std::cell::RefCell<Vec<(DType, Vec<Line>)>> =
+    static TILES: crate::spare::Store<(DType, Vec<Line>)> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -51,15 +51,9 @@ impl TileReg {
     /// (holding values of `dtype`), else zeroed.
     pub fn new(dtype: DType, elements: usize) -> TileReg {
         let len = (elements * dtype.size()).div_ceil(64);
-        let kept = SPARE_TILES.with(|spare| {
-            let mut spare = spare.borrow_mut();
-            let at = spare
-                .iter()
-                .position(|(d, lines)| *d == dtype && lines.len() == len)?;
-            Some(spare.swap_remove(at).1)
-        });
+        let kept = crate::spare::take_from(&TILES, |(d, lines)| *d == dtype && lines.len() == len);
         TileReg {
-            lines: kept.unwrap_or_else(|| vec![Line([0; 64]); len]),
+            lines: kept.map_or_else(|| vec![Line([0; 64]); len], |(_, lines)| lines),
             dtype,
         }
     }
@@ -72,12 +66,8 @@ impl TileReg {
 impl Drop for TileReg {
     fn drop(&mut self) {
         let lines = std::mem::take(&mut self.lines);
-        // `try_with`: a register dropped while its thread ends is freed.
-        let _ = SPARE_TILES.try_with(|spare| {
-            let mut spare = spare.borrow_mut();
-            if spare.len() < KEPT_TILES {
-                spare.push((self.dtype, lines));
-            }
+        crate::spare::give_to(&TILES, (self.dtype, lines), |kept, _| {
+            kept.len() < KEPT_TILES
         });
     }
 }

@@ -125,7 +125,6 @@ macro_rules! float_chunks {
                 };
                 let mut acc = [identity; BLOCK_LANES];
                 let full = x.len() / BLOCK_LANES * BLOCK_LANES;
-                let groups = x[..full].chunks_exact(BLOCK_LANES);
                 match min_max {
                     Some(max) => {
                         let nan = $groups(&x[..full], &mut acc, max);
@@ -136,7 +135,7 @@ macro_rules! float_chunks {
                         }
                     }
                     None => {
-                        for group in groups {
+                        for group in x[..full].chunks_exact(BLOCK_LANES) {
                             for (a, &v) in acc.iter_mut().zip(group) {
                                 *a = combine(*a, v);
                             }

@@ -422,9 +422,7 @@ impl Machine {
         *storage = frame.into_storage();
         Ok(true)
     }
-}
 
-impl Machine {
     /// True when every gathered leaf (a load of a strided line, copied
     /// into a register) is the same line on every line of the call: its
     /// input does not move from a line to the next (as `b[None, :, k]` in
