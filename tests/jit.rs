@@ -674,6 +674,61 @@ type OneOp = dyn Fn(&Array, &Array) -> Array;
 /// dtype, alone in a kernel. An operation the table admits but the lowering
 /// has no arm for shows up as a failed compilation; a wrong arm as a value
 /// that differs from the reference.
+/// Bitwise operations, and shifts by one count for every element (a
+/// random array's `>> 40`), are compiled on every integer dtype and give
+/// the reference's values: counts past the width and negative ones give
+/// 0, or the sign in every bit for a signed value shifted right.
+#[test]
+fn bitwise_operations_and_shifts_by_one_count_are_compiled_exactly() {
+    for dtype in [DType::I32, DType::I64, DType::U32, DType::U64] {
+        let bits = dtype.size() as i64 * 8;
+        let mut cases: Vec<(String, Box<OneOp>)> = Vec::new();
+        for op in [
+            BinaryOp::BitwiseAnd,
+            BinaryOp::BitwiseOr,
+            BinaryOp::BitwiseXor,
+        ] {
+            cases.push((
+                format!("{op}"),
+                Box::new(move |a, b| a.apply_binary(op, b.into())),
+            ));
+        }
+        for op in [BinaryOp::LeftShift, BinaryOp::RightShift] {
+            for count in [0, 1, 7, bits / 2, bits - 1, bits, bits + 3, -1, -bits] {
+                cases.push((
+                    format!("{op} by {count}"),
+                    Box::new(move |a, b| a.apply_binary(op, count.into()) ^ b),
+                ));
+            }
+        }
+        for n in LENGTHS {
+            let inputs = [values(dtype, n, 0), values(dtype, n, 3)];
+            for (name, f) in &cases {
+                let run = |cx: &Context| {
+                    let [a, b] = inputs.each_ref().map(|v| array(cx, v, &[n]));
+                    f(&a, &b)
+                };
+                let got = run(&jit());
+                if got.check().is_err() {
+                    continue; // a negative count of an unsigned dtype: a typing error
+                }
+                assert!(
+                    got.explain().contains("k0 runs on compiled code (JIT)"),
+                    "{name} {dtype}: {}",
+                    got.explain()
+                );
+                same(
+                    &got.to_host().expect("jit"),
+                    &run(&reference()).to_host().expect("reference"),
+                    None,
+                    &format!("{name} {dtype} n={n}"),
+                );
+            }
+        }
+    }
+    assert_no_failed_compilations();
+}
+
 #[test]
 fn every_operation_on_every_dtype_agrees_with_the_jit_table() {
     let n = 1003;
@@ -847,6 +902,43 @@ fn operations_compiled_as_calls_give_the_machines_bits() {
                     &format!("{name} {dtype} n={n}"),
                 );
             }
+        }
+    }
+    assert_no_failed_compilations();
+}
+
+/// The Philox generator compiled as a call gives the machine's bits: in a
+/// random array's body (one key for every element, the rounds sixteen
+/// counters at a time) and with a key per element; Monte Carlo π's body
+/// (two generators, casts, a comparison and a sum) compiles whole.
+#[test]
+fn random_bits_compiled_as_calls_are_the_machines() {
+    let machine = Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Never)
+        .build()
+        .expect("cpu");
+    let compiled = jit();
+    for n in LENGTHS {
+        let run = |cx: &Context| {
+            let keys = array(cx, &values(DType::U64, n, 3), &[n]);
+            let u = cx.random_uniform(&[n], DType::F32, 7);
+            let v = cx.random_uniform(&[n], DType::F32, 8);
+            let per_element = (cx.arange(0.0, n as f64, 1.0, DType::U64) * 3u64 + 1u64)
+                .apply_binary(BinaryOp::Philox, (&keys).into());
+            let inside = (&u * &u + &v * &v).lt(1.0).astype(DType::F64).sum();
+            [(&u * 2.0 - 1.0), per_element, inside].map(|a| {
+                let plan = a.explain();
+                (a.to_host().unwrap(), plan)
+            })
+        };
+        let (got, want) = (run(&compiled), run(&machine));
+        for (k, ((g, plan), (w, _))) in got.iter().zip(&want).enumerate() {
+            assert!(
+                plan.contains("k0 runs on compiled code (JIT)"),
+                "case {k} n={n}: {plan}"
+            );
+            same(g, w, None, &format!("random case {k} n={n}"));
         }
     }
     assert_no_failed_compilations();

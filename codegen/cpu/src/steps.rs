@@ -299,6 +299,11 @@ mod avx512 {
     pub unsafe fn philox(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Result<()> {
         bodies::philox(s, f, at, n)
     }
+
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn philox_slice(counters: &[u64], key: loops::Arg<'_, u64>, out: &mut [u64]) {
+        loops::philox(loops::Arg::Slice(counters), key, out)
+    }
 }
 
 /// The step function of `name` for the instruction set in use.
@@ -314,6 +319,37 @@ macro_rules! pick {
         let f: StepFn = portable::$name $(::<$($T),+>)?;
         f
     }};
+}
+
+/// `out = philox(counters, keys)` as the Philox step computes it, for
+/// compiled code's calls (which pass the key of every element: one value
+/// for a random array, whose rounds then run sixteen counters at a time).
+pub(crate) fn philox_slice(counters: &[u64], keys: &[u64], out: &mut [u64]) {
+    let key = match keys.first() {
+        // A fold without an early exit: it vectorises.
+        Some(&key) if keys.iter().fold(true, |same, &k| same & (k == key)) => {
+            loops::Arg::Scalar(key)
+        }
+        _ => loops::Arg::Slice(keys),
+    };
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::isa::has_avx512() {
+            // SAFETY: the CPU has AVX-512F (asked above).
+            return unsafe { avx512::philox_slice(counters, key, out) };
+        }
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2 (asked above).
+            return unsafe { avx2_philox_slice(counters, key, out) };
+        }
+    }
+    loops::philox(loops::Arg::Slice(counters), key, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn avx2_philox_slice(counters: &[u64], key: loops::Arg<'_, u64>, out: &mut [u64]) {
+    loops::philox(loops::Arg::Slice(counters), key, out)
 }
 
 /// The Philox step for the instruction set in use.

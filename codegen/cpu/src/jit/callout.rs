@@ -1,7 +1,8 @@
 //! Operations compiled as calls of the register machine's own loops: the
 //! math functions (`exp`, `log`, `sin`, ... through `vmath`'s AVX2/AVX-512
 //! routines where they cover them), `power`, `arctan2`, integer `//` and
-//! `%`, and every other numeric operation Cranelift has no instruction for.
+//! `%`, the Philox generator, and every other numeric operation Cranelift
+//! has no instruction for.
 //!
 //! The wide loop gathers the operand of such an operation for all of an
 //! iteration's 128 elements into a stack buffer, calls the loop the machine
@@ -112,7 +113,29 @@ routines!(
     (u64, unary_u64, binary_u64)
 );
 
-fn routine(dtype: DType, is_unary: bool) -> Result<Routine, Unsupported> {
+/// The Philox step over `n` counters and keys of u64 (`op` unused).
+///
+/// # Safety
+/// As `binary_slice`'s, for u64.
+unsafe extern "C" fn philox_u64(_: u32, a: *const u8, b: *const u8, out: *mut u8, n: usize) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: the generated code passes its stack buffers of `n` values.
+        let (counters, keys, out) = unsafe {
+            (
+                std::slice::from_raw_parts(a.cast::<u64>(), n),
+                std::slice::from_raw_parts(b.cast::<u64>(), n),
+                std::slice::from_raw_parts_mut(out.cast::<u64>(), n),
+            )
+        };
+        crate::steps::philox_slice(counters, keys, out);
+    });
+}
+
+fn routine(dtype: DType, call: Call) -> Result<Routine, Unsupported> {
+    if let (Call::Binary(BinaryOp::Philox), DType::U64) = (call, dtype) {
+        return Ok(philox_u64);
+    }
+    let is_unary = call.operands() == 1;
     let pick = |u: Routine, b: Routine| if is_unary { u } else { b };
     Ok(match dtype {
         DType::F32 => pick(unary_f32, binary_f32),
@@ -178,7 +201,7 @@ impl Scratch {
         dtype: DType,
         n: usize,
     ) -> Result<(), Unsupported> {
-        let routine = routine(dtype, call.operands() == 1)?;
+        let routine = routine(dtype, call)?;
         let mut signature = Signature::new(b.func.signature.call_conv);
         signature.params.push(AbiParam::new(types::I32));
         for _ in 0..4 {

@@ -9,7 +9,9 @@ use lazyfuse_core::{BinaryOp, DType, ReduceOp, UnaryOp};
 use lazyfuse_fusion::{Body, Inst};
 use smallvec::SmallVec;
 
-use super::support::{is_float, is_unsigned, scalar_type, vector_type, Lanes, Unsupported};
+use super::support::{
+    is_float, is_unsigned, scalar_type, shift_by_one_count, vector_type, Lanes, Unsupported,
+};
 
 /// One value over the elements of an iteration: `lower::ELEMENTS` lanes in
 /// 128-bit vectors (or masks), or one scalar.
@@ -92,6 +94,12 @@ impl Lowering<'_, '_> {
                     (None, None) => return Err("a leaf without a place"),
                 },
                 Inst::Unary(op, a) => self.unary(*op, &values[a.index()], body.dtype(*a), dtype)?,
+                Inst::Binary(op, a, b) if shift_by_one_count(body, k) => {
+                    let (count, _) = broadcast[b.index()]
+                        .as_ref()
+                        .ok_or("a shift count without its value")?;
+                    self.shift(*op, &values[a.index()], *count, body.dtype(*a))?
+                }
                 Inst::Binary(op, a, b) => {
                     self.binary(*op, &values[a.index()], &values[b.index()], body.dtype(*a))?
                 }
@@ -380,6 +388,9 @@ impl Lowering<'_, '_> {
             BinaryOp::Mul if float => self.map2(a, b, |b, x, y| b.ins().fmul(x, y)),
             BinaryOp::Div if float => self.map2(a, b, |b, x, y| b.ins().fdiv(x, y)),
             BinaryOp::Add => self.map2(a, b, |b, x, y| b.ins().iadd(x, y)),
+            BinaryOp::BitwiseAnd => self.map2(a, b, |b, x, y| b.ins().band(x, y)),
+            BinaryOp::BitwiseOr => self.map2(a, b, |b, x, y| b.ins().bor(x, y)),
+            BinaryOp::BitwiseXor => self.map2(a, b, |b, x, y| b.ins().bxor(x, y)),
             BinaryOp::Sub => self.map2(a, b, |b, x, y| b.ins().isub(x, y)),
             BinaryOp::Mul => self.map2(a, b, |b, x, y| b.ins().imul(x, y)),
             BinaryOp::Minimum | BinaryOp::Maximum if float => {
@@ -447,6 +458,46 @@ impl Lowering<'_, '_> {
             }
             _ => return Err("an operation the JIT does not compile"),
         })
+    }
+
+    /// `a << count` or `a >> count` by one `count` (a scalar) for every
+    /// lane, as `core::semantics` shifts: a count past the width (or
+    /// negative, read as unsigned) gives 0, or the sign in every bit for a
+    /// signed value shifted right. The hardware takes the count modulo the
+    /// width, so the range is checked once, on the scalar.
+    pub(super) fn shift(
+        &mut self,
+        op: BinaryOp,
+        a: &Val,
+        count: Value,
+        from: DType,
+    ) -> Result<Val, Unsupported> {
+        let scalar = scalar_type(from).ok_or("dtype")?;
+        let bits = (from.size() * 8) as i64;
+        let b = &mut *self.b;
+        let in_range = b.ins().icmp_imm(IntCC::UnsignedLessThan, count, bits);
+        if op == BinaryOp::RightShift && !is_unsigned(from) {
+            // Past the width the sign fills every bit: a shift by width - 1.
+            let last = b.ins().iconst(scalar, bits - 1);
+            let count = b.ins().select(in_range, count, last);
+            return Ok(self.map1(a, |b, x| b.ins().sshr(x, count)));
+        }
+        let (ones, zero) = (b.ins().iconst(scalar, -1), b.ins().iconst(scalar, 0));
+        let keep = b.ins().select(in_range, ones, zero);
+        let keep = if self.vector {
+            let ty = vector_type(from).ok_or("dtype")?;
+            b.ins().splat(ty, keep)
+        } else {
+            keep
+        };
+        Ok(self.map1(a, |b, x| {
+            let shifted = if op == BinaryOp::LeftShift {
+                b.ins().ishl(x, count)
+            } else {
+                b.ins().ushr(x, count)
+            };
+            b.ins().band(shifted, keep)
+        }))
     }
 
     /// NumPy's integer `//`, `%` and C's `fmod` as `core::semantics` has

@@ -128,7 +128,9 @@ pub(super) fn check(body: &Body, outputs: &[(usize, usize)]) -> Result<Lanes, Un
                 unary_supported(*op, operand(0), dtype) || call_unary(*op, operand(0), dtype)
             }
             Inst::Binary(op, _, _) => {
-                binary_supported(*op, dtype) || call_binary(*op, operand(0), dtype)
+                binary_supported(*op, dtype)
+                    || shift_by_one_count(body, i)
+                    || call_binary(*op, operand(0), dtype)
             }
             Inst::Select(..) => true,
         };
@@ -173,6 +175,24 @@ pub(super) fn binary_supported(op: BinaryOp, dtype: DType) -> bool {
             true
         }
         BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => dtype == DType::Bool,
+        BinaryOp::BitwiseAnd | BinaryOp::BitwiseOr | BinaryOp::BitwiseXor => {
+            !is_float(dtype) && dtype != DType::Bool
+        }
+        _ => false,
+    }
+}
+
+/// Whether instruction `k` of `body` is an integer shift by one count for
+/// every element (a kernel argument, as a random array's `>> 40`): x86
+/// shifts vectors by one count, not by a count per lane.
+pub(super) fn shift_by_one_count(body: &Body, k: usize) -> bool {
+    match body.insts[k] {
+        Inst::Binary(BinaryOp::LeftShift | BinaryOp::RightShift, _, count) => {
+            let dtype = body.dtypes[k];
+            !is_float(dtype)
+                && dtype != DType::Bool
+                && matches!(body.insts[count.index()], Inst::Arg(_))
+        }
         _ => false,
     }
 }
@@ -194,8 +214,10 @@ pub(super) fn call_binary(op: BinaryOp, from: DType, dtype: DType) -> bool {
         && !op.is_comparison()
         && !matches!(
             op,
-            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor | BinaryOp::Philox
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
         )
+        // The generator's vectorised rounds are the u64 step's.
+        && (op != BinaryOp::Philox || dtype == DType::U64)
 }
 
 /// Compiled operations a body needs per call for compiled code to beat
@@ -262,8 +284,10 @@ pub(super) fn call_of(body: &Body, k: usize) -> Option<Call> {
         }
         Inst::Binary(op, a, _) => {
             let from = body.dtype(a);
-            (!binary_supported(op, dtype) && call_binary(op, from, dtype))
-                .then_some(Call::Binary(op))
+            (!binary_supported(op, dtype)
+                && !shift_by_one_count(body, k)
+                && call_binary(op, from, dtype))
+            .then_some(Call::Binary(op))
         }
         _ => None,
     }
