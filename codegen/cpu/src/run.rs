@@ -6,8 +6,10 @@
 //! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
 //! runs on the calling thread: small arrays pay no thread hand-off.
 
-use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Result, SliceMut};
-use lazyfuse_fusion::{Inst, Launch};
+use lazyfuse_core::{
+    with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut,
+};
+use lazyfuse_fusion::{Body, Inst, Launch};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -28,6 +30,26 @@ pub const PARALLEL_MIN: usize = 4 * TASK;
 /// Instructions of a body that count as one more element's work when an
 /// element-wise launch is cut into tasks.
 const WEIGHT_UNIT: usize = 16;
+/// Simple instructions' worth of one Philox counter: ten rounds of two
+/// 32×32→64-bit products and their mixing, about 60 vector instructions.
+const PHILOX_COST: usize = 64;
+
+/// The elements' worth of work one element of `body` is (at least 1): a
+/// simple instruction is 1/`WEIGHT_UNIT`, the generator `PHILOX_COST`
+/// times that. A launch goes parallel, and an element-wise one takes
+/// smaller tasks, by its weighted size: a random array of 10^5 elements
+/// is as much work as a sum of 10^6.
+pub(crate) fn body_weight(body: &Body) -> usize {
+    let cost: usize = body
+        .insts
+        .iter()
+        .map(|inst| match inst {
+            Inst::Binary(BinaryOp::Philox, ..) => PHILOX_COST,
+            _ => 1,
+        })
+        .sum();
+    1 + cost / WEIGHT_UNIT
+}
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
@@ -499,7 +521,7 @@ pub fn elementwise(
     // Heavy bodies (an unrolled reduction: hundreds of operations per
     // element) take smaller tasks and go parallel at fewer elements: a
     // task is about `TASK` elements' worth of simple operations.
-    let weight = 1 + kernel.body.len() / WEIGHT_UNIT;
+    let weight = body_weight(&kernel.body);
     let task = (TASK / weight / CHUNK).max(1) * CHUNK;
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs

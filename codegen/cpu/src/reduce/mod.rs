@@ -196,6 +196,14 @@ impl<'a> Layout<'a> {
         }
     }
 
+    /// The launch's work in elements (weighted by its body: see
+    /// `run::body_weight`), which decides whether it goes parallel; its
+    /// blocks are the same either way.
+    fn work(&self) -> usize {
+        let elements = self.kept_len.saturating_mul(self.reduced_len);
+        elements.saturating_mul(super::run::body_weight(&self.launch.kernel.body))
+    }
+
     /// The frame slot of the reduced value.
     fn slot(&self) -> Result<usize> {
         self.machine
@@ -388,7 +396,7 @@ fn reduce_trailing<T: Element + Arithmetic + ChunkReduce, R: ReadAs<T>>(
     let walker = || shape.walker(&space, true);
     for_each_task(
         shape.pool,
-        kept_len * reduced_len,
+        shape.work(),
         groups,
         walker,
         |walker, task, slots| {
@@ -504,7 +512,7 @@ fn reduce_leading<T: Element + Arithmetic, R: ReadAs<T>>(
         .collect();
     for_each_task(
         shape.pool,
-        shape.kept_len * reduced_len,
+        shape.work(),
         tasks,
         || shape.walker(&space, false),
         |walker, task, out| {
