@@ -318,3 +318,23 @@ def test_ufunc_calls_on_lazy_arrays_take_the_direct_path_with_numpys_results():
     ]:
         assert got.dtype == want.dtype, (got.dtype, want.dtype)
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+def test_where_of_lazy_arrays_and_python_numbers_promotes_as_numpys():
+    # The one-call path of `np.where`: Python numbers stay weak (NEP 50),
+    # bools and NumPy scalars take the general path; values as NumPy's.
+    x = np.array([-1.5, 0.0, 2.5, -3.0], np.float32)
+    i = np.array([-1, 0, 2, -3], np.int32)
+    lx, li = lf.asarray(x), lf.asarray(i)
+    cases = [
+        (np.where(lx < 0, lx, 1.0), np.where(x < 0, x, np.float32(1.0))),
+        (np.where(li < 0, 2, li), np.where(i < 0, np.int32(2), i)),
+        (np.where(lx < 0, 0, 1.5), np.where(x < 0, 0, 1.5)),
+        (np.where(li < 0, li, True), np.where(i < 0, i, True)),
+        (np.where(lx < 0, lx, np.float64(1.0)), np.where(x < 0, x, np.float64(1.0))),
+        (lf.where(lx > 0, lx, li), np.where(x > 0, x, i)),
+    ]
+    for got, want in cases:
+        got = np.asarray(got)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)

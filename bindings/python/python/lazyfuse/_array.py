@@ -572,12 +572,21 @@ def _fortran(what, order):
 
 
 _NO_VALUE = object()
+# Operands `where` passes straight to the native call.
+_OPERAND_TYPES = frozenset((Array, float, int))
 
 
 def where(condition, x=_NO_VALUE, y=_NO_VALUE):
     """NumPy's ``where``; while tracing a ``vectorize`` function, the
     traced conditional. With the condition alone, NumPy's
     ``nonzero(condition)`` (computed: their lengths are data)."""
+    # The common case in one native call: a lazy condition, and lazy
+    # arrays or Python numbers (weak scalars) to choose from.
+    if type(condition) is Array:
+        tx, ty = type(x), type(y)
+        if tx in _OPERAND_TYPES and ty in _OPERAND_TYPES:
+            return Array(condition._a.where_(x._a if tx is Array else x,
+                                             y._a if ty is Array else y))
     from . import _trace
     if x is _NO_VALUE and y is _NO_VALUE:
         from ._numpy import FUNCTIONS
