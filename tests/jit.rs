@@ -30,6 +30,15 @@ fn jit() -> Context {
         .expect("cpu")
 }
 
+/// The CPU backend on its register machine only.
+fn interpreted() -> Context {
+    Context::builder()
+        .backend("cpu")
+        .jit(JitMode::Never)
+        .build()
+        .expect("cpu")
+}
+
 fn reference() -> Context {
     Context::builder()
         .backend("reference")
@@ -324,17 +333,13 @@ fn explain_says_which_kernels_are_compiled() {
     );
     let whole = cx.from_slice(&[1i64, 2, 3]);
     // i64 to f32 rounds twice through the JIT's conversions: not compiled.
-    let interpreted = (whole.astype(DType::F32) * &b).explain();
+    let on_machine = (whole.astype(DType::F32) * &b).explain();
     assert!(
-        interpreted
+        on_machine
             .contains("k0 runs on the register machine (an operation the JIT does not compile)"),
-        "{interpreted}"
+        "{on_machine}"
     );
-    let never = Context::builder()
-        .backend("cpu")
-        .jit(JitMode::Never)
-        .build()
-        .expect("cpu");
+    let never = interpreted();
     let a = never.from_slice(&[1.0f32, 2.0]);
     assert!((&a + 1.0)
         .explain()
@@ -565,11 +570,7 @@ fn reductions_give_the_same_bits_compiled_or_not() {
     // Tiering (JitMode::Auto) switches a kernel from the register machine
     // to compiled code once it has run enough: a sum must not change its
     // last bits then. Both reduce the same blocks the same way.
-    let never = Context::builder()
-        .backend("cpu")
-        .jit(JitMode::Never)
-        .build()
-        .expect("cpu");
+    let never = interpreted();
     for dtype in [DType::F32, DType::F64] {
         for (rows, n) in [
             (1, 1),
@@ -836,11 +837,7 @@ fn generated_positions_are_compiled() {
 /// Alone, such an operation runs on the machine (whole tiles a call).
 #[test]
 fn operations_compiled_as_calls_give_the_machines_bits() {
-    let machine = Context::builder()
-        .backend("cpu")
-        .jit(JitMode::Never)
-        .build()
-        .expect("cpu");
+    let machine = interpreted();
     let compiled = jit();
     let unary = [
         UnaryOp::Exp,
@@ -913,11 +910,7 @@ fn operations_compiled_as_calls_give_the_machines_bits() {
 /// (two generators, casts, a comparison and a sum) compiles whole.
 #[test]
 fn random_bits_compiled_as_calls_are_the_machines() {
-    let machine = Context::builder()
-        .backend("cpu")
-        .jit(JitMode::Never)
-        .build()
-        .expect("cpu");
+    let machine = interpreted();
     let compiled = jit();
     for n in LENGTHS {
         let run = |cx: &Context| {
@@ -950,11 +943,7 @@ fn random_bits_compiled_as_calls_are_the_machines() {
 /// accumulate form), `max` with NaNs among the values.
 #[test]
 fn reductions_of_called_operations_give_the_machines_bits() {
-    let machine = Context::builder()
-        .backend("cpu")
-        .jit(JitMode::Never)
-        .build()
-        .expect("cpu");
+    let machine = interpreted();
     let compiled = jit();
     for dtype in [DType::F32, DType::F64] {
         for (rows, cols) in [(3, 1003), (40, 517), (1, 20_011)] {
