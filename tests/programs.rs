@@ -297,6 +297,29 @@ fn row_programs_agree_with_the_reference_on_every_backend() -> Result<()> {
     Ok(())
 }
 
+#[test]
+fn row_programs_over_an_empty_axis_give_numpys_values() -> Result<()> {
+    // Variance (two reductions) and a per-row end over rows of no
+    // elements: NumPy's NaN (0 / 0), not the zeros of an unrun kernel.
+    for cx in common::backends() {
+        for (shape, axis) in [([0, 3], 0), ([4, 0], 1)] {
+            let x = cx.from_vec(Vec::<f64>::new(), &shape)?;
+            let v = x.var_axis(axis, 0);
+            let out = (-&v).maximum(&(&v + 0.5)) * 0.5 - &v;
+            let got = out.to_vec::<f64>()?;
+            assert_eq!(got.len(), shape[1 - axis], "{}", cx.backend_name());
+            assert!(
+                got.iter().all(|g| g.is_nan()),
+                "{}: {got:?}",
+                cx.backend_name()
+            );
+            let sums = x.sum_axes(&[axis as isize], false) + 1.0;
+            assert!(sums.to_vec::<f64>()?.iter().all(|&s| s == 1.0));
+        }
+    }
+    Ok(())
+}
+
 /// `out`'s listing, and what evaluating it on `cx` counted.
 fn evaluated(cx: &Context, out: &lazyfuse::Array) -> Result<(String, lazyfuse::Stats)> {
     let listing = out.explain();

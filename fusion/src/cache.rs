@@ -2,15 +2,19 @@
 //!
 //! Demanding the same expression over new arrays of the same shapes and
 //! dtypes (the common case in loops) skips simplification, partitioning and
-//! emission. The key holds every node's operation (constants included: the
-//! passes fold and rewrite by value), dtype, shape and operands, and which
-//! nodes are leaves, and for user kernel outputs which launch they come
-//! from; the cached program keeps no leaf data, so it holds no array alive: engines read each leaf from the current graph through
-//! [`Program::leaf`].
+//! emission. The key holds every node's operation, dtype, shape and
+//! operands, and which nodes are leaves, and for user kernel outputs which
+//! launch they come from. It holds the values of constants the passes read
+//! (they fold and rewrite by value); of constants bound per demand
+//! (`crate::bound`: a random array's key, a float operand) only which
+//! constants each equals, and a hit reads their values from the demand
+//! ([`Program::rebind`]). The cached program keeps no leaf data, so it
+//! holds no array alive: engines read each leaf from the current graph
+//! through [`Program::leaf`].
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use lazyfuse_core::{DType, ExprGraph, Op, Result, Shape};
+use lazyfuse_core::{DType, ExprGraph, Literal, Op, Result, Shape};
 use petgraph::stable_graph::NodeIndex;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -43,6 +47,9 @@ struct NodeKey {
     shape: Shape,
     inputs: SmallVec<[u32; 2]>,
     leaf: bool,
+    /// For a constant, the first constant of the graph equal to it (the
+    /// simplifier makes equal constants one value); `u32::MAX` otherwise.
+    equals: u32,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -55,6 +62,8 @@ struct GraphKey {
 /// The key of `graph`, or `None` when it cannot be cached: a user
 /// reduction is known by its address, which a later reducer may reuse.
 fn key(graph: &ExprGraph, options: &FusionOptions) -> Option<GraphKey> {
+    let bound = crate::bound::bound_constants(graph);
+    let mut constants: FxHashMap<Literal, u32> = FxHashMap::default();
     let mut launches: SmallVec<[(usize, u32); 2]> = SmallVec::new();
     let nodes: Vec<NodeKey> = graph
         .topological_order()
@@ -80,13 +89,23 @@ fn key(graph: &ExprGraph, options: &FusionOptions) -> Option<GraphKey> {
                 }
                 _ => None,
             };
+            let (op, equals) = match &node.op {
+                Op::Fill(literal) if !leaf => {
+                    let equals = *constants.entry(*literal).or_insert(i.index() as u32);
+                    let op = (!bound[i.index()]).then_some(OpKey::Fill(*literal));
+                    (op, equals)
+                }
+                _ if leaf => (None, u32::MAX),
+                op => (op_key(op), u32::MAX),
+            };
             NodeKey {
-                op: if leaf { None } else { op_key(&node.op) },
+                op,
                 kernel,
                 dtype: node.dtype,
                 shape: node.shape.clone(),
                 inputs: node.inputs.iter().map(|n| n.index() as u32).collect(),
                 leaf,
+                equals,
             }
         })
         .collect();
@@ -117,18 +136,32 @@ impl std::fmt::Debug for ProgramCache {
 }
 
 impl ProgramCache {
+    /// How many programs are kept.
+    pub fn len(&self) -> usize {
+        self.programs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// True when no program is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The program for `graph`, compiled on a miss.
     pub fn get(&self, graph: &ExprGraph, options: &FusionOptions) -> Result<Arc<Program>> {
         let Some(key) = key(graph, options) else {
             return crate::compile(graph, options).map(Arc::new);
         };
-        if let Some(found) = self
+        let found = self
             .programs
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&key)
-        {
-            return Ok(Arc::clone(found));
+            .cloned();
+        if let Some(found) = found {
+            return found.rebind(graph);
         }
         let mut program = crate::compile(graph, options)?;
         for node in &mut program.graph.nodes {

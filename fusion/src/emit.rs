@@ -45,6 +45,8 @@ pub(crate) struct Emitter<'a> {
     args: Vec<DType>,
     arg_values: Vec<Literal>,
     arg_index: HashMap<Literal, u32>,
+    /// Arguments of constants bound per demand, `(argument, node)`.
+    bound: Vec<(u32, u32)>,
     memo: HashMap<(usize, IndexMap), ValueId>,
     nodes: Vec<usize>,
 }
@@ -68,6 +70,7 @@ impl<'a> Emitter<'a> {
             args: Vec::new(),
             arg_values: Vec::new(),
             arg_index: HashMap::default(),
+            bound: Vec::new(),
             memo: HashMap::default(),
             nodes: Vec::new(),
         }
@@ -86,6 +89,28 @@ impl<'a> Emitter<'a> {
         self.arg_values.push(literal);
         self.arg_index.insert(literal, i);
         i
+    }
+
+    /// The argument holding constant `node`: its own when the constant is
+    /// bound per demand (a later demand gives it another value), otherwise
+    /// one shared by every equal constant.
+    fn constant_arg(&mut self, node: usize) -> Result<u32> {
+        let snode = &self.graph.nodes[node];
+        let literal = snode
+            .constant()
+            .ok_or_else(|| Error::internal("fusion", format!("%{node} is not a constant")))?;
+        let Some(source) = snode.bound else {
+            return Ok(self.arg(literal));
+        };
+        let source = source as u32;
+        if let Some(&(arg, _)) = self.bound.iter().find(|(_, s)| *s == source) {
+            return Ok(arg);
+        }
+        let arg = self.args.len() as u32;
+        self.args.push(literal.dtype());
+        self.arg_values.push(literal);
+        self.bound.push((arg, source));
+        Ok(arg)
     }
 
     fn input(
@@ -239,8 +264,8 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             match &node.op {
-                Op::Fill(literal) => {
-                    let arg = self.arg(*literal);
+                Op::Fill(_) => {
+                    let arg = self.constant_arg(node_id)?;
                     let v = self.body.push(Inst::Arg(arg), node.dtype);
                     self.memo.insert((node_id, map), v);
                     continue;
@@ -400,7 +425,7 @@ impl<'a> Emitter<'a> {
             kernel,
             self.domain,
             self.bindings,
-            self.arg_values,
+            (self.arg_values, self.bound),
             outputs,
             self.nodes,
         )
@@ -459,7 +484,7 @@ impl<'a> Emitter<'a> {
             kernel,
             self.domain,
             self.bindings,
-            self.arg_values,
+            (self.arg_values, self.bound),
             vec![output],
             self.nodes,
         )
@@ -481,11 +506,8 @@ impl<'a> Emitter<'a> {
                 operands.push(if i == current {
                     value
                 } else {
-                    let literal = self.graph.nodes[i].constant().ok_or_else(|| {
-                        Error::internal("fusion", "a non-constant epilogue operand")
-                    })?;
-                    let arg = self.arg(literal);
-                    body.push(Inst::Arg(arg), literal.dtype())
+                    let arg = self.constant_arg(i)?;
+                    body.push(Inst::Arg(arg), self.graph.nodes[i].dtype)
                 });
             }
             value = match (&node.op, operands.as_slice()) {
@@ -554,7 +576,7 @@ fn finish(
     kernel: FusedKernel,
     domain: SmallVec<[usize; 4]>,
     inputs: Vec<InputBinding>,
-    args: Vec<Literal>,
+    (args, bound): (Vec<Literal>, Vec<(u32, u32)>),
     outputs: Vec<BufferId>,
     mut nodes: Vec<usize>,
 ) -> Result<Launch> {
@@ -568,6 +590,7 @@ fn finish(
         domain,
         inputs,
         args,
+        bound,
         outputs,
         nodes,
     })

@@ -27,6 +27,7 @@ pub mod program;
 pub mod runtime;
 pub mod simplify;
 
+mod bound;
 mod emit;
 mod group;
 mod index_map;

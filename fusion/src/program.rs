@@ -74,6 +74,11 @@ pub struct Launch {
     pub inputs: Vec<InputBinding>,
     /// Values of the scalar arguments.
     pub args: Vec<Literal>,
+    /// The arguments holding constants bound per demand, as `(argument,
+    /// node)`: the node is the demand graph's `Fill` whose value the
+    /// argument takes ([`Program::rebind`]). Such an argument holds that
+    /// constant alone.
+    pub bound: Vec<(u32, u32)>,
     /// One buffer per kernel output.
     pub outputs: Vec<BufferId>,
     /// The graph nodes this kernel computes (for `explain`).

@@ -42,6 +42,10 @@ pub struct SNode {
     /// The node's index in the demand's `ExprGraph` (for a leaf: where a
     /// cached program finds the data of a later demand).
     pub source: usize,
+    /// For a constant bound per demand (`crate::bound`), the demand
+    /// graph's `Fill` node holding its value; `None` for every other node
+    /// (and for a constant equal to one the program keeps).
+    pub bound: Option<usize>,
 }
 
 impl SNode {
@@ -140,6 +144,11 @@ impl Builder {
             .map(|k| (k, node.dtype, node.shape.clone(), node.inputs.clone()));
         if let Some(key) = &key {
             if let Some(&existing) = self.seen.get(key) {
+                // A bound constant equal to one the program keeps is kept
+                // too: the cache's key holds that value.
+                if node.bound.is_none() {
+                    self.nodes[existing].bound = None;
+                }
                 return existing;
             }
         }
@@ -151,8 +160,11 @@ impl Builder {
         index
     }
 
+    /// The value of a constant no later demand may change (none of a
+    /// bound one: no pass reads it).
     fn constant(&self, index: usize) -> Option<Literal> {
-        self.nodes[index].constant()
+        let node = &self.nodes[index];
+        node.constant().filter(|_| node.bound.is_none())
     }
 }
 
@@ -162,6 +174,7 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
         nodes: Vec::with_capacity(graph.node_count()),
         seen: HashMap::default(),
     };
+    let bound = crate::bound::bound_constants(graph);
     let order = graph.topological_order();
     let mut remap: HashMap<usize, usize> =
         HashMap::with_capacity_and_hasher(order.len(), Default::default());
@@ -182,6 +195,7 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
             data: node.data.clone(),
             origin: node.origin.clone(),
             source: index.index(),
+            bound: bound[index.index()].then_some(index.index()),
         };
         let placed = match rewrite(&builder, &new)? {
             Rewrite::Keep => builder.add(new),
@@ -199,6 +213,7 @@ pub fn simplify(graph: &ExprGraph) -> Result<Graph> {
                 data: None,
                 origin: None,
                 source: new.source,
+                bound: None,
             }),
         };
         remap.insert(index.index(), placed);

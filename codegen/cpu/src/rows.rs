@@ -195,6 +195,8 @@ impl Tile<'_> {
             domain,
             inputs,
             args: launch.args.clone(),
+            // The demand's values are in `args` already.
+            bound: Vec::new(),
             outputs: Vec::new(),
             nodes: Vec::new(),
         }

@@ -334,6 +334,7 @@ impl Pipeline {
             }],
             domain,
             args: self.launch.args.clone(),
+            bound: self.launch.bound.clone(),
             outputs: self.launch.outputs.clone(),
             nodes: self.launch.nodes.clone(),
         }

@@ -73,7 +73,9 @@ fn fused(program: &Program, position: usize) -> Option<&Launch> {
 
 /// A reduction over the trailing or the leading axes of a domain with
 /// kept axes, by a built-in combine, writing one row buffer that no demand
-/// returns.
+/// returns. Not over an empty domain: a row of no elements has no tile to
+/// run its stages in (its reductions give their identities through kernels
+/// of their own).
 fn row_reduction<'p>(program: &'p Program, launch: &'p Launch) -> Option<&'p ReductionIr> {
     let r = launch.kernel.reduction.as_ref()?;
     let rank = launch.domain.len();
@@ -83,6 +85,7 @@ fn row_reduction<'p>(program: &'p Program, launch: &'p Launch) -> Option<&'p Red
         .iter()
         .any(|o| o.buffer == launch.outputs[0]);
     (row_axes
+        && launch.domain_len() > 0
         && matches!(r.combine, CombineIr::Builtin(_))
         && launch.outputs.len() == 1
         && !demanded)
@@ -186,6 +189,8 @@ struct Merged {
     kernel: FusedKernel,
     bindings: Vec<InputBinding>,
     args: Vec<Literal>,
+    /// The merged launch's [`Launch::bound`].
+    bound: Vec<(u32, u32)>,
     nodes: Vec<usize>,
     /// Every instruction of the body, so that the same computation
     /// appended again (softmax's `exp(x - max)` in the sum's kernel and in
@@ -206,16 +211,30 @@ impl Merged {
         }
     }
 
-    fn arg(&mut self, dtype: DType, value: Literal) -> u32 {
-        let same = |(d, v): (&DType, &Literal)| *d == dtype && *v == value;
-        match self.kernel.args.iter().zip(&self.args).position(same) {
-            Some(i) => i as u32,
+    /// Argument `a` of `launch` in the merged kernel: one for every equal
+    /// value the program keeps, its own for a constant bound per demand.
+    fn arg(&mut self, launch: &Launch, a: usize) -> u32 {
+        let (dtype, value) = (launch.kernel.args[a], launch.args[a]);
+        let source = launch.bound.iter().find(|(b, _)| *b as usize == a);
+        let found = match source {
+            Some(&(_, source)) => self.bound.iter().find(|(_, s)| *s == source).map(|b| b.0),
             None => {
-                self.kernel.args.push(dtype);
-                self.args.push(value);
-                (self.kernel.args.len() - 1) as u32
+                let kept = |i: &usize| !self.bound.iter().any(|(b, _)| *b as usize == *i);
+                (0..self.args.len())
+                    .filter(kept)
+                    .find(|&i| self.kernel.args[i] == dtype && self.args[i] == value)
+                    .map(|i| i as u32)
             }
-        }
+        };
+        found.unwrap_or_else(|| {
+            self.kernel.args.push(dtype);
+            self.args.push(value);
+            let new = (self.args.len() - 1) as u32;
+            if let Some(&(_, source)) = source {
+                self.bound.push((new, source));
+            }
+            new
+        })
     }
 
     /// Appends `launch`'s body, its loads of row buffer `rows[k]` read as
@@ -223,7 +242,7 @@ impl Merged {
     fn append(&mut self, launch: &Launch, rows: &[BufferId]) -> Vec<ValueId> {
         let kernel = &launch.kernel;
         let args: Vec<u32> = (0..kernel.args.len())
-            .map(|a| self.arg(kernel.args[a], launch.args[a]))
+            .map(|a| self.arg(launch, a))
             .collect();
         let mut values = Vec::with_capacity(kernel.body.len());
         for (inst, &dtype) in kernel.body.insts.iter().zip(&kernel.body.dtypes) {
@@ -276,7 +295,7 @@ impl Merged {
             let inst = match inst {
                 Inst::Arg(a) => {
                     let a = *a as usize;
-                    Inst::Arg(self.arg(launch.kernel.args[a], launch.args[a]))
+                    Inst::Arg(self.arg(launch, a))
                 }
                 inst => inst.clone(),
             };
@@ -287,8 +306,7 @@ impl Merged {
         let output = *launch.kernel.outputs.first()?;
         epilogue.insts.truncate(output.index() + 1);
         epilogue.dtypes.truncate(output.index() + 1);
-        let identity = launch.args[r.identity_arg as usize];
-        let identity_arg = self.arg(launch.kernel.args[r.identity_arg as usize], identity);
+        let identity_arg = self.arg(launch, r.identity_arg as usize);
         self.kernel.stages.push(ReductionIr {
             identity_arg,
             value: values[r.value.index()],
@@ -320,6 +338,7 @@ fn merge(program: &Program, chain: &Chain) -> Option<Launch> {
         },
         bindings: Vec::new(),
         args: Vec::new(),
+        bound: Vec::new(),
         nodes: Vec::new(),
         known: HashMap::default(),
     };
@@ -340,6 +359,7 @@ fn merge(program: &Program, chain: &Chain) -> Option<Launch> {
         domain: first.domain.clone(),
         inputs: merged.bindings,
         args: merged.args,
+        bound: merged.bound,
         outputs: last.outputs.clone(),
         nodes: merged.nodes,
     })

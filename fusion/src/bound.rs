@@ -1,0 +1,104 @@
+//! Constants bound per demand: the `Fill`s whose values no pass reads, so
+//! that one cached program serves every demand differing only in them — a
+//! random array's generator key (every draw brings a new one), the Python
+//! float of `x * t` in a time loop.
+//!
+//! A constant is bound when nothing demands it and every operation reading
+//! it uses its value only when the kernel runs: the key operand of the
+//! Philox generator, and a float operand of an element-wise operation other
+//! than a power (whose exponent the simplifier reads: `x ** 2` is
+//! `square(x)`). Integer constants stay in the program: the simplifier
+//! reads them (`x + 0` is `x`), and they are mostly shapes and indices
+//! that do not vary.
+//!
+//! The program cache keys a bound constant by which other constants it
+//! equals, not by its value (equal constants are one value after the
+//! simplifier); the simplifier folds no operation of one
+//! ([`crate::simplify::SNode::bound`]); the emitter gives each its own
+//! kernel argument ([`crate::Launch::bound`]), and a cache hit reads the
+//! demand's values into those arguments ([`Program::rebind`]).
+
+use std::sync::Arc;
+
+use lazyfuse_core::{BinaryOp, ExprGraph, Op, Result};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::NodeIndexable;
+
+use crate::program::Program;
+
+/// Per node index of `graph` (up to its largest), whether the node is a
+/// bound constant (see the module documentation).
+pub(crate) fn bound_constants(graph: &ExprGraph) -> Vec<bool> {
+    let pg = graph.petgraph();
+    let mut bound = vec![false; pg.node_bound()];
+    let mut read_by_value = vec![false; pg.node_bound()];
+    for index in pg.node_indices() {
+        let node = &pg[index];
+        if node.data.is_none() && matches!(node.op, Op::Fill(_)) {
+            bound[index.index()] = true;
+        }
+        for (position, input) in node.inputs.iter().enumerate() {
+            let operand = &pg[*input];
+            if !reads_at_run_time(&node.op, position, operand.dtype) {
+                read_by_value[input.index()] = true;
+            }
+        }
+    }
+    for output in graph.outputs() {
+        read_by_value[output.index()] = true;
+    }
+    for (b, read) in bound.iter_mut().zip(read_by_value) {
+        *b &= !read;
+    }
+    bound
+}
+
+/// True when operand `position` (of `dtype`) of `op` is used only when the
+/// kernel runs: no pass reads a constant there.
+fn reads_at_run_time(op: &Op, position: usize, dtype: lazyfuse_core::DType) -> bool {
+    match op {
+        Op::Binary(BinaryOp::Philox) => position == 1,
+        Op::Binary(BinaryOp::Pow) => false,
+        Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast => dtype.is_float(),
+        _ => false,
+    }
+}
+
+impl Program {
+    /// This program for the demand of `graph`, which has its structure (the
+    /// cache's key): itself when its bound constants have the values of
+    /// `graph`'s, otherwise a copy whose launch arguments hold them.
+    pub fn rebind(self: &Arc<Program>, graph: &ExprGraph) -> Result<Arc<Program>> {
+        let value = |source: usize| -> Result<lazyfuse_core::Literal> {
+            let node = graph.petgraph().node_weight(NodeIndex::new(source));
+            match node.map(|n| (&n.op, &n.data)) {
+                Some((Op::Fill(literal), None)) => Ok(*literal),
+                _ => Err(lazyfuse_core::Error::internal(
+                    "fusion",
+                    format!("a bound constant (node {source}) is not a constant of the demand"),
+                )),
+            }
+        };
+        let mut changed = false;
+        for launch in &self.launches {
+            for &(arg, source) in &launch.bound {
+                changed |= launch.args[arg as usize] != value(source as usize)?;
+            }
+        }
+        if !changed {
+            return Ok(Arc::clone(self));
+        }
+        let mut program = Program::clone(self);
+        for launch in &mut program.launches {
+            for &(arg, source) in &launch.bound {
+                launch.args[arg as usize] = value(source as usize)?;
+            }
+        }
+        for node in &mut program.graph.nodes {
+            if let (Some(source), Op::Fill(literal)) = (node.bound, &mut node.op) {
+                *literal = value(source)?;
+            }
+        }
+        Ok(Arc::new(program))
+    }
+}
