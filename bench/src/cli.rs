@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::cases::CaseId;
+use crate::programs::ProgramId;
 use crate::types::DTypeId;
 use crate::Result;
 
@@ -11,6 +12,8 @@ pub const USAGE: &str = "\
 usage: lazyfuse-bench [--quick] [--suite e1,e2,...] [--sizes 1e3,1e5,1e7]
                       [--dtypes f32,f64,f16] [--backends cpu,sim,cuda]
                       [--threads N] [--out DIR] [--plot]
+       lazyfuse-bench --programs all|softmax,pairwise,... [--quick] [--sizes ...]
+                      [--backends ...] [--threads N] [--out DIR]
 
   --quick      sizes 1e3 and 1e5 (plus 1e6 on cpu), few repeats (about a minute)
   --suite      cases among e1 e2 e3 e4 e5 e6 lat (default: all)
@@ -21,7 +24,12 @@ usage: lazyfuse-bench [--quick] [--suite e1,e2,...] [--sizes 1e3,1e5,1e7]
                with the reason; sim only runs sizes up to 1e5)
   --threads    worker threads for lazyfuse and the hand loops (default: all cores)
   --out        output folder for bench.json and bench.md (default target/bench)
-  --plot       also write <out>/bench.svg (GB/s against size)";
+  --plot       also write <out>/bench.svg (GB/s against size)
+  --programs   run the program suite instead (float32; default sizes
+               1e4,1e5,1e6,1e7, --quick 1e4,1e5): black_scholes softmax
+               standardise kmeans_assign logsumexp layer_norm heat_step
+               masked_mean monte_carlo_pi pairwise, each against hand-written
+               Rust; writes <out>/programs.json and programs.md";
 
 /// The backends the harness knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +83,8 @@ pub struct Options {
     pub out: PathBuf,
     /// Write the SVG plot.
     pub plot: bool,
+    /// `--programs`: run these programs instead of the expression suite.
+    pub programs: Option<Vec<ProgramId>>,
 }
 
 /// The largest size the `sim` interpreter is given.
@@ -95,6 +105,7 @@ impl Options {
             threads: cores,
             out: PathBuf::from("target/bench"),
             plot: false,
+            programs: None,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -131,10 +142,22 @@ impl Options {
                     };
                 }
                 "--out" => options.out = PathBuf::from(value("--out")?),
+                "--programs" => {
+                    let text = value("--programs")?;
+                    options.programs = Some(match text.as_str() {
+                        "all" => ProgramId::ALL.to_vec(),
+                        _ => list(&text, ProgramId::parse)?,
+                    });
+                }
                 other => return Err(format!("unknown option '{other}'").into()),
             }
         }
-        if options.quick && !options.sizes_given {
+        if !options.sizes_given && options.programs.is_some() {
+            options.sizes = match options.quick {
+                true => vec![10_000, 100_000],
+                false => vec![10_000, 100_000, 1_000_000, 10_000_000],
+            };
+        } else if options.quick && !options.sizes_given {
             options.sizes = vec![1_000, 100_000];
         }
         options.sizes.sort_unstable();
@@ -146,7 +169,7 @@ impl Options {
     /// run adds 1e6 on the CPU (unless `--sizes` was given).
     pub fn sizes_for(&self, backend: BackendId) -> Vec<usize> {
         let mut sizes = self.sizes.clone();
-        if self.quick && !self.sizes_given && backend == BackendId::Cpu {
+        if self.quick && !self.sizes_given && backend == BackendId::Cpu && self.programs.is_none() {
             sizes.push(1_000_000);
         }
         if backend == BackendId::Sim {
@@ -213,5 +236,19 @@ mod tests {
         assert!(parse(&["--backends", "tpu"]).is_err());
         assert!(parse(&["--threads"]).is_err());
         assert!(parse(&["--help"]).unwrap().is_none());
+    }
+
+    #[test]
+    fn programs_and_their_sizes() {
+        let o = parse(&["--programs", "all", "--quick"]).unwrap().unwrap();
+        assert_eq!(o.programs.as_deref(), Some(&ProgramId::ALL[..]));
+        assert_eq!(o.sizes_for(BackendId::Cpu), vec![10_000, 100_000]);
+        let o = parse(&["--programs=softmax,pairwise"]).unwrap().unwrap();
+        assert_eq!(
+            o.programs,
+            Some(vec![ProgramId::Softmax, ProgramId::Pairwise])
+        );
+        assert_eq!(o.sizes_for(BackendId::Sim), vec![10_000, 100_000]);
+        assert!(parse(&["--programs", "fft"]).is_err());
     }
 }

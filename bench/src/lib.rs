@@ -11,6 +11,7 @@ pub mod cli;
 pub mod measure;
 pub mod mvec;
 pub mod plot;
+pub mod programs;
 pub mod reference;
 pub mod report;
 pub mod runner;

@@ -12,8 +12,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use lazyfuse_bench::cli::{Options, USAGE};
 use lazyfuse_bench::measure::{copy_bandwidth, Budget};
+use lazyfuse_bench::programs::{self, ProgramId};
 use lazyfuse_bench::report::{self, Machine, Report};
-use lazyfuse_bench::runner::{backends, Runner};
+use lazyfuse_bench::runner::{backends, Backend, Runner};
 use lazyfuse_bench::{plot, Result};
 
 fn main() -> ExitCode {
@@ -52,6 +53,9 @@ fn run(options: &Options, args: &[String]) -> Result<bool> {
     }
     if backends.is_empty() {
         return Err("none of the requested backends can run here".into());
+    }
+    if let Some(programs) = &options.programs {
+        return run_programs(options, programs, (&backends, &pool), (date_utc, args));
     }
 
     let copy_elements = if options.quick { 1 << 24 } else { 1 << 26 };
@@ -121,6 +125,54 @@ fn run(options: &Options, args: &[String]) -> Result<bool> {
         );
     }
     Ok(bad.is_empty())
+}
+
+/// Runs the program suite; `Ok(false)` when some result did not match the
+/// hand loop's.
+fn run_programs(
+    options: &Options,
+    programs: &[ProgramId],
+    (backends, pool): (&[Backend], &rayon::ThreadPool),
+    (date_utc, args): (String, &[String]),
+) -> Result<bool> {
+    let budget = Budget::new(options.quick);
+    let mut records = Vec::new();
+    for backend in backends {
+        for &program in programs {
+            for &n in &backend.sizes {
+                let contexts = (backend.id.name(), &backend.fused, &backend.unfused);
+                let record = programs::measure(program, n, contexts, pool, budget)?;
+                println!(
+                    "{:15} {:5} {:>9}: lazyfuse / hand {:6.2}, fusion(false) / lazyfuse {:6.2}, {} launch(es){}",
+                    record.program,
+                    record.backend,
+                    n,
+                    record.fused.median_s / record.hand.median_s,
+                    record.unfused.median_s / record.fused.median_s,
+                    record.launches,
+                    if record.ok { "" } else { ", DIFFERS from the hand loop" }
+                );
+                records.push(record);
+            }
+        }
+    }
+    let report = programs::ProgramReport {
+        date_utc,
+        command: std::iter::once("lazyfuse-bench".to_string())
+            .chain(args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
+        threads: options.threads,
+        records,
+    };
+    println!("\n{}", programs::markdown(&report.records));
+    programs::write_files(&report, &options.out)?;
+    println!(
+        "wrote {} and {}",
+        options.out.join("programs.json").display(),
+        options.out.join("programs.md").display()
+    );
+    Ok(report.records.iter().all(|r| r.ok))
 }
 
 /// The CPU model named in /proc/cpuinfo, or "unknown CPU".
