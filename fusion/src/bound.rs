@@ -13,18 +13,13 @@
 //!
 //! The program cache keys a bound constant by which other constants it
 //! equals, not by its value (equal constants are one value after the
-//! simplifier); the simplifier folds no operation of one
-//! ([`crate::simplify::SNode::bound`]); the emitter gives each its own
-//! kernel argument ([`crate::Launch::bound`]), and a cache hit reads the
-//! demand's values into those arguments ([`Program::rebind`]).
+//! simplifier); the simplifier folds no operation of one (its node's
+//! `bound`); the emitter gives each its own kernel argument
+//! ([`crate::Launch::bound`]), and a cache hit reads the demand's values
+//! into those arguments ([`crate::Program::rebind`]).
 
-use std::sync::Arc;
-
-use lazyfuse_core::{BinaryOp, ExprGraph, Op, Result};
-use petgraph::stable_graph::NodeIndex;
+use lazyfuse_core::{BinaryOp, ExprGraph, Op};
 use petgraph::visit::NodeIndexable;
-
-use crate::program::Program;
 
 /// Per node index of `graph` (up to its largest), whether the node is a
 /// bound constant (see the module documentation).
@@ -61,44 +56,5 @@ fn reads_at_run_time(op: &Op, position: usize, dtype: lazyfuse_core::DType) -> b
         Op::Binary(BinaryOp::Pow) => false,
         Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast => dtype.is_float(),
         _ => false,
-    }
-}
-
-impl Program {
-    /// This program for the demand of `graph`, which has its structure (the
-    /// cache's key): itself when its bound constants have the values of
-    /// `graph`'s, otherwise a copy whose launch arguments hold them.
-    pub fn rebind(self: &Arc<Program>, graph: &ExprGraph) -> Result<Arc<Program>> {
-        let value = |source: usize| -> Result<lazyfuse_core::Literal> {
-            let node = graph.petgraph().node_weight(NodeIndex::new(source));
-            match node.map(|n| (&n.op, &n.data)) {
-                Some((Op::Fill(literal), None)) => Ok(*literal),
-                _ => Err(lazyfuse_core::Error::internal(
-                    "fusion",
-                    format!("a bound constant (node {source}) is not a constant of the demand"),
-                )),
-            }
-        };
-        let mut changed = false;
-        for launch in &self.launches {
-            for &(arg, source) in &launch.bound {
-                changed |= launch.args[arg as usize] != value(source as usize)?;
-            }
-        }
-        if !changed {
-            return Ok(Arc::clone(self));
-        }
-        let mut program = Program::clone(self);
-        for launch in &mut program.launches {
-            for &(arg, source) in &launch.bound {
-                launch.args[arg as usize] = value(source as usize)?;
-            }
-        }
-        for node in &mut program.graph.nodes {
-            if let (Some(source), Op::Fill(literal)) = (node.bound, &mut node.op) {
-                *literal = value(source)?;
-            }
-        }
-        Ok(Arc::new(program))
     }
 }

@@ -197,4 +197,41 @@ impl Program {
             BufferKind::Temp => None,
         }
     }
+
+    /// This program for the demand of `graph`, which has its structure (the
+    /// cache's key): itself when its bound constants have the values of
+    /// `graph`'s, otherwise a copy whose launch arguments hold them.
+    pub fn rebind(self: &Arc<Program>, graph: &ExprGraph) -> Result<Arc<Program>> {
+        let value = |source: usize| -> Result<lazyfuse_core::Literal> {
+            let node = graph.petgraph().node_weight(NodeIndex::new(source));
+            match node.map(|n| (&n.op, &n.data)) {
+                Some((Op::Fill(literal), None)) => Ok(*literal),
+                _ => Err(lazyfuse_core::Error::internal(
+                    "fusion",
+                    format!("a bound constant (node {source}) is not a constant of the demand"),
+                )),
+            }
+        };
+        let mut changed = false;
+        for launch in &self.launches {
+            for &(arg, source) in &launch.bound {
+                changed |= launch.args[arg as usize] != value(source as usize)?;
+            }
+        }
+        if !changed {
+            return Ok(Arc::clone(self));
+        }
+        let mut program = Program::clone(self);
+        for launch in &mut program.launches {
+            for &(arg, source) in &launch.bound {
+                launch.args[arg as usize] = value(source as usize)?;
+            }
+        }
+        for node in &mut program.graph.nodes {
+            if let (Some(source), Op::Fill(literal)) = (node.bound, &mut node.op) {
+                *literal = value(source)?;
+            }
+        }
+        Ok(Arc::new(program))
+    }
 }
