@@ -6,8 +6,8 @@ a kernel writing ``v``) writes the array (``assign_region``: one small
 kernel, lazily). ``x[key] = value`` writes ``x`` the same way.
 
 Rearranging views (:class:`Rearranged`: ``transpose``, ``.T``,
-``swapaxes``, ``x[None]``, ``squeeze``, and ``reshape``/``ravel`` where
-NumPy's would be a view) share their array's value the same way: a write
+``swapaxes``; :class:`Reshaped`: ``x[None]``, ``squeeze``, and
+``reshape``/``ravel`` where NumPy's would be a view) share their array's value the same way: a write
 to one is rearranged back and becomes the array's whole new value.
 Where NumPy's ``reshape`` copies (an array whose elements are not one
 contiguous block in order, and the new shape does more than add or drop
@@ -84,7 +84,7 @@ def _select(native, shape, region, drop):
 def get(array, key):
     """``array[key]``: a :class:`View` for ints and slices; a new array for
     an integer or boolean array index (`_fancy`)."""
-    shape = _new_axes_only(array.shape, key)
+    shape = _new_axes_only(array, key)
     if shape is not None:
         return reshaped(array, shape)
     basic = array._a.basic_index(key)  # Python ints and slices: one native call
@@ -100,31 +100,28 @@ def get(array, key):
     return View(array, region, drop, _select(array._a, shape, region, drop))
 
 
-def _new_axes_only(shape, key):
-    """The shape of ``x[key]`` when ``key`` only adds length-1 axes
+def _new_axes_only(array, key):
+    """The shape of ``array[key]`` when ``key`` only adds length-1 axes
     (``x[:, None]``, ``x[None]``, ``x[..., None, :]``: ``None``, at most one
     ``...`` and whole-axis ``:``), else ``None``. Such a key is a reshape,
-    so it takes the short way (k-means' ``p[:, None, :]``)."""
+    so it takes the short way (k-means' ``p[:, None, :]``). Any other key
+    is told apart in one look at its items, before the shape is read."""
     if type(key) is not tuple:
-        key = (key,)
+        return None if key is not None else [1] + array._a.shape
+    added_axes, whole, ellipsis = False, 0, 0
     for k in key:  # `None in key` would compare arrays with ==
         if k is None:
-            break
-    else:
-        return None
-    whole, ellipsis, added = 0, 0, []
-    for k in key:
-        if k is None:
-            continue
-        if k is Ellipsis:
+            added_axes = True
+        elif k is Ellipsis:
             ellipsis += 1
         elif type(k) is slice and k.start is None and k.stop is None and k.step is None:
             whole += 1
         else:
             return None
-    if ellipsis > 1 or whole > len(shape):
+    shape = array._a.shape
+    if not added_axes or ellipsis > 1 or whole > len(shape):
         return None
-    rest = iter(shape)
+    added, rest = [], iter(shape)
     for k in key:
         if k is None:
             added.append(1)
@@ -132,7 +129,8 @@ def _new_axes_only(shape, key):
             added.extend(next(rest) for _ in range(len(shape) - whole))
         else:
             added.append(next(rest))
-    return tuple(added) + tuple(rest)
+    added.extend(rest)
+    return added
 
 
 def _with_new_axes(array, key):
@@ -274,7 +272,29 @@ def reshaped(array, shape):
     """``array.reshape(shape)`` (sizes resolved): a view where NumPy's is
     one (the elements in order, or only length-1 axes added or dropped),
     else a value of its own."""
-    shape, old = list(shape), list(array.shape)
-    if not _contiguous(array) and [d for d in shape if d != 1] != [d for d in old if d != 1]:
+    shape, old = list(shape), array._a.shape
+    if type(array) is not Array and not _contiguous(array) and (
+            [d for d in shape if d != 1] != [d for d in old if d != 1]):
         return Array(array._a.reshape(shape))  # NumPy copies: a value of its own
-    return Rearranged(array, lambda n: n.reshape(shape), lambda v: v.reshape(old), True)
+    return Reshaped(array, shape, old)
+
+
+class Reshaped(_Shared):
+    """A view of its array's elements, in order, in another shape: writing
+    it writes them."""
+
+    __slots__ = ("_shape", "_old")
+
+    def __init__(self, base, shape, old):
+        self._shape, self._old = shape, old
+        self._share(base)
+
+    def _derive(self, base):
+        return base.reshape(self._shape)
+
+    def _rebind(self, native):
+        self._base._rebind(native.reshape(self._old))
+
+    @property
+    def _contiguous(self):
+        return _contiguous(self._base)
