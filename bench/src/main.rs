@@ -82,10 +82,7 @@ fn run(options: &Options, args: &[String]) -> Result<bool> {
     let report = Report {
         lazyfuse_version: env!("CARGO_PKG_VERSION"),
         date_utc,
-        command: std::iter::once("lazyfuse-bench".to_string())
-            .chain(args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
+        command: command_line(args),
         quick: options.quick,
         machine: Machine {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -158,10 +155,7 @@ fn run_programs(
     }
     let report = programs::ProgramReport {
         date_utc,
-        command: std::iter::once("lazyfuse-bench".to_string())
-            .chain(args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" "),
+        command: command_line(args),
         threads: options.threads,
         records,
     };
@@ -173,6 +167,14 @@ fn run_programs(
         options.out.join("programs.md").display()
     );
     Ok(report.records.iter().all(|r| r.ok))
+}
+
+/// The command line as the reports record it.
+fn command_line(args: &[String]) -> String {
+    std::iter::once("lazyfuse-bench")
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The CPU model named in /proc/cpuinfo, or "unknown CPU".

@@ -25,27 +25,25 @@ use petgraph::visit::NodeIndexable;
 /// bound constant (see the module documentation).
 pub(crate) fn bound_constants(graph: &ExprGraph) -> Vec<bool> {
     let pg = graph.petgraph();
-    let mut bound = vec![false; pg.node_bound()];
-    let mut read_by_value = vec![false; pg.node_bound()];
-    for index in pg.node_indices() {
-        let node = &pg[index];
-        if node.data.is_none() && matches!(node.op, Op::Fill(_)) {
-            bound[index.index()] = true;
-        }
+    // First whether a pass reads each node's value, then (in place)
+    // whether it is a bound constant.
+    let mut flags = vec![false; pg.node_bound()];
+    for node in pg.node_weights() {
         for (position, input) in node.inputs.iter().enumerate() {
-            let operand = &pg[*input];
-            if !reads_at_run_time(&node.op, position, operand.dtype) {
-                read_by_value[input.index()] = true;
+            if !reads_at_run_time(&node.op, position, pg[*input].dtype) {
+                flags[input.index()] = true;
             }
         }
     }
     for output in graph.outputs() {
-        read_by_value[output.index()] = true;
+        flags[output.index()] = true;
     }
-    for (b, read) in bound.iter_mut().zip(read_by_value) {
-        *b &= !read;
+    for index in pg.node_indices() {
+        let node = &pg[index];
+        let constant = node.data.is_none() && matches!(node.op, Op::Fill(_));
+        flags[index.index()] = constant && !flags[index.index()];
     }
-    bound
+    flags
 }
 
 /// True when operand `position` (of `dtype`) of `op` is used only when the
