@@ -263,3 +263,36 @@ fn cached_programs_read_each_demands_own_arrays() -> Result<()> {
     }
     Ok(())
 }
+
+/// NumPy computes `x ** 0.5` of a scalar exponent as `sqrt(x)` for f32 and
+/// f64 (NaN at `-inf`, `-0.0` at `-0.0`), but `pow` for float16 and for an
+/// array of exponents (`inf`, `0.0`); the simplifier's rewrite and the
+/// reference evaluator agree with it on every backend (a differential case
+/// once found them apart).
+#[test]
+fn fast_powers_give_numpys_values_on_every_backend() -> Result<()> {
+    let bits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let sqrt_like = bits(vec![f64::NAN, -0.0, 2.0, f64::NAN]);
+    let pow_like = bits(vec![f64::INFINITY, 0.0, 2.0, f64::NAN]);
+    for cx in common::backends() {
+        let x = cx.from_slice(&[f64::NEG_INFINITY, -0.0, 4.0, f64::NAN]);
+        let name = cx.backend_name();
+        let read = |a: &lazyfuse::Array| -> Result<Vec<u64>> {
+            let v = a.astype(DType::F64).to_vec::<f64>()?;
+            // One NaN pattern: backends may differ in the NaN's sign.
+            Ok(bits(
+                v.into_iter()
+                    .map(|e| if e.is_nan() { f64::NAN } else { e })
+                    .collect(),
+            ))
+        };
+        assert_eq!(read(&x.pow(0.5))?, sqrt_like, "{name}: f64 x ** 0.5");
+        let x32 = x.astype(DType::F32);
+        assert_eq!(read(&x32.pow(0.5))?, sqrt_like, "{name}: f32 x ** 0.5");
+        let x16 = x.astype(DType::F16);
+        assert_eq!(read(&x16.pow(0.5))?, pow_like, "{name}: f16 x ** 0.5");
+        let halves = cx.from_slice(&[0.5f64; 4]);
+        assert_eq!(read(&x.pow(&halves))?, pow_like, "{name}: x ** array");
+    }
+    Ok(())
+}

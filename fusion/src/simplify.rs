@@ -258,8 +258,10 @@ fn rewrite(builder: &Builder, node: &SNode) -> Result<Rewrite> {
 }
 
 /// NumPy's fast scalar powers: `x ** 2` is `square(x)`, `x ** 0.5` is
-/// `sqrt(x)` for floats, `x ** 1` is `x` — the same values NumPy computes,
-/// without calling `pow`.
+/// `sqrt(x)` for f32 and f64 (NumPy's float16 loop calls `pow`, which
+/// differs at `-inf` and `-0.0`), `x ** 1` is `x` — the same values NumPy
+/// computes, without calling `pow`. The reference evaluator takes the same
+/// rule (`fast_power`).
 fn power_by_constant(builder: &Builder, node: &SNode) -> Option<Rewrite> {
     let Op::Binary(BinaryOp::Pow) = node.op else {
         return None;
@@ -269,7 +271,7 @@ fn power_by_constant(builder: &Builder, node: &SNode) -> Option<Rewrite> {
     let shaped = builder.nodes[base].shape == node.shape;
     let op = match e {
         2.0 => UnaryOp::Square,
-        0.5 if node.dtype.is_float() => UnaryOp::Sqrt,
+        0.5 if matches!(node.dtype, DType::F32 | DType::F64) => UnaryOp::Sqrt,
         1.0 if shaped => return Some(Rewrite::Replace(base)),
         _ => return None,
     };

@@ -21,6 +21,7 @@ use crate::engine::{Counter, Engine, EvalEnv, Options};
 use crate::error::{Error, Result};
 use crate::graph::{ExprGraph, GraphNode};
 use crate::node::{KernelCall, Op, Residency};
+use crate::{BinaryOp, DType, UnaryOp};
 
 /// The unfused, node-by-node evaluator (host memory only).
 #[derive(Clone, Copy, Debug, Default)]
@@ -219,7 +220,10 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
                 .map(|(input, value)| layout::broadcast(value, &input.shape, &node.shape))
                 .collect::<Result<Vec<_>>>()?;
             let refs: Vec<&HostBuffer> = expanded.iter().map(|v| v.as_ref()).collect();
-            kernels::elementwise(op, node.dtype, &refs, n)?
+            match (fast_power(node, inputs), refs.as_slice()) {
+                (Some(unary), [base, _]) => kernels::unary(unary, base, n)?,
+                _ => kernels::elementwise(op, node.dtype, &refs, n)?,
+            }
         }
         other => {
             return Err(Error::internal(
@@ -229,6 +233,22 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
         }
     };
     Ok(Arc::new(value))
+}
+
+/// NumPy's fast scalar power: `x ** 0.5` with a constant exponent is
+/// `sqrt(x)` for f32 and f64, whose values differ from `pow`'s at `-inf`
+/// (NaN, not `inf`) and `-0.0` (`-0.0`, not `0.0`); float16 and an array
+/// of exponents take `pow`, as in NumPy. The simplifier rewrites the same
+/// powers on every backend.
+fn fast_power(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Option<UnaryOp> {
+    let (Op::Binary(BinaryOp::Pow), [_, (exponent, _)]) = (&node.op, inputs) else {
+        return None;
+    };
+    let (Op::Fill(literal), None) = (&exponent.op, &exponent.data) else {
+        return None;
+    };
+    let half = literal.to_wide().as_f64() == 0.5;
+    (half && matches!(node.dtype, DType::F32 | DType::F64)).then_some(UnaryOp::Sqrt)
 }
 
 fn single<'a>(
