@@ -90,11 +90,11 @@ pub struct Mode {
     pub stream: bool,
 }
 
-/// Binds the slots of leaves located in a window or a broadcast element,
-/// and of the arguments.
+/// Binds the slots of `leaves` located (`views`) in a window or a
+/// broadcast element, and of the arguments.
 fn bind_leaves<'a>(
     frame: &mut Frame<'a>,
-    views: &[Option<View>],
+    (leaves, views): (&[usize], &[Option<View>]),
     inputs: &[Option<&'a HostBuffer>],
     constants: &'a [(usize, HostBuffer)],
 ) -> Result<()> {
@@ -105,8 +105,8 @@ fn bind_leaves<'a>(
             .flatten()
             .ok_or_else(|| internal("a missing input"))
     };
-    for (slot, view) in views.iter().enumerate() {
-        match *view {
+    for &slot in leaves {
+        match views.get(slot).copied().flatten() {
             Some(View::Input(k, offset)) => frame.bind_window(slot, input(k)?, offset)?,
             Some(View::InputScalar(k, offset)) => frame.bind_scalar(slot, input(k)?, offset)?,
             Some(View::Reg(_)) | None => {}
@@ -225,6 +225,11 @@ pub struct Machine {
     /// The operations in order, then copies into outputs that are not
     /// written in place.
     steps: Vec<Step>,
+    /// The slots of the leaves (located per chunk) in order, and of the
+    /// arguments: a chunk's work on them does not walk the whole body (an
+    /// unrolled reduction's is hundreds of values).
+    leaf_slots: Vec<usize>,
+    arg_slots: Vec<(usize, usize)>,
     /// `(output, slot)` for every output: where it is bound.
     outputs: Vec<(usize, usize)>,
     /// The value of every output.
@@ -338,6 +343,18 @@ impl Machine {
         Ok(Machine {
             body: body.clone(),
             chunk_owners: chunk_owners(&home, chunk_dtypes.len()),
+            leaf_slots: (0..n)
+                .filter(|&i| matches!(home[i], Home::Leaf(_)))
+                .collect(),
+            arg_slots: body
+                .insts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, inst)| match inst {
+                    Inst::Arg(k) => Some((i, *k as usize)),
+                    _ => None,
+                })
+                .collect(),
             home,
             chunk_dtypes,
             tile_dtypes,
@@ -369,15 +386,11 @@ impl Machine {
         // for launches that run compiled code).
         let tile = Vec::new();
         let tile_len = len.min(TILE);
-        let mut constants = Vec::new();
-        for (i, inst) in self.body.insts.iter().enumerate() {
-            if let Inst::Arg(k) = inst {
-                let literal = args
-                    .get(*k as usize)
-                    .ok_or_else(|| internal("a missing argument"))?;
-                let value = with_dtype!(self.body.dtypes[i], T => T::into_buffer(vec![T::from_wide(literal.to_wide())]));
-                constants.push((i, value));
-            }
+        let mut constants = Vec::with_capacity(self.arg_slots.len());
+        for &(i, k) in &self.arg_slots {
+            let literal = args.get(k).ok_or_else(|| internal("a missing argument"))?;
+            let value = with_dtype!(self.body.dtypes[i], T => T::into_buffer(vec![T::from_wide(literal.to_wide())]));
+            constants.push((i, value));
         }
         Ok(Registers {
             chunk,
@@ -424,19 +437,24 @@ impl Machine {
         Ok(())
     }
 
-    /// One view per value: where `leaf` locates each leaf, `None` for the others.
+    /// One view per value: where `leaf` locates each leaf, `None` for the
+    /// others (which stay `None` from one chunk to the next: only the
+    /// leaves' entries are written).
     fn locate_leaves(
         &self,
         views: &mut Vec<Option<View>>,
         chunk: &mut ChunkRegs,
         leaf: &mut impl FnMut(&Inst, Option<usize>, &mut ChunkRegs) -> Result<View>,
     ) -> Result<()> {
-        views.clear();
-        for (i, inst) in self.body.insts.iter().enumerate() {
-            views.push(match self.home[i] {
-                Home::Leaf(reg) => Some(leaf(inst, reg, chunk)?),
-                _ => None,
-            });
+        if views.len() != self.body.len() {
+            views.clear();
+            views.resize(self.body.len(), None);
+        }
+        for &slot in &self.leaf_slots {
+            let Home::Leaf(reg) = self.home[slot] else {
+                return Err(internal("a leaf slot of another home"));
+            };
+            views[slot] = Some(leaf(&self.body.insts[slot], reg, chunk)?);
         }
         Ok(())
     }
@@ -494,7 +512,7 @@ impl Machine {
         }
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
-        bind_leaves(&mut frame, views, inputs, constants)?;
+        bind_leaves(&mut frame, (&self.leaf_slots, views), inputs, constants)?;
         // Chunk registers: gathered leaves are read, the reduced value written.
         for (buffer, &slot) in chunk.buffers.iter_mut().zip(&self.chunk_owners) {
             match (self.home[slot], views[slot]) {
