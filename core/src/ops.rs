@@ -265,168 +265,239 @@ impl UnaryOp {
     }
 }
 
-named_ops! {
-    /// Element-wise operations of two operands of the same dtype.
-    ///
-    /// After normalisation: arithmetic takes integers and floats (`Div` floats
-    /// only), `Minimum`/`Maximum` any dtype, comparisons any dtype and give
-    /// bool, the logical operations bool.
-    BinaryOp {
-        /// `a + b` (wraps for integers).
-        Add => "add",
-        /// `a - b`.
-        Sub => "subtract",
-        /// `a * b`.
-        Mul => "multiply",
-        /// True division `a / b` (floats only after normalisation).
-        Div => "true_divide",
-        /// NumPy's `//`: floor of the quotient; integer division by zero gives 0.
-        FloorDiv => "floor_divide",
-        /// NumPy's `%`: remainder with the sign of the divisor; integer `% 0` gives 0.
-        Rem => "remainder",
-        /// `a ** b`.
-        Pow => "power",
-        /// Smaller of the two; NaN if either is NaN.
-        Minimum => "minimum",
-        /// Larger of the two; NaN if either is NaN.
-        Maximum => "maximum",
-        /// `a == b`.
-        Eq => "equal",
-        /// `a != b`.
-        Ne => "not_equal",
-        /// `a < b`.
-        Lt => "less",
-        /// `a <= b`.
-        Le => "less_equal",
-        /// `a > b`.
-        Gt => "greater",
-        /// `a >= b`.
-        Ge => "greater_equal",
-        /// `a && b`.
-        LogicalAnd => "logical_and",
-        /// `a || b`.
-        LogicalOr => "logical_or",
-        /// `a != b` on bool.
-        LogicalXor => "logical_xor",
-        /// The angle of the point `(b, a)`: `atan2(a, b)` (floats only after normalisation).
-        Arctan2 => "arctan2",
-        /// `sqrt(a² + b²)` without undue overflow (floats only after normalisation).
-        Hypot => "hypot",
-        /// `|a|` with the sign of `b` (floats only after normalisation).
-        Copysign => "copysign",
-        /// C's `fmod`: the remainder with the sign of the dividend; integer `fmod(a, 0)` gives 0.
-        Fmod => "fmod",
-        /// `ln(e^a + e^b)` without undue overflow (floats only after normalisation).
-        Logaddexp => "logaddexp",
-        /// `log2(2^a + 2^b)` without undue overflow (floats only after normalisation).
-        Logaddexp2 => "logaddexp2",
-        /// The Heaviside step of `a`: 0 below 0, 1 above, `b` at 0, NaN for
-        /// NaN (floats only after normalisation).
-        Heaviside => "heaviside",
-        /// The float after `a` in the direction of `b` (`b` when they are
-        /// equal; floats only after normalisation).
-        Nextafter => "nextafter",
-        /// The greatest common divisor of `|a|` and `|b|` (integers only;
-        /// `gcd(0, 0)` is 0, and `|MIN|` wraps as NumPy's does).
-        Gcd => "gcd",
-        /// The least common multiple of `|a|` and `|b|` (integers only; 0
-        /// when either is 0; wraps on overflow as NumPy's does).
-        Lcm => "lcm",
-        /// `a & b` (integers; bool is normalised to `logical_and`).
-        BitwiseAnd => "bitwise_and",
-        /// `a | b` (integers; bool is normalised to `logical_or`).
-        BitwiseOr => "bitwise_or",
-        /// `a ^ b` (integers; bool is normalised to `logical_xor`).
-        BitwiseXor => "bitwise_xor",
-        /// `a << b`; 0 when `b` is negative or at least the bit width (as NumPy).
-        LeftShift => "left_shift",
-        /// `a >> b` (arithmetic for signed types); when `b` is negative or at
-        /// least the bit width, -1 for negative `a` and 0 otherwise (as NumPy).
-        RightShift => "right_shift",
-        /// lazyfuse's counter-based generator: Philox4x32-10 of counter `a`
-        /// (words: its low and high halves, 0, 0) under key `b` (its low and
-        /// high halves); the first two output words as one u64 (u64 only after
-        /// normalisation). What `random_uniform` and `random_normal` compute.
-        Philox => "philox",
-    }
+/// The one table of binary operations, shaped as [`unary_table!`]'s. Each
+/// line gives the operation's variant, its NumPy name, the `Array`/`Expr`
+/// method that applies it (`[]`: none), its [`BinaryClass`], the operator
+/// that prints it (`[]`: printed as a call), and its value on floats `a`
+/// and `b` (f32 and f64; f16 and bf16 compute in f32 and round once;
+/// operations no float reaches — the class says which — give `a`). The
+/// doc comment serves the variant and the method, whose receiver is `a`.
+/// Everything core knows of a binary operation comes from here: the enum,
+/// names, classes, methods, operators and the float semantics
+/// (`semantics.rs`; integer and bool semantics are written there by hand,
+/// in matches that name every operation). Backends add one line per table:
+/// the CUDA prelude's `lf_<name>`, the CPU JIT's lowering, each checked
+/// for every operation by a test.
+///
+/// `binary_table!(callback [args])` expands to `callback! { [args] lines }`
+/// (exported for the facade's methods; not a public API).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! binary_table {
+    ($callback:ident [$($args:tt)*]) => {
+        $callback! { [$($args)*]
+            /// `a + b` (wraps for integers; bool: logical or).
+            Add => "add", [add], Arith, ["+"], |a, b| a + b;
+            /// `a - b` (wraps for integers; an error for bool).
+            Sub => "subtract", [sub], Arith, ["-"], |a, b| a - b;
+            /// `a * b` (wraps for integers; bool: logical and).
+            Mul => "multiply", [mul], Arith, ["*"], |a, b| a * b;
+            /// True division `a / b`, as NumPy's `/`: integer operands give
+            /// f64 (floats only after normalisation).
+            Div => "true_divide", [div], Arith, ["/"], |a, b| a / b;
+            /// NumPy's `//`: floor of the quotient; integer division by zero gives 0.
+            FloorDiv => "floor_divide", [floor_div], Arith, ["//"], |a, b| divmod(a, b).0;
+            /// NumPy's `%`: remainder with the sign of the divisor; integer `% 0` gives 0.
+            Rem => "remainder", [rem], Arith, ["%"], |a, b| divmod(a, b).1;
+            /// `a ** b`.
+            Pow => "power", [pow], Arith, ["**"], |a, b| a.powf(b);
+            /// Smaller of the two; NaN if either is NaN.
+            Minimum => "minimum", [minimum], Extreme, [], |a, b| {
+                if a.is_nan() || a < b {
+                    a
+                } else {
+                    b
+                }
+            };
+            /// Larger of the two; NaN if either is NaN.
+            Maximum => "maximum", [maximum], Extreme, [], |a, b| {
+                if a.is_nan() || a > b {
+                    a
+                } else {
+                    b
+                }
+            };
+            /// `a == b` (bool result).
+            Eq => "equal", [eq], Comparison, ["=="], |a, _b| a;
+            /// `a != b` (bool result).
+            Ne => "not_equal", [ne], Comparison, ["!="], |a, _b| a;
+            /// `a < b` (bool result).
+            Lt => "less", [lt], Comparison, ["<"], |a, _b| a;
+            /// `a <= b` (bool result).
+            Le => "less_equal", [le], Comparison, ["<="], |a, _b| a;
+            /// `a > b` (bool result).
+            Gt => "greater", [gt], Comparison, [">"], |a, _b| a;
+            /// `a >= b` (bool result).
+            Ge => "greater_equal", [ge], Comparison, [">="], |a, _b| a;
+            /// Both true (bool result).
+            LogicalAnd => "logical_and", [logical_and], Logical, [], |a, _b| a;
+            /// Either true (bool result).
+            LogicalOr => "logical_or", [logical_or], Logical, [], |a, _b| a;
+            /// Exactly one true (bool result).
+            LogicalXor => "logical_xor", [logical_xor], Logical, [], |a, _b| a;
+            /// The angle of the point `(b, a)`: `atan2(a, b)`.
+            Arctan2 => "arctan2", [arctan2], Float, [], |a, b| a.atan2(b);
+            /// `sqrt(a² + b²)` without undue overflow.
+            Hypot => "hypot", [hypot], Float, [], |a, b| a.hypot(b);
+            /// `|a|` with the sign of `b`.
+            Copysign => "copysign", [copysign], Float, [], |a, b| a.copysign(b);
+            /// C's `fmod`: the remainder with the sign of the dividend;
+            /// integer `fmod(a, 0)` gives 0.
+            Fmod => "fmod", [fmod], Arith, [], |a, b| a % b;
+            /// `ln(e^a + e^b)` without undue overflow.
+            Logaddexp => "logaddexp", [logaddexp], Float, [], |a, b| {
+                logaddexp(a, b, LN_2, |d| (-d).exp().ln_1p())
+            };
+            /// `log2(2^a + 2^b)` without undue overflow.
+            Logaddexp2 => "logaddexp2", [logaddexp2], Float, [], |a, b| {
+                logaddexp(a, b, 1.0, |d| (-d).exp2().ln_1p() * LOG2_E)
+            };
+            /// The Heaviside step of `a`: 0 below 0, 1 above, `b` at 0, NaN for NaN.
+            Heaviside => "heaviside", [heaviside], Float, [], |a, b| match a {
+                _ if a < 0.0 => 0.0,
+                _ if a > 0.0 => 1.0,
+                _ if a == 0.0 => b,
+                _ => a,
+            };
+            /// The float after `a` in the direction of `b` (`b` when they are equal).
+            Nextafter => "nextafter", [nextafter], Float, [], |a, b| nextafter(a, b);
+            /// The greatest common divisor of `|a|` and `|b|` (`gcd(0, 0)`
+            /// is 0, and `|MIN|` wraps as NumPy's does).
+            Gcd => "gcd", [gcd], Integer, [], |a, _b| a;
+            /// The least common multiple of `|a|` and `|b|` (0 when either
+            /// is 0; wraps on overflow as NumPy's does).
+            Lcm => "lcm", [lcm], Integer, [], |a, _b| a;
+            /// `a & b` (bool is normalised to `logical_and`).
+            BitwiseAnd => "bitwise_and", [bitwise_and], Bitwise, ["&"], |a, _b| a;
+            /// `a | b` (bool is normalised to `logical_or`).
+            BitwiseOr => "bitwise_or", [bitwise_or], Bitwise, ["|"], |a, _b| a;
+            /// `a ^ b` (bool is normalised to `logical_xor`).
+            BitwiseXor => "bitwise_xor", [bitwise_xor], Bitwise, ["^"], |a, _b| a;
+            /// `a << b`; 0 when `b` is negative or at least the bit width (as NumPy).
+            LeftShift => "left_shift", [left_shift], Bitwise, ["<<"], |a, _b| a;
+            /// `a >> b` (arithmetic for signed types); when `b` is negative
+            /// or at least the bit width, -1 for negative `a` and 0
+            /// otherwise (as NumPy).
+            RightShift => "right_shift", [right_shift], Bitwise, [">>"], |a, _b| a;
+            /// lazyfuse's counter-based generator: Philox4x32-10 of counter
+            /// `a` (words: its low and high halves, 0, 0) under key `b` (its
+            /// low and high halves); the first two output words as one u64
+            /// (u64 only after normalisation). What `random_uniform` and
+            /// `random_normal` compute.
+            Philox => "philox", [], Bitwise, [], |a, _b| a;
+        }
+    };
 }
+
+/// What a binary operation takes and gives, after normalisation (both
+/// operands of one dtype).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryClass {
+    /// Integers and floats, keeping the dtype (`Div`: floats only).
+    Arith,
+    /// Any dtype, keeping it (`minimum`, `maximum`).
+    Extreme,
+    /// Any dtype, giving bool.
+    Comparison,
+    /// Bool to bool.
+    Logical,
+    /// Floats only (integers are cast to the smallest float holding them
+    /// first, as NumPy's `arctan2`).
+    Float,
+    /// Integers only, bool excluded (`gcd`, `lcm`: NumPy has no loop for
+    /// floats or for two bools).
+    Integer,
+    /// The bits of integers: bitwise operations, shifts, the generator.
+    Bitwise,
+}
+
+/// `Some(symbol)` of the table's operator column, `None` where it is empty.
+macro_rules! operator_of {
+    () => {
+        None
+    };
+    ($symbol:literal) => {
+        Some($symbol)
+    };
+}
+
+/// `Some(method)` of the table's method column, `None` where it is empty.
+macro_rules! method_of {
+    () => {
+        None
+    };
+    ($method:ident) => {
+        Some(stringify!($method))
+    };
+}
+
+/// Defines [`BinaryOp`] from [`binary_table!`].
+macro_rules! define_binary_op {
+    ([] $($(#[$doc:meta])* $variant:ident => $numpy:literal, [$($method:ident)?], $class:ident, [$($symbol:literal)?], |$a:ident, $b:ident| $value:expr;)*) => {
+        named_ops! {
+            /// Element-wise operations of two operands of the same dtype
+            /// (the table: `binary_table!` in `core/src/ops.rs`). What each
+            /// takes and gives is its [`BinaryClass`].
+            BinaryOp {
+                $($(#[$doc])* $variant => $numpy,)*
+            }
+        }
+
+        impl BinaryOp {
+            /// What the operation takes and gives.
+            pub const fn class(self) -> BinaryClass {
+                match self {
+                    $(BinaryOp::$variant => BinaryClass::$class,)*
+                }
+            }
+
+            /// The name of the `Array`/`Expr` method that applies it
+            /// (`None` for the generator, applied by `random_*`).
+            pub const fn method(self) -> Option<&'static str> {
+                match self {
+                    $(BinaryOp::$variant => method_of!($($method)?),)*
+                }
+            }
+
+            /// The operator spelling used when printing expressions (`+`,
+            /// `//`, ...), or `None` for operations printed as calls.
+            pub const fn symbol(self) -> Option<&'static str> {
+                match self {
+                    $(BinaryOp::$variant => operator_of!($($symbol)?),)*
+                }
+            }
+        }
+    };
+}
+crate::binary_table!(define_binary_op []);
 
 impl BinaryOp {
     /// True for the comparisons, which give bool.
     pub const fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        )
+        matches!(self.class(), BinaryClass::Comparison)
     }
 
     /// True for the logical operations, defined on bool.
     pub const fn is_logical(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
-        )
+        matches!(self.class(), BinaryClass::Logical)
     }
 
     /// True for the operations defined on floats only (integers are cast to
     /// the smallest float that holds them, as NumPy's `arctan2`).
     pub const fn is_float_only(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Arctan2
-                | BinaryOp::Hypot
-                | BinaryOp::Copysign
-                | BinaryOp::Logaddexp
-                | BinaryOp::Logaddexp2
-                | BinaryOp::Heaviside
-                | BinaryOp::Nextafter
-        )
+        matches!(self.class(), BinaryClass::Float)
     }
 
     /// True for the operations defined on integers only, bool excluded
     /// (`gcd`, `lcm`: NumPy has no loop for floats or for two bools).
     pub const fn is_integer_only(self) -> bool {
-        matches!(self, BinaryOp::Gcd | BinaryOp::Lcm)
+        matches!(self.class(), BinaryClass::Integer)
     }
 
     /// True for the operations on the bits of integers: bitwise ones,
     /// shifts, and the Philox generator.
     pub const fn is_bitwise(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::BitwiseAnd
-                | BinaryOp::BitwiseOr
-                | BinaryOp::BitwiseXor
-                | BinaryOp::LeftShift
-                | BinaryOp::RightShift
-                | BinaryOp::Philox
-        )
-    }
-
-    /// The operator spelling used when printing expressions (`+`, `//`, ...),
-    /// or `None` for operations printed as calls.
-    pub const fn symbol(self) -> Option<&'static str> {
-        Some(match self {
-            BinaryOp::Add => "+",
-            BinaryOp::Sub => "-",
-            BinaryOp::Mul => "*",
-            BinaryOp::Div => "/",
-            BinaryOp::FloorDiv => "//",
-            BinaryOp::Rem => "%",
-            BinaryOp::Pow => "**",
-            BinaryOp::Eq => "==",
-            BinaryOp::Ne => "!=",
-            BinaryOp::Lt => "<",
-            BinaryOp::Le => "<=",
-            BinaryOp::Gt => ">",
-            BinaryOp::Ge => ">=",
-            BinaryOp::BitwiseAnd => "&",
-            BinaryOp::BitwiseOr => "|",
-            BinaryOp::BitwiseXor => "^",
-            BinaryOp::LeftShift => "<<",
-            BinaryOp::RightShift => ">>",
-            _ => return None,
-        })
+        matches!(self.class(), BinaryClass::Bitwise)
     }
 }
 
@@ -476,6 +547,33 @@ impl ReduceOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_binary_table_gives_each_operation_one_class_method_and_operator() {
+        let methods: Vec<&str> = BinaryOp::ALL.iter().filter_map(|op| op.method()).collect();
+        let mut unique = methods.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), methods.len(), "a method named twice");
+        // Only the generator has no method.
+        assert_eq!(methods.len() + 1, BinaryOp::ALL.len());
+        assert_eq!(BinaryOp::Philox.method(), None);
+        let symbols: Vec<&str> = BinaryOp::ALL.iter().filter_map(|op| op.symbol()).collect();
+        let mut distinct = symbols.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            symbols.len(),
+            "an operator printed for two operations"
+        );
+        let comparisons = BinaryOp::ALL.iter().filter(|op| op.is_comparison()).count();
+        assert_eq!(comparisons, 6);
+        assert!(BinaryOp::Arctan2.is_float_only() && !BinaryOp::Div.is_float_only());
+        assert!(BinaryOp::Gcd.is_integer_only() && BinaryOp::Philox.is_bitwise());
+        assert_eq!(BinaryOp::FloorDiv.symbol(), Some("//"));
+        assert_eq!(BinaryOp::Minimum.symbol(), None);
+    }
 
     #[test]
     fn every_alias_names_one_operation_and_shadows_none() {

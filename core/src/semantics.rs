@@ -41,7 +41,36 @@ pub fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> bool {
         BinaryOp::Lt => a < b,
         BinaryOp::Le => a <= b,
         BinaryOp::Gt => a > b,
-        _ => a >= b,
+        BinaryOp::Ge => a >= b,
+        // Not comparisons: callers branch on `is_comparison` first.
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Rem
+        | BinaryOp::Pow
+        | BinaryOp::Minimum
+        | BinaryOp::Maximum
+        | BinaryOp::LogicalAnd
+        | BinaryOp::LogicalOr
+        | BinaryOp::LogicalXor
+        | BinaryOp::Arctan2
+        | BinaryOp::Hypot
+        | BinaryOp::Copysign
+        | BinaryOp::Fmod
+        | BinaryOp::Logaddexp
+        | BinaryOp::Logaddexp2
+        | BinaryOp::Heaviside
+        | BinaryOp::Nextafter
+        | BinaryOp::Gcd
+        | BinaryOp::Lcm
+        | BinaryOp::BitwiseAnd
+        | BinaryOp::BitwiseOr
+        | BinaryOp::BitwiseXor
+        | BinaryOp::LeftShift
+        | BinaryOp::RightShift
+        | BinaryOp::Philox => false,
     }
 }
 
@@ -53,7 +82,27 @@ pub fn logical(op: BinaryOp, a: bool, b: bool) -> bool {
         BinaryOp::LogicalOr | BinaryOp::Maximum | BinaryOp::Add | BinaryOp::BitwiseOr => a || b,
         BinaryOp::LogicalXor | BinaryOp::Ne | BinaryOp::BitwiseXor => a != b,
         BinaryOp::Eq => a == b,
-        _ => compare(op, a, b),
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => compare(op, a, b),
+        // Normalisation gives bool none of these (typing rejects the rest):
+        // the first operand.
+        BinaryOp::Sub
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Rem
+        | BinaryOp::Pow
+        | BinaryOp::Arctan2
+        | BinaryOp::Hypot
+        | BinaryOp::Copysign
+        | BinaryOp::Fmod
+        | BinaryOp::Logaddexp
+        | BinaryOp::Logaddexp2
+        | BinaryOp::Heaviside
+        | BinaryOp::Nextafter
+        | BinaryOp::Gcd
+        | BinaryOp::Lcm
+        | BinaryOp::LeftShift
+        | BinaryOp::RightShift
+        | BinaryOp::Philox => a,
     }
 }
 
@@ -99,7 +148,25 @@ macro_rules! int_arithmetic {
                     BinaryOp::Philox => crate::philox::bits(a as u64, b as u64) as $t,
                     BinaryOp::Gcd => gcd_of_magnitudes(magnitude(a), magnitude(b)) as $t,
                     BinaryOp::Lcm => lcm_of_magnitudes(magnitude(a), magnitude(b)) as $t,
-                    _ => a,
+                    // Comparisons and logical operations give bool (their
+                    // own functions compute them); float-only operations
+                    // never reach integers (normalisation casts first).
+                    BinaryOp::Eq
+                    | BinaryOp::Ne
+                    | BinaryOp::Lt
+                    | BinaryOp::Le
+                    | BinaryOp::Gt
+                    | BinaryOp::Ge
+                    | BinaryOp::LogicalAnd
+                    | BinaryOp::LogicalOr
+                    | BinaryOp::LogicalXor
+                    | BinaryOp::Arctan2
+                    | BinaryOp::Hypot
+                    | BinaryOp::Copysign
+                    | BinaryOp::Logaddexp
+                    | BinaryOp::Logaddexp2
+                    | BinaryOp::Heaviside
+                    | BinaryOp::Nextafter => a,
                 }
             }
 
@@ -258,12 +325,25 @@ macro_rules! float_unary_values {
     };
 }
 
+/// The float value column of `binary_table!` as one `match`.
+macro_rules! float_binary_values {
+    ([$op:ident, $left:ident, $right:ident, $t:ty] $($(#[$doc:meta])* $variant:ident => $numpy:literal, [$($method:ident)?], $class:ident, [$($symbol:literal)?], |$a:ident, $b:ident| $value:expr;)*) => {
+        match $op {
+            $(BinaryOp::$variant => {
+                let ($a, $b): ($t, $t) = ($left, $right);
+                $value
+            })*
+        }
+    };
+}
+
 macro_rules! float_arithmetic {
     ($($t:ident in $module:ident),*) => {$(
         mod $module {
             use super::*;
-            // For the table's values (`deg2rad`): π in this type, as NumPy's `NPY_PI`.
-            use core::$t::consts::PI;
+            // For the tables' values (`deg2rad`, `logaddexp`): π in this
+            // type, as NumPy's `NPY_PI`, and the logarithms of 2.
+            use core::$t::consts::{LN_2, LOG2_E, PI};
 
             /// The table's value of `op` (predicates and `logical_not`
             /// never reach a float-valued result: their line is `x`).
@@ -272,49 +352,11 @@ macro_rules! float_arithmetic {
                 crate::unary_table!(float_unary_values [op, x, $t])
             }
 
+            /// The table's value of `op` (operations no float reaches —
+            /// comparisons, logical, integer and bitwise ones — give `a`).
             #[inline]
             pub(super) fn binary(op: BinaryOp, a: $t, b: $t) -> $t {
-                match op {
-                    BinaryOp::Add => a + b,
-                    BinaryOp::Sub => a - b,
-                    BinaryOp::Mul => a * b,
-                    BinaryOp::Div => a / b,
-                    BinaryOp::FloorDiv => divmod(a, b).0,
-                    BinaryOp::Rem => divmod(a, b).1,
-                    BinaryOp::Pow => a.powf(b),
-                    BinaryOp::Arctan2 => a.atan2(b),
-                    BinaryOp::Hypot => a.hypot(b),
-                    BinaryOp::Copysign => a.copysign(b),
-                    BinaryOp::Fmod => a % b,
-                    BinaryOp::Logaddexp => {
-                        logaddexp(a, b, core::$t::consts::LN_2, |d| (-d).exp().ln_1p())
-                    }
-                    BinaryOp::Logaddexp2 => logaddexp(a, b, 1.0, |d| {
-                        (-d).exp2().ln_1p() * core::$t::consts::LOG2_E
-                    }),
-                    BinaryOp::Nextafter => nextafter(a, b),
-                    BinaryOp::Heaviside => match a {
-                        _ if a < 0.0 => 0.0,
-                        _ if a > 0.0 => 1.0,
-                        _ if a == 0.0 => b,
-                        _ => a,
-                    },
-                    BinaryOp::Minimum => {
-                        if a.is_nan() || a < b {
-                            a
-                        } else {
-                            b
-                        }
-                    }
-                    BinaryOp::Maximum => {
-                        if a.is_nan() || a > b {
-                            a
-                        } else {
-                            b
-                        }
-                    }
-                    _ => a,
-                }
+                crate::binary_table!(float_binary_values [op, a, b, $t])
             }
 
             /// NumPy's `npy_logaddexp` (and `2`): the larger operand plus

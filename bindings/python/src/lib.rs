@@ -315,6 +315,21 @@ fn has_unary_operation(name: &str) -> bool {
     lazyfuse::core::UnaryOp::lookup(name).is_some()
 }
 
+/// The names of lazyfuse's binary operations a user applies (NumPy's,
+/// and their aliases): what `Array.binary` accepts, from the core's table
+/// (`binary_table!`), so that the Python package keeps no list of its own.
+#[pyfunction]
+fn binary_operation_names() -> Vec<&'static str> {
+    use lazyfuse::core::{BinaryOp, ALIASES};
+    let public = |op: &BinaryOp| op.method().is_some();
+    let names = BinaryOp::ALL.iter().filter(|op| public(op)).map(|op| op.name());
+    let aliases = ALIASES
+        .iter()
+        .filter(|(_, numpy)| BinaryOp::from_name(numpy).is_some_and(|op| public(&op)))
+        .map(|(alias, _)| *alias);
+    names.chain(aliases).collect()
+}
+
 #[pyfunction]
 fn cuda_source(arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<String> {
     let refs: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
@@ -333,6 +348,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPending>()?;
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
     m.add_function(wrap_pyfunction!(has_unary_operation, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_operation_names, m)?)?;
     m.add_function(wrap_pyfunction!(eval_all, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_class::<kernel::PyKernel>()?;

@@ -19,13 +19,22 @@ macro_rules! unary_methods {
     )*};
 }
 
+/// One method per line of core's table of binary operations that names one.
 macro_rules! binary_methods {
-    ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
-        $(#[$doc])*
-        pub fn $name(&self, y: impl Into<Val>) -> Val {
-            self.binary(BinaryOp::$op, &y.into())
-        }
+    ([] $($(#[$doc:meta])* $variant:ident => $numpy:literal, [$($method:ident)?], $class:ident, [$($symbol:literal)?], |$a:ident, $b:ident| $value:expr;)*) => {$(
+        binary_method! { [$(#[$doc])*] $variant [$($method)?] }
     )*};
+}
+
+/// The method of one line of core's binary table, if it names one.
+macro_rules! binary_method {
+    ([$(#[$doc:meta])*] $variant:ident []) => {};
+    ([$(#[$doc:meta])*] $variant:ident [$method:ident]) => {
+        $(#[$doc])*
+        pub fn $method(&self, y: impl Into<Val>) -> Val {
+            self.binary(BinaryOp::$variant, &y.into())
+        }
+    };
 }
 
 /// A value computed by one thread: an expression and its dtype.
@@ -99,27 +108,14 @@ impl Val {
     pub fn apply_binary(&self, op: BinaryOp, y: impl Into<Val>) -> Val {
         self.binary(op, &y.into())
     }
-    binary_methods! {
-        /// `x ** y`
-        pow => Pow,
-        /// The smaller (NaN if either is NaN).
-        min => Minimum,
-        /// The larger (NaN if either is NaN).
-        max => Maximum,
-        /// NumPy's `//`.
-        floor_div => FloorDiv,
-        /// `x < y`
-        lt => Lt,
-        /// `x <= y`
-        le => Le,
-        /// `x > y`
-        gt => Gt,
-        /// `x >= y`
-        ge => Ge,
-        /// `x == y`
-        eq => Eq,
-        /// `x != y`
-        ne => Ne,
+    lazyfuse_core::binary_table!(binary_methods []);
+    /// The smaller (NaN if either is NaN): [`Val::minimum`].
+    pub fn min(&self, y: impl Into<Val>) -> Val {
+        self.minimum(y)
+    }
+    /// The larger (NaN if either is NaN): [`Val::maximum`].
+    pub fn max(&self, y: impl Into<Val>) -> Val {
+        self.maximum(y)
     }
     /// Both true.
     pub fn and(&self, y: impl Into<Val>) -> Val {

@@ -14,13 +14,9 @@ _UFUNC_NAMES = {
     "radians": "deg2rad",
 }
 
-_BINARY = {
-    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
-    "mod", "power", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal",
-    "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
-    "copysign", "fmod", "logaddexp", "logaddexp2", "heaviside", "nextafter", "gcd", "lcm",
-}
+# lazyfuse's binary operations and their aliases (the core's table).
+_BINARY = frozenset(_native.binary_operation_names())
+
 
 def _positive(x):
     if x.dtype == np.bool_:
