@@ -10,7 +10,7 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 CRATES = ["core/src", "fusion/src", "codegen/device/src", "codegen/cpu/src",
-          "codegen/sim/src", "codegen/cuda/src", "codegen/kernel/src", "src",
+          "codegen/sim/src", "codegen/cuda/src", "codegen/kernel/src", "library/src", "src",
           "bindings/src", "bench/src"]
 
 

@@ -24,23 +24,15 @@
 //! Crates: `lazyfuse-core` (graph, types, reference evaluator),
 //! `lazyfuse-fusion` (passes, fusion, planning, the driver), the runtimes
 //! (`lazyfuse-cpu`, `lazyfuse-sim`, `lazyfuse-cuda`), device code
-//! (`lazyfuse-device`) and user kernels (`lazyfuse-kernel`); this facade
-//! wires them into a [`Context`] (`docs/architecture.md`).
+//! (`lazyfuse-device`), user kernels (`lazyfuse-kernel`) and the operations
+//! built as kernels and host routines (`lazyfuse-library`: sort, take,
+//! matmul, …); this facade wires them into a [`Context`] and re-exports
+//! them (`docs/architecture.md`).
 
-mod assign;
-mod bincount;
 mod context;
 pub mod gufunc;
 mod inspect;
-pub mod kernel;
-mod kernel_cache;
-mod matmul;
-mod search;
-mod sort;
-mod take;
 
-pub use assign::{assign_region, region_kernel, region_kernels, Region};
-pub use bincount::{bincount, bincount_kernel};
 pub use context::{Context, ContextBuilder};
 pub use gufunc::GUfunc;
 pub use inspect::cuda_source;
@@ -51,14 +43,13 @@ pub use lazyfuse_core::{
 };
 pub use lazyfuse_cpu::JitMode;
 pub use lazyfuse_fusion::is_pipeline_stream;
-pub use lazyfuse_sim::SimTiming;
-pub use matmul::{matmul, matmul_kernel};
-pub use search::{searchsorted, searchsorted_kernel, Side};
-pub use sort::{
-    argsort, argsort_kernel, argsort_stage_kernel, partition, partition_kernel, sort, sort_kernel,
-    sort_stage_kernel, STAGED_FROM,
+pub use lazyfuse_library::{
+    argsort, argsort_kernel, argsort_stage_kernel, assign_region, bincount, bincount_kernel,
+    kernel, matmul, matmul_kernel, partition, partition_kernel, region_kernel, region_kernels,
+    scatter, scatter_kernels, searchsorted, searchsorted_kernel, sort, sort_kernel,
+    sort_stage_kernel, take, take_kernels, IndexMode, Region, Side, STAGED_FROM,
 };
-pub use take::{scatter, scatter_kernels, take, take_kernels, IndexMode};
+pub use lazyfuse_sim::SimTiming;
 
 /// Lower-level pieces for backend and pass authors: the graph, engines, ops.
 pub mod core {
