@@ -10,6 +10,7 @@
 //! - [`bincount`](bincount()) (`bincount/`)
 //! - [`assign_region`] (`assign/`)
 //!
+//! Each is also a method of `Array` through [`ArrayLibrary`] (`a.sort(1)`).
 //! The `lazyfuse` facade re-exports all of it (`lazyfuse::sort`,
 //! `lazyfuse::kernel::Kernel`, …); this crate sits between the kernel
 //! builder (`lazyfuse-kernel`) and the facade, which only wires a
@@ -20,6 +21,7 @@ mod bincount;
 pub mod kernel;
 mod kernel_cache;
 mod matmul;
+mod methods;
 mod search;
 mod sort;
 mod take;
@@ -27,6 +29,7 @@ mod take;
 pub use assign::{assign_region, region_kernel, region_kernels, Region};
 pub use bincount::{bincount, bincount_kernel};
 pub use matmul::{matmul, matmul_kernel};
+pub use methods::ArrayLibrary;
 pub use search::{searchsorted, searchsorted_kernel, Side};
 pub use sort::{
     argsort, argsort_kernel, argsort_stage_kernel, partition, partition_kernel, sort, sort_kernel,
