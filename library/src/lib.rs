@@ -22,6 +22,7 @@ pub mod kernel;
 mod kernel_cache;
 mod matmul;
 mod methods;
+mod routine;
 mod search;
 mod sort;
 mod take;

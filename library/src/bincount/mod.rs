@@ -23,6 +23,7 @@ use lazyfuse_core::{Array, DType, Error, HostBuffer, KernelLaunch, Result, Slice
 
 use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, Val, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::routine::Args;
 
 /// Threads per block; each thread takes elements a grid apart.
 const BLOCK: u32 = 256;
@@ -137,23 +138,20 @@ impl HostRoutine for CpuBincount {
         outputs: &mut [SliceMut<'_>],
         workers: Workers<'_>,
     ) -> Result<()> {
-        let wrong = || Error::internal("bincount", "a launch without its arrays");
-        let values: &[i64] = arrays
-            .first()
-            .and_then(|v| v.as_slice())
-            .ok_or_else(wrong)?;
-        match outputs.first_mut() {
-            Some(SliceMut::F64(bins)) => {
+        let args = Args::new("bincount", arrays);
+        let values = args.values::<i64>(0)?;
+        match args.output(outputs, 0)? {
+            SliceMut::F64(bins) => {
                 // In element order: the same sums on any number of threads.
-                let weights: &[f64] = arrays.get(1).and_then(|w| w.as_slice()).ok_or_else(wrong)?;
+                let weights = args.values::<f64>(1)?;
                 for (&v, &w) in values.iter().zip(weights) {
                     if let Some(bin) = usize::try_from(v).ok().and_then(|v| bins.get_mut(v)) {
                         *bin += w;
                     }
                 }
             }
-            Some(SliceMut::I64(bins)) => count(values, bins, workers),
-            _ => return Err(wrong()),
+            SliceMut::I64(bins) => count(values, bins, workers),
+            _ => return Err(args.error("bins that are neither i64 nor f64")),
         }
         Ok(())
     }

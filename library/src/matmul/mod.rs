@@ -30,6 +30,7 @@ use lazyfuse_core::{
 
 use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::routine::Args;
 
 /// The side of a tile of the result (threads per block along x and y).
 const TILE: usize = 16;
@@ -324,13 +325,10 @@ impl HostRoutine for CpuProduct {
         outputs: &mut [SliceMut<'_>],
         workers: Workers<'_>,
     ) -> Result<()> {
-        let missing = || Error::internal("matmul", "a launch without its arguments");
-        let (Some(a), Some(b), Some(c), [a_shape, _, c_shape]) = (
-            arrays.first(),
-            arrays.get(1),
-            outputs.first_mut(),
-            launch.shapes.as_slice(),
-        ) else {
+        let args = Args::new("matmul", arrays);
+        let (a, b, c) = (args.array(0)?, args.array(1)?, args.output(outputs, 0)?);
+        let missing = || args.error("a launch without its shapes");
+        let [a_shape, _, c_shape] = launch.shapes.as_slice() else {
             return Err(missing());
         };
         // Batched: (batches, m, n) and the operands' batch steps (1 or 0).

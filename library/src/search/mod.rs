@@ -24,6 +24,7 @@ use lazyfuse_core::{
 
 use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, Val, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::routine::Args;
 
 /// Threads per block.
 const BLOCK: u32 = 256;
@@ -157,12 +158,12 @@ impl HostRoutine for CpuSearch {
         outputs: &mut [SliceMut<'_>],
         workers: Workers<'_>,
     ) -> Result<()> {
-        let wrong = || Error::internal("searchsorted", "a launch without its arrays");
-        let (Some(sorted), Some(values), Some(SliceMut::I64(positions))) =
-            (arrays.first(), arrays.get(1), outputs.first_mut())
-        else {
-            return Err(wrong());
+        let args = Args::new("searchsorted", arrays);
+        let (sorted, values) = (args.array(0)?, args.array(1)?);
+        let SliceMut::I64(positions) = args.output(outputs, 0)? else {
+            return Err(args.error("positions that are not i64"));
         };
+        let wrong = || args.error("values of another dtype than the sorted array");
         let side = self.side;
         with_buffer!(sorted, sorted => {
             let values: &[_] = values.as_slice().ok_or_else(wrong)?;

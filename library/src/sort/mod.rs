@@ -33,6 +33,7 @@ use lazyfuse_core::{
 
 use crate::kernel::{ArrayParam, Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::routine::Args;
 
 mod partition;
 mod stages;
@@ -309,14 +310,12 @@ impl HostRoutine for CpuSort {
     fn run(
         &self,
         launch: &KernelLaunch,
-        _arrays: &[&HostBuffer],
+        arrays: &[&HostBuffer],
         outputs: &mut [SliceMut<'_>],
         workers: Workers<'_>,
     ) -> Result<()> {
         let n = row_length(launch, "sort")?;
-        let Some(data) = outputs.first_mut() else {
-            return Err(Error::internal("sort", "a launch without its array"));
-        };
+        let data = Args::new("sort", arrays).output(outputs, 0)?;
         match data {
             SliceMut::F32(values) => on_workers(values, n, workers, |_, row| sort_floats(row)),
             SliceMut::F64(values) => on_workers(values, n, workers, |_, row| sort_floats(row)),
@@ -348,12 +347,10 @@ impl HostRoutine for CpuArgsort {
         workers: Workers<'_>,
     ) -> Result<()> {
         let n = row_length(launch, "argsort")?;
-        let missing = || Error::internal("argsort", "a launch without its arrays");
-        let (Some(data), Some(order)) = (arrays.first(), outputs.first_mut()) else {
-            return Err(missing());
-        };
-        let SliceMut::I64(order) = order else {
-            return Err(Error::internal("argsort", "positions that are not i64"));
+        let args = Args::new("argsort", arrays);
+        let data = args.array(0)?;
+        let SliceMut::I64(order) = args.output(outputs, 0)? else {
+            return Err(args.error("positions that are not i64"));
         };
         macro_rules! by_key {
             ($values:expr, $key:expr) => {

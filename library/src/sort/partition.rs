@@ -26,6 +26,7 @@ use lazyfuse_core::{
 use super::{bitonic_rows, nan_last, on_workers, order_values, row_length, stages, Rows};
 use crate::kernel::{HostRoutine, Kernel, KernelArg, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::routine::Args;
 
 /// `array` partitioned along `axis` at the positions `kth` (negative ones
 /// count from the end; NumPy's `np.partition(array, kth, axis)`): the
@@ -103,12 +104,9 @@ impl HostRoutine for CpuPartition {
         workers: Workers<'_>,
     ) -> Result<()> {
         let n = row_length(launch, "partition")?;
-        let missing = || Error::internal("partition", "a launch without its arrays");
-        let kth: &[i64] = arrays
-            .get(1)
-            .and_then(|b| b.as_slice())
-            .ok_or_else(missing)?;
-        let data = outputs.first_mut().ok_or_else(missing)?;
+        let args = Args::new("partition", arrays);
+        let kth = args.values::<i64>(1)?;
+        let data = args.output(outputs, 0)?;
         with_slice_mut!(data, values => {
             on_workers(values, n, workers, |_, row| {
                 let mut start = 0;

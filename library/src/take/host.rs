@@ -11,6 +11,7 @@ use lazyfuse_core::{
 
 use super::variant::{Direction, Variant};
 use crate::kernel::{HostRoutine, Workers};
+use crate::routine::Args;
 
 /// The CPU's routine for the index kernel of one [`Variant`].
 #[derive(Debug)]
@@ -70,14 +71,9 @@ impl HostRoutine for CpuIndexCopy {
         workers: Workers<'_>,
     ) -> Result<()> {
         let extents = Extents::of(launch)?;
-        let (Some(read), Some(indices), Some(written)) =
-            (arrays.get(1), arrays.get(2), outputs.first_mut())
-        else {
-            return Err(internal("a launch without its arrays"));
-        };
-        let indices: &[i64] = indices
-            .as_slice()
-            .ok_or_else(|| internal("indices that are not i64"))?;
+        let args = Args::new("take", arrays);
+        let (read, indices) = (args.array(1)?, args.values::<i64>(2)?);
+        let written = args.output(outputs, 0)?;
         with_slice_mut!(written, written => {
             let read = read.as_slice().ok_or_else(|| internal("arrays of two dtypes"))?;
             self.copy(written, read, indices, extents, workers)
