@@ -118,8 +118,43 @@ macro_rules! int_arithmetic {
                     UnaryOp::Square => x.wrapping_mul(x),
                     UnaryOp::Reciprocal => if x == 0 { 0 } else { (1 as $t).wrapping_div(x) },
                     UnaryOp::Invert => !x,
-                    // Rounding is the identity; other float-only ops never reach integers.
-                    _ => x,
+                    // Rounding is the identity on integers.
+                    UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round => x,
+                    // Float-only operations never reach integers (normalisation
+                    // casts first); the predicates and `logical_not` give bool
+                    // (`predicate`, and a comparison with 0).
+                    UnaryOp::Sqrt
+                    | UnaryOp::Exp
+                    | UnaryOp::Exp2
+                    | UnaryOp::Expm1
+                    | UnaryOp::Log
+                    | UnaryOp::Log2
+                    | UnaryOp::Log10
+                    | UnaryOp::Log1p
+                    | UnaryOp::Sin
+                    | UnaryOp::Cos
+                    | UnaryOp::Tan
+                    | UnaryOp::Asin
+                    | UnaryOp::Acos
+                    | UnaryOp::Atan
+                    | UnaryOp::Sinh
+                    | UnaryOp::Cosh
+                    | UnaryOp::Tanh
+                    | UnaryOp::Asinh
+                    | UnaryOp::Acosh
+                    | UnaryOp::Atanh
+                    | UnaryOp::Rint
+                    | UnaryOp::Cbrt
+                    | UnaryOp::Erf
+                    | UnaryOp::Erfc
+                    | UnaryOp::Gamma
+                    | UnaryOp::Lgamma
+                    | UnaryOp::Deg2rad
+                    | UnaryOp::Rad2deg
+                    | UnaryOp::LogicalNot
+                    | UnaryOp::IsNan
+                    | UnaryOp::IsInf
+                    | UnaryOp::IsFinite => x,
                 }
             }
 
@@ -429,7 +464,47 @@ macro_rules! float_arithmetic {
                 match op {
                     UnaryOp::IsNan => x.is_nan(),
                     UnaryOp::IsInf => x.is_infinite(),
-                    _ => x.is_finite(),
+                    UnaryOp::IsFinite => x.is_finite(),
+                    // Not predicates: no caller asks (`is_predicate` first).
+                    UnaryOp::Neg
+                    | UnaryOp::Abs
+                    | UnaryOp::Sign
+                    | UnaryOp::Square
+                    | UnaryOp::Sqrt
+                    | UnaryOp::Exp
+                    | UnaryOp::Exp2
+                    | UnaryOp::Expm1
+                    | UnaryOp::Log
+                    | UnaryOp::Log2
+                    | UnaryOp::Log10
+                    | UnaryOp::Log1p
+                    | UnaryOp::Sin
+                    | UnaryOp::Cos
+                    | UnaryOp::Tan
+                    | UnaryOp::Asin
+                    | UnaryOp::Acos
+                    | UnaryOp::Atan
+                    | UnaryOp::Sinh
+                    | UnaryOp::Cosh
+                    | UnaryOp::Tanh
+                    | UnaryOp::Asinh
+                    | UnaryOp::Acosh
+                    | UnaryOp::Atanh
+                    | UnaryOp::Floor
+                    | UnaryOp::Ceil
+                    | UnaryOp::Trunc
+                    | UnaryOp::Round
+                    | UnaryOp::Rint
+                    | UnaryOp::Cbrt
+                    | UnaryOp::Erf
+                    | UnaryOp::Erfc
+                    | UnaryOp::Gamma
+                    | UnaryOp::Lgamma
+                    | UnaryOp::Reciprocal
+                    | UnaryOp::Deg2rad
+                    | UnaryOp::Rad2deg
+                    | UnaryOp::Invert
+                    | UnaryOp::LogicalNot => false,
                 }
             }
         }
