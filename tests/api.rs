@@ -705,3 +705,25 @@ fn assign_region_casts_rebinds_and_refuses_bad_regions() -> Result<()> {
     .is_err());
     Ok(())
 }
+
+/// `host_value` hands out the computed value itself (shared, not copied),
+/// and nothing before it is computed; a kernel never writes it in place
+/// while it is shared.
+#[test]
+fn host_value_is_the_kept_value_shared() -> Result<()> {
+    let cx = Context::cpu();
+    let a = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+    let y = &a * 2.0;
+    assert!(y.host_value().is_none(), "not computed yet");
+    y.eval()?;
+    let kept = y.host_value().expect("computed on the host");
+    assert_eq!(kept.as_slice::<f32>(), Some(&[2.0f32, 4.0, 6.0][..]));
+    let again = y.host_value().expect("still kept");
+    assert!(std::sync::Arc::ptr_eq(&kept, &again));
+    // Work reading it (which could write a dying input in place) leaves it.
+    let z = (&y + 1.0).exp();
+    z.eval()?;
+    drop(y);
+    assert_eq!(kept.as_slice::<f32>(), Some(&[2.0f32, 4.0, 6.0][..]));
+    Ok(())
+}

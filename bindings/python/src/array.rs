@@ -384,6 +384,12 @@ impl PyArr {
         convert::to_numpy(py, &self.inner)
     }
 
+    /// The array's value for NumPy: a read-only view of a computed value's
+    /// memory (no copy), else computed into a new NumPy array.
+    fn numpy_view(&self, py: Python<'_>) -> PyResult<PyObject> {
+        convert::to_numpy_view(py, &self.inner)
+    }
+
     /// A copy of `value` (a NumPy array) in this array's context.
     fn like(&self, value: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         convert::from_numpy(self.inner.session(), value).map(PyArr::new)

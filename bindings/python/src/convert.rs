@@ -1,6 +1,9 @@
-//! Arrays from and to NumPy: elements are copied (row-major) in either
-//! direction; every NumPy dtype lazyfuse has converts, `bfloat16` (which
+//! Arrays from and to NumPy: elements are copied (row-major) into
+//! lazyfuse; out of it, a computed value is shared read-only
+//! ([`to_numpy_view`]) and the rest computed into new NumPy memory; every NumPy dtype lazyfuse has converts, `bfloat16` (which
 //! NumPy lacks) comes back as `float32`.
+
+use std::sync::Arc;
 
 use half::{bf16, f16};
 use lazyfuse::{Array, DType, Session};
@@ -33,11 +36,20 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
         ($($t:ty),*) => {$(
             if let Ok(view) = array.extract::<PyReadonlyArrayDyn<'_, $t>>() {
                 let shape = view.shape().to_vec();
-                let data: Vec<$t> = match view.as_slice() {
-                    Ok(dense) => dense.to_vec(),
-                    Err(_) => view.as_array().iter().copied().collect(),
-                };
-                return cx.from_vec(data, &shape).map_err(to_py);
+                let dtype = <$t as lazyfuse::Element>::DTYPE;
+                // Into memory on huge pages when large (NumPy's own rule):
+                // a fresh 40 MB buffer on 4 KiB pages spent more time in
+                // page faults than in the copy.
+                let mut buffer = lazyfuse::codegen::cpu::pages::zeroed(dtype, view.len())
+                    .map_err(to_py)?;
+                let into = <$t as lazyfuse::Element>::slice_of_mut(&mut buffer).ok_or_else(|| {
+                    errors::raise("InternalError", "asarray: a buffer of another dtype".into())
+                })?;
+                match view.as_slice() {
+                    Ok(dense) => into.copy_from_slice(dense),
+                    Err(_) => into.iter_mut().zip(view.as_array().iter()).for_each(|(i, v)| *i = *v),
+                }
+                return cx.from_buffer(buffer, &shape).map_err(to_py);
             }
         )*};
     }
@@ -117,6 +129,72 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
             let flat = PyArray1::from_vec(py, data);
             Ok(flat.reshape(shape)?.into_any().unbind())
         }
+    }
+}
+
+/// Keeps a computed value's host memory alive while NumPy arrays view it
+/// (their base object).
+#[pyclass(frozen)]
+pub(crate) struct HostValue(#[allow(dead_code)] Arc<lazyfuse::HostBuffer>);
+
+/// The array's value as NumPy sees it (`np.asarray`): computed (and kept)
+/// if it was not, then, when it is in host memory, a read-only NumPy array
+/// over that memory — no copy, as JAX's on the CPU; lazyfuse never writes
+/// a value another holder shares — else (a device's value, bfloat16, which
+/// NumPy lacks) a new NumPy array ([`to_numpy`]).
+pub(crate) fn to_numpy_view(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
+    // Computed once and kept: a second `np.asarray` of the array is free.
+    if !array.is_materialized() {
+        py.allow_threads(|| array.eval()).map_err(to_py)?;
+    }
+    let Some(buffer) = array.host_value() else {
+        return to_numpy(py, array);
+    };
+    let shape = array.shape().to_vec();
+    macro_rules! view {
+        ($t:ty) => {{
+            let data: &[$t] = buffer.as_slice().ok_or_else(|| {
+                errors::raise("InternalError", "numpy: a value of another dtype".into())
+            })?;
+            // SAFETY: `data` holds the `shape`'s elements in row-major
+            // order (`host_value` checked its length), is aligned for `$t`
+            // and lives in `buffer`, which the view's base object below
+            // keeps alive and nothing writes while it is shared.
+            let elements = unsafe {
+                numpy::ndarray::ArrayView::from_shape_ptr(
+                    numpy::ndarray::IxDyn(&shape),
+                    data.as_ptr(),
+                )
+            };
+            let owner = Bound::new(py, HostValue(Arc::clone(&buffer)))?;
+            // SAFETY: `owner` becomes the array's base, so `buffer` (never
+            // reallocated: it is shared and immutable) outlives the array.
+            let view = unsafe { PyArray::borrow_from_array(&elements, owner.into_any()) };
+            // Read-only; without OWNDATA, Python cannot make it writeable
+            // again. (The flag is cleared directly: `make_nonwriteable`
+            // would go through rust-numpy's borrow registry, a microsecond.)
+            // SAFETY: `view` is a valid array just created, not yet seen
+            // by Python or borrowed; clearing WRITEABLE only forbids writes.
+            unsafe {
+                (*view.as_array_ptr()).flags &= !numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
+            }
+            Ok(view.into_any().unbind())
+        }};
+    }
+    match array.dtype() {
+        DType::F16 => view!(f16),
+        DType::F32 => view!(f32),
+        DType::F64 => view!(f64),
+        DType::I8 => view!(i8),
+        DType::I16 => view!(i16),
+        DType::I32 => view!(i32),
+        DType::I64 => view!(i64),
+        DType::U8 => view!(u8),
+        DType::U16 => view!(u16),
+        DType::U32 => view!(u32),
+        DType::U64 => view!(u64),
+        DType::Bool => view!(bool),
+        DType::BF16 => to_numpy(py, array),
     }
 }
 

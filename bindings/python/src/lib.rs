@@ -322,7 +322,10 @@ fn has_unary_operation(name: &str) -> bool {
 fn binary_operation_names() -> Vec<&'static str> {
     use lazyfuse::core::{BinaryOp, ALIASES};
     let public = |op: &BinaryOp| op.method().is_some();
-    let names = BinaryOp::ALL.iter().filter(|op| public(op)).map(|op| op.name());
+    let names = BinaryOp::ALL
+        .iter()
+        .filter(|op| public(op))
+        .map(|op| op.name());
     let aliases = ALIASES
         .iter()
         .filter(|(_, numpy)| BinaryOp::from_name(numpy).is_some_and(|op| public(&op)))

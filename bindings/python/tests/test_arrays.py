@@ -305,3 +305,46 @@ def test_a_demand_larger_than_the_device_runs_in_chunks():
         np.testing.assert_allclose(float(total), float(np.sum((a * a + b * b).astype(np.float64))), rtol=1e-5)
     with pytest.raises(TypeError):
         lf.Context("sim", 8 << 20)  # keywords only
+
+
+def test_numpy_gets_a_computed_value_without_a_copy_and_cannot_change_it():
+    with lf.use("cpu"):
+        _a_computed_value_is_shared_read_only()
+
+
+def _a_computed_value_is_shared_read_only():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = lf.asarray(x)
+    # Into lazyfuse: a copy, so NumPy's later writes never reach the value.
+    x[0, 0] = 100.0
+    y = a * 2
+    first = np.asarray(y)  # computed once, kept
+    np.testing.assert_array_equal(first, np.arange(6).reshape(2, 3) * 2)
+    # Out of lazyfuse: the kept value itself, read-only (as JAX's).
+    second = np.asarray(y)
+    assert np.shares_memory(first, second)
+    assert not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        first.setflags(write=True)
+    # A view handed out never sees a later write to the array.
+    y[0, 0] = -1.0
+    y += 1
+    assert first[0, 0] == 0.0 and first[1, 2] == 10.0
+    np.testing.assert_array_equal(np.asarray(y)[0], [0.0, 3.0, 5.0])
+    # `copy=True` (and `np.array`) give new, writeable memory.
+    fresh = np.array(a * 3)
+    assert fresh.flags.writeable and not np.shares_memory(fresh, np.asarray(a))
+    # The memory outlives the lazyfuse array.
+    kept = np.asarray(lf.asarray(np.ones(1000, dtype=np.float64)) * 5)
+    del a, y
+    import gc
+    gc.collect()
+    assert kept.sum() == 5000.0
+    # bool, float16 and 0-d values too.
+    for v in (np.array([True, False]), np.array([1.5, 2.5], np.float16), np.float64(4.0)):
+        w = lf.asarray(np.asarray(v))
+        got = np.asarray(w)
+        assert got.dtype == np.asarray(v).dtype and got.shape == np.shape(v)
+        np.testing.assert_array_equal(got, v)

@@ -322,6 +322,20 @@ impl Array {
         self.with_node(|n| n.is_materialized())
     }
 
+    /// The value's host copy, when it has been computed (or was given) and
+    /// is held in host memory: its elements in row-major order, shared, not
+    /// copied. Nothing writes a buffer another holder shares (a kernel
+    /// writes a dying input in place only when nothing else holds it), so
+    /// a holder may hand the memory out read-only (Python's `np.asarray`).
+    /// Runs nothing.
+    pub fn host_value(&self) -> Option<Arc<crate::element::HostBuffer>> {
+        self.with_node(|n| {
+            let host = n.is_materialized().then(|| n.residency().host).flatten()?;
+            let dense = host.len() == n.shape.iter().product::<usize>() && host.dtype() == n.dtype;
+            dense.then_some(host)
+        })
+    }
+
     /// A readable account of the expression: its graph and how the backend
     /// would run it. Runs nothing.
     pub fn explain(&self) -> String {

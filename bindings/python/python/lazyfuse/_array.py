@@ -459,7 +459,10 @@ class Array(NdarrayMethods):
         return self._a.explain()
 
     def __array__(self, dtype=None, copy=None):
-        value = self._a.numpy()
+        # A computed value is handed out read-only, without a copy (as JAX
+        # does); one not computed yet is computed into new NumPy memory.
+        # ``copy=True`` always gives new, writeable memory.
+        value = self._a.numpy() if copy else self._a.numpy_view()
         return value if dtype is None else value.astype(dtype, copy=False)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
