@@ -36,7 +36,8 @@ def _dtype_name(node, env):
 
 class Calls:
     """The call half of the translator. Expects ``expr``, ``fail``, ``env``,
-    ``arrays``, ``written`` and ``inline_call``."""
+    ``arrays``, ``written``, ``inlines`` (whether a called value is a device
+    function) and ``inline_call``."""
 
     def call(self, e):
         if e.keywords and not (isinstance(e.func, ast.Attribute) and e.func.attr == "array"):
@@ -100,9 +101,8 @@ class Calls:
         if path in ("float", "int", "bool") and len(args) == 1:
             dtype = {"float": "float64", "int": "int64", "bool": "bool"}[path]
             return ("cast", dtype, self.expr(args[0]))
-        from ._jit import DeviceFunction
         target = self.env.get(path) if isinstance(func, ast.Name) else None
-        if isinstance(target, DeviceFunction):
+        if self.inlines(target):
             return self.inline_call(target, e)
         dtype = self.cast_dtype(func)
         if dtype is not None and len(args) == 1:

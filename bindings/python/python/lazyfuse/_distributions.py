@@ -33,7 +33,7 @@ import operator
 
 import numpy as np
 
-from .errors import ArgumentError
+from .errors import ArgumentError, DTypeError
 
 #: Candidates per gamma value of an array shape (see the module's
 #: documentation); a number shape takes fewer when it can (`_gamma_tries`).
@@ -44,6 +44,59 @@ GAMMA_ALL_REJECTED = 1e-15
 NEGLIGIBLE = 1e-30
 #: The longest table of a discrete distribution; longer ones go to NumPy.
 MAX_TABLE = 1 << 21
+
+
+# Shapes, dtypes and ``out=`` of draws, shared with ``lazyfuse.random``
+# (which builds on this module, not the other way).
+
+
+def _shape(size):
+    if size is None:
+        return []
+    dims = [size] if isinstance(size, (int, np.integer)) else list(size)
+    dims = [operator.index(d) for d in dims]
+    if any(d < 0 for d in dims):
+        raise ArgumentError(f"random: negative dimensions are not allowed (size {tuple(dims)})")
+    return dims
+
+
+def _float_dtype(dtype, what):
+    name = np.dtype(dtype).name
+    if name not in ("float32", "float64"):
+        raise DTypeError(f"{what}: unsupported dtype {name} (expected float32 or float64, as "
+                         "NumPy's generators)")
+    return name
+
+
+def _lazy(value):
+    """A lazy array, or a number as it is (weak in arithmetic)."""
+    from . import Array, asarray
+    if isinstance(value, (Array, bool, int, float)):
+        return value
+    return asarray(value)
+
+
+def _broadcast(size, *parameters):
+    """The shape of the draw: ``size``, or the parameters' broadcast one."""
+    if size is not None:
+        return _shape(size)
+    return list(np.broadcast_shapes(*(np.shape(p) for p in parameters)))
+
+
+def _out_shape(size, out):
+    if out is None:
+        return _shape(size)
+    if size is not None and tuple(_shape(size)) != tuple(out.shape):
+        raise ArgumentError(f"random: size {size} and out of shape {out.shape} differ")
+    return list(out.shape)
+
+
+def _written(result, out):
+    """``result``, or ``out`` holding it."""
+    if out is None:
+        return result
+    from ._array import _store
+    return _store(result, out, "random", "unsafe")
 
 
 def _check(what, message, bad, *values):
@@ -95,7 +148,6 @@ class Distributions:
     def standard_exponential(self, size=None, dtype=np.float64, method="zig", out=None):
         """Exponential values of mean 1 (``method`` is accepted and ignored:
         both of NumPy's draw the same distribution)."""
-        from .random import _float_dtype, _out_shape, _written
         name = _float_dtype(dtype, "standard_exponential")
         values = self._exponential(_out_shape(size, out))
         return _written(values.astype(name) if name != "float64" else values, out)
@@ -153,7 +205,6 @@ class Distributions:
 
     def standard_cauchy(self, size=None):
         """Cauchy values: the ratio of two normal values."""
-        from .random import _shape
         shape = _shape(size)
         return self.standard_normal(shape) / self.standard_normal(shape)
 
@@ -217,7 +268,6 @@ class Distributions:
         else:
             raise ArgumentError(f"multivariate_normal: method {method!r} (expected 'svd', "
                                 "'eigh' or 'cholesky')")
-        from .random import _shape
         shape = _shape(size) + [mean.size]
         z = self.standard_normal(shape)
         return z @ self._computed(factor) + self._computed(mean)
@@ -252,7 +302,6 @@ class Distributions:
     def standard_gamma(self, shape, size=None, dtype=np.float64, out=None):
         """Gamma values of scale 1 (see the module's documentation for the
         method): ``shape`` a number or an array."""
-        from .random import _float_dtype, _written
         name = _float_dtype(dtype, "standard_gamma")
         _check("standard_gamma", "shape < 0", lambda v: v < 0, shape)
         dims = list(out.shape) if out is not None else self._shape_of(size, shape)
@@ -331,7 +380,6 @@ class Distributions:
 
     def dirichlet(self, alpha, size=None):
         """Dirichlet vectors: gamma values of shapes ``alpha``, normalised."""
-        from .random import _shape
         alpha = np.asarray(alpha, dtype=float)
         if alpha.ndim != 1:
             raise ArgumentError(f"dirichlet: alpha of shape {alpha.shape} (expected 1-d)")
@@ -358,7 +406,6 @@ class Distributions:
         """Values ``low + i`` with probabilities ``exp(log_pmf[i])``
         (normalised): each uniform's place among the running sums."""
         from . import searchsorted
-        from .random import _shape
         pmf = np.exp(log_pmf - log_pmf.max())
         pmf[pmf < NEGLIGIBLE * pmf.sum()] = 0.0
         running = np.cumsum(pmf)
@@ -495,12 +542,10 @@ class Distributions:
     # --- helpers -----------------------------------------------------------
 
     def _shape_of(self, size, *parameters):
-        from .random import _broadcast
         return _broadcast(size, *parameters)
 
     @staticmethod
     def _lazy(value):
-        from .random import _lazy
         return _lazy(value)
 
 

@@ -425,6 +425,10 @@ class Translator(ControlFlow, Calls):
             return ("const", getattr(math, chain[1]))
         self.fail(e, "this attribute")
 
+    def inlines(self, target):
+        """Whether a call of ``target`` is inlined: a device function."""
+        return isinstance(target, DeviceFunction)
+
     def inline_call(self, target, call):
         """A device function's call, inlined: ``("let", statements, value)``.
         Its locals and parameters are renamed for this call site, except a

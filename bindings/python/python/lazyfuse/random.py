@@ -24,7 +24,8 @@ import os
 
 import numpy as np
 
-from ._distributions import LEGACY, Distributions
+from ._distributions import (LEGACY, Distributions, _broadcast, _float_dtype, _lazy,
+                             _out_shape, _shape, _written)
 from .errors import ArgumentError, DTypeError
 
 _MASK = (1 << 64) - 1
@@ -37,39 +38,6 @@ def _mix(z):
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
     return z ^ (z >> 31)
-
-
-def _shape(size):
-    if size is None:
-        return []
-    dims = [size] if isinstance(size, (int, np.integer)) else list(size)
-    dims = [operator.index(d) for d in dims]
-    if any(d < 0 for d in dims):
-        raise ArgumentError(f"random: negative dimensions are not allowed (size {tuple(dims)})")
-    return dims
-
-
-def _float_dtype(dtype, what):
-    name = np.dtype(dtype).name
-    if name not in ("float32", "float64"):
-        raise DTypeError(f"{what}: unsupported dtype {name} (expected float32 or float64, as "
-                         "NumPy's generators)")
-    return name
-
-
-def _lazy(value):
-    """A lazy array, or a number as it is (weak in arithmetic)."""
-    from . import Array, asarray
-    if isinstance(value, (Array, bool, int, float)):
-        return value
-    return asarray(value)
-
-
-def _broadcast(size, *parameters):
-    """The shape of the draw: ``size``, or the parameters' broadcast one."""
-    if size is not None:
-        return _shape(size)
-    return list(np.broadcast_shapes(*(np.shape(p) for p in parameters)))
 
 
 class Generator(Distributions):
@@ -235,22 +203,6 @@ class Generator(Distributions):
     def _order(self, n):
         """A random permutation of ``range(n)``: an argsort of uniforms."""
         return np.argsort(self._uniform([n]), kind="stable")
-
-
-def _out_shape(size, out):
-    if out is None:
-        return _shape(size)
-    if size is not None and tuple(_shape(size)) != tuple(out.shape):
-        raise ArgumentError(f"random: size {size} and out of shape {out.shape} differ")
-    return list(out.shape)
-
-
-def _written(result, out):
-    """``result``, or ``out`` holding it."""
-    if out is None:
-        return result
-    from ._array import _store
-    return _store(result, out, "random", "unsafe")
 
 
 def _non_negative(what, name, value):
