@@ -340,3 +340,13 @@ def test_arange_of_an_integer_dtype_with_a_fractional_step_is_numpys():
             if dtype is np.uint8 and args[0] < 0:
                 continue
             check(lf.arange(*args, dtype=dtype), np.arange(*args, dtype=dtype), exact=True)
+
+
+def test_namespace_functions_become_module_attributes_but_builtins_stay_unshadowed():
+    exp = lf.exp
+    assert vars(lf)["exp"] is exp  # the next lookup is a plain attribute
+    x = lf.asarray(np.array([1.0, 2.0]))
+    assert float(lf.sum(x)) == 3.0 and float(lf.max(x)) == 2.0
+    # Inside the package `sum`, `max`, `abs`… remain Python's builtins.
+    assert "sum" not in vars(lf) and "max" not in vars(lf) and "abs" not in vars(lf)
+    assert {"exp", "sum", "concatenate"} <= set(dir(lf))

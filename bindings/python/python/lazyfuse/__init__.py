@@ -12,6 +12,7 @@ simulated GPU (``"sim"``) or CUDA.
     16.0
 """
 
+import builtins as _builtins
 import contextlib
 import math
 import operator
@@ -245,11 +246,16 @@ def __getattr__(name):
     """NumPy's namespace over lazy arrays (``lf.exp``, ``lf.nanmax``,
     ``lf.concatenate``…: see ``lazyfuse._numpy``), resolved here so that
     names like ``sum`` and ``max`` do not shadow the builtins inside the
-    package."""
+    package; the others become module attributes at their first use."""
     try:
-        return _numpy.FUNCTIONS[name]
+        value = _numpy.FUNCTIONS[name]
     except KeyError:
         raise AttributeError(f"module 'lazyfuse' has no attribute {name!r}") from None
+    # Kept as a module attribute, so the next ``lf.exp`` is a plain lookup
+    # (this hook cost a microsecond a call); builtins' names stay here.
+    if not hasattr(_builtins, name):
+        globals()[name] = value
+    return value
 
 
 def __dir__():

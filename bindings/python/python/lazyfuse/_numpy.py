@@ -85,15 +85,20 @@ class ufunc:
     def __init__(self, name):
         self._ufunc = getattr(np, _ALIASES.get(name, name))
         self._direct = _ufuncs.direct(self._ufunc)
+        self._nin = self._ufunc.nin
         self.__name__ = self.__qualname__ = name
         self.__doc__ = f"NumPy's ``{self._ufunc.__name__}``, lazily (fused with the work around it)."
 
-    def __call__(self, *args, out=None, **kwargs):
-        if out is None and not kwargs and len(args) == self._ufunc.nin and self._direct:
+    def __call__(self, *args, **kwargs):
+        # The hot call (``lf.exp(x)``, ``lf.add(x, y)``): no keywords, one
+        # native operation. (No ``out=`` parameter: parsing it cost more
+        # than NumPy's own dispatch to ``__array_ufunc__``.)
+        if not kwargs and self._direct is not None and len(args) == self._nin:
             result = self._direct(*args)
-            if result is not None and result is not NotImplemented:
+            if result is not None:
                 return result
-        inputs = _lazy(args[:self._ufunc.nin]) + list(args[self._ufunc.nin:])
+        out = kwargs.pop("out", None)
+        inputs = _lazy(args[:self._nin]) + list(args[self._nin:])
         if out is not None:
             kwargs["out"] = out
         return self._ufunc(*inputs, **kwargs)
