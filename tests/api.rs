@@ -727,3 +727,27 @@ fn host_value_is_the_kept_value_shared() -> Result<()> {
     assert_eq!(kept.as_slice::<f32>(), Some(&[2.0f32, 4.0, 6.0][..]));
     Ok(())
 }
+
+/// `Stats::host_copy_bytes` counts the copies at the host boundary and
+/// nothing else: a borrowed slice taken in and a kept value read out are
+/// copies; an owned `Vec` and a value computed straight into the caller's
+/// memory are not.
+#[test]
+fn host_copies_at_the_boundary_are_counted() -> Result<()> {
+    let cx = Context::cpu();
+    let copied = || cx.stats().host_copy_bytes;
+    let a = cx.from_slice(&[1.0f32, 2.0, 3.0, 4.0]);
+    assert_eq!(copied(), 16, "a borrowed slice is copied");
+    let b = cx.from_vec(vec![1.0f64; 8], &[8])?;
+    assert_eq!(copied(), 16, "an owned Vec is taken as it is");
+    let mut out = [0.0f32; 4];
+    (&a * 2.0).read_into(&mut out)?;
+    assert_eq!(copied(), 16, "computed straight into `out`");
+    let kept = &a + 1.0;
+    kept.eval()?;
+    kept.read_into(&mut out)?;
+    assert_eq!(copied(), 32, "a kept value read out is copied");
+    assert_eq!(b.to_vec::<f64>()?.len(), 8);
+    assert_eq!(copied(), 32 + 64);
+    Ok(())
+}

@@ -53,6 +53,13 @@ pub struct Stats {
     /// temporary dying with the launch (the kernel writes it in place), so
     /// a chain of region assignments copies its array once.
     pub argument_copy_bytes: u64,
+    /// Bytes copied from one place in host memory to another at the
+    /// boundary: borrowed data taken in (`from_slice`; Python's
+    /// `lf.asarray`), and a kept value read out into the caller's memory
+    /// (`read_into`, `to_vec`, Python's `y.numpy()`). A value computed
+    /// straight into the caller's memory, an owned `Vec` taken in
+    /// (`from_vec`) and Python's read-only `np.asarray` views copy none.
+    pub host_copy_bytes: u64,
 }
 
 /// One counter of [`Stats`].
@@ -72,12 +79,13 @@ pub enum Counter {
     StagedBytes,
     MappedBytes,
     ArgumentCopyBytes,
+    HostCopyBytes,
 }
 
 /// Thread-safe [`Stats`] accumulator owned by a context.
 #[derive(Debug, Default)]
 pub struct StatsCounter {
-    counters: [AtomicU64; 13],
+    counters: [AtomicU64; 14],
 }
 
 impl StatsCounter {
@@ -103,6 +111,7 @@ impl StatsCounter {
             staged_bytes: get(Counter::StagedBytes),
             mapped_bytes: get(Counter::MappedBytes),
             argument_copy_bytes: get(Counter::ArgumentCopyBytes),
+            host_copy_bytes: get(Counter::HostCopyBytes),
         }
     }
 

@@ -265,7 +265,15 @@ impl Session {
             }
         }
         let host = self.host_value(node)?;
+        self.count_host_copy(host.len() * host.dtype().size());
         out.copy_from(&host)
+    }
+
+    /// Counts `bytes` copied within host memory at the boundary
+    /// ([`crate::Stats::host_copy_bytes`]): for bindings that copy a
+    /// caller's data into this context's memory themselves.
+    pub fn count_host_copy(&self, bytes: usize) {
+        self.inner.stats.add(Counter::HostCopyBytes, bytes as u64);
     }
 
     /// Writes the values of `nodes` into `outs` (one each, of its node's

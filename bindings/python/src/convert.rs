@@ -49,6 +49,7 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
                     Ok(dense) => into.copy_from_slice(dense),
                     Err(_) => into.iter_mut().zip(view.as_array().iter()).for_each(|(i, v)| *i = *v),
                 }
+                cx.count_host_copy(view.len() * dtype.size());
                 return cx.from_buffer(buffer, &shape).map_err(to_py);
             }
         )*};

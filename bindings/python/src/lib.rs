@@ -119,6 +119,7 @@ impl PyContext {
             ("staged_bytes", s.staged_bytes),
             ("mapped_bytes", s.mapped_bytes),
             ("argument_copy_bytes", s.argument_copy_bytes),
+            ("host_copy_bytes", s.host_copy_bytes),
         ] {
             dict.set_item(name, value)?;
         }

@@ -348,3 +348,19 @@ def _a_computed_value_is_shared_read_only():
         got = np.asarray(w)
         assert got.dtype == np.asarray(v).dtype and got.shape == np.shape(v)
         np.testing.assert_array_equal(got, v)
+
+
+def test_stats_count_the_copies_at_the_boundary():
+    with lf.use("cpu") as cx:
+        copied = lambda: cx.stats()["host_copy_bytes"]  # noqa: E731
+        x = np.arange(1000, dtype=np.float64)
+        before = copied()
+        a = lf.asarray(x)
+        assert copied() - before == x.nbytes  # taken in: one copy
+        y = a * 2
+        before = copied()
+        np.asarray(y)
+        np.asarray(y)
+        assert copied() == before  # handed out: the kept value itself
+        y.numpy()
+        assert copied() - before == x.nbytes  # a writeable copy asked for

@@ -34,6 +34,7 @@ impl Session {
             // on write while arrays share it).
             return self.wrap(Node::source_shared(pinned, shape));
         }
+        self.count_host_copy(std::mem::size_of_val(data));
         self.wrap(Node::source(T::into_buffer(data.to_vec()), shape))
     }
 
