@@ -364,3 +364,18 @@ def test_stats_count_the_copies_at_the_boundary():
         assert copied() == before  # handed out: the kept value itself
         y.numpy()
         assert copied() - before == x.nbytes  # a writeable copy asked for
+
+
+def test_dlpack_shares_the_kept_value_read_only():
+    with lf.use("cpu"):
+        y = lf.asarray(np.arange(6.0)) * 3
+        first = np.from_dlpack(y)  # NumPy 2 asks for DLPack 1.0
+        np.testing.assert_array_equal(first, np.arange(6.0) * 3)
+        assert not first.flags.writeable
+        assert np.shares_memory(first, np.asarray(y))
+        fresh = np.from_dlpack(y, copy=True)
+        assert fresh.flags.writeable and not np.shares_memory(fresh, first)
+        # An old consumer gets a copy, or an error when it may not copy.
+        assert y.__dlpack__() is not None
+        with pytest.raises(BufferError):
+            y.__dlpack__(copy=False)

@@ -466,10 +466,18 @@ class Array(NdarrayMethods):
         return value if dtype is None else value.astype(dtype, copy=False)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export of the computed value (a host copy, so ``copy``
-        is always honoured); takes the DLPack 2023 keywords NumPy passes."""
+        """DLPack export of the computed value: its kept host memory itself,
+        read-only, to a consumer of DLPack 1.0 or later (which can be told
+        it is read-only), as ``np.asarray`` gets it; a new copy when
+        ``copy=True`` or for an older consumer (``copy=False`` then raises
+        ``BufferError``). Takes the DLPack 2023 keywords NumPy passes."""
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"__dlpack__: lazyfuse exports to the host (kDLCPU), not device {dl_device}")
+        if not copy and max_version is not None and tuple(max_version) >= (1, 0):
+            return self._a.numpy_view().__dlpack__(max_version=max_version)
+        if copy is False:
+            raise BufferError("__dlpack__: a consumer of DLPack before 1.0 cannot be told the "
+                              "shared value is read-only; copy=False cannot be honoured")
         value = self._a.numpy()
         if max_version is None:
             return value.__dlpack__()
