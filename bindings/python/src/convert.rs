@@ -37,9 +37,17 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
             if let Ok(view) = array.extract::<PyReadonlyArrayDyn<'_, $t>>() {
                 let shape = view.shape().to_vec();
                 let dtype = <$t as lazyfuse::Element>::DTYPE;
-                // Into memory on huge pages when large (NumPy's own rule):
-                // a fresh 40 MB buffer on 4 KiB pages spent more time in
-                // page faults than in the copy.
+                cx.count_host_copy(view.len() * dtype.size());
+                if view.len() * dtype.size() < lazyfuse::codegen::cpu::pages::HUGE_BYTES {
+                    let data: Vec<$t> = match view.as_slice() {
+                        Ok(dense) => dense.to_vec(),
+                        Err(_) => view.as_array().iter().copied().collect(),
+                    };
+                    return cx.from_vec(data, &shape).map_err(to_py);
+                }
+                // Large: into memory on huge pages (NumPy's own rule): a
+                // fresh 40 MB buffer on 4 KiB pages spent more time in page
+                // faults than in the copy.
                 let mut buffer = lazyfuse::codegen::cpu::pages::zeroed(dtype, view.len())
                     .map_err(to_py)?;
                 let into = <$t as lazyfuse::Element>::slice_of_mut(&mut buffer).ok_or_else(|| {
@@ -49,7 +57,6 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
                     Ok(dense) => into.copy_from_slice(dense),
                     Err(_) => into.iter_mut().zip(view.as_array().iter()).for_each(|(i, v)| *i = *v),
                 }
-                cx.count_host_copy(view.len() * dtype.size());
                 return cx.from_buffer(buffer, &shape).map_err(to_py);
             }
         )*};

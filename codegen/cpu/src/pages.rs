@@ -10,7 +10,9 @@
 use lazyfuse_core::{DType, HostBuffer, Result};
 
 /// Buffers of at least this many bytes are advised (NumPy's threshold).
-const HUGE_BYTES: usize = 4 << 20;
+/// Below it a copy into new memory is best made into a plain allocation:
+/// [`zeroed`]'s zeroing would be a pass of its own.
+pub const HUGE_BYTES: usize = 4 << 20;
 
 /// `len` zeros of `dtype` ([`HostBuffer::try_zeros`]), on huge pages when
 /// large and the system allows them.
