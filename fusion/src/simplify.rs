@@ -257,11 +257,10 @@ fn rewrite(builder: &Builder, node: &SNode) -> Result<Rewrite> {
     Ok(algebraic_identity(builder, node).map_or(Rewrite::Keep, Rewrite::Replace))
 }
 
-/// NumPy's fast scalar powers: `x ** 2` is `square(x)`, `x ** 0.5` is
-/// `sqrt(x)` for f32 and f64 (NumPy's float16 loop calls `pow`, which
-/// differs at `-inf` and `-0.0`), `x ** 1` is `x` — the same values NumPy
-/// computes, without calling `pow`. The reference evaluator takes the same
-/// rule (`fast_power`).
+/// NumPy's fast scalar powers (`semantics::fast_power`: `x ** 2` is
+/// `square(x)`, `x ** 0.5` is `sqrt(x)` for f32 and f64), and `x ** 1` is
+/// `x` — the same values NumPy computes, without calling `pow`. The
+/// reference evaluator takes the same rule.
 fn power_by_constant(builder: &Builder, node: &SNode) -> Option<Rewrite> {
     let Op::Binary(BinaryOp::Pow) = node.op else {
         return None;
@@ -269,12 +268,10 @@ fn power_by_constant(builder: &Builder, node: &SNode) -> Option<Rewrite> {
     let (base, exponent) = (node.inputs[0], node.inputs[1]);
     let e = builder.constant(exponent)?.to_wide().as_f64();
     let shaped = builder.nodes[base].shape == node.shape;
-    let op = match e {
-        2.0 => UnaryOp::Square,
-        0.5 if matches!(node.dtype, DType::F32 | DType::F64) => UnaryOp::Sqrt,
-        1.0 if shaped => return Some(Rewrite::Replace(base)),
-        _ => return None,
-    };
+    if e == 1.0 {
+        return shaped.then_some(Rewrite::Replace(base));
+    }
+    let op = lazyfuse_core::semantics::fast_power(e, node.dtype)?;
     shaped.then_some(Rewrite::Unary(op, base))
 }
 

@@ -1,7 +1,8 @@
 //! Arrays from and to NumPy: elements are copied (row-major) into
 //! lazyfuse; out of it, a computed value is shared read-only
-//! ([`to_numpy_view`]) and the rest computed into new NumPy memory; every NumPy dtype lazyfuse has converts, `bfloat16` (which
-//! NumPy lacks) comes back as `float32`.
+//! ([`to_numpy_view`]) and the rest computed into new NumPy memory. Every
+//! NumPy dtype lazyfuse has converts; `bfloat16` (which NumPy lacks) comes
+//! back as `float32`.
 
 use std::sync::Arc;
 

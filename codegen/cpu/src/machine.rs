@@ -90,11 +90,14 @@ pub struct Mode {
     pub stream: bool,
 }
 
+/// A leaf's slot, and the chunk register it is gathered into when it must be.
+type Leaf = (usize, Option<usize>);
+
 /// Binds the slots of `leaves` located (`views`) in a window or a
 /// broadcast element, and of the arguments.
 fn bind_leaves<'a>(
     frame: &mut Frame<'a>,
-    (leaves, views): (&[usize], &[Option<View>]),
+    (leaves, views): (&[Leaf], &[Option<View>]),
     inputs: &[Option<&'a HostBuffer>],
     constants: &'a [(usize, HostBuffer)],
 ) -> Result<()> {
@@ -105,7 +108,7 @@ fn bind_leaves<'a>(
             .flatten()
             .ok_or_else(|| internal("a missing input"))
     };
-    for &slot in leaves {
+    for &(slot, _) in leaves {
         match views.get(slot).copied().flatten() {
             Some(View::Input(k, offset)) => frame.bind_window(slot, input(k)?, offset)?,
             Some(View::InputScalar(k, offset)) => frame.bind_scalar(slot, input(k)?, offset)?,
@@ -225,10 +228,11 @@ pub struct Machine {
     /// The operations in order, then copies into outputs that are not
     /// written in place.
     steps: Vec<Step>,
-    /// The slots of the leaves (located per chunk) in order, and of the
-    /// arguments: a chunk's work on them does not walk the whole body (an
-    /// unrolled reduction's is hundreds of values).
-    leaf_slots: Vec<usize>,
+    /// The leaves (located per chunk) in order, each with its chunk
+    /// register to gather into, and the arguments, each with its index: a
+    /// chunk's work on them does not walk the whole body (an unrolled
+    /// reduction's is hundreds of values).
+    leaves: Vec<Leaf>,
     arg_slots: Vec<(usize, usize)>,
     /// `(output, slot)` for every output: where it is bound.
     outputs: Vec<(usize, usize)>,
@@ -343,8 +347,13 @@ impl Machine {
         Ok(Machine {
             body: body.clone(),
             chunk_owners: chunk_owners(&home, chunk_dtypes.len()),
-            leaf_slots: (0..n)
-                .filter(|&i| matches!(home[i], Home::Leaf(_)))
+            leaves: home
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| match *h {
+                    Home::Leaf(reg) => Some((i, reg)),
+                    _ => None,
+                })
                 .collect(),
             arg_slots: body
                 .insts
@@ -450,10 +459,7 @@ impl Machine {
             views.clear();
             views.resize(self.body.len(), None);
         }
-        for &slot in &self.leaf_slots {
-            let Home::Leaf(reg) = self.home[slot] else {
-                return Err(internal("a leaf slot of another home"));
-            };
+        for &(slot, reg) in &self.leaves {
             views[slot] = Some(leaf(&self.body.insts[slot], reg, chunk)?);
         }
         Ok(())
@@ -512,7 +518,7 @@ impl Machine {
         }
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
-        bind_leaves(&mut frame, (&self.leaf_slots, views), inputs, constants)?;
+        bind_leaves(&mut frame, (&self.leaves, views), inputs, constants)?;
         // Chunk registers: gathered leaves are read, the reduced value written.
         for (buffer, &slot) in chunk.buffers.iter_mut().zip(&self.chunk_owners) {
             match (self.home[slot], views[slot]) {

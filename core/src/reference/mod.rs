@@ -21,7 +21,7 @@ use crate::engine::{Counter, Engine, EvalEnv, Options};
 use crate::error::{Error, Result};
 use crate::graph::{ExprGraph, GraphNode};
 use crate::node::{KernelCall, Op, Residency};
-use crate::{BinaryOp, DType, UnaryOp};
+use crate::{BinaryOp, UnaryOp};
 
 /// The unfused, node-by-node evaluator (host memory only).
 #[derive(Clone, Copy, Debug, Default)]
@@ -235,11 +235,9 @@ fn compute(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Result
     Ok(Arc::new(value))
 }
 
-/// NumPy's fast scalar power: `x ** 0.5` with a constant exponent is
-/// `sqrt(x)` for f32 and f64, whose values differ from `pow`'s at `-inf`
-/// (NaN, not `inf`) and `-0.0` (`-0.0`, not `0.0`); float16 and an array
-/// of exponents take `pow`, as in NumPy. The simplifier rewrites the same
-/// powers on every backend.
+/// NumPy's fast scalar powers (`semantics::fast_power`) of a constant
+/// exponent; an array of exponents takes `pow`, as in NumPy. The
+/// simplifier rewrites the same powers on every backend.
 fn fast_power(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Option<UnaryOp> {
     let (Op::Binary(BinaryOp::Pow), [_, (exponent, _)]) = (&node.op, inputs) else {
         return None;
@@ -247,8 +245,7 @@ fn fast_power(node: &GraphNode, inputs: &[(&GraphNode, Arc<HostBuffer>)]) -> Opt
     let (Op::Fill(literal), None) = (&exponent.op, &exponent.data) else {
         return None;
     };
-    let half = literal.to_wide().as_f64() == 0.5;
-    (half && matches!(node.dtype, DType::F32 | DType::F64)).then_some(UnaryOp::Sqrt)
+    crate::semantics::fast_power(literal.to_wide().as_f64(), node.dtype)
 }
 
 fn single<'a>(

@@ -97,10 +97,7 @@ class ufunc:
             result = self._direct(*args)
             if result is not None:
                 return result
-        out = kwargs.pop("out", None)
         inputs = _lazy(args[:self._nin]) + list(args[self._nin:])
-        if out is not None:
-            kwargs["out"] = out
         return self._ufunc(*inputs, **kwargs)
 
     def reduce(self, array, *args, **kwargs):

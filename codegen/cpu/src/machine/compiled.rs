@@ -399,7 +399,7 @@ impl Machine {
         check_last_line(views, inputs, &step, lines, len)?;
         let slots = self.body.len() + self.outputs.len();
         let mut frame = Frame::new(std::mem::take(storage), slots, len, TILE.min(len));
-        bind_leaves(&mut frame, (&self.leaf_slots, views), inputs, constants)?;
+        bind_leaves(&mut frame, (&self.leaves, views), inputs, constants)?;
         for (buffer, &slot) in chunk.buffers.iter().zip(&self.chunk_owners) {
             if let Some(View::Reg(_)) = views[slot] {
                 frame.bind_window(slot, buffer, 0)?;
