@@ -1,7 +1,8 @@
 //! Demands one program of the suite over and over, for a profiler:
 //! `cargo run --release -p lazyfuse-bench --example program_loop --
 //! kmeans_assign 10000 20000` (program, elements, demands), then e.g.
-//! `perf record` of the binary. Prints the mean time per demand.
+//! `perf record` of the binary; `THREADS=1` runs it on one worker. Prints
+//! the mean time per demand.
 
 use std::time::Instant;
 
@@ -14,7 +15,8 @@ fn main() -> Result<()> {
     let program = ProgramId::parse(args.first().map_or("kmeans_assign", String::as_str))?;
     let n: usize = args.get(1).map_or(Ok(10_000), |s| s.parse())?;
     let demands: usize = args.get(2).map_or(Ok(20_000), |s| s.parse())?;
-    let cx = Context::cpu();
+    let threads: usize = std::env::var("THREADS").map_or(Ok(0), |s| s.parse())?;
+    let cx = Context::builder().backend("cpu").threads(threads).build()?;
     let host = Host::new(program, n);
     let inputs = host.arrays(&cx)?;
     let first = build(program, &cx, &host, &inputs)?;

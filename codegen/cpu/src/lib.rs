@@ -269,8 +269,8 @@ impl Runtime for CpuRuntime {
                 // A column program's stages each reduce the whole domain.
                 true => format!("k{index} runs each part below over the whole domain in turn:\n"),
                 false => format!(
-                    "k{index} runs {} rows at a time, each part below over them while they \
-                     are in cache:\n",
+                    "k{index} runs at most {} rows at a time (tiles shared evenly by the \
+                     workers), each part below over them while they are in cache:\n",
                     rows::tile_rows(launch)
                 ),
             };

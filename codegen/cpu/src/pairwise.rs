@@ -44,6 +44,27 @@ fn pairwise<T: Copy>(x: &[T], f: &impl Fn(T, T) -> T) -> Option<T> {
     Some(f(pairwise(lo, f)?, pairwise(hi, f)?))
 }
 
+/// How far ahead of its reads a block's reduction asks for memory: a page.
+const PREFETCH_BYTES: usize = 4096;
+
+/// Asks the CPU to bring the cache line [`PREFETCH_BYTES`] past `at` into
+/// cache. A row program's first stage reads rows of a page or so one after
+/// another, and the hardware's prefetcher stops at each page's end, so the
+/// next row's first lines were waited for (logsumexp of 9,765 rows of
+/// 1,024 f32 on one thread: 14.0 → 11.8 ms, best of eight).
+#[inline(always)]
+fn prefetch_ahead<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, whatever the address
+    // (`wrapping_byte_add` computes it without dereferencing).
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(at.wrapping_byte_add(PREFETCH_BYTES).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// How one block of a built-in reduction is reduced: integers pairwise
 /// (their sums wrap, so any order gives the same result); floats exactly as
 /// compiled code reduces a block (`jit/lower.rs`, the reduce form), so that
@@ -136,6 +157,7 @@ macro_rules! float_chunks {
                     }
                     None => {
                         for group in x[..full].chunks_exact(BLOCK_LANES) {
+                            prefetch_ahead(group.as_ptr());
                             for (a, &v) in acc.iter_mut().zip(group) {
                                 *a = combine(*a, v);
                             }
@@ -200,6 +222,7 @@ macro_rules! min_max_groups {
                 std::array::from_fn(|k| unsafe { $load(acc.as_ptr().add(k * $lanes)) });
             let mut nan: [$vector; V] = [$zero(); V];
             for group in x.chunks_exact(BLOCK_LANES) {
+                prefetch_ahead(group.as_ptr());
                 for k in 0..V {
                     let v = unsafe { $load(group.as_ptr().add(k * $lanes)) };
                     a[k] = if max { $max(a[k], v) } else { $min(a[k], v) };

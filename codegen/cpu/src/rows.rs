@@ -16,7 +16,7 @@ use lazyfuse_fusion::rows::{row_strides, Source, Writes};
 use lazyfuse_fusion::{FusedKernel, InputBinding, Launch};
 
 use super::machine::Machine;
-use super::run::{for_each_task, TASK};
+use super::run::{balanced_task, for_each_task, workers, TASK};
 use super::settings::CpuSettings;
 use super::{interp, reduce, run};
 
@@ -73,10 +73,18 @@ pub(crate) fn run(
 ) -> Result<Vec<Option<HostBuffer>>> {
     // Elements of an output per index of the first axis: of the whole
     // domain, or of the rows' (kept) axes for outputs written per row.
-    let (inner, tile_rows) = (
-        written_shape(launch)[1..].iter().product::<usize>(),
-        tile_rows(launch),
-    );
+    // Each element is read once per stage and once more: in parallel as
+    // soon as those passes together are worth it.
+    let passes = launch.kernel.stages.len() + 1;
+    let total = launch.domain_len().saturating_mul(passes);
+    // Tiles shared evenly by the workers (each row is reduced on its own,
+    // so the tiling never changes a value; a column program is one tile).
+    let most = tile_rows(launch);
+    let tile_rows = match launch.kernel.reduces_leading_axes() {
+        true => most,
+        false => balanced_task(launch.domain[0], most, workers(pool, total), 1),
+    };
+    let inner = written_shape(launch)[1..].iter().product::<usize>();
     let out_len: usize = written_shape(launch).iter().product();
     let tiles = launch.domain[0].div_ceil(tile_rows);
 
@@ -123,12 +131,9 @@ pub(crate) fn run(
         stored,
         tile_rows,
     };
-    // Each element is read once per stage and once more: in parallel as
-    // soon as those passes together are worth it.
-    let passes = launch.kernel.stages.len() + 1;
     for_each_task(
         pool,
-        launch.domain_len().saturating_mul(passes),
+        total,
         work,
         || Ok(crate::spare::Kept::default()),
         |scratch, _, (t, outs)| tile.run(&mut scratch.0, t, outs),

@@ -20,6 +20,9 @@ use super::stream;
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
 pub const TASK: usize = 8 * CHUNK;
+/// Element-wise tasks start at multiples of this many elements (a 512-byte
+/// multiple for every dtype: whole cache lines and vectors).
+const TASK_GRANULE: usize = 512;
 /// Lines shorter than this are walked in chunks spanning several lines.
 const SHORT_LINE: usize = 256;
 /// The shortest lines compiled code takes several of in one call (one
@@ -49,6 +52,31 @@ pub(crate) fn body_weight(body: &Body) -> usize {
         })
         .sum();
     1 + cost / WEIGHT_UNIT
+}
+
+/// The length of each task when `len` items (elements, rows) are cut into
+/// tasks of at most `most` for `workers` workers: as many tasks as a
+/// multiple of the workers, of one length (a multiple of `granule`), so that
+/// no worker waits while another runs an extra or longer task (10^5
+/// elements in tasks of at most 65,536 on 2 workers: two of 50,048, not
+/// 65,536 and 34,464). Only for work whose values do not depend on the
+/// cut: element-wise tasks and whole rows, not a reduction's blocks.
+pub(crate) fn balanced_task(len: usize, most: usize, workers: usize, granule: usize) -> usize {
+    let (most, granule) = (most.max(1), granule.max(1));
+    let tasks = len.div_ceil(most);
+    if workers <= 1 || tasks <= 1 {
+        return most;
+    }
+    let even = len.div_ceil(tasks.next_multiple_of(workers));
+    even.next_multiple_of(granule).clamp(1, most)
+}
+
+/// The workers a launch of `work` weighted elements runs on.
+pub(crate) fn workers(pool: Option<&rayon::ThreadPool>, work: usize) -> usize {
+    match pool {
+        Some(pool) if work >= PARALLEL_MIN => pool.current_num_threads(),
+        _ => 1,
+    }
 }
 
 fn internal(message: &str) -> Error {
@@ -522,7 +550,9 @@ pub fn elementwise(
     // element) take smaller tasks and go parallel at fewer elements: a
     // task is about `TASK` elements' worth of simple operations.
     let weight = body_weight(&kernel.body);
-    let task = (TASK / weight / CHUNK).max(1) * CHUNK;
+    let work = n.saturating_mul(weight);
+    let most = (TASK / weight / CHUNK).max(1) * CHUNK;
+    let task = balanced_task(n, most, workers(pool, work), TASK_GRANULE);
     // tasks[t][o]: output o's slice for task t.
     let mut per_output: Vec<std::vec::IntoIter<SliceMut<'_>>> = outputs
         .iter_mut()
@@ -542,7 +572,6 @@ pub fn elementwise(
         Walker::new(machine, launch, inputs, &space, n.min(task), jit, false)
             .map(|w| w.streaming(stream))
     };
-    let work = n.saturating_mul(weight);
     for_each_task(pool, work, tasks, walker, |walker, t, mut slices| {
         let start = t * task;
         let end = (start + task).min(n);
@@ -567,4 +596,30 @@ pub fn elementwise(
         Ok(())
     })?;
     Ok(outputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::balanced_task;
+
+    #[test]
+    fn tasks_are_shared_evenly_by_the_workers() {
+        // 10^5 elements, tasks of at most 65,536, two workers: two halves.
+        assert_eq!(balanced_task(100_000, 65_536, 2, 512), 50_176);
+        // 97 rows, tiles of at most 32: four tiles of 25 (the last 22).
+        assert_eq!(balanced_task(97, 32, 2, 1), 25);
+        // One worker, or one task: the most.
+        assert_eq!(balanced_task(97, 32, 1, 1), 32);
+        assert_eq!(balanced_task(20, 32, 2, 1), 32);
+        // Never above the most, never zero.
+        assert_eq!(balanced_task(65_537, 65_536, 2, 512), 33_280);
+        assert_eq!(balanced_task(3, 1, 2, 512), 1);
+        for (len, most, workers) in [(1_000_003, 8_192, 2), (5, 2, 3), (4_096, 1_000, 4)] {
+            let task = balanced_task(len, most, workers, 1);
+            assert!(task >= 1 && task <= most);
+            let tasks = len.div_ceil(most).next_multiple_of(workers);
+            assert!(len.div_ceil(task) <= tasks, "{len} {most} {workers}");
+            assert!(task * tasks - len < tasks, "{len} {most} {workers}");
+        }
+    }
 }
