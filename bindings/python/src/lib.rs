@@ -16,6 +16,14 @@ use lazyfuse::{Context, DType, Reducer, Ufunc};
 use pyo3::prelude::*;
 
 use array::PyArr;
+
+/// The module's allocator. A demand allocates and frees many small
+/// pieces (its graph, plan and buffers); glibc's malloc spent about 15% of
+/// a 1,000-element demand in `malloc`, `free` and the consolidation of its
+/// fast bins, and returned freed memory at the heap's top to the system
+/// at once, so the next large buffer faulted its pages in again.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use errors::to_py;
 
 /// A lazyfuse context: one backend (`"cpu"`, `"sim"`, `"cuda"`,
