@@ -107,6 +107,64 @@ fn a_shared_value_is_computed_once_inside_its_kernel() -> Result<()> {
 }
 
 #[test]
+fn demanding_call_keeps_what_put_shares_so_put_computes_no_logarithm() -> Result<()> {
+    // `call` demanded alone while `put` lives: the values both read and that
+    // cost a transcendental function to compute again (`cnd(d1)`,
+    // `cnd(d2)`, `exp(-rT)`) are kept, and `put` reads them.
+    for cx in common::backends() {
+        let n = 512;
+        let (s, x, t) = black_scholes_inputs(&cx, n)?;
+        let (call, put) = black_scholes(&s, &x, &t, 0.02, 0.3);
+        let before = put.explain();
+        call.eval()?;
+        let after = put.explain();
+        assert!(before.contains("= log("), "{before}");
+        assert!(
+            !after.contains("= log(") && !after.contains("= exp("),
+            "{after}"
+        );
+        let reference = Context::builder().backend("reference").build()?;
+        let (rs, rx, rt) = black_scholes_inputs(&reference, n)?;
+        let (want_call, want_put) = black_scholes(&rs, &rx, &rt, 0.02, 0.3);
+        common::assert_close(&call.to_vec::<f64>()?, &want_call.to_vec::<f64>()?, 1e-12);
+        common::assert_close(&put.to_vec::<f64>()?, &want_put.to_vec::<f64>()?, 1e-12);
+    }
+    Ok(())
+}
+
+#[test]
+fn a_named_value_or_a_cheap_shared_one_is_not_kept() -> Result<()> {
+    let cx = Context::sim();
+    let a = cx.from_vec(prices(256, 0.4, 1.0, 2.0), &[256])?;
+    // A handle alone: nothing outside the demand reads `e`.
+    let e = a.exp();
+    let y = &e * 2.0;
+    y.eval()?;
+    assert!(!e.is_materialized());
+    // Read by a live expression, but one addition to compute again.
+    let cheap = &a + 1.0;
+    let (first, second) = (&cheap * 2.0, &cheap * 3.0);
+    first.eval()?;
+    assert!(!cheap.is_materialized());
+    // Read by a live expression and costly: kept.
+    let costly = a.log();
+    let (third, fourth) = (&costly * 2.0, &costly * 3.0);
+    third.eval()?;
+    assert!(costly.is_materialized());
+    common::assert_close(
+        &fourth.to_vec::<f64>()?,
+        &second
+            .to_vec::<f64>()?
+            .iter()
+            .zip(a.to_vec::<f64>()?)
+            .map(|(_, v)| v.ln() * 3.0)
+            .collect::<Vec<_>>(),
+        1e-12,
+    );
+    Ok(())
+}
+
+#[test]
 fn a_shared_value_also_read_by_a_reduction_is_stored_once() -> Result<()> {
     // `e` feeds a reduction (another domain) and an element-wise result:
     // the cost rule still decides, and the results are right.

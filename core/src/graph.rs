@@ -16,6 +16,11 @@
 //!   uncomputed) follow the demanded ones in [`ExprGraph::outputs`] (see
 //!   [`ExprGraph::kernel_outputs`]), so one run of the launch gives every
 //!   output its value.
+//! - A value the demand computes that a live expression outside it reads
+//!   (Black–Scholes' `put` reading `cnd(d2)` while `call` alone is
+//!   demanded) and that is costly to compute again joins those outputs
+//!   too, and is kept: the later demand reads it instead of computing it
+//!   again (`kept_for_later`).
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
@@ -64,7 +69,8 @@ pub struct ExprGraph {
     graph: StableDiGraph<GraphNode, u8>,
     outputs: Vec<NodeIndex>,
     /// The DAG nodes of the outputs after the roots: user kernel outputs
-    /// the demand computes without demanding them.
+    /// the demand computes without demanding them, and shared values kept
+    /// for a later demand.
     kernel_outputs: Vec<Arc<Node>>,
 }
 
@@ -115,6 +121,70 @@ fn needed_later(
         stack.extend(graph[id].inputs.iter().copied());
     }
     needed
+}
+
+/// Units of element-wise work (`Op::units`) from which a value read by
+/// an expression outside the demand is kept: one transcendental
+/// function's worth.
+const KEEP_UNITS: u32 = 8;
+
+/// Values of `graph` the demand keeps for a later one, beyond `outputs`:
+/// element-wise values it computes, read by a live expression outside it
+/// — Black–Scholes' `put` reading `cnd(d2)` while `call` alone is
+/// demanded — whose element-wise cone costs [`KEEP_UNITS`] or more to
+/// compute again. Keeping one adds a write to the kernel computing it, and
+/// never splits a kernel: reductions and other values that are buffers
+/// already are not kept this way (a short reduction fused into its reader,
+/// a row program's row values, would be split off). A handle alone (a
+/// named variable) keeps nothing: only an expression built on a value says
+/// that a later demand reads it.
+fn kept_for_later(
+    graph: &StableDiGraph<GraphNode, u8>,
+    held: &[Arc<Node>],
+    outputs: &[NodeIndex],
+) -> Vec<NodeIndex> {
+    let read_outside = |id: NodeIndex, node: &Arc<Node>| {
+        node.readers() as usize > graph.edges_directed(id, Direction::Outgoing).count()
+    };
+    let candidates: Vec<NodeIndex> = (held.iter().enumerate())
+        .map(|(i, node)| (NodeIndex::new(i), node))
+        .filter(|&(id, node)| {
+            graph[id].data.is_none()
+                && graph[id].op.is_elementwise()
+                && read_outside(id, node)
+                && !outputs.contains(&id)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    if candidates.is_empty() {
+        return candidates;
+    }
+    // The element-wise cone of each candidate, walked until it is found
+    // costly; `seen` holds the candidate a node was last met for.
+    let mut seen = vec![usize::MAX; held.len()];
+    let mut stack = Vec::new();
+    let mut costly = |c: usize, candidate: NodeIndex| {
+        let mut units = 0u32;
+        stack.clear();
+        stack.push(candidate);
+        while let Some(id) = stack.pop() {
+            let node = &graph[id];
+            if seen[id.index()] == c || node.data.is_some() || !node.op.is_elementwise() {
+                continue;
+            }
+            seen[id.index()] = c;
+            units = units.saturating_add(node.op.units());
+            if units >= KEEP_UNITS {
+                return true;
+            }
+            stack.extend(node.inputs.iter().copied());
+        }
+        false
+    };
+    (candidates.into_iter().enumerate())
+        .filter(|&(c, id)| costly(c, id))
+        .map(|(_, id)| id)
+        .collect()
 }
 
 impl ExprGraph {
@@ -200,6 +270,10 @@ impl ExprGraph {
                 }
             }
         }
+        for id in kept_for_later(&graph, &held, &outputs) {
+            outputs.push(id);
+            kernel_outputs.push(Arc::clone(&held[id.index()]));
+        }
         ExprGraph {
             graph,
             outputs,
@@ -210,7 +284,9 @@ impl ExprGraph {
     /// The DAG nodes of the outputs after the roots (`outputs()[roots..]`):
     /// user kernel outputs that the demand computes because their launch
     /// runs, though nothing demanded them, and that a later demand may
-    /// still need. The session keeps their values, so a launch runs once.
+    /// still need; then values a live expression outside the demand reads
+    /// that are costly to compute again. The session keeps their values,
+    /// so a launch runs once and shared work is done once.
     pub fn kernel_outputs(&self) -> &[Arc<Node>] {
         &self.kernel_outputs
     }

@@ -16,7 +16,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, Weak};
 
 use smallvec::SmallVec;
@@ -231,6 +231,20 @@ impl Op {
         )
     }
 
+    /// Units of work one element of this operation costs when it is
+    /// computed (again): a transcendental function or `power` 8, another
+    /// element-wise operation 1, anything else 0. Fusion's partition
+    /// weighs bodies with them; a demand, whether a value is worth keeping
+    /// for a later one.
+    pub fn units(&self) -> u32 {
+        match self {
+            Op::Unary(u) if u.is_float_only() && !u.is_rounding() && !u.is_predicate() => 8,
+            Op::Binary(crate::ops::BinaryOp::Pow) => 8,
+            op if op.is_elementwise() => 1,
+            _ => 0,
+        }
+    }
+
     /// True for element-wise operations (including casts).
     pub fn is_elementwise(&self) -> bool {
         matches!(
@@ -294,6 +308,10 @@ pub struct Node {
     /// demand asks it of every node it walks).
     materialized: AtomicBool,
     computing: Mutex<()>,
+    /// How many operand slots of live nodes read this one: a demand that
+    /// finds more readers than its own graph has knows that an expression
+    /// outside it (not demanded yet) will need the value again.
+    readers: AtomicU32,
 }
 
 impl Node {
@@ -304,6 +322,9 @@ impl Node {
         inputs: SmallVec<[Arc<Node>; 2]>,
     ) -> Arc<Node> {
         let reads_kernel = matches!(op, Op::Kernel { .. }) || inputs.iter().any(|i| i.reads_kernel);
+        for input in &inputs {
+            input.readers.fetch_add(1, Ordering::Relaxed);
+        }
         Arc::new(Node {
             op,
             dtype,
@@ -313,7 +334,13 @@ impl Node {
             residency: RwLock::new(Residency::default()),
             materialized: AtomicBool::new(false),
             computing: Mutex::new(()),
+            readers: AtomicU32::new(0),
         })
+    }
+
+    /// How many operand slots of live nodes read this node.
+    pub(crate) fn readers(&self) -> u32 {
+        self.readers.load(Ordering::Relaxed)
     }
 
     pub(crate) fn source(buffer: HostBuffer, shape: Shape) -> Arc<Node> {
@@ -422,12 +449,21 @@ impl Drop for Node {
     /// 100,000-node chain must not recurse 100,000 deep.
     fn drop(&mut self) {
         // Inline room for small expressions: dropping one allocates nothing.
-        let mut pending: SmallVec<[Arc<Node>; 8]> = self.inputs.drain(..).collect();
+        let mut pending: SmallVec<[Arc<Node>; 8]> = SmallVec::new();
+        unlink(&mut self.inputs, &mut pending);
         while let Some(node) = pending.pop() {
             if let Some(mut last) = Arc::into_inner(node) {
-                pending.extend(last.inputs.drain(..));
+                unlink(&mut last.inputs, &mut pending);
             }
         }
+    }
+}
+
+/// Moves `inputs` to `pending`, each no longer read by the node dropped.
+fn unlink(inputs: &mut SmallVec<[Arc<Node>; 2]>, pending: &mut SmallVec<[Arc<Node>; 8]>) {
+    for input in inputs.drain(..) {
+        input.readers.fetch_sub(1, Ordering::Relaxed);
+        pending.push(input);
     }
 }
 

@@ -162,12 +162,7 @@ impl Partition {
 }
 
 fn cost(op: &Op) -> u32 {
-    match op {
-        Op::Unary(u) if u.is_float_only() && !u.is_rounding() && !u.is_predicate() => 8,
-        Op::Binary(lazyfuse_core::BinaryOp::Pow) => 8,
-        op if op.is_elementwise() => 1,
-        _ => 0,
-    }
+    op.units()
 }
 
 /// Decides the placement of every node.

@@ -115,6 +115,23 @@ def test_black_scholes_call_and_put_are_one_launch_on_a_device():
     np.testing.assert_allclose(got_put, want_put, rtol=1e-5, atol=1e-4)
 
 
+def test_reading_call_then_put_computes_the_shared_work_once(backend):
+    # `np.asarray(call)` keeps what `put` still reads and is costly to
+    # compute again (cnd(d1), cnd(d2), exp(-rT)): `put` then computes no
+    # logarithm and no exponential.
+    S, X, T = _inputs(np.random.default_rng(4))[black_scholes]
+    with lf.use(backend):
+        call, put = black_scholes(*(lf.asarray(a) for a in (S, X, T)))
+        assert "= log(" in put.explain()
+        got_call = np.asarray(call)
+        listing = put.explain()
+        assert "= log(" not in listing and "= exp(" not in listing, listing
+        got_put = np.asarray(put)
+    want_call, want_put = black_scholes(S, X, T)
+    np.testing.assert_allclose(got_call, want_call, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got_put, want_put, rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("program", [softmax, layer_norm])
 def test_softmax_and_layer_norm_are_one_launch_on_a_device(program):
     # A row program: the reductions and the work reading them back over
