@@ -9,6 +9,8 @@ target's context; ``out=`` re-binds a lazyfuse array or fills a NumPy one.
 context, so the tutorials run anywhere.
 """
 
+import numbers
+
 import numpy as np
 
 from . import _native, _trace
@@ -50,6 +52,19 @@ b1, f2, f4, f8 = bool_, float16, float32, float64
 i1, i2, i4, i8, u1, u2, u4, u8 = int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 _TARGETS = ("cpu", "parallel", "cuda", "sim", "reference")
+
+#: The package's names the hot calls use, once the package has imported
+#: this module (an import statement in each call cost about 1 µs).
+_PACKAGE_NAMES = None
+
+
+def _package_names():
+    """``Array``, ``_store`` and ``asarray`` of the package."""
+    global _PACKAGE_NAMES
+    if _PACKAGE_NAMES is None:
+        from . import Array, _store, asarray
+        _PACKAGE_NAMES = (Array, _store, asarray)
+    return _PACKAGE_NAMES
 
 
 def _context_for(target):
@@ -99,7 +114,7 @@ class Vectorized:
         lazyfuse inputs (or of a lazyfuse ``out=``) when there are any, else
         the target's; ``out=`` (a lazyfuse or NumPy array) takes the result
         as NumPy's does."""
-        from . import Array, _store, asarray
+        Array, _store, asarray = _PACKAGE_NAMES or _package_names()
         lazy = next((a for a in args + (out,) if isinstance(a, Array)), None)
         arrays = [a if isinstance(a, Array) else (
             lazy._like(a) if lazy is not None else asarray(a, context=self._cx())) for a in args]
@@ -172,8 +187,7 @@ class Jitted:
         self._ufunc = None
 
     def __call__(self, *args):
-        from . import Array
-        import numbers
+        Array = (_PACKAGE_NAMES or _package_names())[0]
         for i, arg in enumerate(args):
             if not isinstance(arg, (numbers.Number, np.generic, np.ndarray, Array)):
                 raise CompileError(
@@ -259,7 +273,7 @@ class GUVectorized:
         self._nin, self._nout = self._g.arity
 
     def __call__(self, *args):
-        from . import Array, asarray
+        Array, _, asarray = _PACKAGE_NAMES or _package_names()
         if self._context is None:
             self._context = _context_for(self._target)
         if len(args) not in (self._nin, self._nin + self._nout):
