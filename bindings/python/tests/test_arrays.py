@@ -350,6 +350,28 @@ def _a_computed_value_is_shared_read_only():
         np.testing.assert_array_equal(got, v)
 
 
+def test_asarray_copy_follows_the_array_api():
+    x = np.arange(4.0)
+    a = lf.asarray(x)
+    # copy=False: a lazyfuse array of the same dtype as it is; a NumPy
+    # array, or a cast, needs a copy: ValueError, saying why.
+    assert lf.asarray(a, copy=False) is a
+    assert lf.asarray(a, dtype="float64", copy=False) is a
+    with pytest.raises(ValueError, match="owner may still write"):
+        lf.asarray(x, copy=False)
+    with pytest.raises(ValueError, match="float64 array to float32 needs a copy"):
+        lf.asarray(a, dtype=np.float32, copy=False)
+    # copy=True: a new handle; writing it leaves the first alone.
+    b = lf.asarray(a, copy=True)
+    assert b is not a
+    b[0] = 9.0
+    np.testing.assert_array_equal(np.asarray(a), x)
+    assert np.asarray(b)[0] == 9.0
+    h = a.astype("bfloat16")
+    assert lf.asarray(h, dtype="bfloat16", copy=False) is h
+    np.testing.assert_array_equal(np.asarray(lf.asarray(x, copy=True)), x)
+
+
 def test_stats_count_the_copies_at_the_boundary():
     with lf.use("cpu") as cx:
         copied = lambda: cx.stats()["host_copy_bytes"]  # noqa: E731

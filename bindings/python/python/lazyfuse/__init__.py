@@ -116,11 +116,23 @@ def use(backend):
         yield context
 
 
-def asarray(x, dtype=None, context=None):
+def asarray(x, dtype=None, context=None, *, copy=None):
     """An array holding a copy of ``x`` (anything ``numpy.asarray`` takes,
-    or a ``__dlpack__`` producer in host memory); a lazyfuse array is returned as it is (cast if ``dtype`` differs)."""
+    or a ``__dlpack__`` producer in host memory); a lazyfuse array is
+    returned as it is (cast if ``dtype`` differs).
+
+    ``copy`` follows the array API: ``True`` always gives a new array (for a
+    lazyfuse array, a new handle on its value: values never change);
+    ``False`` never copies, and raises ``ValueError`` where a copy is needed
+    — a cast, or memory from outside lazyfuse, which its owner may still
+    write while a lazyfuse value never changes."""
+    if copy is False:
+        _asarray_without_copy(x, dtype)
     if isinstance(x, Array):
-        return x if dtype is None else x.astype(dtype)
+        same = dtype is None or _dtype_name(dtype) == _dtype_name(x.dtype)
+        if copy:
+            return x.copy() if same else x.astype(dtype)
+        return x if same else x.astype(dtype)
     cx = (context or current_context())._cx
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") and not isinstance(x, np.ndarray):
         x = np.from_dlpack(x)  # a DLPack producer NumPy does not take as an array
@@ -129,6 +141,20 @@ def asarray(x, dtype=None, context=None):
 
 
 array = asarray
+
+
+def _asarray_without_copy(x, dtype):
+    """Raises the array API's ``ValueError`` unless ``asarray(x, dtype,
+    copy=False)`` can return ``x`` itself."""
+    if not isinstance(x, Array):
+        raise ValueError(
+            f"asarray(copy=False): a {type(x).__name__} cannot be shared without a copy: "
+            "its memory is outside lazyfuse and its owner may still write it, while a "
+            "lazyfuse value never changes (pass copy=None to copy it)")
+    if dtype is not None and _dtype_name(dtype) != _dtype_name(x.dtype):
+        raise ValueError(
+            f"asarray(copy=False): casting a {_dtype_name(x.dtype)} array to "
+            f"{_dtype_name(dtype)} needs a copy")
 
 
 def _shape(shape, what):
