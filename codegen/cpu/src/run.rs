@@ -58,7 +58,7 @@ pub(crate) fn body_weight(body: &Body) -> usize {
 /// tasks of at most `most` for `workers` workers: as many tasks as a
 /// multiple of the workers, of one length (a multiple of `granule`), so that
 /// no worker waits while another runs an extra or longer task (10^5
-/// elements in tasks of at most 65,536 on 2 workers: two of 50,048, not
+/// elements in tasks of at most 65,536 on 2 workers: 50,176 and 49,824, not
 /// 65,536 and 34,464). Only for work whose values do not depend on the
 /// cut: element-wise tasks and whole rows, not a reduction's blocks.
 pub(crate) fn balanced_task(len: usize, most: usize, workers: usize, granule: usize) -> usize {
