@@ -105,7 +105,7 @@ pub(crate) fn for_each_task<W: Send, S>(
         run(state, i, w)
     };
     match pool {
-        Some(pool) if total >= PARALLEL_MIN && work.len() > 1 => pool.install(|| {
+        Some(pool) if workers(Some(pool), total) > 1 && work.len() > 1 => pool.install(|| {
             work.into_par_iter()
                 .enumerate()
                 .try_for_each_init(|| None, |state, (i, w)| task(state, i, w))

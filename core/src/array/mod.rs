@@ -235,9 +235,9 @@ impl Array {
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype::<T>("to_vec", "a Vec of")?;
         let host = self.session.host_value(&self.node())?;
-        self.session
-            .count_host_copy(std::mem::size_of_val(typed::<T>(&host, "to_vec")?));
-        typed(&host, "to_vec").map(<[T]>::to_vec)
+        let values = typed::<T>(&host, "to_vec")?;
+        self.session.count_host_copy(std::mem::size_of_val(values));
+        Ok(values.to_vec())
     }
 
     /// Computes the array into the caller's buffer (Numba's
