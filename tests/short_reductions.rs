@@ -190,3 +190,42 @@ fn k_means_and_pairwise_compile_for_sm_80_and_sm_90_without_spills() -> Result<(
     }
     Ok(())
 }
+
+/// A built-in reduction of one element per result (Dask's tree
+/// reductions sum the size-1 axes of their partials) is a view of its
+/// input: no kernel of its own, the same values and dtypes as the
+/// reference's.
+#[test]
+fn reducing_axes_of_length_one_is_a_view_not_a_kernel() -> Result<()> {
+    let reference = Context::builder().backend("reference").build()?;
+    let build = |cx: &Context| -> Result<Vec<Array>> {
+        let x = cx.from_vec(values(24, 0.3), &[4, 1, 6])?;
+        let f = x.astype(DType::F32);
+        Ok(vec![
+            (&x * 2.0).sum_axis(1),
+            f.sum_axes(&[1], true),
+            f.max_axis(1),
+            f.mean_axis(1),
+            x.astype(DType::I8).sum_axis(1),
+            x.reshape(&[4, 6, 1]).sum_axes(&[-1], false),
+        ])
+    };
+    let want = build(&reference)?;
+    for cx in common::backends() {
+        for (got, want) in build(&cx)?.iter().zip(&want) {
+            assert_eq!((got.dtype(), got.shape()), (want.dtype(), want.shape()));
+            assert_eq!(
+                got.astype(DType::F64).to_vec::<f64>()?,
+                want.astype(DType::F64).to_vec::<f64>()?
+            );
+        }
+    }
+    let cx = Context::sim();
+    let x = cx.from_vec(values(24, 0.3), &[4, 1, 6])?;
+    let partial = (x.exp() * 2.0).sum_axes(&[1], true).sum_axis(1);
+    let listing = partial.explain();
+    cx.reset_stats();
+    partial.eval()?;
+    assert_eq!(cx.stats().kernel_launches, 1, "{listing}");
+    Ok(())
+}

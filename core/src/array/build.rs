@@ -447,6 +447,25 @@ pub(crate) fn reduce_node(combine: Combine, input: &Arc<Node>, axes: Axes) -> Re
         .map(|(_, &d)| d)
         .collect();
     let name = match &combine {
+        // A built-in reduction of one element per output is that element
+        // (Dask's tree reductions sum size-1 axes of their partials): a
+        // view, not a kernel of its own.
+        Combine::Builtin(_) if reduced_count(input.shape(), &axes) == 1 => {
+            if input.shape() == &shape[..] {
+                return Ok(Arc::clone(input));
+            }
+            let source = match input.op() {
+                Op::Reshape => &input.inputs()[0],
+                _ => input,
+            };
+            return new_node(
+                "reshape",
+                Op::Reshape,
+                input.dtype(),
+                shape,
+                smallvec![Arc::clone(source)],
+            );
+        }
         Combine::Builtin(op) => op.name().to_string(),
         Combine::Custom(c) => c.name.clone(),
     };
