@@ -146,14 +146,23 @@ impl KernelCache {
     }
 }
 
-/// The worker pool for `threads` threads (0: one per core), shared by all
-/// contexts asking for that many; `None` runs on the calling thread.
+/// The worker pool for `threads` threads (0: `LAZYFUSE_THREADS` when it
+/// names a positive number, else one per core), shared by all contexts
+/// asking for that many; `None` runs on the calling thread.
 pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
     // Asking the OS reads cgroup files: do it once, not per launch.
     static CORES: OnceLock<usize> = OnceLock::new();
     let threads = if threads == 0 {
-        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        *CORES.get_or_init(|| {
+            // Several processes sharing the cores (Dask's worker processes)
+            // each take their share, as OMP_NUM_THREADS does for OpenMP.
+            std::env::var("LAZYFUSE_THREADS")
+                .ok()
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        })
     } else {
         threads
     };
