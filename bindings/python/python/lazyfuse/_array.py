@@ -458,6 +458,12 @@ class Array(NdarrayMethods):
         """How lazyfuse would run it: its graph, kernels and copies."""
         return self._a.explain()
 
+    def __reduce__(self):
+        # Pickled as its computed value (Dask's distributed scheduler moves
+        # chunks between processes this way); unpickling makes an array of
+        # the receiving process's default context.
+        return (_unpickled, (self._a.numpy_view(),))
+
     def __array__(self, dtype=None, copy=None):
         # A computed value is handed out read-only, without a copy (as JAX
         # does); one not computed yet is computed into new NumPy memory.
@@ -539,6 +545,13 @@ class Array(NdarrayMethods):
                 return type(x)(computed(y) for y in x)
             return x
         return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
+
+
+def _unpickled(value):
+    """A pickled array (``Array.__reduce__``) rebuilt in this process's
+    default context."""
+    from . import asarray
+    return asarray(value)
 
 
 def _store(result, out, what, casting="same_kind"):

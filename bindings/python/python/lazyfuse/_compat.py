@@ -37,6 +37,39 @@ def ascontiguousarray(a, dtype=None):
     return a.reshape(1) if a.ndim == 0 else a
 
 
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0):
+    """NumPy's ``array``, reached by ``np.array(..., like=lazy)`` (Dask's
+    chunk functions make their arrays so): a lazy array of ``object`` with
+    at least ``ndmin`` axes (new axes in front, as NumPy's)."""
+    from . import asarray
+    a = asarray(object, dtype=dtype, copy=True if copy else None)
+    missing = operator.index(ndmin) - a.ndim
+    return a.reshape((1,) * missing + a.shape) if missing > 0 else a
+
+
+def _asarray(a, dtype=None, order=None, *, device=None, copy=None):
+    """NumPy's ``asarray``, reached by ``np.asarray(..., like=lazy)``."""
+    from . import asarray
+    return asarray(a, dtype=dtype, copy=copy)
+
+
+_asarray.__name__ = "asarray"
+
+
+def _constructor(name):
+    """NumPy's ``zeros``/``ones``/``empty``/``full``/``arange``, reached by
+    ``like=lazy``: lazyfuse's own (NumPy's layout arguments do not apply
+    to lazy arrays)."""
+    def make(*args, order="C", device=None, **kwargs):
+        from . import arange, empty, full, ones, zeros
+        made = {"zeros": zeros, "ones": ones, "empty": empty, "full": full, "arange": arange}[name]
+        return made(*args, **kwargs)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"NumPy's ``{name}``, reached by ``like=`` a lazy array: ``lazyfuse.{name}``."
+    return make
+
+
 def asfortranarray(a, dtype=None, *, like=None):
     """NumPy's ``asfortranarray``: lazy arrays have no memory order, so
     ``a`` as a lazy array (at least 1-d, as NumPy's)."""
@@ -395,7 +428,8 @@ def triu_indices_from(arr, k=0):
     return triu_indices(shape[-2], k, shape[-1])
 
 
-FUNCTIONS = (asanyarray, ascontiguousarray, asfortranarray, require, copyto, iscomplexobj, isrealobj, broadcast_shapes,
+FUNCTIONS = (array, _asarray, *(_constructor(n) for n in ("zeros", "ones", "empty", "full", "arange")),
+             asanyarray, ascontiguousarray, asfortranarray, require, copyto, iscomplexobj, isrealobj, broadcast_shapes,
              shares_memory, may_share_memory, real, imag, conj, conjugate, angle, fix, isposinf,
              isneginf, sinc, nancumsum, nancumprod, unwrap, ravel_multi_index, unravel_index,
              indices, tril_indices, triu_indices, diag_indices, rollaxis, resize, compress,

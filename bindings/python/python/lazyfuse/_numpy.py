@@ -150,12 +150,19 @@ def _method(name, method=None):
 
 
 for _name in ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
-              "std", "cumsum", "cumprod", "reshape", "transpose", "ravel", "squeeze",
+              "std", "cumsum", "cumprod", "reshape", "ravel", "squeeze",
               "swapaxes", "clip", "copy", "astype", "round"):
     _method(_name)
 for _name, _method_name in (("amin", "min"), ("amax", "max"), ("around", "round"),
                             ("cumulative_sum", "cumsum"), ("cumulative_prod", "cumprod")):
     _method(_name, _method_name)
+
+
+@_function
+def transpose(a, axes=None):
+    """NumPy's ``transpose``: ``a`` with its axes reversed, or in the order
+    ``axes`` gives (a view)."""
+    return _one(a).transpose() if axes is None else _one(a).transpose(axes)
 
 
 def _is_float(a):

@@ -40,17 +40,65 @@ def _mix(z):
     return z ^ (z >> 31)
 
 
+class Philox:
+    """A seed of lazyfuse's Philox generator in the place of NumPy's bit
+    generators (``default_rng(Philox(seed))``): a ``numpy.random.SeedSequence``
+    that ``spawn`` splits into independent ones, as Dask's ``da.random``
+    splits its generator into one per chunk (the ``"lazyfuse"`` Dask
+    backend's ``default_bit_generator``). Its draws are lazyfuse's, not
+    NumPy's ``Philox``'s."""
+
+    def __init__(self, seed=None):
+        self._seed_seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+
+    @property
+    def seed_seq(self):
+        """The ``SeedSequence`` the generator's key comes from."""
+        return self._seed_seq
+
+    def spawn(self, n_children):
+        """``n_children`` independent generators' seeds."""
+        return [type(self)(s) for s in self._seed_seq.spawn(n_children)]
+
+    def __repr__(self):
+        return f"lazyfuse.random.Philox(entropy={self._seed_seq.entropy})"
+
+
+def _seed_value(seed):
+    """A generator's seed as a non-negative integer: a non-negative
+    integer as it is; entropy from the system for None; from its words for
+    a ``SeedSequence``, a `Philox` or a sequence of non-negative integers
+    (what NumPy's ``RandomState`` and Dask's chunks pass)."""
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little")
+    if isinstance(seed, Philox):
+        seed = seed.seed_seq
+    elif isinstance(seed, (list, tuple, np.ndarray)) and np.ndim(seed) == 1:
+        try:
+            seed = np.random.SeedSequence([operator.index(v) for v in seed])
+        except (TypeError, ValueError) as e:
+            raise ArgumentError(f"default_rng: seed sequence {seed!r}: {e} "
+                                "(expected non-negative integers)") from None
+    if isinstance(seed, np.random.SeedSequence):
+        low, high = (int(w) for w in seed.generate_state(2, np.uint64))
+        return low | high << 64
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise ArgumentError(f"default_rng: seed {seed!r} (expected a non-negative integer, a "
+                            "sequence of them, a SeedSequence or None)") from None
+    if seed < 0:
+        raise ArgumentError(f"default_rng: seed {seed} (expected a non-negative integer)")
+    return seed
+
+
 class Generator(Distributions):
     """NumPy's ``Generator`` over lazyfuse's counter-based generator
     (see the module's documentation; the distributions beyond these
     methods are in ``lazyfuse._distributions``)."""
 
     def __init__(self, seed=None):
-        if seed is None:
-            seed = int.from_bytes(os.urandom(8), "little")
-        seed = operator.index(seed)
-        if seed < 0:
-            raise ArgumentError(f"default_rng: seed {seed} (expected a non-negative integer)")
+        seed = _seed_value(seed)
         self._seed = _mix(seed & _MASK) ^ (seed >> 64)
         self._calls = 0
 
@@ -211,8 +259,9 @@ def _non_negative(what, name, value):
 
 
 def default_rng(seed=None):
-    """A new :class:`Generator` (``seed``: a non-negative integer, or
-    entropy from the system when None)."""
+    """A new :class:`Generator` (``seed``: a non-negative integer, a
+    sequence of them, a ``SeedSequence``, a :class:`Philox`, or entropy
+    from the system when None); a ``Generator`` as it is."""
     return seed if isinstance(seed, Generator) else Generator(seed)
 
 
