@@ -149,7 +149,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" || true
 fi
 if [ -x "$venv/bin/python" ] &&
-  "$venv/bin/pip" install --quiet --disable-pip-version-check numpy maturin pytest; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check numpy maturin pytest "dask[array]" distributed xarray; then
   # The package's Rust build goes to target/python (release, as pip builds it).
   PATH="$PWD/$venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target/python" \
     "$venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation ./bindings/python
@@ -160,7 +160,8 @@ if [ -x "$venv/bin/python" ] &&
   # with NumPy's; timings come from running them in full).
   for bench in "bench.py --sizes 10000 --repeats 2" "bench_join.py --n 1000 --repeats 3" \
                "bench_index.py --n 64 --repeats 3" "bench_functions.py --n 64 --repeats 3" \
-               "bench_programs.py --sizes 1000 --repeats 1"; do
+               "bench_programs.py --sizes 1000 --repeats 1" \
+               "bench_dask.py --gigabytes 0.01 --memory-gigabytes 0.005 --chunk-mb 1 --repeats 1"; do
     # shellcheck disable=SC2086 # the script and its arguments, split
     if "$venv/bin/python" bindings/python/$bench >target/pybench.log 2>&1; then
       echo "Python benchmark ${bench%% *} (quick): ok"
