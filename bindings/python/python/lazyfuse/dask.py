@@ -40,7 +40,7 @@ from dask.array import dispatch
 from dask.array.backends import ArrayBackendEntrypoint
 from dask.sizeof import sizeof
 
-from . import Array, asarray, empty
+from . import Array, _native, asarray, empty
 
 __all__ = [
     "LazyfuseBackendEntrypoint", "LocalCluster", "computed", "from_array", "optimize",
@@ -106,15 +106,24 @@ def _register_serialisation():
 # ---------------------------------------------------------------- tasks
 
 def computed(value):
-    """``value`` with the lazyfuse arrays in it computed (``Array.eval``),
-    also inside the tuples, lists and dicts Dask's reductions pass between
-    tasks; anything else as it is."""
+    """``value`` with the lazyfuse arrays in it computed and kept, also
+    inside the tuples, lists and dicts Dask's reductions pass between tasks
+    (a variance's ``{"total", "n", "M2"}``): all of them in one program, so
+    work they share runs once. Anything else is returned as it is."""
     if isinstance(value, Array):
         return value.eval()
-    if isinstance(value, (tuple, list)):
-        return type(value)(computed(v) for v in value)
-    if isinstance(value, dict):
-        return {k: computed(v) for k, v in value.items()}
+    arrays = []
+    pending = [value]
+    while pending:  # iterative: nesting depth is the user's
+        item = pending.pop()
+        if isinstance(item, Array):
+            arrays.append(item._a)
+        elif isinstance(item, (tuple, list)):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+    if arrays:
+        _native.eval_all(arrays)
     return value
 
 
