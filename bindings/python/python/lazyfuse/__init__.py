@@ -33,7 +33,8 @@ from ._numba import (
     int8, int16, int32, int64, intp, jit, njit, prange, u1, u2, u4, u8, uint8, uint16, uint32,
     uint64, uintp, vectorize, void,
 )
-from . import cuda, errors, linalg, random
+from . import _array_api, _cupy, cuda, errors, linalg, random
+from ._cupy import asnumpy, fuse, get_array_module
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
@@ -42,7 +43,8 @@ __all__ = [
     "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "bool_", "boolean", "intp", "uintp", "void", "b1", "f2", "f4", "f8", "i1", "i2", "i4", "i8",
     "u1", "u2", "u4", "u8", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
-    "BackendError", "DeviceError", "InternalError", "errors", "linalg",
+    "BackendError", "DeviceError", "InternalError", "errors", "linalg", "Device", "asnumpy", "fuse",
+    "get_array_module",
 ]
 
 
@@ -116,7 +118,7 @@ def use(backend):
         yield context
 
 
-def asarray(x, dtype=None, context=None, *, copy=None):
+def asarray(x, dtype=None, context=None, *, copy=None, device=None):
     """An array holding a copy of ``x`` (anything ``numpy.asarray`` takes,
     or a ``__dlpack__`` producer in host memory); a lazyfuse array is
     returned as it is (cast if ``dtype`` differs).
@@ -133,7 +135,7 @@ def asarray(x, dtype=None, context=None, *, copy=None):
         if copy:
             return x.copy() if same else x.astype(dtype)
         return x if same else x.astype(dtype)
-    cx = (context or current_context())._cx
+    cx = _context(context, device)._cx
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") and not isinstance(x, np.ndarray):
         x = np.from_dlpack(x)  # a DLPack producer NumPy does not take as an array
     value = np.asarray(x, dtype=dtype, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
@@ -167,12 +169,21 @@ def _shape(shape, what):
     return dims
 
 
-def full(shape, fill_value, dtype=None, context=None):
+def _context(context, device):
+    """The context of a creation function's ``context=`` or the array API's
+    ``device=`` (a ``lazyfuse.Device``, a ``Context`` or a backend name);
+    the current one without either."""
+    if device is not None and context is None:
+        return _array_api.context_of(device)
+    return context or current_context()
+
+
+def full(shape, fill_value, dtype=None, context=None, *, device=None):
     """``shape`` filled with ``fill_value`` (generated where it is used)."""
     shape = _shape(shape, "full")
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
-    cx = (context or current_context())._cx
+    cx = _context(context, device)._cx
     return Array(cx.full(shape, _fill(fill_value), _dtype_name(dtype)))
 
 
@@ -181,17 +192,17 @@ def _fill(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def zeros(shape, dtype=np.float64, context=None):
-    return full(shape, 0, dtype, context)
+def zeros(shape, dtype=np.float64, context=None, *, device=None):
+    return full(shape, 0, dtype, context, device=device)
 
 
-def ones(shape, dtype=np.float64, context=None):
-    return full(shape, 1, dtype, context)
+def ones(shape, dtype=np.float64, context=None, *, device=None):
+    return full(shape, 1, dtype, context, device=device)
 
 
-def empty(shape, dtype=np.float64, context=None):
+def empty(shape, dtype=np.float64, context=None, *, device=None):
     """A destination (its contents are unspecified until written; zeros here)."""
-    return full(shape, 0, dtype, context)
+    return full(shape, 0, dtype, context, device=device)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
@@ -228,18 +239,26 @@ pi, e, inf, nan, euler_gamma = np.pi, np.e, np.inf, np.nan, np.euler_gamma
 finfo, iinfo, dtype, can_cast, promote_types = np.finfo, np.iinfo, np.dtype, np.can_cast, np.promote_types
 isdtype, issubdtype = np.isdtype, np.issubdtype
 
+# The array API standard's introspection (`_array_api`).
+__array_api_version__ = _array_api.API_VERSION
+__array_namespace_info__ = _array_api.namespace_info
+Device = _array_api.Device
+# Names that would shadow builtins inside the package, served by
+# `__getattr__` (the array API's `bool` dtype).
+_SHADOWING = {"bool": np.bool_}
+
 # NumPy's own `np.zeros_like(x)` of a lazy `x` comes here too.
 _numpy.FUNCTIONS.update(full_like=full_like, zeros_like=zeros_like, ones_like=ones_like,
                         empty_like=empty_like)
 
 
-def arange(start, stop=None, step=1, dtype=None, context=None):
+def arange(start, stop=None, step=1, dtype=None, context=None, *, device=None):
     """NumPy's ``arange`` (generated where it is used)."""
     if stop is None:
         start, stop = 0, start
     if dtype is None:
         dtype = np.arange(start, start + step, step).dtype if step else np.float64
-    cx = (context or current_context())._cx
+    cx = _context(context, device)._cx
     name = _dtype_name(dtype)
     exact = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
     if exact and np.dtype(name).kind in "iu" and max(abs(int(start)), abs(int(stop))) > 2**53:
@@ -274,7 +293,7 @@ def __getattr__(name):
     names like ``sum`` and ``max`` do not shadow the builtins inside the
     package; the others become module attributes at their first use."""
     try:
-        value = _numpy.FUNCTIONS[name]
+        value = _SHADOWING[name] if name in _SHADOWING else _numpy.FUNCTIONS[name]
     except KeyError:
         raise AttributeError(f"module 'lazyfuse' has no attribute {name!r}") from None
     # Kept as a module attribute, so the next ``lf.exp`` is a plain lookup

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from . import _native, _reductions, _ufuncs
+from . import _array_api, _native, _reductions, _ufuncs
 from ._methods import NdarrayMethods
 from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
 
@@ -457,6 +457,21 @@ class Array(NdarrayMethods):
     def explain(self):
         """How lazyfuse would run it: its graph, kernels and copies."""
         return self._a.explain()
+
+    # --- the array API standard -------------------------------------------
+    def __array_namespace__(self, *, api_version=None):
+        """The array API namespace of the array: ``lazyfuse``."""
+        return _array_api.namespace(api_version)
+
+    @property
+    def device(self):
+        """The array API's device: its context's backend (``lazyfuse.Device``)."""
+        return _array_api.Device(self._a.backend)
+
+    def to_device(self, device, /, *, stream=None):
+        """The array on ``device`` (a ``lazyfuse.Device``, a ``Context`` or a
+        backend name): itself when it is there, else a copy of its value."""
+        return _array_api.to_device(self, device, stream)
 
     def __reduce__(self):
         # Pickled as its computed value (Dask's distributed scheduler moves

@@ -1,0 +1,132 @@
+"""The Python array API standard's introspection (2024.12): devices
+(`Device`, ``x.device``, ``x.to_device``), ``__array_namespace__`` and
+``__array_namespace_info__()``. The namespace's functions themselves are
+NumPy's names over lazy arrays (``lazyfuse._numpy``)."""
+
+import numpy as np
+
+from . import _native
+from .errors import ArgumentError
+
+API_VERSION = "2024.12"
+VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+# lazyfuse's dtypes with NumPy's dtype objects (bfloat16 has none).
+_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64")
+_BACKENDS = ("cpu", "sim", "cuda")
+
+
+class Device:
+    """A lazyfuse device, the array API's device object: the backend that
+    holds an array and computes it (``"cpu"``, ``"sim"``, ``"cuda"``).
+    Devices are equal when their backends are."""
+
+    __slots__ = ("backend",)
+
+    def __init__(self, backend):
+        if backend not in _BACKENDS:
+            raise ArgumentError(f"Device: no backend {backend!r} (expected one of {', '.join(_BACKENDS)})")
+        self.backend = backend
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.backend == self.backend
+
+    def __hash__(self):
+        return hash(("lazyfuse.Device", self.backend))
+
+    def __repr__(self):
+        return f"lazyfuse.Device({self.backend!r})"
+
+
+_contexts = {}
+
+
+def context_of(device):
+    """The context arrays for ``device`` go to: the current one when its
+    backend is the device's, else one context per backend, made once.
+    ``device`` may be a `Device`, a ``Context``, a backend name or None
+    (the current context)."""
+    from . import Context, current_context
+    if device is None:
+        return current_context()
+    if isinstance(device, Context):
+        return device
+    backend = device.backend if isinstance(device, Device) else Device(device).backend
+    current = current_context()
+    if current.backend == backend:
+        return current
+    if backend not in _contexts:
+        _contexts[backend] = Context(backend)
+    return _contexts[backend]
+
+
+def to_device(x, device, stream=None):
+    """``x`` on ``device``: itself when it is there already, else its value
+    copied into that device's context."""
+    if stream is not None:
+        raise ArgumentError("to_device: stream= is not supported (lazyfuse's streams are "
+                            "lazyfuse.cuda.stream(); pass stream=None)")
+    target = context_of(device)
+    if target.backend == x._a.backend:
+        return x
+    from . import asarray
+    return asarray(x.numpy(), context=target)
+
+
+def namespace(api_version=None):
+    """``x.__array_namespace__(api_version)``: the ``lazyfuse`` module."""
+    if api_version is not None and api_version not in VERSIONS:
+        raise ValueError(f"__array_namespace__: lazyfuse implements the array API "
+                         f"{', '.join(VERSIONS)}, not {api_version!r}")
+    import lazyfuse
+    return lazyfuse
+
+
+class Info:
+    """What ``lazyfuse.__array_namespace_info__()`` returns: the namespace's
+    capabilities, devices and dtypes, as the array API standard asks."""
+
+    def capabilities(self):
+        """Boolean indexing and data-dependent shapes (``unique``,
+        ``nonzero``: computed when asked) are supported; 32 dimensions."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 32}
+
+    def default_device(self):
+        """The current context's device."""
+        from . import current_context
+        return Device(current_context().backend)
+
+    def devices(self):
+        """The devices this machine has: ``cpu`` and ``sim`` always,
+        ``cuda`` where a GPU is usable."""
+        return [Device(b) for b in _BACKENDS if b != "cuda" or _cuda_usable()]
+
+    def default_dtypes(self, *, device=None):
+        """NumPy's defaults (float64, int64); lazyfuse has no complex dtype
+        yet, so ``"complex floating"`` is None."""
+        return {"real floating": np.dtype(np.float64), "complex floating": None,
+                "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
+
+    def dtypes(self, *, device=None, kind=None):
+        """lazyfuse's dtypes by name, all of them or those of ``kind`` (a
+        kind name of ``isdtype``, or a tuple of them)."""
+        every = {name: np.dtype(name) for name in _DTYPES}
+        if kind is None:
+            return every
+        return {name: d for name, d in every.items() if np.isdtype(d, kind)}
+
+
+def _cuda_usable():
+    """``lazyfuse.cuda.is_available()``, asked of the native module here so
+    that this layer imports nothing above it."""
+    try:
+        _native.Context("cuda")
+        return True
+    except RuntimeError:
+        return False
+
+
+def namespace_info():
+    """``lazyfuse.__array_namespace_info__()``."""
+    return Info()
