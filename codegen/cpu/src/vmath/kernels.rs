@@ -278,7 +278,10 @@ macro_rules! float_kernels {
                 let cos = 1.0 + z * horner(z, &c::COS);
                 let q = if cosine { q.wrapping_add(1) } else { q };
                 let v = if q & 1 != 0 { cos } else { sin };
-                $t::from_bits(v.to_bits() ^ (((q & 2) as $u) << ($u::BITS - 2)))
+                let v = $t::from_bits(v.to_bits() ^ (((q & 2) as $u) << ($u::BITS - 2)));
+                // sin(±0) = ±0 (C99, the array API): the reduction loses
+                // the zero's sign.
+                if !cosine && x == 0.0 { x } else { v }
             }
 
             /// `ln x`: `x = 2^k m` with `m = 1 + f` in `[√½, √2)`; with

@@ -296,3 +296,28 @@ fn the_avx512_loops_give_the_bits_of_the_avx2_ones() {
         }
     }
 }
+
+/// `sin(±0) = ±0`, `tanh(±0) = ±0`, `cos(±0) = 1`, `exp(±0) = 1` exactly,
+/// for both float types, through every instruction set's loop (a chunk of
+/// zeros among other values, as arrays bring them).
+#[test]
+fn signed_zeros_keep_their_sign() {
+    let mut x32 = vec![0.5f32; 37];
+    let mut x64 = vec![0.5f64; 37];
+    x32[3] = -0.0;
+    x32[20] = 0.0;
+    x64[3] = -0.0;
+    x64[20] = 0.0;
+    for op in [UnaryOp::Sin, UnaryOp::Tanh, UnaryOp::Cos, UnaryOp::Exp] {
+        let (mut out32, mut out64) = (vec![0.0f32; 37], vec![0.0f64; 37]);
+        assert!(f32::apply(op, &x32, &mut out32) && f64::apply(op, &x64, &mut out64));
+        for i in [3, 20] {
+            let want = match op {
+                UnaryOp::Sin | UnaryOp::Tanh => x64[i],
+                _ => 1.0,
+            };
+            assert_eq!(out64[i].to_bits(), want.to_bits(), "{op:?}({})", x64[i]);
+            assert_eq!(out32[i].to_bits(), (want as f32).to_bits(), "{op:?}({})", x32[i]);
+        }
+    }
+}
