@@ -193,16 +193,16 @@ def _fill(value):
 
 
 def zeros(shape, dtype=np.float64, context=None, *, device=None):
-    return full(shape, 0, dtype, context, device=device)
+    return full(shape, 0, np.float64 if dtype is None else dtype, context, device=device)
 
 
 def ones(shape, dtype=np.float64, context=None, *, device=None):
-    return full(shape, 1, dtype, context, device=device)
+    return full(shape, 1, np.float64 if dtype is None else dtype, context, device=device)
 
 
 def empty(shape, dtype=np.float64, context=None, *, device=None):
     """A destination (its contents are unspecified until written; zeros here)."""
-    return full(shape, 0, dtype, context, device=device)
+    return full(shape, 0, np.float64 if dtype is None else dtype, context, device=device)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
@@ -236,8 +236,9 @@ def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None)
 # (lazyfuse's dtypes are NumPy's).
 newaxis = None
 pi, e, inf, nan, euler_gamma = np.pi, np.e, np.inf, np.nan, np.euler_gamma
-finfo, iinfo, dtype, can_cast, promote_types = np.finfo, np.iinfo, np.dtype, np.can_cast, np.promote_types
-isdtype, issubdtype = np.isdtype, np.issubdtype
+iinfo, dtype, can_cast, promote_types = np.iinfo, np.dtype, np.can_cast, np.promote_types
+issubdtype = np.issubdtype
+finfo, isdtype = _array_api.finfo, _array_api.isdtype
 
 # The array API standard's introspection (`_array_api`).
 __array_api_version__ = _array_api.API_VERSION
@@ -246,6 +247,7 @@ Device = _array_api.Device
 # Names that would shadow builtins inside the package, served by
 # `__getattr__` (the array API's `bool` dtype).
 _SHADOWING = {"bool": np.bool_}
+_numpy.FUNCTIONS["from_dlpack"] = _array_api.from_dlpack
 
 # NumPy's own `np.zeros_like(x)` of a lazy `x` comes here too.
 _numpy.FUNCTIONS.update(full_like=full_like, zeros_like=zeros_like, ones_like=ones_like,
@@ -257,7 +259,9 @@ def arange(start, stop=None, step=1, dtype=None, context=None, *, device=None):
     if stop is None:
         start, stop = 0, start
     if dtype is None:
-        dtype = np.arange(start, start + step, step).dtype if step else np.float64
+        # NumPy's: float64 when any of the three is a float, else int64.
+        floats = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+        dtype = np.float64 if floats or not step else np.arange(start, start + step, step).dtype
     cx = _context(context, device)._cx
     name = _dtype_name(dtype)
     exact = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))

@@ -393,7 +393,8 @@ class Array(NdarrayMethods):
         """NumPy's ``clip``: ``minimum(maximum(x, min), max)`` (lazy, fused)."""
         min, max = a_min if min is None else min, a_max if max is None else max
         if min is None and max is None:
-            raise ArgumentError("clip: needs min or max (NumPy's does too)")
+            result = self.copy()  # the array API's clip without bounds, as NumPy 2.1's
+            return result if out is None else _store(result, out, "clip")
         result = self if min is None else np.maximum(self, min)
         result = result if max is None else np.minimum(result, max)
         return result if out is None else _store(result, out, "clip")

@@ -11,9 +11,9 @@ from .errors import ArgumentError
 API_VERSION = "2024.12"
 VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
-# lazyfuse's dtypes with NumPy's dtype objects (bfloat16 has none).
+# The standard's dtypes lazyfuse has (float16 and bfloat16 are beyond it).
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64")
+           "float32", "float64")
 _BACKENDS = ("cpu", "sim", "cuda")
 
 
@@ -115,6 +115,55 @@ class Info:
         if kind is None:
             return every
         return {name: d for name, d in every.items() if np.isdtype(d, kind)}
+
+
+def _numpy_dtype(dtype):
+    """NumPy's dtype of a lazyfuse or NumPy dtype (``lf.float32``,
+    ``np.float32``, ``"float32"``) or of an array's."""
+    if not isinstance(dtype, (type, np.dtype, str)) and hasattr(dtype, "shape"):
+        dtype = dtype.dtype  # an array's (NumPy's, lazyfuse's, a NumPy scalar's)
+    return np.dtype(dtype)
+
+
+def isdtype(dtype, kind):
+    """The array API's ``isdtype``, over lazyfuse's dtype names too."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    kinds = tuple(k if isinstance(k, str) else _numpy_dtype(k) for k in kinds)
+    return np.isdtype(_numpy_dtype(dtype), kinds if isinstance(kind, tuple) else kinds[0])
+
+
+class FloatInfo:
+    """``finfo``'s answer: NumPy's ``finfo`` with the array API's fields
+    (``bits``, ``eps``, ``max``, ``min``, ``smallest_normal``) as Python
+    numbers, and NumPy's others as NumPy has them."""
+
+    def __init__(self, info):
+        self._info = info
+        self.bits, self.dtype = info.bits, info.dtype
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+
+    def __getattr__(self, name):
+        return getattr(self._info, name)
+
+    def __repr__(self):
+        return repr(self._info)
+
+
+def finfo(type):
+    """NumPy's ``finfo`` of a float dtype or array (see `FloatInfo`)."""
+    return FloatInfo(np.finfo(_numpy_dtype(type)))
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """The array API's ``from_dlpack``: a lazyfuse array of ``x``'s value on
+    ``device`` (a lazyfuse array moved with ``to_device``; anything else
+    through NumPy's ``from_dlpack``, then copied into lazyfuse)."""
+    from . import Array, asarray
+    if isinstance(x, Array):
+        moved = x if device is None else x.to_device(device)
+        return moved.copy() if copy else moved
+    return asarray(np.from_dlpack(x, copy=copy), device=device)
 
 
 def _cuda_usable():

@@ -153,9 +153,41 @@ for _name in ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argm
               "std", "cumsum", "cumprod", "reshape", "ravel", "squeeze",
               "swapaxes", "clip", "copy", "astype", "round"):
     _method(_name)
-for _name, _method_name in (("amin", "min"), ("amax", "max"), ("around", "round"),
-                            ("cumulative_sum", "cumsum"), ("cumulative_prod", "cumprod")):
+for _name, _method_name in (("amin", "min"), ("amax", "max"), ("around", "round")):
     _method(_name, _method_name)
+
+
+def _cumulative(x, name, identity, axis, dtype, include_initial):
+    """NumPy 2's (the array API's) running sum or product along ``axis``
+    (None only for 1-d ``x``), with ``identity`` in front when
+    ``include_initial``."""
+    a = _one(x)
+    what = "cumulative_sum" if name == "cumsum" else "cumulative_prod"
+    if axis is None:
+        if a.ndim != 1:
+            raise ArgumentError(f"{what}: axis must be given for a {a.ndim}-d array (expected 1-d "
+                                "without one)")
+        axis = 0
+    result = getattr(a, name)(axis=axis, dtype=dtype)
+    if not include_initial:
+        return result
+    from . import full_like
+    axis = axis + a.ndim if axis < 0 else axis
+    front = full_like(result, identity, shape=tuple(1 if i == axis else n
+                                                    for i, n in enumerate(result.shape)))
+    return FUNCTIONS["concatenate"]([front, result], axis=axis)
+
+
+@_function
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """NumPy 2's ``cumulative_sum`` (``include_initial``: a 0 in front)."""
+    return _cumulative(x, "cumsum", 0, axis, dtype, include_initial)
+
+
+@_function
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """NumPy 2's ``cumulative_prod`` (``include_initial``: a 1 in front)."""
+    return _cumulative(x, "cumprod", 1, axis, dtype, include_initial)
 
 
 @_function

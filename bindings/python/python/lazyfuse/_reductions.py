@@ -113,8 +113,12 @@ def moment(x, name, axis=None, dtype=None, out=None, ddof=0, keepdims=False, whe
     if dtype is not None:
         x = x.astype(dtype)
     mask = _mask(x, where, name)
-    if mask is not None or mean is not None:
-        if mean is None:
+    whole_ddof = float(ddof).is_integer()
+    no_axes = axis is not None and not _axes(x, axis, name)
+    if mask is not None or mean is not None or not whole_ddof or no_axes:
+        if mean is None and mask is None:
+            mean = x._reduce("mean", axis, True)
+        elif mean is None:
             mean = _masked_mean(x, mask, axis, True)
         elif not isinstance(mean, _array.Array):
             mean = x._like(mean)
@@ -134,7 +138,7 @@ def moment(x, name, axis=None, dtype=None, out=None, ddof=0, keepdims=False, whe
         merged = int(np.prod([shape[a] for a in axes]))
         x = x.transpose(rest + axes).reshape(tuple(shape[a] for a in rest) + (merged,))
         over = len(rest)
-    result = x._reduce(name, over, ddof=ddof)
+    result = x._reduce(name, over, ddof=int(ddof))
     if keepdims:
         result = result.reshape(tuple(1 if a in axes else n for a, n in enumerate(shape)))
     return _finish(result, dtype, out, name)

@@ -242,7 +242,9 @@ def check_mask(shape, axis, mask):
     """NumPy's ``IndexError`` unless ``mask`` has the shape of the axes of
     ``shape`` it covers from ``axis``."""
     covered = tuple(shape[axis:axis + mask.ndim])
-    if mask.shape != covered:
+    # NumPy lets a mask's axis of length 0 cover an axis of any length.
+    fits = len(covered) == mask.ndim and all(m in (n, 0) for m, n in zip(mask.shape, covered))
+    if not fits:
         raise IndexError(
             f"boolean index did not match indexed array along axis {axis}; the index has "
             f"shape {mask.shape}, the axes it covers {covered}")

@@ -10,21 +10,36 @@ from ._array import Array
 from .errors import ArgumentError
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """NumPy's ``sort``: a sorted copy along ``axis`` (of the flattened
-    array for ``None``), lazily. ``kind`` is accepted and ignored (as
-    CuPy's); ``stable=True`` and ``order`` are refused (lazyfuse's sort is
-    not stable: sorted values are the same, stable or not)."""
+    array for ``None``), lazily. ``kind`` and ``stable`` are accepted (as
+    CuPy's: sorted values are the same, stable or not); ``order`` is
+    refused; ``descending`` is the array API's (largest first: the
+    ascending values reversed, NaNs first)."""
     a, axis = _along(a, axis, order, "sort")
-    return Array(a._a.sort(axis))
+    result = Array(a._a.sort(axis))
+    return _reversed(result, axis) if descending else result
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """NumPy's ``argsort``: the positions along ``axis`` (of the flattened
     array for ``None``) that sort ``a``, lazily; always stable (equal values
-    keep their order, NaNs last), which every ``kind`` allows."""
+    keep their order, NaNs last), which every ``kind`` allows. With the
+    array API's ``descending``, largest first and still stable: the stable
+    ascending order of ``a`` reversed along the axis, itself reversed,
+    and its positions mapped back."""
     a, axis = _along(a, axis, order, "argsort")
-    return Array(a._a.argsort(axis))
+    if not descending:
+        return Array(a._a.argsort(axis))
+    backwards = Array(_reversed(a, axis)._a.argsort(axis))
+    return (a.shape[axis] - 1) - _reversed(backwards, axis)
+
+
+def _reversed(a, axis):
+    """``a`` reversed along ``axis`` (a view)."""
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(None, None, -1)
+    return a[tuple(index)]
 
 
 def _along(a, axis, order, name):

@@ -221,8 +221,21 @@ def _numpy_alias(name):
     return apply
 
 
-cross, diagonal, trace, matrix_transpose = (
-    _numpy_alias(n) for n in ("cross", "diagonal", "trace", "matrix_transpose"))
+cross, matrix_transpose = (_numpy_alias(n) for n in ("cross", "matrix_transpose"))
+
+
+def diagonal(x, /, *, offset=0):
+    """NumPy's (the array API's) ``linalg.diagonal``: the diagonals of the
+    matrices in the last two axes (a view)."""
+    from ._numpy import FUNCTIONS as numpy_functions
+    return numpy_functions["diagonal"](x, offset, axis1=-2, axis2=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """NumPy's (the array API's) ``linalg.trace``: the sums of the diagonals
+    of the matrices in the last two axes."""
+    from ._numpy import FUNCTIONS as numpy_functions
+    return numpy_functions["trace"](x, offset, axis1=-2, axis2=-1, dtype=dtype)
 
 #: Computed in NumPy (LAPACK) on computed values, arrays given back.
 _COMPUTED = ("inv", "pinv", "solve", "lstsq", "det", "slogdet", "cond", "matrix_rank", "svd",
