@@ -281,7 +281,11 @@ macro_rules! float_kernels {
                 let v = $t::from_bits(v.to_bits() ^ (((q & 2) as $u) << ($u::BITS - 2)));
                 // sin(±0) = ±0 (C99, the array API): the reduction loses
                 // the zero's sign.
-                if !cosine && x == 0.0 { x } else { v }
+                if !cosine && x == 0.0 {
+                    x
+                } else {
+                    v
+                }
             }
 
             /// `ln x`: `x = 2^k m` with `m = 1 + f` in `[√½, √2)`; with

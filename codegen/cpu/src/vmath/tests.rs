@@ -317,7 +317,12 @@ fn signed_zeros_keep_their_sign() {
                 _ => 1.0,
             };
             assert_eq!(out64[i].to_bits(), want.to_bits(), "{op:?}({})", x64[i]);
-            assert_eq!(out32[i].to_bits(), (want as f32).to_bits(), "{op:?}({})", x32[i]);
+            assert_eq!(
+                out32[i].to_bits(),
+                (want as f32).to_bits(),
+                "{op:?}({})",
+                x32[i]
+            );
         }
     }
 }
