@@ -158,6 +158,39 @@ fn dropping_arrays_frees_their_buffers() {
     }
 }
 
+/// A kept result does not keep what it was computed from: a partial sum
+/// outliving its chunk (Dask's tree reductions) holds its own few bytes,
+/// not the chunk's megabytes, on every backend.
+#[test]
+fn a_kept_result_frees_its_operands() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let n = 1 << 20;
+    for cx in common::backends() {
+        let partial = |cx: &Context| {
+            let chunk = cx.from_vec(vec![0.5f32; n], &[n / 64, 64]).unwrap();
+            let sums = (&chunk * 2.0f32).sum_axes(&[0], true);
+            sums.eval().unwrap();
+            sums
+        };
+        drop(partial(&cx));
+        cx.release_device_memory();
+        let before = live();
+        let kept: Vec<_> = (0..4).map(|_| partial(&cx)).collect();
+        cx.release_device_memory();
+        let held = live() - before;
+        assert!(
+            held < 4 * 64 * 1024,
+            "{}: four kept partial sums hold {held} bytes (their chunks are {} each)",
+            cx.backend_name(),
+            4 * n
+        );
+        assert_eq!(kept[3].to_vec::<f32>().unwrap()[0], (n / 64) as f32);
+        // Expressions built on the old node still read its value.
+        let again = &kept[0] + 1.0f32;
+        assert_eq!(again.to_vec::<f32>().unwrap()[63], (n / 64) as f32 + 1.0);
+    }
+}
+
 #[test]
 fn a_demand_too_large_for_the_machine_is_an_error() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -218,7 +218,9 @@ impl Session {
             }
             nodes.push(a.node());
         }
-        self.demand(&nodes)
+        self.demand(&nodes)?;
+        arrays.iter().for_each(|a| a.forget_history());
+        Ok(())
     }
 
     /// Computes several arrays into the caller's memory (`outs[i]` for

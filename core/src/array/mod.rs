@@ -18,11 +18,13 @@ mod statistics;
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
+use smallvec::SmallVec;
+
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::format;
 use crate::graph::ExprGraph;
-use crate::node::Node;
+use crate::node::{Node, Op};
 use crate::scalar::Scalar;
 use crate::session::Session;
 use crate::shape::{format_shape, Shape};
@@ -286,13 +288,41 @@ impl Array {
     /// row-major elements, downloaded from the device if needed.
     pub fn to_host(&self) -> Result<Arc<crate::HostBuffer>> {
         self.check()?;
-        self.session.host_value(&self.node())
+        let value = self.session.host_value(&self.node())?;
+        self.forget_history();
+        Ok(value)
     }
 
     /// Computes the array and keeps the value (on the device, for device
     /// backends); later demands of it, or of expressions using it, reuse it.
     pub fn eval(&self) -> Result<()> {
-        self.session.demand(&[self.node()])
+        self.session.demand(&[self.node()])?;
+        self.forget_history();
+        Ok(())
+    }
+
+    /// After a demand: when the handle's node holds its value and still
+    /// reads operands, the handle takes a source over the same value
+    /// instead, so that what the operands hold (a Dask chunk behind a
+    /// partial sum, an input behind its mean) is freed once nothing else
+    /// reads it. Other handles and expressions on the old node keep it.
+    pub(crate) fn forget_history(&self) {
+        let node = self.node();
+        if node.inputs().is_empty() || !node.is_materialized() {
+            return;
+        }
+        let source = Node::new(
+            Op::Source,
+            node.dtype(),
+            node.shape.clone(),
+            SmallVec::new(),
+        );
+        source.set_residency(node.residency());
+        let mut slot = self.node.write().unwrap_or_else(PoisonError::into_inner);
+        // Unless another thread assigned the handle meanwhile.
+        if Arc::ptr_eq(&slot, &node) {
+            *slot = source;
+        }
     }
 
     /// Computes the array if needed and copies it to the device now (Numba's
