@@ -37,7 +37,7 @@ import dask
 import dask.array as da
 import numpy as np
 from dask.array import dispatch
-from dask.array.backends import ArrayBackendEntrypoint
+from dask.array.backends import ArrayBackendEntrypoint, percentile
 from dask.sizeof import sizeof
 
 from . import Array, _native, asarray, empty
@@ -68,6 +68,7 @@ def register():
     dispatch.tensordot_lookup.register(Array, np.tensordot)
     dispatch.einsum_lookup.register(Array, np.einsum)
     dispatch.empty_lookup.register(Array, _empty)
+    dispatch.percentile_lookup.register(Array, percentile)
     dispatch.to_numpy_dispatch.register(Array, lambda data, **kwargs: np.asarray(data))
     to_lazyfuse_dispatch.register(np.ndarray, lambda data, **kwargs: asarray(data))
     to_lazyfuse_dispatch.register(Array, lambda data, **kwargs: data)
