@@ -51,12 +51,21 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
                 // faults than in the copy.
                 let mut buffer = lazyfuse::codegen::cpu::pages::zeroed(dtype, view.len())
                     .map_err(to_py)?;
-                let into = <$t as lazyfuse::Element>::slice_of_mut(&mut buffer).ok_or_else(|| {
-                    errors::raise("InternalError", "asarray: a buffer of another dtype".into())
-                })?;
-                match view.as_slice() {
-                    Ok(dense) => into.copy_from_slice(dense),
-                    Err(_) => into.iter_mut().zip(view.as_array().iter()).for_each(|(i, v)| *i = *v),
+                let mut slice = buffer.as_slice_mut();
+                match (view.as_slice(), slice.as_bytes_mut()) {
+                    // Contiguous: copied on the CPU backend's threads (one
+                    // thread gets ~60 % of the memory's bandwidth here).
+                    (Ok(dense), Some(into)) => {
+                        let pool = lazyfuse::codegen::cpu::kernels::pool(0);
+                        let from: &[u8] = bytemuck::cast_slice(dense);
+                        lazyfuse::codegen::cpu::pages::copy_bytes(into, from, pool.as_deref());
+                    }
+                    _ => {
+                        let into = <$t as lazyfuse::Element>::slice_of_mut(&mut buffer).ok_or_else(|| {
+                            errors::raise("InternalError", "asarray: a buffer of another dtype".into())
+                        })?;
+                        into.iter_mut().zip(view.as_array().iter()).for_each(|(i, v)| *i = *v);
+                    }
                 }
                 return cx.from_buffer(buffer, &shape).map_err(to_py);
             }

@@ -204,7 +204,7 @@ pub(crate) fn run_into<'a>(
         )?
     } else {
         stats.add(Counter::ArgumentCopyBytes, source.as_bytes().len() as u64);
-        copy_bytes(bytes, source.as_bytes(), pool);
+        crate::pages::copy_bytes(bytes, source.as_bytes(), pool);
         execute(compiled, launch, arrays, &destination, pool, None)?
     };
     if !staged {
@@ -311,9 +311,6 @@ fn execute(
     })
 }
 
-/// Bytes per piece of a parallel copy.
-const COPY_PIECE: usize = 1 << 20;
-
 /// Bytes per piece of a copy whose blocks run right after it: small
 /// enough that the piece is still in L2 when they do, and below the size
 /// at which `memcpy` writes around the cache. Measured on 2 MiB of L2 per
@@ -323,28 +320,14 @@ const STAGED_PIECE: usize = 256 << 10;
 /// A copy of `source`, written (and its fresh pages touched) by the
 /// pool's threads.
 fn copy_of(source: &HostBuffer, pool: Option<&rayon::ThreadPool>) -> Result<HostBuffer> {
-    if source.as_bytes().len() < 2 * COPY_PIECE || source.dtype() == DType::Bool {
+    if source.as_bytes().len() < 2 * crate::pages::COPY_PIECE || source.dtype() == DType::Bool {
         return Ok(source.clone());
     }
     let mut copy = crate::pages::zeroed(source.dtype(), source.len())?;
     if let Some(bytes) = copy.as_slice_mut().as_bytes_mut() {
-        copy_bytes(bytes, source.as_bytes(), pool);
+        crate::pages::copy_bytes(bytes, source.as_bytes(), pool);
     }
     Ok(copy)
-}
-
-/// `to.copy_from_slice(from)` in pieces on the pool's threads.
-fn copy_bytes(to: &mut [u8], from: &[u8], pool: Option<&rayon::ThreadPool>) {
-    match pool {
-        Some(pool) if pool.current_num_threads() > 1 && from.len() >= 2 * COPY_PIECE => {
-            pool.install(|| {
-                (to.par_chunks_mut(COPY_PIECE))
-                    .zip(from.par_chunks(COPY_PIECE))
-                    .for_each(|(to, from)| to.copy_from_slice(from));
-            });
-        }
-        _ => to.copy_from_slice(from),
-    }
 }
 
 /// What runs `launch` on the CPU, for `explain()`.
