@@ -49,21 +49,6 @@ fn advise_huge_pages(start: *mut u8, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_start: *mut u8, _bytes: usize) {}
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn large_and_small_buffers_are_zeros_of_their_dtype() {
-        for len in [0, 3, HUGE_BYTES / 8 + 5] {
-            let buffer = zeroed(DType::F64, len).unwrap();
-            assert_eq!(buffer.len(), len);
-            assert!(buffer.as_slice::<f64>().unwrap().iter().all(|&x| x == 0.0));
-        }
-    }
-}
-
 /// Bytes per piece of a parallel copy.
 pub const COPY_PIECE: usize = 1 << 20;
 
@@ -85,5 +70,20 @@ pub fn copy_bytes(to: &mut [u8], from: &[u8], pool: Option<&rayon::ThreadPool>) 
             });
         }
         _ => to.copy_from_slice(from),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn large_and_small_buffers_are_zeros_of_their_dtype() {
+        for len in [0, 3, HUGE_BYTES / 8 + 5] {
+            let buffer = zeroed(DType::F64, len).unwrap();
+            assert_eq!(buffer.len(), len);
+            assert!(buffer.as_slice::<f64>().unwrap().iter().all(|&x| x == 0.0));
+        }
     }
 }
