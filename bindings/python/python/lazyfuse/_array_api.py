@@ -100,7 +100,7 @@ class Info:
     def devices(self):
         """The devices this machine has: ``cpu`` and ``sim`` always,
         ``cuda`` where a GPU is usable."""
-        return [Device(b) for b in _BACKENDS if b != "cuda" or _cuda_usable()]
+        return [Device(b) for b in _BACKENDS if b != "cuda" or cuda_usable()]
 
     def default_dtypes(self, *, device=None):
         """NumPy's defaults (float64, int64); lazyfuse has no complex dtype
@@ -117,7 +117,7 @@ class Info:
         return {name: d for name, d in every.items() if np.isdtype(d, kind)}
 
 
-def _numpy_dtype(dtype):
+def _dtype_of(dtype):
     """NumPy's dtype of a lazyfuse or NumPy dtype (``lf.float32``,
     ``np.float32``, ``"float32"``) or of an array's."""
     if not isinstance(dtype, (type, np.dtype, str)) and hasattr(dtype, "shape"):
@@ -128,8 +128,8 @@ def _numpy_dtype(dtype):
 def isdtype(dtype, kind):
     """The array API's ``isdtype``, over lazyfuse's dtype names too."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    kinds = tuple(k if isinstance(k, str) else _numpy_dtype(k) for k in kinds)
-    return np.isdtype(_numpy_dtype(dtype), kinds if isinstance(kind, tuple) else kinds[0])
+    kinds = tuple(k if isinstance(k, str) else _dtype_of(k) for k in kinds)
+    return np.isdtype(_dtype_of(dtype), kinds if isinstance(kind, tuple) else kinds[0])
 
 
 class FloatInfo:
@@ -152,7 +152,7 @@ class FloatInfo:
 
 def finfo(type):
     """NumPy's ``finfo`` of a float dtype or array (see `FloatInfo`)."""
-    return FloatInfo(np.finfo(_numpy_dtype(type)))
+    return FloatInfo(np.finfo(_dtype_of(type)))
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -166,9 +166,9 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return asarray(np.from_dlpack(x, copy=copy), device=device)
 
 
-def _cuda_usable():
-    """``lazyfuse.cuda.is_available()``, asked of the native module here so
-    that this layer imports nothing above it."""
+def cuda_usable():
+    """Whether a CUDA GPU can be used (``lazyfuse.cuda.is_available()``):
+    here, below ``cuda``, so that this layer imports nothing above it."""
     try:
         _native.Context("cuda")
         return True

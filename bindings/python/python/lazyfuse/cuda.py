@@ -10,16 +10,12 @@ import weakref
 
 import numpy as np
 
-from . import _native, _trace
+from . import _array_api, _native, _trace
 
 
 def is_available():
     """Whether a CUDA GPU can be used."""
-    try:
-        _native.Context("cuda")
-        return True
-    except RuntimeError:
-        return False
+    return _array_api.cuda_usable()
 
 
 def to_device(obj, stream=0, copy=True, to=None):
