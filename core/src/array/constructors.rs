@@ -205,6 +205,12 @@ impl Session {
         ))
     }
 
+    /// [`Array::explain`] of several arrays demanded together (as
+    /// [`Session::eval`] computes them): one graph, one plan. Runs nothing.
+    pub fn explain(&self, arrays: &[&Array]) -> String {
+        super::explain_together(self, arrays)
+    }
+
     /// Computes several arrays in one plan (inputs they share are read or
     /// uploaded once) and keeps their values.
     pub fn eval(&self, arrays: &[&Array]) -> Result<()> {

@@ -371,19 +371,7 @@ impl Array {
     /// A readable account of the expression: its graph and how the backend
     /// would run it. Runs nothing.
     pub fn explain(&self) -> String {
-        if let Err(e) = self.check() {
-            return format!("invalid expression: {e}\n");
-        }
-        let graph = ExprGraph::from_roots(&[self.node()]);
-        let mut text = format::graph_listing(&graph);
-        text.push_str(&format!("backend: {}\n", self.session.backend_name()));
-        text.push_str(
-            &self
-                .session
-                .engine()
-                .describe(&graph, self.session.options()),
-        );
-        text
+        explain_together(&self.session, &[self])
     }
 
     /// The expression graph in Graphviz dot syntax, each fused kernel drawn
@@ -395,6 +383,25 @@ impl Array {
             .dot(&graph, self.session.options())
             .unwrap_or_else(|| format::graph_dot(&graph))
     }
+}
+
+/// [`Array::explain`] of several arrays of `session` demanded together
+/// (`Session::explain`).
+pub(crate) fn explain_together(session: &Session, arrays: &[&Array]) -> String {
+    for a in arrays {
+        if let Err(e) = a.check() {
+            return format!("invalid expression: {e}\n");
+        }
+        if !a.session().same_as(session) {
+            return "invalid expression: arrays of two contexts\n".to_string();
+        }
+    }
+    let roots: Vec<_> = arrays.iter().map(|a| a.node()).collect();
+    let graph = ExprGraph::from_roots(&roots);
+    let mut text = format::graph_listing(&graph);
+    text.push_str(&format!("backend: {}\n", session.backend_name()));
+    text.push_str(&session.engine().describe(&graph, session.options()));
+    text
 }
 
 fn element_type_name(dtype: DType) -> &'static str {
