@@ -365,6 +365,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::searchsorted_kernel(DType::I32, lazyfuse::Side::Right).unwrap(),
             lazyfuse::bincount_kernel(false).unwrap(),
             lazyfuse::bincount_kernel(true).unwrap(),
+            lazyfuse::fft_kernel(lazyfuse::ComplexDType::C64).unwrap(),
+            lazyfuse::fft_kernel(lazyfuse::ComplexDType::C128).unwrap(),
         ],
     ];
     let examples = [

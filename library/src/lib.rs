@@ -9,6 +9,8 @@
 //! - [`searchsorted`] (`search/`)
 //! - [`bincount`](bincount()) (`bincount/`)
 //! - [`assign_region`] (`assign/`)
+//! - [`ComplexArray`] (`complex/`): complex arrays as pairs of real ones
+//! - [`fft`](mod@fft) (`fft/`): NumPy's `np.fft`
 //!
 //! Each is also a method of `Array` through [`ArrayLibrary`] (`a.sort(1)`).
 //! The `lazyfuse` facade re-exports all of it (`lazyfuse::sort`,
@@ -18,6 +20,8 @@
 
 mod assign;
 mod bincount;
+mod complex;
+pub mod fft;
 pub mod kernel;
 mod kernel_cache;
 mod matmul;
@@ -29,6 +33,10 @@ mod take;
 
 pub use assign::{assign_region, region_kernel, region_kernels, Region};
 pub use bincount::{bincount, bincount_kernel};
+pub use complex::{
+    ComplexArray, ComplexBinary, ComplexDType, ComplexOperand, ComplexResult, ComplexUnary,
+};
+pub use fft::{fft_kernel, Norm};
 pub use matmul::{matmul, matmul_kernel};
 pub use methods::ArrayLibrary;
 pub use search::{searchsorted, searchsorted_kernel, Side};
