@@ -395,6 +395,12 @@ impl PyArr {
         convert::from_numpy(self.inner.session(), value).map(PyArr::new)
     }
 
+    /// The real and imaginary parts of a C-contiguous complex NumPy array,
+    /// copied into this array's context.
+    fn complex_parts(&self, value: &Bound<'_, PyAny>) -> PyResult<(PyArr, PyArr)> {
+        crate::complex::split_numpy(self.inner.session(), value)
+    }
+
     /// Computes the array into `out` (a NumPy array of its shape and dtype).
     fn read_into(&self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<()> {
         convert::read_into(py, &self.inner, out)

@@ -5,6 +5,7 @@
 
 mod array;
 mod bench;
+mod complex;
 mod convert;
 mod errors;
 mod index;
@@ -68,6 +69,12 @@ impl PyContext {
     /// An array holding a copy of a NumPy array's elements.
     fn asarray(&self, array: &Bound<'_, PyAny>) -> PyResult<PyArr> {
         convert::from_numpy(&self.inner, array).map(PyArr::new)
+    }
+
+    /// The real and imaginary parts of a C-contiguous complex NumPy array,
+    /// copied into this context.
+    fn complex_parts(&self, array: &Bound<'_, PyAny>) -> PyResult<(PyArr, PyArr)> {
+        complex::split_numpy(&self.inner, array)
     }
 
     /// `shape` filled with `value` as `dtype` (a NumPy dtype name).
@@ -309,6 +316,19 @@ fn eval_all(py: Python<'_>, arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<()> {
         .map_err(to_py)
 }
 
+/// The plan computing the arrays together (`Session::explain`); runs
+/// nothing.
+#[pyfunction]
+fn explain_all(arrays: Vec<PyRef<'_, PyArr>>) -> String {
+    match arrays.first() {
+        Some(first) => {
+            let arrays: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
+            first.inner.session().explain(&arrays)
+        }
+        None => String::new(),
+    }
+}
+
 /// Computes the arrays into new NumPy arrays, in order, in one program
 /// per context (`lazyfuse.compute`).
 #[pyfunction]
@@ -363,6 +383,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_operation_names, m)?)?;
     m.add_function(wrap_pyfunction!(eval_all, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
+    m.add_function(wrap_pyfunction!(explain_all, m)?)?;
+    complex::register(m)?;
     m.add_class::<kernel::PyKernel>()?;
     m.add_class::<kernel::PyGUfunc>()?;
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;

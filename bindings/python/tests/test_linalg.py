@@ -105,9 +105,16 @@ def test_matrix_power_and_multi_dot_are_lazy_products():
         lf.linalg.multi_dot([A])
 
 
-def test_complex_results_say_that_lazyfuse_has_no_complex_dtype():
-    with pytest.raises(TypeError, match="no complex dtype"):
-        lf.linalg.eig(np.array([[0.0, -1.0], [1.0, 0.0]]))
+def test_complex_results_are_complex_arrays():
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
+    values, vectors = lf.linalg.eig(rotation)
+    want_values, want_vectors = np.linalg.eig(rotation)
+    assert isinstance(values, lf.ComplexArray) and isinstance(vectors, lf.ComplexArray)
+    np.testing.assert_allclose(np.asarray(values), want_values)
+    np.testing.assert_allclose(np.asarray(vectors), want_vectors)
+    # A complex lazy argument is computed for LAPACK too.
+    np.testing.assert_allclose(np.asarray(lf.linalg.inv(lf.asarray(rotation * 1j))),
+                               np.linalg.inv(rotation * 1j))
     np.testing.assert_allclose(np.asarray(lf.linalg.eigvals(np.diag([1.0, 2.0]))), [1.0, 2.0])
     assert lf.linalg.LinAlgError is np.linalg.LinAlgError
     with pytest.raises(np.linalg.LinAlgError):

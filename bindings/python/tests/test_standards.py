@@ -32,7 +32,9 @@ def test_namespace_info_lists_capabilities_devices_and_dtypes():
     assert set(info.dtypes(kind="unsigned integer")) == {"uint8", "uint16", "uint32", "uint64"}
     # The standard's dtypes: float16 and bfloat16 are lazyfuse's beyond it.
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
-    assert len(info.dtypes()) == 11
+    assert defaults["complex floating"] == np.complex128
+    assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"}
+    assert len(info.dtypes()) == 13
 
 
 def test_arrays_move_between_devices():

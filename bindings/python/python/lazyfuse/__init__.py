@@ -29,21 +29,23 @@ from .errors import (
     LazyfuseError, ShapeError,
 )
 from ._numba import (
-    b1, bool_, boolean, f2, f4, f8, float16, float32, float64, guvectorize, i1, i2, i4, i8,
+    b1, bool_, boolean, c8, c16, complex64, complex128, f2, f4, f8, float16, float32, float64,
+    guvectorize, i1, i2, i4, i8,
     int8, int16, int32, int64, intp, jit, njit, prange, u1, u2, u4, u8, uint8, uint16, uint32,
     uint64, uintp, vectorize, void,
 )
-from . import _array_api, _cupy, cuda, errors, linalg, random
+from . import _array_api, _cupy, cuda, errors, fft, linalg, random
+from ._complex import ComplexArray
 from ._cupy import asnumpy, fuse, get_array_module
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
     "arange", "zeros_like", "ones_like", "empty_like", "full_like", "where", "compute", "use",
     "stats", "cuda_source", "vectorize", "guvectorize", "jit", "njit", "prange", "cuda", "float16", "float32",
-    "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float64", "complex64", "complex128", "c8", "c16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "bool_", "boolean", "intp", "uintp", "void", "b1", "f2", "f4", "f8", "i1", "i2", "i4", "i8",
     "u1", "u2", "u4", "u8", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
-    "BackendError", "DeviceError", "InternalError", "errors", "linalg", "Device", "asnumpy", "fuse",
+    "BackendError", "DeviceError", "InternalError", "errors", "linalg", "fft", "ComplexArray", "Device", "asnumpy", "fuse",
     "get_array_module",
 ]
 
@@ -130,6 +132,8 @@ def asarray(x, dtype=None, context=None, *, copy=None, device=None):
     write while a lazyfuse value never changes."""
     if copy is False:
         _asarray_without_copy(x, dtype)
+    if isinstance(x, ComplexArray):
+        return x if dtype is None else x.astype(dtype)
     if isinstance(x, Array):
         same = dtype is None or _dtype_name(dtype) == _dtype_name(x.dtype)
         if copy:
@@ -139,6 +143,8 @@ def asarray(x, dtype=None, context=None, *, copy=None, device=None):
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") and not isinstance(x, np.ndarray):
         x = np.from_dlpack(x)  # a DLPack producer NumPy does not take as an array
     value = np.asarray(x, dtype=dtype, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
+    if value.dtype.kind == "c":
+        return ComplexArray._from_numpy(value, cx)
     return Array(cx.asarray(value))
 
 
@@ -184,6 +190,10 @@ def full(shape, fill_value, dtype=None, context=None, *, device=None):
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
     cx = _context(context, device)._cx
+    if not (isinstance(dtype, str) and dtype == "bfloat16") and np.dtype(dtype).kind == "c":
+        # A complex fill: each part filled, in the parts' float dtype.
+        value, part = complex(fill_value), np.dtype(dtype).type(0).real.dtype.name
+        return ComplexArray(cx.full(shape, value.real, part), cx.full(shape, value.imag, part))
     return Array(cx.full(shape, _fill(fill_value), _dtype_name(dtype)))
 
 
@@ -212,9 +222,14 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     accepted: a lazy array's elements are in C order, on its context."""
     shape = _shape(np.shape(a) if shape is None else shape, "full_like")
     dtype = (a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype) if dtype is None else dtype
-    if isinstance(a, Array):
-        return Array(a._a.full_like(shape, _fill(fill_value), _dtype_name(dtype)))
-    return full(shape, fill_value, dtype)
+    native = a._a if isinstance(a, Array) else a._re if isinstance(a, ComplexArray) else None
+    if native is None:
+        return full(shape, fill_value, dtype)
+    if _dtype_name(dtype) in ("complex64", "complex128"):
+        value, part = complex(fill_value), np.dtype(dtype).type(0).real.dtype.name
+        return ComplexArray(native.full_like(shape, value.real, part),
+                            native.full_like(shape, value.imag, part))
+    return Array(native.full_like(shape, _fill(fill_value), _dtype_name(dtype)))
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):

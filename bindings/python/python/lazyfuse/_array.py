@@ -5,6 +5,7 @@ the ``out=`` rules they share. The constructors and contexts are in the
 package's ``__init__``."""
 
 import operator
+import types
 
 import numpy as np
 
@@ -34,6 +35,17 @@ def _numpy_dtype(name):
     if dtype is None:
         dtype = _NUMPY_DTYPES[name] = np.dtype(name)
     return dtype
+
+
+# What the layers above register here, so that this module imports none
+# of them. `COMPLEX` (by `_complex`): the complex array type (`types`),
+# the operation of a real array with a complex number or NumPy array
+# (`operation(x, op, other, reflected)`), a real array made complex
+# (`from_real(x, dtype)`), and a complex NumPy array copied into a native
+# array's context (`from_numpy(native, value)`). `FFT_FUNCTIONS` (by `fft`):
+# NumPy's `np.fft` functions on lazy arrays.
+COMPLEX = types.SimpleNamespace(types=(), operation=None, from_real=None, from_numpy=None)
+FFT_FUNCTIONS = {}
 
 
 # Per NumPy ufunc: its direct call on lazy arrays (`_ufuncs.direct`), or
@@ -103,6 +115,9 @@ class Array(NdarrayMethods):
     def _binary(self, op, other, reflected=False):
         if isinstance(other, Array):
             other = other._a
+        elif (isinstance(other, (complex, np.complexfloating))
+              or isinstance(other, np.ndarray) and other.dtype.kind == "c"):
+            return COMPLEX.operation(self, op, other, reflected)
         elif not isinstance(other, (bool, int, float, np.ndarray, np.generic, list, tuple)):
             return NotImplemented
         return Array(self._a.binary(op, other, reflected))
@@ -174,6 +189,8 @@ class Array(NdarrayMethods):
         name = _dtype_name(dtype)
         if not copy and name == self._a.dtype_name:
             return self
+        if name in ("complex64", "complex128"):
+            return COMPLEX.from_real(self, name)
         if casting != "unsafe" and name != "bfloat16" and isinstance(self.dtype, np.dtype) \
                 and not np.can_cast(self.dtype, name, casting):
             raise DTypeError(f"astype: cannot cast array data from {self.dtype} to {name} "
@@ -414,7 +431,10 @@ class Array(NdarrayMethods):
 
     def _like(self, value):
         """``value`` (anything NumPy takes) as an array of this one's context."""
-        return Array(self._a.like(np.asarray(value, order="C")))
+        value = np.asarray(value, order="C")
+        if value.dtype.kind == "c":
+            return COMPLEX.from_numpy(self._a, value)
+        return Array(self._a.like(value))
 
     def copy_to_host(self, out=None, stream=0):
         """Numba's ``copy_to_host``: a NumPy copy, or written into ``out``
@@ -549,7 +569,8 @@ class Array(NdarrayMethods):
         name = func.__name__
         if name == "where":
             return where(*args, **kwargs)
-        table = linalg.FUNCTIONS if func.__module__ == "numpy.linalg" else _numpy.FUNCTIONS
+        table = {"numpy.linalg": linalg.FUNCTIONS, "numpy.fft": FFT_FUNCTIONS}.get(
+            func.__module__, _numpy.FUNCTIONS)
         lazy = table.get(name)
         if lazy is not None:
             return lazy(*args, **kwargs)
@@ -655,10 +676,19 @@ def compute(*arrays):
         >>> lf.compute(x * 2, x.sum())
         (array([0., 2., 4.]), array(3.))
     """
-    lazy = [i for i, a in enumerate(arrays) if isinstance(a, Array)]
-    values = [a if isinstance(a, Array) else np.asarray(a) for a in arrays]
-    for i, value in zip(lazy, _native.compute([arrays[i]._a for i in lazy])):
-        values[i] = value
+    lazy = [i for i, a in enumerate(arrays) if isinstance(a, (Array,) + COMPLEX.types)]
+    values = [a if i in lazy else np.asarray(a) for i, a in enumerate(arrays)]
+    # Other lazy types (complex arrays) name the native arrays to compute
+    # and make their value of them.
+    natives, counts = [], []
+    for a in map(arrays.__getitem__, lazy):
+        parts = [a._a] if isinstance(a, Array) else a._demanded()
+        natives += parts
+        counts.append(len(parts))
+    computed = iter(_native.compute(natives))
+    for i, count in zip(lazy, counts):
+        parts = [next(computed) for _ in range(count)]
+        values[i] = parts[0] if isinstance(arrays[i], Array) else arrays[i]._received(*parts)
     return tuple(values)
 
 

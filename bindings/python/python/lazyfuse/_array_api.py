@@ -13,7 +13,7 @@ VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 # The standard's dtypes lazyfuse has (float16 and bfloat16 are beyond it).
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float32", "float64")
+           "float32", "float64", "complex64", "complex128")
 _BACKENDS = ("cpu", "sim", "cuda")
 
 
@@ -103,9 +103,8 @@ class Info:
         return [Device(b) for b in _BACKENDS if b != "cuda" or cuda_usable()]
 
     def default_dtypes(self, *, device=None):
-        """NumPy's defaults (float64, int64); lazyfuse has no complex dtype
-        yet, so ``"complex floating"`` is None."""
-        return {"real floating": np.dtype(np.float64), "complex floating": None,
+        """NumPy's defaults (float64, complex128, int64)."""
+        return {"real floating": np.dtype(np.float64), "complex floating": np.dtype(np.complex128),
                 "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
 
     def dtypes(self, *, device=None, kind=None):

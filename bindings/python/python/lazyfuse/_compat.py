@@ -2,8 +2,8 @@
 (``asanyarray``, ``ascontiguousarray``, ``copyto``), questions about
 dtypes and shapes that compute nothing (``iscomplexobj``, ``isrealobj``,
 ``broadcast_shapes``, ``shares_memory``), the complex helpers on real
-arrays (``real``, ``imag``, ``conj``, ``angle``: lazyfuse has no complex
-dtype), rounding and infinities (``fix``, ``isposinf``, ``isneginf``,
+arrays and complex ones (``real``, ``imag``, ``conj``, ``angle``, ``isreal``,
+``iscomplex``), rounding and infinities (``fix``, ``isposinf``, ``isneginf``,
 ``sinc``), running sums that skip NaNs (``nancumsum``, ``nancumprod``),
 ``unwrap``, index arithmetic (``ravel_multi_index``, ``unravel_index``,
 ``indices``, ``tril_indices``, ``triu_indices``, ``diag_indices``),
@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from . import _array
 from ._array import Array, _store, where
 from .errors import ArgumentError
 
@@ -103,15 +104,22 @@ def copyto(dst, src, casting="same_kind", where=True):
     return None
 
 
+def _is_complex(x):
+    """Whether ``x`` is a lazy complex array (registered by ``_complex``)."""
+    return isinstance(x, _array.COMPLEX.types)
+
+
 def iscomplexobj(x):
-    """NumPy's ``iscomplexobj``: false for every lazy array (no complex
-    dtype); nothing computed."""
+    """NumPy's ``iscomplexobj``: true for lazy complex arrays, false for
+    the others; nothing computed."""
+    if _is_complex(x):
+        return True
     return False if isinstance(x, Array) else np.iscomplexobj(x)
 
 
 def isrealobj(x):
-    """NumPy's ``isrealobj``: true for every lazy array; nothing computed."""
-    return True if isinstance(x, Array) else np.isrealobj(x)
+    """NumPy's ``isrealobj``: the opposite of ``iscomplexobj``."""
+    return not iscomplexobj(x)
 
 
 def broadcast_shapes(*shapes):
@@ -136,20 +144,29 @@ def may_share_memory(a, b, max_work=None):
 
 
 def real(val):
-    """NumPy's ``real`` of a real array: the array itself."""
-    return _one(val)
+    """NumPy's ``real``: a complex array's real part (a view); a real
+    array itself."""
+    val = _one(val)
+    return val.real if _is_complex(val) else val
 
 
 def imag(val):
-    """NumPy's ``imag`` of a real array: zeros of its shape and dtype."""
+    """NumPy's ``imag``: a complex array's imaginary part (a view); for a
+    real array, zeros of its shape and dtype."""
     val = _one(val)
+    if _is_complex(val):
+        return val.imag
     return Array(val._a.full_like(list(val.shape), 0, val.dtype.name))
 
 
 def conj(x, out=None):
-    """NumPy's ``conj`` of a real array: the array itself (a copy into
-    ``out``)."""
+    """NumPy's ``conj``: a complex array's conjugate; a real array itself
+    (a copy into ``out``)."""
     x = _one(x)
+    if _is_complex(x):
+        if out is not None:
+            raise ArgumentError("conj: out= is not supported for complex arrays yet")
+        return x.conj()
     return x if out is None else _store(x, out, "conj")
 
 
@@ -162,6 +179,9 @@ def angle(z, deg=False):
     """NumPy's ``angle`` of real numbers: pi (or 180) where negative, else
     0 (``arctan2(0, z)``), float64 for integers."""
     z = _one(z)
+    if _is_complex(z):
+        result = z._unary("angle")
+        return result * (180 / np.pi) if deg else result
     result = np.arctan2(imag(z), z)  # a positive zero: pi where negative
     return np.degrees(result) if deg else result
 
@@ -363,15 +383,18 @@ def vdot(a, b):
 
 
 def isreal(x):
-    """NumPy's ``isreal`` of a real array: true everywhere (lazily)."""
+    """NumPy's ``isreal``: where the imaginary part is zero (of a real
+    array: everywhere), lazily."""
     from . import full_like
-    return full_like(_one(x), True, bool)
+    x = _one(x)
+    return x.imag == 0 if _is_complex(x) else full_like(x, True, bool)
 
 
 def iscomplex(x):
-    """NumPy's ``iscomplex`` of a real array: false everywhere (lazily)."""
+    """NumPy's ``iscomplex``: where the imaginary part is not zero."""
     from . import full_like
-    return full_like(_one(x), False, bool)
+    x = _one(x)
+    return x.imag != 0 if _is_complex(x) else full_like(x, False, bool)
 
 
 def real_if_close(a, tol=100):

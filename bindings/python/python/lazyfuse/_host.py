@@ -9,6 +9,7 @@ and the questions about dtypes and objects that compute nothing."""
 
 import numpy as np
 
+from . import _array
 from ._array import Array
 
 #: Computed in NumPy, array results given to the context.
@@ -29,7 +30,7 @@ _ANSWERED = (
 
 def _computed(x):
     """``x`` with lazyfuse arrays computed (in sequences and dicts too)."""
-    if isinstance(x, Array):
+    if isinstance(x, (Array,) + _array.COMPLEX.types):
         return x.numpy()
     if isinstance(x, (list, tuple)):
         return type(x)(_computed(y) for y in x)

@@ -43,12 +43,13 @@ class _Type:
 float16, float32, float64 = _Type("float16"), _Type("float32"), _Type("float64")
 int8, int16, int32, int64 = _Type("int8"), _Type("int16"), _Type("int32"), _Type("int64")
 uint8, uint16, uint32, uint64 = _Type("uint8"), _Type("uint16"), _Type("uint32"), _Type("uint64")
+complex64, complex128 = _Type("complex64"), _Type("complex128")
 bool_ = boolean = _Type("bool")
 intp, uintp = _Type("intp"), _Type("uintp")
 #: The result type of kernels and gufuncs: ``void(float32[:], intp[:])``.
 void = _Type("void")
 # Numba's short names.
-b1, f2, f4, f8 = bool_, float16, float32, float64
+b1, f2, f4, f8, c8, c16 = bool_, float16, float32, float64, complex64, complex128
 i1, i2, i4, i8, u1, u2, u4, u8 = int8, int16, int32, int64, uint8, uint16, uint32, uint64
 
 _TARGETS = ("cpu", "parallel", "cuda", "sim", "reference")

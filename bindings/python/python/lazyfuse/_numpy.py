@@ -17,7 +17,7 @@ import operator
 
 import numpy as np
 
-from . import (_arrangements, _compat, _contractions, _diagonals, _fancy, _generated, _ufuncs,
+from . import (_arrangements, _array, _compat, _contractions, _diagonals, _fancy, _generated, _ufuncs,
                _histograms, _host, _pad, _polynomials, _quantiles, _reductions, _sorting,
                _statistics)
 from ._array import Array, _dtype_name, _store, where
@@ -61,7 +61,7 @@ def _lazy(args):
     first = next((a for a in args if isinstance(a, Array)), None)
     lazy = []
     for a in args:
-        if not isinstance(a, (Array, bool, int, float, np.generic)):
+        if not isinstance(a, (Array, bool, int, float, np.generic) + _array.COMPLEX.types):
             a = asarray(a) if first is None else first._like(np.asarray(a))
             first = a if first is None else first
         lazy.append(a)

@@ -41,6 +41,7 @@ from dask.array.backends import ArrayBackendEntrypoint, percentile
 from dask.sizeof import sizeof
 
 from . import Array, _native, asarray, empty
+from .errors import DTypeError
 
 __all__ = [
     "LazyfuseBackendEntrypoint", "LocalCluster", "computed", "from_array", "optimize",
@@ -146,7 +147,11 @@ def optimize(dsk, keys, **kwargs):
 
 def from_array(x, chunks="auto", **kwargs):
     """``dask.array.from_array`` with lazyfuse chunks: each chunk is read
-    from ``x`` and copied into lazyfuse by its task."""
+    from ``x`` and copied into lazyfuse by its task. (Complex chunks,
+    ``lazyfuse.ComplexArray``, are not a Dask chunk type yet.)"""
+    if np.dtype(x.dtype).kind == "c":
+        raise DTypeError(f"lazyfuse.dask.from_array: chunks of dtype {np.dtype(x.dtype)} (complex "
+                         "chunks are not supported yet; expected a real dtype)")
     return da.from_array(x, chunks=chunks, asarray=False, meta=empty((0,) * np.ndim(x), np.dtype(x.dtype)),
                          **kwargs).map_blocks(asarray, dtype=x.dtype)
 

@@ -11,9 +11,9 @@
   ``qr``, ``cholesky``, ``eigh``, ``eig``…; the norms ``ord=2``, ``-2``
   and ``"nuc"`` of a matrix) run in LAPACK through NumPy on computed
   values, and their arrays are given back to the context as lazyfuse
-  arrays, as CuPy's ``cupy.linalg`` returns CuPy arrays. Complex results
-  (``eig`` of a matrix with complex eigenvalues) cannot be held: lazyfuse
-  has no complex dtype, and says so."""
+  arrays, as CuPy's ``cupy.linalg`` returns CuPy arrays (complex ones, as
+  ``eig`` of a matrix with complex eigenvalues gives, as
+  ``lazyfuse.ComplexArray``)."""
 
 import operator
 
@@ -268,10 +268,6 @@ def _given(name, result, like):
             # NumPy 2.5's eig/eigvals are complex even when every value is
             # real; NumPy 2.4 and older gave the real values, as here.
             result = result.real.copy()
-        if result.dtype.kind == "c":
-            raise TypeError(f"linalg.{name}: the result is complex (dtype {result.dtype}); "
-                            f"lazyfuse has no complex dtype (np.linalg.{name} of the computed "
-                            "values gives it)")
         return like._like(result) if like is not None else asarray(result)
     if isinstance(result, tuple):
         parts = [_given(name, r, like) for r in result]

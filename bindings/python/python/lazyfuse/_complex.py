@@ -1,0 +1,328 @@
+"""``lazyfuse.ComplexArray``: lazy ``complex64``/``complex128`` arrays.
+
+A complex array is two real lazy arrays, its real and imaginary parts
+(``z.real``, ``z.imag``), and every complex operation is real work on them
+(the native library's formulas, NumPy's: Smith's division, ``abs`` as
+``hypot``…), so a chain of complex operations fuses into one kernel as a
+real chain does. NumPy's interleaved layout exists only at the boundary:
+``lf.asarray`` of a complex NumPy array views it as pairs of reals, and a
+demand writes both parts into one NumPy complex array.
+
+    >>> import numpy as np, lazyfuse as lf
+    >>> z = lf.asarray(np.array([1 + 2j, 3 - 1j], dtype=np.complex64))
+    >>> np.asarray(abs(z * 1j + 1)).round(3)
+    array([1.414, 4.123], dtype=float32)
+"""
+
+import operator
+
+import numpy as np
+
+from . import _array, _native, _numpy
+from ._array import Array
+from .errors import ArgumentError, DTypeError
+
+# NumPy's ufuncs lazyfuse computes on complex arrays, from the native
+# library's tables (`ComplexUnary`, `ComplexBinary`).
+_UNARY = frozenset(_native.complex_unary_names())
+_BINARY = frozenset(_native.complex_binary_names())
+
+
+def _wrap(result):
+    """A native complex result (a pair of parts) or real one, wrapped."""
+    if isinstance(result, tuple):
+        return ComplexArray(*result)
+    return Array(result)
+
+
+def _complex_dtype(dtype):
+    name = np.dtype(dtype).name
+    if name not in ("complex64", "complex128"):
+        raise DTypeError(f"{name} is not a complex dtype (expected complex64 or complex128)")
+    return name
+
+
+class ComplexArray:
+    """A lazy complex array (see the module documentation): NumPy's
+    arithmetic, comparisons ``==``/``!=``, the complex ufuncs, ``sum``,
+    ``mean``, views that act on both parts (``reshape``, ``T``, indexing),
+    and demands (``np.asarray``, ``lf.compute``)."""
+
+    __slots__ = ("_re", "_im")
+    __array_priority__ = 101
+
+    def __init__(self, re, im):
+        self._re, self._im = re, im
+
+    # --- construction -----------------------------------------------------
+    @classmethod
+    def _from_numpy(cls, value, cx):
+        """A complex NumPy array's parts copied into ``cx`` (a native context
+        or array, whose context is meant), in one pass on all cores."""
+        if value.dtype not in (np.complex64, np.complex128):
+            raise DTypeError(f"asarray: cannot hold a NumPy array of dtype {value.dtype} "
+                             "(expected complex64 or complex128 among complex dtypes)")
+        # (np.ascontiguousarray would make a 0-d array 1-d.)
+        return cls(*cx.complex_parts(np.asarray(value, order="C")))
+
+    @classmethod
+    def _from_real(cls, x, dtype=None):
+        """The lazy real array ``x`` as complex (of ``dtype``, else the dtype
+        holding it: ``complex64`` for ``float32``, else ``complex128``)."""
+        name = None if dtype is None else _complex_dtype(dtype)
+        return cls(*_native.complex_from_real(x._a, name))
+
+    # --- properties -------------------------------------------------------
+    @property
+    def real(self):
+        return Array(self._re)
+
+    @property
+    def imag(self):
+        return Array(self._im)
+
+    @property
+    def shape(self):
+        return tuple(self._re.shape)
+
+    @property
+    def ndim(self):
+        return len(self._re.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self):
+        return np.dtype("complex64" if self._re.dtype_name == "float32" else "complex128")
+
+    @property
+    def device(self):
+        """The array API's device: the parts' context's."""
+        return self.real.device
+
+    def __dlpack_device__(self):
+        return self.real.__dlpack_device__()
+
+    def to_device(self, device, /, *, stream=None):
+        """The array API's ``to_device``: both parts moved."""
+        return self._views(lambda p: p.to_device(device, stream=stream))
+
+    @property
+    def T(self):
+        return self._views(lambda p: p.T)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"lazyfuse.ComplexArray({np.array2string(self.numpy(), separator=', ')}, dtype={self.dtype})"
+
+    def __str__(self):
+        return str(self.numpy())
+
+    # --- demands ----------------------------------------------------------
+    def _demanded(self):
+        """The native arrays ``lf.compute`` computes for this one."""
+        return [self._re, self._im]
+
+    def _received(self, re, im):
+        """This array's value from its computed parts."""
+        out = np.empty(self.shape, self.dtype)
+        out.real, out.imag = re, im
+        return out
+
+    def numpy(self):
+        """Computes both parts (one program) and returns them as a new
+        NumPy complex array."""
+        return _native.complex_numpy(self._re, self._im)
+
+    def __array__(self, dtype=None, copy=None):
+        value = self.numpy()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def item(self):
+        return complex(self.numpy().item())
+
+    def __complex__(self):
+        return self.item()
+
+    def eval(self):
+        """Computes both parts in one demand and keeps them."""
+        _native.eval_all([self._re, self._im])
+        return self
+
+    def explain(self):
+        """The plan computing both parts (``lf.explain_all`` of them)."""
+        return _native.explain_all([self._re, self._im])
+
+    # --- arithmetic -------------------------------------------------------
+    def _binary(self, op, other, reflected=False):
+        if isinstance(other, ComplexArray):
+            other = (other._re, other._im)
+        elif isinstance(other, Array):
+            other = other._a
+        elif isinstance(other, (np.ndarray, list, tuple)):
+            other = _lazy_of(self, other)
+            other = (other._re, other._im) if isinstance(other, ComplexArray) else other._a
+        elif isinstance(other, np.generic) and other.dtype.kind in "biufc":
+            other = _lazy_of(self, other)  # strong: a 0-d array of its dtype
+            other = (other._re, other._im) if isinstance(other, ComplexArray) else other._a
+        elif not isinstance(other, (bool, int, float, complex)):
+            return NotImplemented
+        return _wrap(_native.complex_binary(op, self._re, self._im, other, reflected))
+
+    def __add__(self, o): return self._binary("add", o)
+    def __radd__(self, o): return self._binary("add", o, True)
+    def __sub__(self, o): return self._binary("subtract", o)
+    def __rsub__(self, o): return self._binary("subtract", o, True)
+    def __mul__(self, o): return self._binary("multiply", o)
+    def __rmul__(self, o): return self._binary("multiply", o, True)
+    def __truediv__(self, o): return self._binary("divide", o)
+    def __rtruediv__(self, o): return self._binary("divide", o, True)
+    def __rpow__(self, o): return self._binary("power", o, True)
+    def __eq__(self, o): return self._binary("equal", o)
+    def __ne__(self, o): return self._binary("not_equal", o)
+    __hash__ = None
+
+    def __pow__(self, o):
+        # Integer powers multiply (exact where the products are), as NumPy's.
+        if isinstance(o, (int, np.integer)) and not isinstance(o, bool):
+            return ComplexArray(*_native.complex_powi(self._re, self._im, int(o)))
+        return self._binary("power", o)
+
+    def _unary(self, name):
+        return _wrap(_native.complex_unary(name, self._re, self._im))
+
+    def __neg__(self): return self._unary("negative")
+    def __pos__(self): return self
+    def __abs__(self): return self._unary("absolute")
+
+    def __lt__(self, o): raise TypeError("complex numbers are not ordered (<)")
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def conj(self):
+        return self._unary("conjugate")
+
+    conjugate = conj
+
+    def astype(self, dtype, copy=True):
+        """The array cast to ``dtype``: a complex dtype casts both parts; a
+        real one keeps the real part, as NumPy does (NumPy warns; so does
+        lazyfuse, with NumPy's ``ComplexWarning``)."""
+        if np.dtype(dtype).kind == "c":
+            return ComplexArray(*_native.complex_astype(self._re, self._im, _complex_dtype(dtype)))
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=2)
+        return self.real.astype(dtype)
+
+    # --- reductions -------------------------------------------------------
+    def _reduce(self, mean, axis, keepdims):
+        if axis is None:
+            axes = list(range(self.ndim))
+        else:
+            axes = [operator.index(a) for a in (axis if isinstance(axis, tuple) else (axis,))]
+        return ComplexArray(*_native.complex_reduce(self._re, self._im, mean, axes, keepdims))
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_out(out, "sum")
+        result = self._reduce(False, axis, keepdims)
+        return result if dtype is None else result.astype(dtype)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_out(out, "mean")
+        result = self._reduce(True, axis, keepdims)
+        return result if dtype is None else result.astype(dtype)
+
+    # --- views ------------------------------------------------------------
+    def _views(self, f):
+        return ComplexArray(f(Array(self._re))._a, f(Array(self._im))._a)
+
+    def reshape(self, *shape, order="C"):
+        return self._views(lambda p: p.reshape(*shape, order=order))
+
+    def ravel(self):
+        return self._views(lambda p: p.ravel())
+
+    def transpose(self, *axes):
+        return self._views(lambda p: p.transpose(*axes))
+
+    def __getitem__(self, index):
+        return self._views(lambda p: p[index])
+
+    def copy(self):
+        return self
+
+    # --- NumPy's protocols ------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        name = ufunc.__name__
+        if method != "__call__" or kwargs.get("out") is not None:
+            return NotImplemented
+        kwargs.pop("out", None)
+        if kwargs:
+            return NotImplemented
+        if len(inputs) == 1 and name in _UNARY:
+            return _lazy_of(self, inputs[0])._unary(name)
+        if len(inputs) == 2 and name in _BINARY:
+            a, b = inputs
+            if isinstance(a, ComplexArray):
+                return a._binary(name, b)
+            return b._binary(name, a, True)
+        return NotImplemented
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        if func.__module__ == "numpy.fft":
+            lazy = _array.FFT_FUNCTIONS.get(name)
+        else:
+            lazy = _numpy.FUNCTIONS.get(name) if name in _LAZY_FUNCTIONS else None
+        if lazy is not None:
+            return lazy(*args, **kwargs)
+        def computed(x):
+            if isinstance(x, (Array, ComplexArray)):
+                return x.numpy()
+            if isinstance(x, (list, tuple)):
+                return type(x)(computed(y) for y in x)
+            return x
+        return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
+
+
+def _no_out(out, what):
+    if out is not None:
+        raise ArgumentError(f"{what}: out= is not supported for complex arrays yet")
+
+
+def _lazy_of(like, value):
+    """``value`` as a lazy array (complex or real) of ``like``'s context."""
+    if isinstance(value, (ComplexArray, Array)):
+        return value
+    value = np.asarray(value)
+    if value.dtype.kind == "c":
+        return ComplexArray._from_numpy(value, like._re)
+    return Array(like._re.like(np.ascontiguousarray(value)))
+
+
+# NumPy's functions that stay lazy on complex arrays (the others compute
+# the array and run in NumPy).
+_LAZY_FUNCTIONS = {"real", "imag", "conj", "conjugate", "angle", "iscomplexobj", "isrealobj",
+                   "isreal", "iscomplex", "sum", "mean", "reshape", "ravel", "transpose",
+                   "absolute", "abs", "exp", "sqrt", "log", "isnan", "isinf", "isfinite"}
+
+
+def _lift(x, op, other, reflected):
+    """``x`` (real, lazy) with a complex number or NumPy array ``other``:
+    ``x`` made complex (``complex64`` for ``float32``, else ``complex128``,
+    or with a NumPy complex scalar, which is strong, their joint dtype),
+    then the complex operation."""
+    dtype = np.result_type(x.dtype, other.dtype) if isinstance(other, np.generic) else None
+    return ComplexArray._from_real(x, dtype)._binary(op, other, reflected)
+
+
+_array.COMPLEX.types = (ComplexArray,)
+_array.COMPLEX.operation = _lift
+_array.COMPLEX.from_real = ComplexArray._from_real
+_array.COMPLEX.from_numpy = lambda native, value: ComplexArray._from_numpy(value, native)
