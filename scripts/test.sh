@@ -162,7 +162,6 @@ if [ -x "$venv/bin/python" ] &&
        "ndindex>=1.8" pytest-json-report; then
     (cd third_party/array-api-tests &&
       ARRAY_API_TESTS_MODULE=lazyfuse ARRAY_API_TESTS_VERSION=2024.12 \
-      ARRAY_API_TESTS_SKIP_DTYPES=complex64,complex128 \
       "../../$venv/bin/python" -m pytest -q -p no:cacheprovider array_api_tests \
         --ignore=array_api_tests/test_signatures.py --max-examples 20 --hypothesis-seed=0 \
         --disable-deadline --xfails-file lazyfuse-xfails.txt) >target/array-api.log 2>&1 || true

@@ -367,6 +367,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::bincount_kernel(true).unwrap(),
             lazyfuse::fft_kernel(lazyfuse::ComplexDType::C64).unwrap(),
             lazyfuse::fft_kernel(lazyfuse::ComplexDType::C128).unwrap(),
+            lazyfuse::roll_kernel(DType::F32).unwrap(),
+            lazyfuse::roll_kernel(DType::Bool).unwrap(),
         ],
     ];
     let examples = [

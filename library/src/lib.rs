@@ -9,6 +9,7 @@
 //! - [`searchsorted`] (`search/`)
 //! - [`bincount`](bincount()) (`bincount/`)
 //! - [`assign_region`] (`assign/`)
+//! - [`roll`](roll()) (`roll/`)
 //! - [`ComplexArray`] (`complex/`): complex arrays as pairs of real ones
 //! - [`fft`](mod@fft) (`fft/`): NumPy's `np.fft`
 //!
@@ -26,6 +27,7 @@ pub mod kernel;
 mod kernel_cache;
 mod matmul;
 mod methods;
+mod roll;
 mod routine;
 mod search;
 mod sort;
@@ -39,6 +41,7 @@ pub use complex::{
 pub use fft::{fft_kernel, Norm};
 pub use matmul::{matmul, matmul_kernel};
 pub use methods::ArrayLibrary;
+pub use roll::{roll, roll_kernel};
 pub use search::{searchsorted, searchsorted_kernel, Side};
 pub use sort::{
     argsort, argsort_kernel, argsort_stage_kernel, partition, partition_kernel, sort, sort_kernel,

@@ -47,6 +47,8 @@ pub trait ArrayLibrary {
     fn bincount(&self, weights: Option<&Array>, length: usize) -> Result<Array>;
     /// [`assign_region`](crate::assign_region): this array with `value` in `region`.
     fn assign_region(&self, region: &[Region], value: &Array) -> Result<Array>;
+    /// [`roll`](crate::roll()) by `shift` places along `axis`.
+    fn roll(&self, shift: i64, axis: usize) -> Result<Array>;
 }
 
 impl ArrayLibrary for Array {
@@ -82,5 +84,8 @@ impl ArrayLibrary for Array {
     }
     fn assign_region(&self, region: &[Region], value: &Array) -> Result<Array> {
         crate::assign_region(self, region, value)
+    }
+    fn roll(&self, shift: i64, axis: usize) -> Result<Array> {
+        crate::roll(self, shift, axis)
     }
 }

@@ -287,6 +287,14 @@ impl PyArr {
             .map_err(to_py)
     }
 
+    /// The elements moved `shift` places along `axis`, those past the end
+    /// coming back at the start (NumPy's `roll` along one axis).
+    fn roll(&self, shift: i64, axis: usize) -> PyResult<PyArr> {
+        lazyfuse::roll(&self.inner, shift, axis)
+            .map(PyArr::new)
+            .map_err(to_py)
+    }
+
     /// The elements at `indices` (an integer array) along `axis` (NumPy's
     /// `take`); `mode` is `"raise"`, `"wrap"` or `"clip"`.
     fn take(&self, indices: PyRef<'_, PyArr>, axis: usize, mode: &str) -> PyResult<PyArr> {

@@ -326,3 +326,10 @@ def test_inverse_functions_match_numpy_off_their_branch_points(backend, name):
           & (np.abs(a + 1j) > 1e-9)]
     got = getattr(np, name)(lf.asarray(a))
     _close(got, getattr(np, name)(a), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["arcsin", "arccos", "arcsinh", "arccosh"])
+def test_inverse_functions_do_not_cancel_far_from_zero(name):
+    a = np.array([2.4e-4 + 4000j, -3000 - 2e-3j, 5e3 + 1j, 1e-3 - 7e3j], dtype=np.complex64)
+    got = np.asarray(getattr(np, name)(lf.asarray(a)))
+    np.testing.assert_allclose(got, getattr(np, name)(a), rtol=1e-5)

@@ -99,15 +99,15 @@ complex_unary_table! {
     Expm1 => "expm1", expm1, Complex;
     /// `log(1 + z)` (NumPy's `nc_log1p`).
     Log1p => "log1p", log1p, Complex;
-    /// Inverse sine, `-i log(iz + sqrt(1 - z²))`.
+    /// Inverse sine (Kahan's formulas).
     Arcsin => "arcsin", arcsin, Complex;
-    /// Inverse cosine, `π/2 - arcsin z`.
+    /// Inverse cosine (Kahan's formulas).
     Arccos => "arccos", arccos, Complex;
     /// Inverse tangent, `(i/2) log((i + z) / (i - z))`.
     Arctan => "arctan", arctan, Complex;
     /// Inverse hyperbolic sine, `-i arcsin(iz)`.
     Arcsinh => "arcsinh", arcsinh, Complex;
-    /// Inverse hyperbolic cosine, `log(z + sqrt(z + 1) sqrt(z - 1))`.
+    /// Inverse hyperbolic cosine (Kahan's formulas).
     Arccosh => "arccosh", arccosh, Complex;
     /// Inverse hyperbolic tangent, `-i arctan(iz)`.
     Arctanh => "arctanh", arctanh, Complex;
@@ -318,15 +318,20 @@ impl ComplexArray {
         ComplexArray::of_parts(-&self.re + c, -&self.im)
     }
 
-    /// Inverse sine.
+    /// Inverse sine by Kahan's formulas (no cancellation far from 0):
+    /// `atan2(a, Re(√(1-z) √(1+z))) + i asinh(Im(conj(√(1-z)) √(1+z)))`.
     pub fn arcsin(&self) -> ComplexArray {
-        let root = self.square().minus_from(1.0).sqrt();
-        self.times_i().add_parts(&root).log().times_minus_i()
+        let (below, above) = (self.minus_from(1.0).sqrt(), self.plus(1.0).sqrt());
+        let re = self.re.arctan2(&below.mul_parts(&above).re);
+        ComplexArray::of_parts(re, below.conj().mul_parts(&above).im.arcsinh())
     }
 
-    /// Inverse cosine.
+    /// Inverse cosine by Kahan's formulas:
+    /// `2 atan2(Re √(1-z), Re √(1+z)) + i asinh(Im(conj(√(1+z)) √(1-z)))`.
     pub fn arccos(&self) -> ComplexArray {
-        self.arcsin().neg().plus(std::f64::consts::FRAC_PI_2)
+        let (below, above) = (self.minus_from(1.0).sqrt(), self.plus(1.0).sqrt());
+        let re = below.re.arctan2(&above.re) * 2.0;
+        ComplexArray::of_parts(re, above.conj().mul_parts(&below).im.arcsinh())
     }
 
     /// Inverse tangent: `(i/2) (log(1 - iz) - log(1 + iz))`.
@@ -341,10 +346,12 @@ impl ComplexArray {
         self.times_i().arcsin().times_minus_i()
     }
 
-    /// Inverse hyperbolic cosine.
+    /// Inverse hyperbolic cosine by Kahan's formulas:
+    /// `asinh(Re(conj(√(z-1)) √(z+1))) + 2i atan2(Im √(z-1), Re √(z+1))`.
     pub fn arccosh(&self) -> ComplexArray {
-        let roots = self.plus(1.0).sqrt().mul_parts(&self.plus(-1.0).sqrt());
-        self.add_parts(&roots).log()
+        let (below, above) = (self.plus(-1.0).sqrt(), self.plus(1.0).sqrt());
+        let re = below.conj().mul_parts(&above).re.arcsinh();
+        ComplexArray::of_parts(re, below.im.arctan2(&above.re) * 2.0)
     }
 
     /// Inverse hyperbolic tangent: `-i arctan(iz)`.
