@@ -23,6 +23,21 @@
 #include <stdlib.h>
 
 /*
+ NumPy's `norm="backward"`: the inverse transform scaled by `1/n`.
+ */
+#define LF_NORM_BACKWARD 0
+
+/*
+ NumPy's `norm="ortho"`: both directions scaled by `1/sqrt(n)`.
+ */
+#define LF_NORM_ORTHO 1
+
+/*
+ NumPy's `norm="forward"`: the forward transform scaled by `1/n`.
+ */
+#define LF_NORM_FORWARD 2
+
+/*
  A lazy array. Opaque.
  */
 typedef struct lf_array lf_array;
@@ -407,6 +422,16 @@ lf_status lf_array_astype(const lf_array *a, lf_dtype dtype, lf_array **out);
 lf_status lf_matmul(const lf_array *a, const lf_array *b, lf_array **out);
 
 /*
+ `a` with its elements moved `shift` places along `axis` (negative
+ counts from the end), those past one end coming back at the other
+ (NumPy's `np.roll` along one axis).
+
+ # Safety
+ `a` is a live array; `out` is valid for a write.
+ */
+lf_status lf_roll(const lf_array *a, int64_t shift, int64_t axis, lf_array **out);
+
+/*
  `a` sorted along `axis` (negative counts from the end), NaNs last
  (NumPy's `np.sort`).
 
@@ -450,6 +475,58 @@ lf_status lf_searchsorted(const lf_array *sorted,
  write.
  */
 lf_status lf_take(const lf_array *a, const lf_array *indices, int64_t axis, lf_array **out);
+
+/*
+ The discrete Fourier transform (`inverse`: its inverse) of the complex
+ values with parts `re` and `im` (`im` NULL: real values) along `axis`
+ (negative counts from the end) with `n` points (0: the axis' length;
+ fewer cut it, more pad it with zeros), scaled as `norm` says (NumPy's
+ `np.fft.fft`/`ifft`). The result's parts go to `re_out` and `im_out`,
+ `float` for `float` input, else `double`.
+
+ # Safety
+ `re` (and `im` unless NULL) are live arrays of one context and shape;
+ `re_out` and `im_out` are valid for a write.
+ */
+lf_status lf_fft(const lf_array *re,
+                 const lf_array *im,
+                 int64_t n,
+                 int64_t axis,
+                 int32_t norm,
+                 bool inverse,
+                 lf_array **re_out,
+                 lf_array **im_out);
+
+/*
+ The transform of real `x` along `axis`, its `n / 2 + 1` terms of
+ non-negative frequency (NumPy's `np.fft.rfft`); parts to `re_out` and
+ `im_out`.
+
+ # Safety
+ `x` is a live array; `re_out` and `im_out` are valid for a write.
+ */
+lf_status lf_rfft(const lf_array *x,
+                  int64_t n,
+                  int64_t axis,
+                  int32_t norm,
+                  lf_array **re_out,
+                  lf_array **im_out);
+
+/*
+ The real signal of `n` points (0: `2 (m - 1)` for `m` terms) whose
+ `lf_rfft` is the complex values `re`, `im` along `axis` (NumPy's
+ `np.fft.irfft`).
+
+ # Safety
+ `re` and `im` are live arrays of one context and shape; `out` is valid
+ for a write.
+ */
+lf_status lf_irfft(const lf_array *re,
+                   const lf_array *im,
+                   int64_t n,
+                   int64_t axis,
+                   int32_t norm,
+                   lf_array **out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,7 +1,7 @@
 //! The `lf_*` entry points that arrange arrays: views (`reshape`,
 //! `transpose`, `slice`), casts, and the operations whose result is an
-//! order or a product (`matmul`, `sort`, `argsort`, `searchsorted`,
-//! `take`). All lazy, as the rest of the API.
+//! order or a product (`matmul`, `roll`, `sort`, `argsort`,
+//! `searchsorted`, `take`). All lazy, as the rest of the API.
 
 use lazyfuse::core::shape::normalize_axis;
 use lazyfuse::{Array, IndexMode, Side};
@@ -10,7 +10,7 @@ use crate::guard::{borrow, give, guard, slice, Failure};
 use crate::{dtype_from_code, lf_array, lf_dtype, lf_status};
 
 /// Checks a result and hands it to the caller.
-fn hand_over(out: *mut *mut lf_array, result: Array) -> Result<(), Failure> {
+pub(crate) fn hand_over(out: *mut *mut lf_array, result: Array) -> Result<(), Failure> {
     result.check()?;
     give(out, lf_array { array: result })
 }
@@ -162,6 +162,25 @@ pub unsafe extern "C" fn lf_matmul(
     guard("lf_matmul", || {
         let (a, b) = (&borrow(a, "a")?.array, &borrow(b, "b")?.array);
         hand_over(out, lazyfuse::matmul(a, b)?)
+    })
+}
+
+/// `a` with its elements moved `shift` places along `axis` (negative
+/// counts from the end), those past one end coming back at the other
+/// (NumPy's `np.roll` along one axis).
+///
+/// # Safety
+/// `a` is a live array; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn lf_roll(
+    a: *const lf_array,
+    shift: i64,
+    axis: i64,
+    out: *mut *mut lf_array,
+) -> lf_status {
+    guard("lf_roll", || {
+        let a = &borrow(a, "the array")?.array;
+        hand_over(out, lazyfuse::roll(a, shift, axis_of("roll", a, axis)?)?)
     })
 }
 

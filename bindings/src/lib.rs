@@ -10,9 +10,11 @@
 mod api;
 mod arrange;
 mod guard;
+mod spectral;
 
 pub use api::*;
 pub use arrange::*;
+pub use spectral::*;
 
 use lazyfuse::{Array, Context, DType, Ufunc};
 

@@ -206,3 +206,61 @@ fn reads_are_computed_straight_into_aligned_destinations() {
         lf_array_free(sum);
     }
 }
+
+#[test]
+fn rolls_and_fourier_transforms() {
+    let f = fixture();
+    unsafe {
+        let g = grid(&f);
+        let mut v = null_mut();
+        assert_eq!(lf_roll(g, 1, -1, &mut v), LF_OK, "{}", message());
+        assert_eq!(read_f64(v, 6), [2.0, 0.0, 1.0, 5.0, 3.0, 4.0]);
+        // The rows 0, 1, 2 and 3, 4, 5: their transforms, as NumPy's.
+        let (mut re, mut im) = (null_mut(), null_mut());
+        assert_eq!(
+            lf_fft(g, null(), 0, 1, LF_NORM_BACKWARD, false, &mut re, &mut im),
+            LF_OK
+        );
+        let half = 3f64.sqrt() / 2.0;
+        let want_re = [3.0, -1.5, -1.5, 12.0, -1.5, -1.5];
+        let want_im = [0.0, half, -half, 0.0, half, -half];
+        let (got_re, got_im) = (read_f64(re, 6), read_f64(im, 6));
+        for i in 0..6 {
+            assert!(
+                (got_re[i] - want_re[i]).abs() < 1e-12 && (got_im[i] - want_im[i]).abs() < 1e-12
+            );
+        }
+        // rfft then irfft gives the rows back.
+        let (mut re, mut im, mut back) = (null_mut(), null_mut(), null_mut());
+        assert_eq!(lf_rfft(g, 0, -1, LF_NORM_ORTHO, &mut re, &mut im), LF_OK);
+        assert_eq!(
+            lf_irfft(re, im, 3, -1, LF_NORM_ORTHO, &mut back),
+            LF_OK,
+            "{}",
+            message()
+        );
+        let values = read_f64(back, 6);
+        assert!(
+            values
+                .iter()
+                .zip(0..6)
+                .all(|(v, i)| (v - i as f64).abs() < 1e-12),
+            "{values:?}"
+        );
+        lf_array_free(re);
+        lf_array_free(im);
+        // Bad arguments are errors that say what was expected.
+        let (mut a, mut b) = (null_mut(), null_mut());
+        assert_eq!(
+            lf_fft(g, null(), 0, 0, 7, false, &mut a, &mut b),
+            LF_ERROR_INVALID_ARGUMENT
+        );
+        assert!(message().contains("LF_NORM_BACKWARD"));
+        assert_eq!(
+            lf_fft(g, null(), -2, 0, 0, false, &mut a, &mut b),
+            LF_ERROR_INVALID_ARGUMENT
+        );
+        assert_eq!(lf_roll(g, 1, 5, &mut a), LF_ERROR_INVALID_ARGUMENT);
+        lf_array_free(g);
+    }
+}

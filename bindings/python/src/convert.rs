@@ -85,7 +85,7 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
         .map(|d| d.to_string())
         .unwrap_or_else(|_| "unknown".to_string());
     Err(PyTypeError::new_err(format!(
-        "asarray: cannot hold a NumPy array of dtype {dtype} (expected a bool, integer, float, complex64 or complex128 dtype)"
+        "asarray: cannot hold a NumPy array of dtype {dtype} as a real array (expected a bool, integer or float dtype; lazyfuse.asarray makes complex64 and complex128 arrays lazyfuse.ComplexArray)"
     )))
 }
 

@@ -333,3 +333,22 @@ def test_inverse_functions_do_not_cancel_far_from_zero(name):
     a = np.array([2.4e-4 + 4000j, -3000 - 2e-3j, 5e3 + 1j, 1e-3 - 7e3j], dtype=np.complex64)
     got = np.asarray(getattr(np, name)(lf.asarray(a)))
     np.testing.assert_allclose(got, getattr(np, name)(a), rtol=1e-5)
+
+
+def test_joining_choosing_and_matrix_products(backend):
+    a = np.array([1 + 2j, 3 - 1j])
+    r = np.array([5.0, 6.0])
+    z, x = lf.asarray(a), lf.asarray(r)
+    for got, want in [(lf.concatenate([z, x]), np.concatenate([a, r])),
+                      (np.concatenate([z, z]), np.concatenate([a, a])),
+                      (lf.stack([z, x], axis=1), np.stack([a, r], axis=1)),
+                      (np.stack([z, z]), np.stack([a, a])),
+                      (lf.where(z.real > 1, z, 0), np.where(a.real > 1, a, 0)),
+                      (lf.where(x > 5, 1j, x), np.where(r > 5, 1j, r))]:
+        assert isinstance(got, lf.ComplexArray)
+        _close(got, want)
+    m = np.array([[1 + 1j, 2], [0, 1j]])
+    lm = lf.asarray(m)
+    for got, want in [(lm @ lm, m @ m), (lf.asarray(m.real) @ lm, m.real @ m), (m.real @ lm, m.real @ m),
+                      (np.matmul(lm, m), m @ m), (lm @ m.imag, m @ m.imag)]:
+        _close(got, want)

@@ -41,10 +41,13 @@ def _numpy_dtype(name):
 # of them. `COMPLEX` (by `_complex`): the complex array type (`types`),
 # the operation of a real array with a complex number or NumPy array
 # (`operation(x, op, other, reflected)`), a real array made complex
-# (`from_real(x, dtype)`), and a complex NumPy array copied into a native
-# array's context (`from_numpy(native, value)`). `FFT_FUNCTIONS` (by `fft`):
+# (`from_real(x, dtype)`), a complex NumPy array copied into a native
+# array's context (`from_numpy(native, value)`), a joining function applied
+# to the parts (`join(function, arrays, **keywords)`) and `where` with a
+# complex choice (`where(condition, x, y)`). `FFT_FUNCTIONS` (by `fft`):
 # NumPy's `np.fft` functions on lazy arrays.
-COMPLEX = types.SimpleNamespace(types=(), operation=None, from_real=None, from_numpy=None)
+COMPLEX = types.SimpleNamespace(types=(), operation=None, from_real=None, from_numpy=None,
+                                join=None, where=None)
 FFT_FUNCTIONS = {}
 
 
@@ -342,10 +345,18 @@ class Array(NdarrayMethods):
         return _reductions.accumulate(self, "cumprod", axis, dtype, out)
 
     def __matmul__(self, o):
-        return _reductions.matmul(self, o if isinstance(o, Array) else self._like(o))
+        if isinstance(o, COMPLEX.types):
+            return NotImplemented  # the complex array's __rmatmul__
+        o = o if isinstance(o, Array) else self._like(o)
+        if isinstance(o, COMPLEX.types):
+            return o.__rmatmul__(self)
+        return _reductions.matmul(self, o)
 
     def __rmatmul__(self, o):
-        return _reductions.matmul(self._like(o), self)
+        o = self._like(o)
+        if isinstance(o, COMPLEX.types):
+            return o @ self
+        return _reductions.matmul(o, self)
 
     def __imatmul__(self, o):
         return _store(self @ o, self, "matmul (in place)")
@@ -659,6 +670,8 @@ def where(condition, x=_NO_VALUE, y=_NO_VALUE):
     if not isinstance(condition, Array):
         from . import asarray
         condition = asarray(condition)
+    if any(isinstance(v, COMPLEX.types + (complex, np.complexfloating)) for v in (x, y)):
+        return COMPLEX.where(condition, x, y)
     unwrap = lambda v: v._a if isinstance(v, Array) else v
     return Array(condition._a.where_(unwrap(x), unwrap(y)))
 

@@ -184,6 +184,19 @@ class ComplexArray:
     def __truediv__(self, o): return self._binary("divide", o)
     def __rtruediv__(self, o): return self._binary("divide", o, True)
     def __rpow__(self, o): return self._binary("power", o, True)
+
+    def __matmul__(self, other):
+        # Four real products: (a + bi)(c + di) = (ac - bd) + (ad + bc)i.
+        if not isinstance(other, (ComplexArray, Array, np.ndarray)):
+            return NotImplemented
+        other = _as_complex(self, other)
+        a, b, c, d = self.real, self.imag, other.real, other.imag
+        return ComplexArray(((a @ c) - (b @ d))._a, ((a @ d) + (b @ c))._a)
+
+    def __rmatmul__(self, other):
+        if not isinstance(other, (Array, np.ndarray)):
+            return NotImplemented
+        return _as_complex(self, other) @ self
     def __eq__(self, o): return self._binary("equal", o)
     def __ne__(self, o): return self._binary("not_equal", o)
     __hash__ = None
@@ -267,6 +280,9 @@ class ComplexArray:
             return NotImplemented
         if len(inputs) == 1 and name in _UNARY:
             return _lazy_of(self, inputs[0])._unary(name)
+        if len(inputs) == 2 and name == "matmul":
+            a, b = inputs
+            return a @ b if isinstance(a, ComplexArray) else b.__rmatmul__(a)
         if len(inputs) == 2 and name in _BINARY:
             a, b = inputs
             if isinstance(a, ComplexArray):
@@ -310,7 +326,8 @@ def _lazy_of(like, value):
 # the array and run in NumPy).
 _LAZY_FUNCTIONS = {"real", "imag", "conj", "conjugate", "angle", "iscomplexobj", "isrealobj",
                    "isreal", "iscomplex", "sum", "mean", "reshape", "ravel", "transpose",
-                   "absolute", "abs", "exp", "sqrt", "log", "isnan", "isinf", "isfinite"}
+                   "absolute", "abs", "exp", "sqrt", "log", "isnan", "isinf", "isfinite",
+                   "concatenate", "concat", "stack", "where", "matmul"}
 
 
 def _lift(x, op, other, reflected):
@@ -322,7 +339,45 @@ def _lift(x, op, other, reflected):
     return ComplexArray._from_real(x, dtype)._binary(op, other, reflected)
 
 
+def _as_complex(like, value):
+    """``value`` (complex or real, lazy or not) as a complex lazy array of
+    ``like``'s context."""
+    value = _lazy_of(like, value) if not isinstance(value, (int, float, complex)) else value
+    if isinstance(value, ComplexArray):
+        return value
+    if isinstance(value, Array):
+        return ComplexArray._from_real(value)
+    return value  # a Python number: each part takes its own
+
+
+def _join(function, arrays, **keywords):
+    """A joining ``function`` (``concatenate``) of arrays some of which are
+    complex: applied to the real parts and to the imaginary parts."""
+    like = next(a for a in arrays if isinstance(a, ComplexArray))
+    arrays = [_as_complex(like, a) for a in arrays]
+    dtype = keywords.pop("dtype", None)
+    parts = [function([getattr(a, part) for a in arrays], **keywords) for part in ("real", "imag")]
+    result = ComplexArray(parts[0]._a, parts[1]._a)
+    # The parts' dtypes promote as the complex dtypes do.
+    result = result.astype(np.result_type(*[a.dtype for a in arrays]))
+    return result if dtype is None else result.astype(dtype)
+
+
+def _where(condition, x, y):
+    """``where`` choosing between values one of which is complex: on each part."""
+    like = next((v for v in (x, y) if isinstance(v, ComplexArray)), None)
+    if like is None:
+        like = ComplexArray._from_real(condition.astype(np.float64))
+    x, y = _as_complex(like, x), _as_complex(like, y)
+    part = lambda v, name: getattr(v, name) if isinstance(v, ComplexArray) else getattr(complex(v), name)
+    re = _array.where(condition, part(x, "real"), part(y, "real"))
+    im = _array.where(condition, part(x, "imag"), part(y, "imag"))
+    return ComplexArray(re._a, im._a)
+
+
 _array.COMPLEX.types = (ComplexArray,)
+_array.COMPLEX.join = _join
+_array.COMPLEX.where = _where
 _array.COMPLEX.operation = _lift
 _array.COMPLEX.from_real = ComplexArray._from_real
 _array.COMPLEX.from_numpy = lambda native, value: ComplexArray._from_numpy(value, native)

@@ -483,6 +483,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """NumPy's ``concatenate`` (``axis=None``: of the flattened arrays),
     lazily: each array is written into its part of the result (fused with
     the work that computes it)."""
+    if any(isinstance(p, _array.COMPLEX.types) for p in arrays):
+        return _array.COMPLEX.join(concatenate, list(arrays), axis=axis, out=out, dtype=dtype,
+                                   casting=casting)
     pieces = _pieces(arrays, "concatenate")
     if axis is None:
         pieces, axis = [p.reshape(-1) for p in pieces], 0
@@ -519,6 +522,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 @_function
 def stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """NumPy's ``stack``: arrays of one shape along a new axis, lazily."""
+    if any(isinstance(p, _array.COMPLEX.types) for p in arrays):
+        return _array.COMPLEX.join(stack, list(arrays), axis=axis, out=out, dtype=dtype,
+                                   casting=casting)
     pieces = _pieces(arrays, "stack")
     if len({p.shape for p in pieces}) != 1:
         raise ShapeError(f"stack: all input arrays must have the same shape (got "
