@@ -46,10 +46,10 @@ pub use lazyfuse_fusion::is_pipeline_stream;
 pub use lazyfuse_library::{
     argsort, argsort_kernel, argsort_stage_kernel, assign_region, bincount, bincount_kernel, fft,
     fft_kernel, kernel, matmul, matmul_kernel, partition, partition_kernel, region_kernel,
-    region_kernels, roll, roll_kernel, scatter, scatter_kernels, searchsorted, searchsorted_kernel,
-    sort, sort_kernel, sort_stage_kernel, take, take_kernels, ArrayLibrary, ComplexArray,
-    ComplexBinary, ComplexDType, ComplexOperand, ComplexResult, ComplexUnary, IndexMode, Norm,
-    Region, Side, STAGED_FROM,
+    region_kernels, rfft_kernel, roll, roll_kernel, scatter, scatter_kernels, searchsorted,
+    searchsorted_kernel, sort, sort_kernel, sort_stage_kernel, take, take_kernels, ArrayLibrary,
+    ComplexArray, ComplexBinary, ComplexDType, ComplexOperand, ComplexResult, ComplexUnary,
+    IndexMode, Norm, Region, Side, STAGED_FROM,
 };
 pub use lazyfuse_sim::SimTiming;
 

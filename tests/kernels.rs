@@ -368,6 +368,8 @@ fn the_printed_cuda_of_every_example_kernel_compiles_with_nvrtc() {
             lazyfuse::fft_kernel(lazyfuse::ComplexDType::C64).unwrap(),
             lazyfuse::fft_kernel(lazyfuse::ComplexDType::C128).unwrap(),
             lazyfuse::roll_kernel(DType::F32).unwrap(),
+            lazyfuse::rfft_kernel(DType::F32, false).unwrap(),
+            lazyfuse::rfft_kernel(DType::F64, true).unwrap(),
             lazyfuse::roll_kernel(DType::Bool).unwrap(),
         ],
     ];

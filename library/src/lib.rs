@@ -38,7 +38,7 @@ pub use bincount::{bincount, bincount_kernel};
 pub use complex::{
     ComplexArray, ComplexBinary, ComplexDType, ComplexOperand, ComplexResult, ComplexUnary,
 };
-pub use fft::{fft_kernel, Norm};
+pub use fft::{fft_kernel, rfft_kernel, Norm};
 pub use matmul::{matmul, matmul_kernel};
 pub use methods::ArrayLibrary;
 pub use roll::{roll, roll_kernel};

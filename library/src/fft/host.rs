@@ -19,7 +19,7 @@ use crate::routine::Args;
 pub(super) struct CpuFft;
 
 /// Values below which a pass runs on the calling thread.
-const PARALLEL_ELEMENTS: usize = 1 << 15;
+pub(super) const PARALLEL_ELEMENTS: usize = 1 << 15;
 
 /// Plans of `f32` and `f64` transforms, kept for the process (a plan of
 /// `n` points costs about as much as transforming a few rows of it).
@@ -211,7 +211,7 @@ fn rows<T: Part>(
 
 /// A slice that several tasks write at once, each at indices no other
 /// task writes (the caller's promise at every write).
-struct Disjoint<'a, T> {
+pub(super) struct Disjoint<'a, T> {
     start: *mut T,
     len: usize,
     _slice: PhantomData<&'a mut [T]>,
@@ -225,7 +225,7 @@ unsafe impl<T: Send> Send for Disjoint<'_, T> {}
 unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
 
 impl<'a, T> Disjoint<'a, T> {
-    fn new(slice: &'a mut [T]) -> Disjoint<'a, T> {
+    pub(super) fn new(slice: &'a mut [T]) -> Disjoint<'a, T> {
         Disjoint {
             start: slice.as_mut_ptr(),
             len: slice.len(),
@@ -238,7 +238,7 @@ impl<'a, T> Disjoint<'a, T> {
     /// # Safety
     /// No other task reads or writes element `index` while the slice is
     /// shared.
-    unsafe fn write(&self, index: usize, value: T) {
+    pub(super) unsafe fn write(&self, index: usize, value: T) {
         assert!(index < self.len, "a write past the end of the slice");
         // SAFETY: `index` is inside the slice (checked), which outlives
         // `self`, and no one else touches this element (the caller's

@@ -24,6 +24,7 @@
 
 mod host;
 mod nd;
+mod real;
 
 use std::sync::Arc;
 
@@ -224,83 +225,107 @@ fn points(z: &ComplexArray, axis: isize) -> Result<usize> {
 }
 
 /// NumPy's `rfft`: the transform of real `x`, its `n / 2 + 1` terms of
-/// non-negative frequency (the others are their conjugates).
+/// non-negative frequency (the others are their conjugates), in half a
+/// complex transform's work.
 ///
 /// Errors: as [`fft`]'s.
 pub fn rfft(x: &Array, n: Option<usize>, axis: isize, norm: Norm) -> Result<ComplexArray> {
     x.check()?;
-    let z = ComplexArray::from_real(x, None)?;
-    let full = fft(&z, n, axis, norm)?;
-    let a = resolve_axis("rfft", axis, full.shape().len())?;
-    let kept = full.shape()[a] / 2 + 1;
-    Ok(full.map_parts(|p| p.slice_axis(a, Some(0), Some(kept as isize), 1)))
+    let (a, n) = axis_and_points("rfft", x.shape(), n, axis)?;
+    let part = ComplexDType::holding(x.dtype()).part();
+    let x = resized(&x.astype(part), a, n)?;
+    let mut shape = x.shape().to_vec();
+    let (outer, inner) = outer_inner(&shape, a);
+    shape[a] = n / 2 + 1;
+    if outer * inner == 0 {
+        let zeros = x.session().zeros(&shape, part);
+        return ComplexArray::new(&zeros, &zeros);
+    }
+    let lines = real::Array3 {
+        values: x.reshape(&[outer, n, inner]),
+        lines: [outer, n, inner],
+        dtype: part,
+    };
+    let (re, im) = real::forward(&lines)?;
+    let z = ComplexArray::new(&re.reshape(&shape), &im.reshape(&shape))?;
+    Ok(scaled(z, norm.factor(n, false)))
+}
+
+/// The axis `axis` of `shape` and the points along it (`n`, else its
+/// length).
+///
+/// Errors: a 0-d shape, an axis outside it, 0 points.
+fn axis_and_points(
+    op: &str,
+    shape: &[usize],
+    n: Option<usize>,
+    axis: isize,
+) -> Result<(usize, usize)> {
+    if shape.is_empty() {
+        return Err(Error::invalid(
+            op,
+            "a 0-d array (expected at least one axis)",
+        ));
+    }
+    let a = resolve_axis(op, axis, shape.len())?;
+    let n = n.unwrap_or(shape[a]);
+    if n == 0 {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "0 points along axis {a} of an array of shape {} (expected at least 1)",
+                format_shape(shape)
+            ),
+        ));
+    }
+    Ok((a, n))
+}
+
+/// The elements before and after axis `a` of `shape`.
+fn outer_inner(shape: &[usize], a: usize) -> (usize, usize) {
+    (shape[..a].iter().product(), shape[a + 1..].iter().product())
 }
 
 /// NumPy's `irfft`: the real signal of `n` points (`2 (m - 1)` by default,
-/// for `m` terms along `axis`) whose [`rfft`] is `z`: the spectrum is
-/// completed with the conjugates of its terms, the imaginary parts of the
-/// zero (and, for even `n`, the last) frequency ignored.
+/// for `m` terms along `axis`) whose [`rfft`] is `z`; the imaginary parts
+/// of the zero (and, for even `n`, the last) term are ignored.
 ///
 /// Errors: as [`fft`]'s; `n` of 0 (also by default, from one term).
 pub fn irfft(z: &ComplexArray, n: Option<usize>, axis: isize, norm: Norm) -> Result<Array> {
     z.re().check()?;
-    if z.shape().is_empty() {
-        return Err(Error::invalid(
-            "irfft",
-            "a 0-d array (expected at least one axis)",
-        ));
-    }
-    let a = resolve_axis("irfft", axis, z.shape().len())?;
-    let n = n.unwrap_or_else(|| 2 * z.shape()[a].saturating_sub(1));
-    if n == 0 {
-        return Err(Error::invalid(
-            "irfft",
-            format!(
-                "0 output points from {} terms (expected at least 1)",
-                z.shape()[a]
-            ),
-        ));
-    }
-    let half = n / 2 + 1;
-    let head = ComplexArray::new(&resized(z.re(), a, half)?, &resized(z.im(), a, half)?)?;
-    // Terms half..n are the conjugates of terms n - half down to 1.
-    let tail = head
-        .map_parts(|p| p.slice_axis(a, Some((n - half) as isize), Some(0), -1))
-        .conj();
-    let mut shape = head.shape().to_vec();
-    shape[a] = n;
-    let region = |start: usize, len: usize| -> Vec<Region> {
-        (0..shape.len())
-            .map(|d| match d == a {
-                true => Region {
-                    start: start as i64,
-                    step: 1,
-                    len,
-                },
-                false => Region {
-                    start: 0,
-                    step: 1,
-                    len: shape[d],
-                },
-            })
-            .collect()
+    z.im().check()?;
+    let terms = match z.shape().is_empty() {
+        true => 0,
+        false => z.shape()[resolve_axis("irfft", axis, z.shape().len())?],
     };
-    let complete = |head: &Array, tail: &Array| -> Result<Array> {
-        let whole = assign_region(
-            &head.session().zeros(&shape, head.dtype()),
-            &region(0, half),
-            head,
-        )?;
-        match n > half {
-            true => assign_region(&whole, &region(half, n - half), tail),
-            false => Ok(whole),
-        }
-    };
-    let spectrum = ComplexArray::new(
-        &complete(head.re(), tail.re())?,
-        &complete(head.im(), tail.im())?,
+    let (a, n) = axis_and_points(
+        "irfft",
+        z.shape(),
+        Some(n.unwrap_or(2 * terms.saturating_sub(1))),
+        axis,
     )?;
-    Ok(ifft(&spectrum, Some(n), a as isize, norm)?.real())
+    let half = n / 2 + 1;
+    let (re, im) = (resized(z.re(), a, half)?, resized(z.im(), a, half)?);
+    let mut shape = re.shape().to_vec();
+    let (outer, inner) = outer_inner(&shape, a);
+    shape[a] = n;
+    if outer * inner == 0 {
+        return Ok(z.session().zeros(&shape, z.dtype().part()));
+    }
+    let lines = [outer, half, inner];
+    let x = real::inverse((&re.reshape(&lines), &im.reshape(&lines)), n)?.reshape(&shape);
+    let factor = norm.factor(n, true);
+    Ok(if factor == 1.0 { x } else { &x * factor })
+}
+
+/// The kernel of [`rfft`] (`inverse`: of [`irfft`]) for real parts of
+/// `dtype` (`f32` or `f64`); public to inspect its code.
+pub fn rfft_kernel(dtype: DType, inverse: bool) -> Result<Kernel> {
+    let direction = match inverse {
+        true => real::Direction::Inverse,
+        false => real::Direction::Forward,
+    };
+    real::real_kernel(dtype, direction)
 }
 
 /// NumPy's `hfft`: the real transform of a signal with Hermitian symmetry
