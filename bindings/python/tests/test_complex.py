@@ -352,3 +352,16 @@ def test_joining_choosing_and_matrix_products(backend):
     for got, want in [(lm @ lm, m @ m), (lf.asarray(m.real) @ lm, m.real @ m), (m.real @ lm, m.real @ m),
                       (np.matmul(lm, m), m @ m), (lm @ m.imag, m @ m.imag)]:
         _close(got, want)
+
+
+def test_tanh_and_tan_of_values_that_are_not_finite_are_numpys():
+    parts = [0.0, -0.0, 0.5, -2.0, 30.0, INF, -INF, NAN]
+    a = np.array([complex(r, i) for r in parts for i in parts])
+    for name in ("tanh", "tan"):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a)
+        got = np.asarray(getattr(np, name)(lf.asarray(a)))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True)
+        # Signs of zeros too.
+        zero = want == 0
+        assert np.array_equal(np.signbit(got.imag[zero]), np.signbit(want.imag[zero])), name

@@ -275,7 +275,20 @@ impl ComplexArray {
         let large = a.abs().ge(22.0);
         let far_re = self.session().full_like(a, 1.0).copysign(a);
         let far_im = b.sin() * b.cos() * 4.0 * (a.abs() * -2.0).exp();
-        ComplexArray::of_parts(large.where_(far_re, re), large.where_(far_im, im))
+        let (re, im) = (large.where_(far_re, re), large.where_(far_im, im));
+        // What is not finite, as FreeBSD's ctanh: tanh(±inf + i y) for y
+        // infinite or NaN is ±1 + 0i (the sign of y's); tanh(a + i NaN) and tanh(a ± i inf) are NaN + NaN i for
+        // finite a other than 0 (0 + NaN i at 0); tanh(NaN + 0i) is NaN + 0i.
+        let signed_zero = self.session().zeros_like(b).copysign(b);
+        let im = a
+            .isinf()
+            .logical_and(b.isfinite().logical_not())
+            .where_(signed_zero, im);
+        let bad_b = a.isfinite().logical_and(b.isfinite().logical_not());
+        let re = bad_b.where_(a.eq(0.0).where_(a, f64::NAN), re);
+        let im = bad_b.where_(f64::NAN, im);
+        let nan_real_axis = a.isnan().logical_and(b.eq(0.0));
+        ComplexArray::of_parts(re, nan_real_axis.where_(b, im))
     }
 
     /// Tangent: `-i tanh(iz)`.
