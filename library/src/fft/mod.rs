@@ -1,7 +1,9 @@
 //! Discrete Fourier transforms (NumPy's `np.fft`): lazily, one launch of a
 //! kernel per transformed axis. The CPU runs a host routine, `rustfft`'s
-//! planned transforms (its AVX kernels where the CPU has them), rows spread
-//! over the worker threads; `sim` and `cuda` run the kernel's device
+//! planned transforms (its AVX kernels where the CPU has them; `realfft`'s,
+//! built on them, for `rfft` and `irfft`), lines spread over the worker
+//! threads 16 at a time (columns gathered, not transposed); `sim` and
+//! `cuda` run the kernel's device
 //! program, a direct transform (one thread per output element summing the
 //! `n` terms in `f64`: O(n²) work, exact to rounding, meant for checking
 //! and small transforms until the CUDA backend calls cuFFT).

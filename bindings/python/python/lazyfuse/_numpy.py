@@ -97,6 +97,8 @@ class ufunc:
             result = self._direct(*args)
             if result is not None:
                 return result
+            if isinstance(args[0], _array.COMPLEX.types):
+                return self._ufunc(*args)  # straight to the complex array's __array_ufunc__
         inputs = _lazy(args[:self._nin]) + list(args[self._nin:])
         return self._ufunc(*inputs, **kwargs)
 
