@@ -25,6 +25,7 @@ mod complex;
 pub mod fft;
 pub mod kernel;
 mod kernel_cache;
+mod lines;
 mod matmul;
 mod methods;
 mod roll;

@@ -5,9 +5,10 @@
 //! in place while they are in cache, and writes both parts out.
 
 use std::marker::PhantomData;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use lazyfuse_core::{HostBuffer, KernelLaunch, Result, SliceMut, Wide};
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftNum, FftPlanner};
 
@@ -21,25 +22,69 @@ pub(super) struct CpuFft;
 /// Values below which a pass runs on the calling thread.
 pub(super) const PARALLEL_ELEMENTS: usize = 1 << 15;
 
-/// Plans of `f32` and `f64` transforms, kept for the process (a plan of
-/// `n` points costs about as much as transforming a few rows of it).
+/// Plans of `f32` and `f64` transforms, complex and real, kept for the
+/// process (a plan of `n` points costs about as much as transforming a
+/// few lines of it).
 static PLANNER_F32: Mutex<Option<FftPlanner<f32>>> = Mutex::new(None);
 static PLANNER_F64: Mutex<Option<FftPlanner<f64>>> = Mutex::new(None);
+static REAL_PLANNER_F32: Mutex<Option<RealFftPlanner<f32>>> = Mutex::new(None);
+static REAL_PLANNER_F64: Mutex<Option<RealFftPlanner<f64>>> = Mutex::new(None);
 
-/// A float type the routine transforms, with its planner.
-trait Part: FftNum + Copy + Send + Sync {
+/// A float type the routines transform, with its planners.
+pub(super) trait Part: FftNum + Copy + Send + Sync {
+    /// The planner of complex transforms.
     fn planner() -> &'static Mutex<Option<FftPlanner<Self>>>;
+    /// The planner of real transforms.
+    fn real_planner() -> &'static Mutex<Option<RealFftPlanner<Self>>>;
+
+    /// The complex transform of `n` points (`inverse`: its inverse).
+    fn plan(n: usize, inverse: bool) -> Arc<dyn Fft<Self>> {
+        let mut planner = Self::planner()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let planner = planner.get_or_insert_with(FftPlanner::new);
+        match inverse {
+            true => planner.plan_fft_inverse(n),
+            false => planner.plan_fft_forward(n),
+        }
+    }
+
+    /// The transform of `n` real values into `n / 2 + 1` terms.
+    fn real_forward(n: usize) -> Arc<dyn RealToComplex<Self>> {
+        let mut planner = Self::real_planner()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        planner
+            .get_or_insert_with(RealFftPlanner::new)
+            .plan_fft_forward(n)
+    }
+
+    /// The transform of `n / 2 + 1` terms into `n` real values.
+    fn real_inverse(n: usize) -> Arc<dyn ComplexToReal<Self>> {
+        let mut planner = Self::real_planner()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        planner
+            .get_or_insert_with(RealFftPlanner::new)
+            .plan_fft_inverse(n)
+    }
 }
 
 impl Part for f32 {
     fn planner() -> &'static Mutex<Option<FftPlanner<f32>>> {
         &PLANNER_F32
     }
+    fn real_planner() -> &'static Mutex<Option<RealFftPlanner<f32>>> {
+        &REAL_PLANNER_F32
+    }
 }
 
 impl Part for f64 {
     fn planner() -> &'static Mutex<Option<FftPlanner<f64>>> {
         &PLANNER_F64
+    }
+    fn real_planner() -> &'static Mutex<Option<RealFftPlanner<f64>>> {
+        &REAL_PLANNER_F64
     }
 }
 
@@ -84,12 +129,14 @@ impl HostRoutine for CpuFft {
 }
 
 /// The lines of a launch: `outer * inner` lines of `n` values, those of
-/// outer index `o` and inner index `i` at `(o n + k) inner + i`.
+/// outer index `o` and inner index `i` at `(o n + k) inner + i` (the real
+/// transforms' half spectra have `n / 2 + 1` terms, at `(o len + k) inner
+/// + i` for that length `len`).
 #[derive(Clone, Copy)]
-struct Lines {
-    outer: usize,
-    n: usize,
-    inner: usize,
+pub(super) struct Lines {
+    pub(super) outer: usize,
+    pub(super) n: usize,
+    pub(super) inner: usize,
 }
 
 /// Lines transformed together when they are columns (`inner > 1`):
@@ -108,14 +155,7 @@ impl Lines {
         if self.n == 0 || input.0.is_empty() {
             return Ok(());
         }
-        let plan = {
-            let mut planner = T::planner().lock().unwrap_or_else(PoisonError::into_inner);
-            let planner = planner.get_or_insert_with(FftPlanner::new);
-            match inverse {
-                true => planner.plan_fft_inverse(self.n),
-                false => planner.plan_fft_forward(self.n),
-            }
-        };
+        let plan = T::plan(self.n, inverse);
         match self.inner {
             1 => rows(&*plan, input, output, workers),
             _ => self.columns(&*plan, input, output, workers),

@@ -34,8 +34,9 @@ use lazyfuse_core::shape::format_shape;
 use lazyfuse_core::{Array, BinaryOp, DType, Error, Result};
 
 use crate::complex::{ComplexArray, ComplexDType};
-use crate::kernel::{Dim, Kernel, KernelArg, Val};
+use crate::kernel::{Kernel, KernelArg, Val};
 use crate::kernel_cache::KernelCache;
+use crate::lines;
 use crate::{assign_region, Region};
 
 pub use nd::{fft2, fftn, ifft2, ifftn, irfft2, irfftn, rfft2, rfftn};
@@ -89,11 +90,6 @@ impl Norm {
     }
 }
 
-/// Threads per block of the direct transform.
-const BLOCK: u32 = 256;
-/// Blocks at most (the threads loop over the rest).
-const MAX_BLOCKS: usize = 4096;
-
 /// The axis `axis` (negative from the end) of an array of `ndim` axes.
 pub(crate) fn resolve_axis(op: &str, axis: isize, ndim: usize) -> Result<usize> {
     let resolved = if axis < 0 { axis + ndim as isize } else { axis };
@@ -129,43 +125,28 @@ fn resized(x: &Array, axis: usize, n: usize) -> Result<Array> {
 }
 
 /// The transform of `z` along `axis` with `n` points (cut or padded),
-/// unscaled: `sum_j z_j e^(∓2πi jk/n)` (minus sign forward).
+/// unscaled: `sum_j z_j e^(∓2πi jk/n)` (minus sign forward); and the
+/// points.
 fn transform(
     op: &str,
     z: &ComplexArray,
     n: Option<usize>,
     axis: isize,
     inverse: bool,
-) -> Result<ComplexArray> {
+) -> Result<(ComplexArray, usize)> {
     z.re().check()?;
     z.im().check()?;
-    if z.shape().is_empty() {
-        return Err(Error::invalid(
-            op,
-            "a 0-d array (expected at least one axis)",
-        ));
-    }
-    let axis = resolve_axis(op, axis, z.shape().len())?;
-    let n = n.unwrap_or(z.shape()[axis]);
-    if n == 0 {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "0 points along axis {axis} of an array of shape {} (expected at least 1)",
-                format_shape(z.shape())
-            ),
-        ));
-    }
+    let (axis, n) = axis_and_points(op, z.shape(), n, axis)?;
     let z = ComplexArray::new(&resized(z.re(), axis, n)?, &resized(z.im(), axis, n)?)?;
     let shape = z.shape().to_vec();
     // (outer, n, inner): the transformed axis in the middle, no copy.
-    let outer: usize = shape[..axis].iter().product();
-    let inner: usize = shape[axis + 1..].iter().product();
+    let (outer, inner) = outer_inner(&shape, axis);
     if outer * inner == 0 {
-        return Ok(z);
+        return Ok((z, n));
     }
     let lines = z.map_parts(|p| p.reshape(&[outer, n, inner]));
-    Ok(along_lines(&lines, inverse)?.map_parts(|p| p.reshape(&shape)))
+    let result = along_lines(&lines, inverse)?.map_parts(|p| p.reshape(&shape));
+    Ok((result, n))
 }
 
 /// One launch transforming the 3-d `z` along its middle axis.
@@ -176,7 +157,6 @@ fn along_lines(z: &ComplexArray, inverse: bool) -> Result<ComplexArray> {
         session.zeros(z.shape(), dtype),
         session.zeros(z.shape(), dtype),
     );
-    let blocks = z.len().div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS) as u32;
     let args: [KernelArg<'_>; 5] = [
         z.re().into(),
         z.im().into(),
@@ -185,7 +165,7 @@ fn along_lines(z: &ComplexArray, inverse: bool) -> Result<ComplexArray> {
         KernelArg::from(i64::from(inverse)),
     ];
     let mut out = fft_kernel(z.dtype())?
-        .launch(session, blocks, BLOCK, &args)?
+        .launch(session, lines::blocks(z.len()), lines::BLOCK, &args)?
         .into_iter();
     match (out.next(), out.next()) {
         (Some(re), Some(im)) => ComplexArray::new(&re, &im),
@@ -207,8 +187,7 @@ fn scaled(z: ComplexArray, factor: f64) -> ComplexArray {
 ///
 /// Errors: `n` of 0, an axis outside the array, a 0-d array.
 pub fn fft(z: &ComplexArray, n: Option<usize>, axis: isize, norm: Norm) -> Result<ComplexArray> {
-    let result = transform("fft", z, n, axis, false)?;
-    let points = points(&result, axis)?;
+    let (result, points) = transform("fft", z, n, axis, false)?;
     Ok(scaled(result, norm.factor(points, false)))
 }
 
@@ -216,14 +195,8 @@ pub fn fft(z: &ComplexArray, n: Option<usize>, axis: isize, norm: Norm) -> Resul
 ///
 /// Errors: as [`fft`]'s.
 pub fn ifft(z: &ComplexArray, n: Option<usize>, axis: isize, norm: Norm) -> Result<ComplexArray> {
-    let result = transform("ifft", z, n, axis, true)?;
-    let points = points(&result, axis)?;
+    let (result, points) = transform("ifft", z, n, axis, true)?;
     Ok(scaled(result, norm.factor(points, true)))
-}
-
-/// The length of `z` along `axis` (already checked).
-fn points(z: &ComplexArray, axis: isize) -> Result<usize> {
-    Ok(z.shape()[resolve_axis("fft", axis, z.shape().len())?])
 }
 
 /// NumPy's `rfft`: the transform of real `x`, its `n / 2 + 1` terms of
@@ -359,21 +332,15 @@ pub fn fft_kernel(dtype: ComplexDType) -> Result<Kernel> {
             let re_out = k.array_mut("re_out", part, 3);
             let im_out = k.array_mut("im_out", part, 3);
             let inverse = k.scalar("inverse", DType::I64);
-            let i64_of = |v: Val| v.cast(DType::I64);
-            let start = i64_of(k.block_idx(Dim::X)) * i64_of(k.block_dim(Dim::X))
-                + i64_of(k.thread_idx(Dim::X));
-            let stride = i64_of(k.grid_dim(Dim::X)) * i64_of(k.block_dim(Dim::X));
+            let (start, stride) = lines::grid_stride(k);
             let (outer, n, inner) = (re.len(0), re.len(1), re.len(2));
             // e^(∓2πi jk/n): the sign is + for the inverse.
             let sign = Val::constant(-1.0, DType::F64) + inverse.cast(DType::F64) * 2.0;
             let step = k.let_(sign * (2.0 * std::f64::consts::PI) / n.cast(DType::F64));
             let total = &outer * &n * &inner;
             k.for_range(start, total, stride, |k, t| {
-                // t = (o n + col) inner + i: output `col` of line (o, i).
-                let i = k.let_(t.apply_binary(BinaryOp::Rem, &inner));
-                let line = k.let_(t.apply_binary(BinaryOp::FloorDiv, &inner));
-                let col = k.let_(line.apply_binary(BinaryOp::Rem, &n));
-                let o = k.let_(line.apply_binary(BinaryOp::FloorDiv, &n));
+                // Output `col` of line (o, i).
+                let [o, col, i] = lines::line_index(k, &t, &n, &inner);
                 let zero = Val::constant(0.0, DType::F64);
                 let (sum_re, sum_im) = (k.local(zero.clone()), k.local(zero));
                 k.for_range(0i64, n.clone(), 1i64, |k, j| {

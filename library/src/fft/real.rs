@@ -4,21 +4,17 @@
 //! `realfft`'s plans (built on rustfft's), a line at a time, tasks of up
 //! to 16 lines on the workers; devices run direct transforms in `f64`.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use lazyfuse_core::{BinaryOp, DType, Error, HostBuffer, KernelLaunch, Result, SliceMut};
-use realfft::{FftNum, RealFftPlanner};
 use rustfft::num_complex::Complex;
 
-use super::host::{Disjoint, PARALLEL_ELEMENTS};
-use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
+use super::host::{Disjoint, Lines, Part, PARALLEL_ELEMENTS};
+use crate::kernel::{HostRoutine, Kernel, KernelArg, KernelScope, Val, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::lines;
 use crate::routine::Args;
 
-/// Threads per block of the direct transforms.
-const BLOCK: u32 = 256;
-/// Blocks at most (the threads loop over the rest).
-const MAX_BLOCKS: usize = 4096;
 /// Lines per task.
 const LINES: usize = 16;
 
@@ -31,27 +27,6 @@ pub(super) enum Direction {
     Inverse,
 }
 
-/// Plans of real transforms, kept for the process.
-static PLANNER_F32: Mutex<Option<RealFftPlanner<f32>>> = Mutex::new(None);
-static PLANNER_F64: Mutex<Option<RealFftPlanner<f64>>> = Mutex::new(None);
-
-/// A float type the routines transform, with its planner.
-trait Part: FftNum + Copy + Send + Sync {
-    fn planner() -> &'static Mutex<Option<RealFftPlanner<Self>>>;
-}
-
-impl Part for f32 {
-    fn planner() -> &'static Mutex<Option<RealFftPlanner<f32>>> {
-        &PLANNER_F32
-    }
-}
-
-impl Part for f64 {
-    fn planner() -> &'static Mutex<Option<RealFftPlanner<f64>>> {
-        &PLANNER_F64
-    }
-}
-
 /// The unscaled half spectrum of the real `x` (3-d, transformed along its
 /// middle axis): its real and imaginary parts, `(outer, n / 2 + 1, inner)`.
 pub(super) fn forward(x: &Array3) -> Result<(lazyfuse_core::Array, lazyfuse_core::Array)> {
@@ -61,7 +36,12 @@ pub(super) fn forward(x: &Array3) -> Result<(lazyfuse_core::Array, lazyfuse_core
     let (re, im) = (session.zeros(&half, x.dtype), session.zeros(&half, x.dtype));
     let args: [KernelArg<'_>; 3] = [(&x.values).into(), (&re).into(), (&im).into()];
     let mut out = real_kernel(x.dtype, Direction::Forward)?
-        .launch(session, blocks(outer * n * inner), BLOCK, &args)?
+        .launch(
+            session,
+            lines::blocks(outer * n * inner),
+            lines::BLOCK,
+            &args,
+        )?
         .into_iter();
     match (out.next(), out.next()) {
         (Some(re), Some(im)) => Ok((re, im)),
@@ -81,7 +61,12 @@ pub(super) fn inverse(
     let out = session.zeros(&[outer, n, inner], dtype);
     let args: [KernelArg<'_>; 3] = [re.into(), im.into(), (&out).into()];
     real_kernel(dtype, Direction::Inverse)?
-        .launch(session, blocks(outer * n * inner), BLOCK, &args)?
+        .launch(
+            session,
+            lines::blocks(outer * n * inner),
+            lines::BLOCK,
+            &args,
+        )?
         .pop()
         .ok_or_else(|| Error::internal("irfft", "a launch without its output"))
 }
@@ -94,10 +79,6 @@ pub(super) struct Array3 {
     pub(super) lines: [usize; 3],
     /// `f32` or `f64`.
     pub(super) dtype: DType,
-}
-
-fn blocks(elements: usize) -> u32 {
-    elements.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS) as u32
 }
 
 /// The kernel of a real transform of `dtype` (`f32` or `f64`) in
@@ -121,34 +102,15 @@ pub(crate) fn real_kernel(dtype: DType, direction: Direction) -> Result<Kernel> 
     })
 }
 
-/// The index `t` of a grid-stride loop over `(outer, len, inner)`
-/// split into `(o, k, i)`.
-fn split_index(k: &mut KernelScope, t: &Val, len: &Val, inner: &Val) -> [Val; 3] {
-    let i = k.let_(t.apply_binary(BinaryOp::Rem, inner));
-    let line = k.let_(t.apply_binary(BinaryOp::FloorDiv, inner));
-    let at = k.let_(line.apply_binary(BinaryOp::Rem, len));
-    let o = k.let_(line.apply_binary(BinaryOp::FloorDiv, len));
-    [o, at, i]
-}
-
-/// The grid-stride start and stride.
-fn grid_stride(k: &mut KernelScope) -> (Val, Val) {
-    let i64_of = |v: Val| v.cast(DType::I64);
-    let start =
-        i64_of(k.block_idx(Dim::X)) * i64_of(k.block_dim(Dim::X)) + i64_of(k.thread_idx(Dim::X));
-    let stride = i64_of(k.grid_dim(Dim::X)) * i64_of(k.block_dim(Dim::X));
-    (start, stride)
-}
-
 /// `X_k = sum_j x_j e^(-2πi jk/n)` for `k <= n / 2`, one thread per term.
 fn direct_forward(k: &mut KernelScope, dtype: DType) {
     let x = k.array("x", dtype, 3);
     let (re, im) = (k.array_mut("re", dtype, 3), k.array_mut("im", dtype, 3));
-    let (start, stride) = grid_stride(k);
+    let (start, stride) = lines::grid_stride(k);
     let (n, terms, inner) = (x.len(1), re.len(1), x.len(2));
     let step = k.let_(Val::constant(-2.0 * std::f64::consts::PI, DType::F64) / n.cast(DType::F64));
     k.for_range(start, re.len(0) * &terms * &inner, stride, |k, t| {
-        let [o, term, i] = split_index(k, &t, &terms, &inner);
+        let [o, term, i] = lines::line_index(k, &t, &terms, &inner);
         let zero = Val::constant(0.0, DType::F64);
         let (sum_re, sum_im) = (k.local(zero.clone()), k.local(zero));
         k.for_range(0i64, n.clone(), 1i64, |k, j| {
@@ -173,11 +135,11 @@ fn direct_forward(k: &mut KernelScope, dtype: DType) {
 fn direct_inverse(k: &mut KernelScope, dtype: DType) {
     let (re, im) = (k.array("re", dtype, 3), k.array("im", dtype, 3));
     let x = k.array_mut("x", dtype, 3);
-    let (start, stride) = grid_stride(k);
+    let (start, stride) = lines::grid_stride(k);
     let (n, terms, inner) = (x.len(1), re.len(1), x.len(2));
     let step = k.let_(Val::constant(2.0 * std::f64::consts::PI, DType::F64) / n.cast(DType::F64));
     k.for_range(start, x.len(0) * &n * &inner, stride, |k, t| {
-        let [o, j, i] = split_index(k, &t, &n, &inner);
+        let [o, j, i] = lines::line_index(k, &t, &n, &inner);
         let sum = k.local(Val::constant(0.0, DType::F64));
         k.for_range(0i64, terms.clone(), 1i64, |k, term| {
             let once = term.eq(0i64).or((&term * Val::from(2i64)).eq(&n));
@@ -249,15 +211,7 @@ impl HostRoutine for CpuReal {
     }
 }
 
-/// `outer * inner` lines of `n` real values (and `n / 2 + 1` terms), line
-/// `(o, i)`'s `k`-th value at `(o len + k) inner + i` for its length `len`.
-#[derive(Clone, Copy)]
-struct Lines {
-    outer: usize,
-    n: usize,
-    inner: usize,
-}
-
+/// The real transforms of the lines, one line at a time.
 impl Lines {
     /// Runs `line(o, i)` for every line, in tasks of up to [`LINES`]
     /// neighbouring lines on the workers.
@@ -291,12 +245,7 @@ impl Lines {
         if x.is_empty() || n == 0 {
             return;
         }
-        let plan = {
-            let mut planner = T::planner().lock().unwrap_or_else(PoisonError::into_inner);
-            planner
-                .get_or_insert_with(RealFftPlanner::new)
-                .plan_fft_forward(n)
-        };
+        let plan = T::real_forward(n);
         let (re, im) = (Disjoint::new(re), Disjoint::new(im));
         self.each(
             |o, i| {
@@ -326,12 +275,7 @@ impl Lines {
         if x.is_empty() || n == 0 {
             return;
         }
-        let plan = {
-            let mut planner = T::planner().lock().unwrap_or_else(PoisonError::into_inner);
-            planner
-                .get_or_insert_with(RealFftPlanner::new)
-                .plan_fft_inverse(n)
-        };
+        let plan = T::real_inverse(n);
         let x = Disjoint::new(x);
         self.each(
             |o, i| {

@@ -20,14 +20,11 @@ use lazyfuse_core::{
     with_slice_mut, Array, DType, Element, Error, HostBuffer, KernelLaunch, Result, SliceMut, Wide,
 };
 
-use crate::kernel::{Dim, HostRoutine, Kernel, KernelArg, Val, Workers};
+use crate::kernel::{HostRoutine, Kernel, KernelArg, Val, Workers};
 use crate::kernel_cache::KernelCache;
+use crate::lines;
 use crate::routine::Args;
 
-/// Threads per block of the moving kernel.
-const BLOCK: u32 = 256;
-/// Blocks at most (the threads loop over the rest).
-const MAX_BLOCKS: usize = 4096;
 /// Elements below which the CPU copies on the calling thread.
 const PARALLEL_ELEMENTS: usize = 1 << 16;
 
@@ -54,10 +51,10 @@ pub fn roll(x: &Array, shift: i64, axis: usize) -> Result<Array> {
     let session = x.session();
     let lines = [outer, n, inner];
     let out = session.empty(&lines, x.dtype());
-    let blocks = x.len().div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS) as u32;
     let from = x.reshape(&lines);
     let args: [KernelArg<'_>; 3] = [(&from).into(), (&out).into(), shift.into()];
-    let mut moved = roll_kernel(x.dtype())?.launch(session, blocks, BLOCK, &args)?;
+    let mut moved =
+        roll_kernel(x.dtype())?.launch(session, lines::blocks(x.len()), lines::BLOCK, &args)?;
     match moved.pop() {
         Some(moved) => Ok(moved.reshape(&shape)),
         None => Err(Error::internal("roll", "a launch without its output")),
@@ -74,16 +71,10 @@ pub fn roll_kernel(dtype: DType) -> Result<Kernel> {
             let from = k.array("from", dtype, 3);
             let to = k.array_mut("to", dtype, 3);
             let shift = k.scalar("shift", DType::I64);
-            let i64_of = |v: Val| v.cast(DType::I64);
-            let start = i64_of(k.block_idx(Dim::X)) * i64_of(k.block_dim(Dim::X))
-                + i64_of(k.thread_idx(Dim::X));
-            let stride = i64_of(k.grid_dim(Dim::X)) * i64_of(k.block_dim(Dim::X));
+            let (start, stride) = lines::grid_stride(k);
             let (outer, n, inner) = (from.len(0), from.len(1), from.len(2));
             k.for_range(start, &outer * &n * &inner, stride, |k, t| {
-                let i = k.let_(t.apply_binary(lazyfuse_core::BinaryOp::Rem, &inner));
-                let line = k.let_(t.apply_binary(lazyfuse_core::BinaryOp::FloorDiv, &inner));
-                let j = k.let_(line.apply_binary(lazyfuse_core::BinaryOp::Rem, &n));
-                let o = k.let_(line.apply_binary(lazyfuse_core::BinaryOp::FloorDiv, &n));
+                let [o, j, i] = lines::line_index(k, &t, &n, &inner);
                 // j + shift < 2n: one subtraction wraps it.
                 let moved = k.let_(&j + &shift);
                 let wrapped = Val::select(&moved.ge(&n), &moved - &n, &moved);

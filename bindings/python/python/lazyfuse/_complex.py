@@ -91,7 +91,7 @@ class ComplexArray:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return _array._shape_len(self._re.shape)
 
     @property
     def dtype(self):
