@@ -284,32 +284,90 @@ pub enum Stmt {
     },
 }
 
-/// An atomic operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AtomicOp {
-    /// `*p += v`
-    Add,
-    /// `*p = min(*p, v)`
-    Min,
-    /// `*p = max(*p, v)`
-    Max,
-    /// `*p = v`, returning the old value
-    Exchange,
-    /// `if (*p == compare) *p = v`, returning the old value
-    Cas,
+/// The atomic operations of user kernels: one row each, `Variant => "name",
+/// dtypes it accepts, what it stores`. The name is the prelude's function
+/// (`lf_atomic_<name>`) and the Python front end's (`cuda.atomic.<name>`,
+/// Numba's spelling without its trailing underscore).
+macro_rules! atomic_ops {
+    ($($(#[$doc:meta])* $op:ident => $name:literal, $accepts:expr;)*) => {
+        /// An atomic operation: `old = *p; *p = f(old, v)`, returning `old`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum AtomicOp {
+            $($(#[$doc])* $op,)*
+        }
+
+        impl AtomicOp {
+            /// Every operation, in the table's order.
+            pub const ALL: &'static [AtomicOp] = &[$(AtomicOp::$op),*];
+
+            /// The prelude's function: `lf_atomic_add`, …
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(AtomicOp::$op => $name,)*
+                }
+            }
+
+            /// Whether the operation is defined on elements of `dtype`.
+            pub fn accepts(self, dtype: DType) -> bool {
+                let accepts: fn(DType) -> bool = match self {
+                    $(AtomicOp::$op => $accepts,)*
+                };
+                accepts(dtype)
+            }
+
+            /// The operation named `name` (see [`AtomicOp::name`]).
+            pub fn from_name(name: &str) -> Option<AtomicOp> {
+                AtomicOp::ALL.iter().copied().find(|op| op.name() == name)
+            }
+        }
+    };
 }
 
-impl AtomicOp {
-    /// The prelude's function: `lf_atomic_add`, …
-    pub fn name(self) -> &'static str {
-        match self {
-            AtomicOp::Add => "add",
-            AtomicOp::Min => "min",
-            AtomicOp::Max => "max",
-            AtomicOp::Exchange => "exchange",
-            AtomicOp::Cas => "cas",
-        }
-    }
+/// The dtypes of atomic memory: 32- and 64-bit integers and floats.
+fn numeric(dtype: DType) -> bool {
+    matches!(
+        dtype,
+        DType::I32 | DType::U32 | DType::I64 | DType::U64 | DType::F32 | DType::F64
+    )
+}
+
+/// The integer dtypes of atomic memory (bitwise operations).
+fn integer(dtype: DType) -> bool {
+    matches!(dtype, DType::I32 | DType::U32 | DType::I64 | DType::U64)
+}
+
+/// The unsigned dtypes of atomic memory (CUDA's wrapping counters).
+fn unsigned(dtype: DType) -> bool {
+    matches!(dtype, DType::U32 | DType::U64)
+}
+
+atomic_ops! {
+    /// `*p += v`
+    Add => "add", numeric;
+    /// `*p -= v`
+    Sub => "sub", numeric;
+    /// `*p = min(*p, v)`; for floats, `*p` stays when either is NaN (Numba's).
+    Min => "min", numeric;
+    /// `*p = max(*p, v)`; for floats, `*p` stays when either is NaN (Numba's).
+    Max => "max", numeric;
+    /// `*p = fmin(*p, v)`: NaN is a missing value (NumPy's `nanmin`).
+    NanMin => "nanmin", numeric;
+    /// `*p = fmax(*p, v)`: NaN is a missing value (NumPy's `nanmax`).
+    NanMax => "nanmax", numeric;
+    /// `*p &= v`
+    And => "and", integer;
+    /// `*p |= v`
+    Or => "or", integer;
+    /// `*p ^= v`
+    Xor => "xor", integer;
+    /// `*p = *p >= v ? 0 : *p + 1` (CUDA's `atomicInc`)
+    Inc => "inc", unsigned;
+    /// `*p = (*p == 0 || *p > v) ? v : *p - 1` (CUDA's `atomicDec`)
+    Dec => "dec", unsigned;
+    /// `*p = v`
+    Exchange => "exchange", numeric;
+    /// `if (*p == compare) *p = v` (bit patterns compared)
+    Cas => "cas", numeric;
 }
 
 /// The memory an atomic operation updates.

@@ -366,8 +366,8 @@ LF_D bool lf_to_bool(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
 
 // Atomics of user kernels: lf_atomic_<op>(address, [compare,] value)
 // returns the old value. Signed 64-bit and float variants go through the
-// unsigned or bit-pattern forms; float min/max are CAS loops so that NaN
-// propagates as in lf_minimum/lf_maximum; CAS compares bit patterns.
+// unsigned or bit-pattern forms; float min/max are CAS loops; CAS compares
+// bit patterns.
 LF_D int lf_atomic_add(int *p, int v) { return atomicAdd(p, v); }
 LF_D unsigned int lf_atomic_add(unsigned int *p, unsigned int v) { return atomicAdd(p, v); }
 LF_D unsigned long long lf_atomic_add(unsigned long long *p, unsigned long long v) { return atomicAdd(p, v); }
@@ -395,27 +395,81 @@ LF_D double lf_atomic_add(double *p, double v) {
 }
 #define LF_ATOMIC_MINMAX_INT(T)                                         \
     LF_D T lf_atomic_min(T *p, T v) { return atomicMin(p, v); }         \
-    LF_D T lf_atomic_max(T *p, T v) { return atomicMax(p, v); }
+    LF_D T lf_atomic_max(T *p, T v) { return atomicMax(p, v); }         \
+    LF_D T lf_atomic_nanmin(T *p, T v) { return atomicMin(p, v); }      \
+    LF_D T lf_atomic_nanmax(T *p, T v) { return atomicMax(p, v); }
 LF_ATOMIC_MINMAX_INT(int)
 LF_ATOMIC_MINMAX_INT(unsigned int)
 LF_ATOMIC_MINMAX_INT(long long)
 LF_ATOMIC_MINMAX_INT(unsigned long long)
-#define LF_ATOMIC_MINMAX_FLOAT(T, BITS, TO_BITS, FROM_BITS, OP)         \
-    LF_D T lf_atomic_##OP(T *p, T v) {                                  \
+// Float min/max as Numba's: a NaN on either side leaves memory as it is
+// (`v < old ? v : old`); nanmin/nanmax as fmin/fmax (NaN is missing).
+LF_D float lf_keep_min(float a, float b) { return b < a ? b : a; }
+LF_D float lf_keep_max(float a, float b) { return b > a ? b : a; }
+LF_D double lf_keep_min(double a, double b) { return b < a ? b : a; }
+LF_D double lf_keep_max(double a, double b) { return b > a ? b : a; }
+#define LF_ATOMIC_FLOAT_CAS(T, BITS, TO_BITS, FROM_BITS, NAME, F)       \
+    LF_D T lf_atomic_##NAME(T *p, T v) {                                \
         BITS *q = (BITS *)p;                                            \
         BITS old = *q, assumed;                                         \
         do {                                                            \
             assumed = old;                                              \
-            BITS next = TO_BITS(lf_##OP##imum(FROM_BITS(assumed), v));  \
+            BITS next = TO_BITS(F(FROM_BITS(assumed), v));              \
             if (next == assumed) break;                                 \
             old = atomicCAS(q, assumed, next);                          \
         } while (assumed != old);                                       \
         return FROM_BITS(old);                                          \
     }
-LF_ATOMIC_MINMAX_FLOAT(float, unsigned int, LF_F2B, LF_B2F, min)
-LF_ATOMIC_MINMAX_FLOAT(float, unsigned int, LF_F2B, LF_B2F, max)
-LF_ATOMIC_MINMAX_FLOAT(double, unsigned long long, LF_D2B, LF_B2D, min)
-LF_ATOMIC_MINMAX_FLOAT(double, unsigned long long, LF_D2B, LF_B2D, max)
+LF_ATOMIC_FLOAT_CAS(float, unsigned int, LF_F2B, LF_B2F, min, lf_keep_min)
+LF_ATOMIC_FLOAT_CAS(float, unsigned int, LF_F2B, LF_B2F, max, lf_keep_max)
+LF_ATOMIC_FLOAT_CAS(float, unsigned int, LF_F2B, LF_B2F, nanmin, fminf)
+LF_ATOMIC_FLOAT_CAS(float, unsigned int, LF_F2B, LF_B2F, nanmax, fmaxf)
+LF_ATOMIC_FLOAT_CAS(double, unsigned long long, LF_D2B, LF_B2D, min, lf_keep_min)
+LF_ATOMIC_FLOAT_CAS(double, unsigned long long, LF_D2B, LF_B2D, max, lf_keep_max)
+LF_ATOMIC_FLOAT_CAS(double, unsigned long long, LF_D2B, LF_B2D, nanmin, fmin)
+LF_ATOMIC_FLOAT_CAS(double, unsigned long long, LF_D2B, LF_B2D, nanmax, fmax)
+LF_D int lf_atomic_sub(int *p, int v) { return atomicSub(p, v); }
+LF_D unsigned int lf_atomic_sub(unsigned int *p, unsigned int v) { return atomicSub(p, v); }
+LF_D unsigned long long lf_atomic_sub(unsigned long long *p, unsigned long long v) {
+    return atomicAdd(p, 0ull - v);
+}
+LF_D long long lf_atomic_sub(long long *p, long long v) {
+    return (long long)atomicAdd((unsigned long long *)p, 0ull - (unsigned long long)v);
+}
+LF_D float lf_atomic_sub(float *p, float v) { return lf_atomic_add(p, -v); }
+LF_D double lf_atomic_sub(double *p, double v) { return lf_atomic_add(p, -v); }
+#define LF_ATOMIC_BITWISE(NAME, CUDA)                                                       \
+    LF_D int lf_atomic_##NAME(int *p, int v) { return CUDA(p, v); }                         \
+    LF_D unsigned int lf_atomic_##NAME(unsigned int *p, unsigned int v) { return CUDA(p, v); } \
+    LF_D unsigned long long lf_atomic_##NAME(unsigned long long *p, unsigned long long v) {  \
+        return CUDA(p, v);                                                                  \
+    }                                                                                       \
+    LF_D long long lf_atomic_##NAME(long long *p, long long v) {                            \
+        return (long long)CUDA((unsigned long long *)p, (unsigned long long)v);             \
+    }
+LF_ATOMIC_BITWISE(and, atomicAnd)
+LF_ATOMIC_BITWISE(or, atomicOr)
+LF_ATOMIC_BITWISE(xor, atomicXor)
+// CUDA's wrapping counters: inc `old >= v ? 0 : old + 1`, dec
+// `(old == 0 || old > v) ? v : old - 1`; 64-bit ones are CAS loops.
+LF_D unsigned int lf_atomic_inc(unsigned int *p, unsigned int v) { return atomicInc(p, v); }
+LF_D unsigned int lf_atomic_dec(unsigned int *p, unsigned int v) { return atomicDec(p, v); }
+LF_D unsigned long long lf_atomic_inc(unsigned long long *p, unsigned long long v) {
+    unsigned long long old = *p, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(p, assumed, assumed >= v ? 0ull : assumed + 1);
+    } while (assumed != old);
+    return old;
+}
+LF_D unsigned long long lf_atomic_dec(unsigned long long *p, unsigned long long v) {
+    unsigned long long old = *p, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(p, assumed, (assumed == 0 || assumed > v) ? v : assumed - 1);
+    } while (assumed != old);
+    return old;
+}
 LF_D int lf_atomic_exchange(int *p, int v) { return atomicExch(p, v); }
 LF_D unsigned int lf_atomic_exchange(unsigned int *p, unsigned int v) { return atomicExch(p, v); }
 LF_D unsigned long long lf_atomic_exchange(unsigned long long *p, unsigned long long v) { return atomicExch(p, v); }

@@ -450,10 +450,23 @@ impl KernelScope {
         compare: Option<Val>,
         value: Val,
     ) -> Val {
-        if !lazyfuse_device::simt::atomic_supported(dtype) {
+        if !op.accepts(dtype) {
+            let accepted: Vec<String> = [
+                DType::I32,
+                DType::U32,
+                DType::I64,
+                DType::U64,
+                DType::F32,
+                DType::F64,
+            ]
+            .into_iter()
+            .filter(|&d| op.accepts(d))
+            .map(|d| d.to_string())
+            .collect();
             self.problem(format!(
-                "atomic {} on {dtype} (expected i32, u32, i64, u64, f32 or f64)",
-                op.name()
+                "atomic {} on {dtype} (expected {})",
+                op.name(),
+                accepted.join(", ")
             ));
         }
         self.vars.push(dtype);
@@ -500,6 +513,66 @@ impl KernelScope {
         atomic_max => Max,
         /// `atomicExch(&array[index], value)`; returns the old value.
         atomic_exchange => Exchange,
+        /// `atomicSub(&array[index], value)`; returns the old value.
+        atomic_sub => Sub,
+    }
+
+    /// Any atomic operation but compare-and-swap on `array[index]` (see
+    /// [`AtomicOp`]); returns the old value.
+    pub fn atomic_update(
+        &mut self,
+        op: AtomicOp,
+        array: &ArrayParam,
+        index: impl Indices,
+        value: impl Into<Val>,
+    ) -> Val {
+        let (target, at) = self.array_target(array, index);
+        self.atomic_without_compare(op, target, at, value.into())
+    }
+
+    /// Any atomic operation but compare-and-swap on `shared[index]`;
+    /// returns the old value.
+    pub fn atomic_update_shared(
+        &mut self,
+        op: AtomicOp,
+        shared: &SharedArrayRef,
+        index: impl Indices,
+        value: impl Into<Val>,
+    ) -> Val {
+        let at = (shared.dtype, shared.linear(&index.into_indices()));
+        self.atomic_without_compare(op, AtomicTarget::Shared(shared.array), at, value.into())
+    }
+
+    /// `atomicCAS(&shared[index], compare, value)`; returns the old value.
+    pub fn atomic_cas_shared(
+        &mut self,
+        shared: &SharedArrayRef,
+        index: impl Indices,
+        compare: impl Into<Val>,
+        value: impl Into<Val>,
+    ) -> Val {
+        let at = (shared.dtype, shared.linear(&index.into_indices()));
+        let target = AtomicTarget::Shared(shared.array);
+        self.atomic(
+            AtomicOp::Cas,
+            target,
+            at,
+            Some(compare.into()),
+            value.into(),
+        )
+    }
+
+    fn atomic_without_compare(
+        &mut self,
+        op: AtomicOp,
+        target: AtomicTarget,
+        at: (DType, Val),
+        value: Val,
+    ) -> Val {
+        if op == AtomicOp::Cas {
+            self.problem("a compare-and-swap without the value to compare (use atomic_cas)".into());
+        }
+        self.atomic(op, target, at, None, value)
     }
 
     /// `atomicCAS(&array[index], compare, value)`; returns the old value.

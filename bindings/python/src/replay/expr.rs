@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use lazyfuse::core::{BinaryOp, UnaryOp};
-use lazyfuse::kernel::{Dim, KernelScope, Val};
+use lazyfuse::kernel::{AtomicOp, Dim, KernelScope, Val};
 use lazyfuse::DType;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -248,17 +248,14 @@ fn atomic_expr(
     let index = indices(state, k, &t.get_item(3)?, &target)?;
     let values = operands(state, k, &t.get_item(4)?)?;
     let at = index.as_slice();
-    Ok(match (target, op.as_str(), values.as_slice()) {
-        (Binding::Array(a), "add", [v]) => k.atomic_add(&a, at, v),
-        (Binding::Array(a), "max", [v]) => k.atomic_max(&a, at, v),
-        (Binding::Array(a), "min", [v]) => k.atomic_min(&a, at, v),
-        (Binding::Array(a), "exchange", [v]) => k.atomic_exchange(&a, at, v),
-        (Binding::Array(a), "cas", [old, v]) => k.atomic_cas(&a, at, old, v),
-        (Binding::Shared(s), "add", [v]) => k.atomic_add_shared(&s, at, v),
-        _ => {
-            return Err(fail(format!(
-                "cuda.atomic.{op} on '{name}' with these arguments"
-            )))
-        }
+    let refused = || fail(format!("cuda.atomic.{op} on '{name}' with these arguments"));
+    let op = AtomicOp::from_name(&op).ok_or_else(refused)?;
+    Ok(match (target, op, values.as_slice()) {
+        (Binding::Array(a), AtomicOp::Cas, [old, v]) => k.atomic_cas(&a, at, old, v),
+        (Binding::Shared(s), AtomicOp::Cas, [old, v]) => k.atomic_cas_shared(&s, at, old, v),
+        (_, AtomicOp::Cas, _) => return Err(refused()),
+        (Binding::Array(a), op, [v]) => k.atomic_update(op, &a, at, v),
+        (Binding::Shared(s), op, [v]) => k.atomic_update_shared(op, &s, at, v),
+        _ => return Err(refused()),
     })
 }

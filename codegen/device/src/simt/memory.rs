@@ -3,7 +3,9 @@
 //! wrote each element since the last barrier, to report races.
 
 use lazyfuse_core::reference::kernels;
-use lazyfuse_core::{with_buffer, with_dtype, BinaryOp, DType, Element, Error, HostBuffer, Result};
+use lazyfuse_core::{
+    with_buffer, with_dtype, BinaryOp, Element, Error, HostBuffer, Literal, Result, Wide,
+};
 
 use super::{at, Binding, BlockState};
 use std::collections::HashMap;
@@ -435,24 +437,8 @@ impl BlockState<'_, '_, '_> {
                 })?;
             let current = element(memory, i);
             let operand = element(value, if value.len() == 1 { 0 } else { t });
-            let updated = match op {
-                AtomicOp::Add => kernels::binary(BinaryOp::Add, &current, &operand, 1)?,
-                AtomicOp::Min => kernels::binary(BinaryOp::Minimum, &current, &operand, 1)?,
-                AtomicOp::Max => kernels::binary(BinaryOp::Maximum, &current, &operand, 1)?,
-                AtomicOp::Exchange => operand,
-                AtomicOp::Cas => {
-                    let expected = compare.map(|c| element(c, if c.len() == 1 { 0 } else { t }));
-                    let expected = expected.ok_or_else(|| {
-                        Error::internal("sim launch", "a CAS without a compare value")
-                    })?;
-                    // Compared bit for bit, as the hardware does.
-                    if current.as_bytes() == expected.as_bytes() {
-                        operand
-                    } else {
-                        current.clone()
-                    }
-                }
-            };
+            let expected = compare.map(|c| element(c, if c.len() == 1 { 0 } else { t }));
+            let updated = atomic_update(op, &current, &operand, expected.as_ref())?;
             set_element(&mut old, t, &current);
             set_element(memory, i, &updated);
         }
@@ -460,10 +446,58 @@ impl BlockState<'_, '_, '_> {
     }
 }
 
-/// The dtypes the simulator (and the CUDA prelude) support atomics on.
-pub fn atomic_supported(dtype: DType) -> bool {
-    matches!(
-        dtype,
-        DType::I32 | DType::U32 | DType::I64 | DType::U64 | DType::F32 | DType::F64
-    )
+/// The value an atomic operation stores over `current` (one element each).
+fn atomic_update(
+    op: AtomicOp,
+    current: &HostBuffer,
+    operand: &HostBuffer,
+    expected: Option<&HostBuffer>,
+) -> Result<HostBuffer> {
+    let holds = |comparison: BinaryOp, a: &HostBuffer, b: &HostBuffer| -> Result<bool> {
+        Ok(matches!(kernels::binary(comparison, a, b, 1)?, HostBuffer::Bool(v) if v[0]))
+    };
+    let constant =
+        |value: i128| HostBuffer::filled(Literal::cast_from(Wide::Int(value), current.dtype()), 1);
+    let is_nan = |x: &HostBuffer| holds(BinaryOp::Ne, x, x);
+    let pick = |take: bool| {
+        if take {
+            operand.clone()
+        } else {
+            current.clone()
+        }
+    };
+    Ok(match op {
+        AtomicOp::Add => kernels::binary(BinaryOp::Add, current, operand, 1)?,
+        AtomicOp::Sub => kernels::binary(BinaryOp::Sub, current, operand, 1)?,
+        AtomicOp::And => kernels::binary(BinaryOp::BitwiseAnd, current, operand, 1)?,
+        AtomicOp::Or => kernels::binary(BinaryOp::BitwiseOr, current, operand, 1)?,
+        AtomicOp::Xor => kernels::binary(BinaryOp::BitwiseXor, current, operand, 1)?,
+        // Numba's: a NaN on either side leaves memory as it is.
+        AtomicOp::Min => pick(holds(BinaryOp::Lt, operand, current)?),
+        AtomicOp::Max => pick(holds(BinaryOp::Gt, operand, current)?),
+        AtomicOp::NanMin => pick(is_nan(current)? || holds(BinaryOp::Lt, operand, current)?),
+        AtomicOp::NanMax => pick(is_nan(current)? || holds(BinaryOp::Gt, operand, current)?),
+        AtomicOp::Inc => {
+            if holds(BinaryOp::Ge, current, operand)? {
+                constant(0)
+            } else {
+                kernels::binary(BinaryOp::Add, current, &constant(1), 1)?
+            }
+        }
+        AtomicOp::Dec => {
+            if holds(BinaryOp::Eq, current, &constant(0))? || holds(BinaryOp::Gt, current, operand)?
+            {
+                operand.clone()
+            } else {
+                kernels::binary(BinaryOp::Sub, current, &constant(1), 1)?
+            }
+        }
+        AtomicOp::Exchange => operand.clone(),
+        AtomicOp::Cas => {
+            let expected = expected
+                .ok_or_else(|| Error::internal("sim launch", "a CAS without a compare value"))?;
+            // Compared bit for bit, as the hardware does.
+            pick(current.as_bytes() == expected.as_bytes())
+        }
+    })
 }

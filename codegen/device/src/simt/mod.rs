@@ -16,8 +16,6 @@
 
 mod memory;
 
-pub use memory::atomic_supported;
-
 use lazyfuse_core::reference::kernels;
 use lazyfuse_core::{with_buffer, DType, Element, Error, HostBuffer, Literal, Result};
 
