@@ -10,12 +10,27 @@ import ast
 from .errors import CompileError
 from ._trace import _MATH
 
-_ATOMICS = {"add": "add", "max": "max", "min": "min", "exch": "exchange",
-            "compare_and_swap": "cas", "cas": "cas"}
+#: Numba's atomic operations by the native kernel builder's names.
+_ATOMICS = {
+    "add": "add", "sub": "sub", "max": "max", "min": "min", "nanmax": "nanmax",
+    "nanmin": "nanmin", "and_": "and", "or_": "or", "xor": "xor", "inc": "inc", "dec": "dec",
+    "exch": "exchange", "compare_and_swap": "cas", "cas": "cas",
+}
 _NUMPY_DTYPES = {
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "bool_", "float_", "int_",
 }
+
+
+#: ``math`` functions written in the kernel dialect (``_kernel_math``).
+_LIBRARY_MATH = {"modf", "frexp", "ldexp", "remainder"}
+
+
+def _is_ufunc(name):
+    """Whether ``np.<name>`` is one of NumPy's ufuncs (called on a kernel's
+    numbers, it is the element-wise operation of that name)."""
+    import numpy as np
+    return isinstance(getattr(np, name, None), np.ufunc)
 
 
 def _dtype_name(node, env):
@@ -43,7 +58,7 @@ class Calls:
         if e.keywords and not (isinstance(e.func, ast.Attribute) and e.func.attr == "array"):
             self.fail(e, "keyword arguments")
         func = e.func
-        path = ast.unparse(func)
+        path = self.intrinsic_path(func) or ast.unparse(func)
         tail = path.split(".")
         args = e.args
         if tail[-1] in ("grid", "gridsize") and len(tail) >= 2:
@@ -53,34 +68,42 @@ class Calls:
             return (tail[-1], n)
         if tail[-1] == "syncthreads":
             return ("sync",)
+        if path in ("cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or"):
+            if len(args) != 1:
+                self.fail(e, f"{path} with other than one predicate")
+            return self.block_vote(tail[-1], self.expr(args[0]))
         if len(tail) >= 2 and tail[-2] in ("shared", "local") and tail[-1] == "array":
             kw = {k.arg: k.value for k in e.keywords}
             shape = kw.get("shape", args[0] if args else None)
             dtype = kw.get("dtype", args[1] if len(args) > 1 else None)
             if shape is None or dtype is None:
                 self.fail(e, f"{path} without a shape and a dtype")
-            dims = shape.elts if isinstance(shape, ast.Tuple) else [shape]
+            known, value = self.static_value(shape)
+            dims = value if known and isinstance(value, tuple) else [value]
             sizes = []
-            for d in dims:
-                value = d.value if isinstance(d, ast.Constant) else self.env.get(getattr(d, "id", None))
-                if isinstance(value, bool) or not isinstance(value, (int, __import__("numpy").integer)):
+            for value in dims:
+                if not known or isinstance(value, bool) or not isinstance(
+                        value, (int, __import__("numpy").integer)):
                     self.fail(e, "an array shape that is not made of constants")
                 sizes.append(int(value))
             return (f"{tail[-2]}_array", _dtype_name(dtype, self.env), sizes)
         if len(tail) >= 2 and tail[-2] == "atomic" and tail[-1] in _ATOMICS:
             if tail[-1] == "compare_and_swap" and len(args) == 3:
-                # Numba's compare_and_swap(ary, old, val) works on ary[0].
-                args = [args[0], ast.Constant(0, lineno=e.lineno, col_offset=0)] + list(args[1:])
+                # Numba's compare_and_swap(ary, old, val) works on ary[0]
+                # (of `res[i:]`, on res[i]).
+                first, start = args[0], ast.Constant(0, lineno=e.lineno, col_offset=0)
+                if (isinstance(first, ast.Subscript) and isinstance(first.slice, ast.Slice)
+                        and first.slice.upper is None and first.slice.step is None):
+                    first, start = first.value, first.slice.lower or start
+                args = [first, start] + list(args[1:])
             arity = 4 if _ATOMICS[tail[-1]] == "cas" else 3
             if len(args) != arity or not isinstance(args[0], ast.Name):
                 self.fail(e, f"{path} with these arguments (expected {arity}: array, index, "
                              f"{'old, value' if arity == 4 else 'value'})")
             array = args[0].id
-            index = args[1]
-            items = index.elts if isinstance(index, ast.Tuple) else [index]
             if array in self.arrays:
                 self.written.add(array)
-            return ("atomic", _ATOMICS[tail[-1]], array, [self.expr(i) for i in items],
+            return ("atomic", _ATOMICS[tail[-1]], array, self.index_items(args[1]),
                     [self.expr(a) for a in args[2:]])
         if len(tail) == 2 and tail[0] == "math" and tail[1] in _MATH:
             return ("call", _MATH[tail[1]], [self.expr(a) for a in args])
@@ -94,9 +117,22 @@ class Calls:
             return value
         if path == "round" and len(args) == 1:  # Python's: half to even, an int
             return ("cast", "int64", ("unary", "round", self.expr(args[0])))
+        if path == "round" and len(args) == 2:
+            return self.library_call("round_ndigits", e)
+        if len(tail) == 2 and tail[0] == "math" and tail[1] in _LIBRARY_MATH:
+            return self.library_call(tail[1], e)
+        if path in ("cuda.cbrt", "cuda.exp2"):
+            return ("call", tail[1], [self.expr(a) for a in args])
+        if len(tail) == 2 and tail[0] in ("np", "numpy") and _is_ufunc(tail[1]):
+            return ("call", tail[1], [self.expr(a) for a in args])
         if path == "cuda.selp" and len(args) == 3:
             return ("select", self.expr(args[0]), self.expr(args[1]), self.expr(args[2]))
         if path == "len" and len(args) == 1 and isinstance(args[0], ast.Name):
+            parts = self.tuple_parts(args[0])
+            if parts is not None:
+                return ("const", len(parts))
+            if args[0].id in self.declared_shapes:
+                return ("const", self.declared_shapes[args[0].id][0])
             return ("shape", args[0].id, 0)
         if path in ("float", "int", "bool") and len(args) == 1:
             dtype = {"float": "float64", "int": "int64", "bool": "bool"}[path]
@@ -108,6 +144,37 @@ class Calls:
         if dtype is not None and len(args) == 1:
             return ("cast", dtype, self.expr(args[0]))
         self.fail(e, f"a call of '{path}'")
+
+    def block_vote(self, kind, predicate):
+        """``cuda.syncthreads_count/and/or(p)``: a barrier that also counts
+        the block's threads whose ``p`` holds, in a shared counter of the
+        call site's own (reset by the block's first thread, a barrier,
+        atomic increments, a barrier, every thread reads it, a barrier so
+        that no later reset overtakes a read)."""
+        counter, value = self.fresh("votes"), self.fresh("vote")
+        thread = lambda d: ("special", "threadIdx", d)
+        first = ("bin", "logical_and", ("bin", "equal", thread("x"), ("const", 0)),
+                 ("bin", "logical_and", ("bin", "equal", thread("y"), ("const", 0)),
+                  ("bin", "equal", thread("z"), ("const", 0))))
+        zero = ("const", 0)
+        statements = [
+            ("declare_array", counter, ("shared_array", "int32", [1])),
+            ("if", first, [("store", counter, [zero], zero)], []),
+            ("expr", ("sync",)),
+            ("if", ("cast", "bool", predicate),
+             [("expr", ("atomic", "add", counter, [zero], [("const", 1)]))], []),
+            ("expr", ("sync",)),
+            ("assign", value, ("load", counter, [zero])),
+            ("expr", ("sync",)),
+        ]
+        count = ("var", value)
+        if kind == "syncthreads_and":
+            size = ("bin", "multiply", ("special", "blockDim", "x"),
+                    ("bin", "multiply", ("special", "blockDim", "y"), ("special", "blockDim", "z")))
+            count = ("cast", "int32", ("bin", "equal", count, ("cast", "int32", size)))
+        elif kind == "syncthreads_or":
+            count = ("cast", "int32", ("bin", "greater", count, zero))
+        return ("let", statements, count)
 
     def cast_dtype(self, func):
         """The dtype a call of ``func`` converts to: a Numba type

@@ -33,6 +33,8 @@ import copy
 import inspect
 import textwrap
 
+import numpy as np
+
 from .errors import CompileError
 from ._calls import Calls
 from ._control import ControlFlow, has_return
@@ -81,6 +83,32 @@ class _Renamer(ast.NodeTransformer):
         return node
 
 
+class _ConstantAliases(ast.NodeTransformer):
+    """Drops ``X = cuda.const.array_like(G)`` (noting ``X`` as ``G`` in
+    ``names``) and reads ``cuda.const.array_like(G)`` elsewhere as ``G``:
+    a constant array is the global array itself."""
+
+    def __init__(self):
+        self.names = {}
+
+    @staticmethod
+    def _array_like(node):
+        return (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("const.array_like")
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Name))
+
+    def visit_Assign(self, node):
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and self._array_like(node.value)):
+            self.names[node.targets[0].id] = node.value.args[0].id
+            return None
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if self._array_like(node):
+            return ast.copy_location(ast.Name(node.args[0].id, ast.Load()), node)
+        return self.generic_visit(node)
+
+
 def _parse(function):
     """The function's definition, its line numbers those of its file."""
     try:
@@ -112,6 +140,48 @@ def _constant(value):
     freezes them at compile time): a number or a bool."""
     import numpy as np
     return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+class _Intrinsic:
+    """A kernel intrinsic known by its path (``cuda.atomic.add``), passed
+    as a value."""
+
+    def __init__(self, path):
+        self._lf_path = path
+
+
+def _intrinsic_path(value):
+    """The path of the kernel intrinsic ``value`` is (a ``lazyfuse.cuda``
+    intrinsic, a ``math`` function), or None."""
+    path = getattr(value, "_lf_path", None)
+    if path:
+        return path
+    import math
+    name = getattr(value, "__name__", None)
+    if name and getattr(math, name, None) is value:
+        return "math." + name
+    return None
+
+
+#: Functions inlined as device functions (see ``_as_device_function``), made once.
+_LIBRARY = {}
+
+
+def _as_device_function(value):
+    """``value`` as a device function to inline: a ``@cuda.jit(device=True)``
+    function, a ``@cuda.jit`` kernel called from another kernel (Numba
+    compiles it as a device function there), or one of ``_kernel_math``'s
+    functions; None for anything else."""
+    if isinstance(value, DeviceFunction):
+        return value
+    function = getattr(value, "py_func", None) if hasattr(value, "forall") else None
+    if function is None and getattr(value, "__module__", None) == __package__ + "._kernel_math":
+        function = value
+    if function is None:
+        return None
+    if function not in _LIBRARY:
+        _LIBRARY[function] = DeviceFunction(function)
+    return _LIBRARY[function]
 
 
 def _returns_value(tree):
@@ -147,8 +217,11 @@ def _rebinds(tree, name):
 class Translator(ControlFlow, Calls):
     """Translates one function; ``arrays`` names its array arguments."""
 
-    def __init__(self, function, arrays, gufunc=False):
+    def __init__(self, function, arrays, gufunc=False, ndims=None):
         self.function = function
+        # The dimensions of the array arguments, where known (``a.shape``
+        # as a tuple).
+        self.ndims = dict(ndims or {})
         self.tree = _parse(function)
         self.params = [a.arg for a in self.tree.args.args]
         self.arrays = set(arrays)
@@ -157,6 +230,12 @@ class Translator(ControlFlow, Calls):
             names = function.__code__.co_freevars
             self.env.update({n: c.cell_contents for n, c in zip(names, function.__closure__)})
         self.gufunc = gufunc
+        # Global NumPy arrays the kernel reads (Numba freezes them as
+        # constants; `cuda.const.array_like(G)` names one): each becomes a
+        # read-only array parameter the launch passes, by parameter name.
+        self.implicit, self.implicit_names = {}, {}
+        self.bound = set()
+        self.tree = self.global_arrays(self.tree)
         # Names the function binds: they are its locals, never globals.
         self.bound = set(self.params) | {
             n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
@@ -169,6 +248,13 @@ class Translator(ControlFlow, Calls):
         # number of call sites so far (each gets locals of its own).
         self.inlining = []
         self.sites = [0]
+        # Locals holding tuples (`bin = (i, j)`, `m, n = a.shape` kept
+        # whole, `p = cuda.grid(2)`): each name's element locals. One dict
+        # for the kernel and every device function inlined into it.
+        self.tuples = {}
+        # The shapes of the shared and local arrays declared so far (known
+        # when compiling: `a.size`, `a.shape[d]`, `len(a)` are constants).
+        self.declared_shapes = {}
 
     def fail(self, node, what):
         where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
@@ -185,6 +271,12 @@ class Translator(ControlFlow, Calls):
             target = s.targets[0]
             if isinstance(target, ast.Tuple) and isinstance(s.value, ast.Tuple):
                 return self.unpack(target, s.value, s)
+            parts = self.tuple_parts(s.value)
+            if parts is not None:
+                if isinstance(target, ast.Tuple):
+                    return self.unpack_parts(target, parts, s)
+                if isinstance(target, ast.Name):
+                    return self.assign_tuple(target.id, parts, s)
             unpacking = isinstance(target, ast.Tuple)
             value = self.expr(s.value, tuples=True) if unpacking else self.expr(s.value)
             done = self.assign(target, value, s)
@@ -210,6 +302,7 @@ class Translator(ControlFlow, Calls):
             if target.id in self.arrays:
                 self.fail(node, f"re-binding the array argument '{target.id}'")
             if isinstance(value, tuple) and value[0] in ("shared_array", "local_array"):
+                self.declared_shapes[target.id] = tuple(value[2])
                 return ("declare_array", target.id, value)
             return ("assign", target.id, value)
         if isinstance(target, ast.Subscript):
@@ -289,7 +382,151 @@ class Translator(ControlFlow, Calls):
         for item in items:
             if isinstance(item, ast.Slice):
                 self.fail(node, "slicing inside a kernel")
-        return node.value.id, [self.expr(i) for i in items]
+        return node.value.id, self.index_items(index)
+
+    def index_items(self, index):
+        """The translated indices of ``index``: a tuple written out, a
+        tuple local or a compile-time tuple (one index each), else one."""
+        if isinstance(index, ast.Tuple):
+            return [self.expr(i) for i in index.elts]
+        parts = self.tuple_parts(index)
+        return parts if parts is not None else [self.expr(index)]
+
+    # --- tuples ----------------------------------------------------------
+    def tuple_parts(self, node):
+        """The translated elements of a tuple-valued expression that is not
+        written out: a tuple local, ``a.shape``, ``cuda.grid(n)`` for n ≥ 2,
+        a compile-time tuple, or a device function returning a tuple; None
+        for anything else."""
+        if isinstance(node, ast.Name) and node.id in self.tuples:
+            return [("var", part) for part in self.tuples[node.id]]
+        if isinstance(node, ast.Tuple):
+            known, value = self.static_value(node)
+            if known:
+                return [self.constant_expr(v, node) for v in value]
+            return [self.expr(e) for e in node.elts]
+        if (isinstance(node, ast.Attribute) and node.attr == "shape"
+                and isinstance(node.value, ast.Name) and node.value.id in self.declared_shapes):
+            return [("const", d) for d in self.declared_shapes[node.value.id]]
+        if (isinstance(node, ast.Attribute) and node.attr == "shape"
+                and isinstance(node.value, ast.Name) and node.value.id in self.ndims):
+            return [("shape", node.value.id, d) for d in range(self.ndims[node.value.id])]
+        known, value = self.static_value(node) if isinstance(node, (ast.Name, ast.Tuple)) else (False, None)
+        if known and isinstance(value, tuple):
+            return [self.constant_expr(v, node) for v in value]
+        if isinstance(node, ast.Call):
+            path = self.intrinsic_path(node.func) or ast.unparse(node.func)
+            if path.split(".")[-1] in ("grid", "gridsize") and path != "grid":
+                value = self.call(node)
+                if value[0] in ("grid", "gridsize") and value[1] >= 2:
+                    return [("grid_part", value[0], value[1], i) for i in range(value[1])]
+                return None
+            target = self.env.get(path) if isinstance(node.func, ast.Name) else None
+            if self.inlines(target) and _tuple_arity(_as_device_function(target).tree):
+                return self.expr(node, tuples=True)
+        return None
+
+    def assign_tuple(self, name, parts, node):
+        """``name = <tuple>``: each element into a local of its own (every
+        value first, as ``unpack`` does, so ``t = (t[1], t[0])`` swaps)."""
+        if isinstance(parts, tuple):  # a device function's ("let", statements, tuple)
+            statements, parts = list(parts[1]), parts[2][1]
+        else:
+            statements = []
+        if name in self.arrays:
+            self.fail(node, f"re-binding the array argument '{name}'")
+        known = self.tuples.get(name)
+        if known is not None and len(known) != len(parts):
+            self.fail(node, f"re-binding the tuple '{name}' of {len(known)} values to {len(parts)}")
+        elements = known or [f"{name}__lf{i}" for i in range(len(parts))]
+        temps = [self.fresh("element") for _ in parts]
+        statements += [("assign", t, p) for t, p in zip(temps, parts)]
+        statements += [("assign", e, ("var", t)) for e, t in zip(elements, temps)]
+        self.tuples[name] = elements
+        return statements
+
+    def unpack_parts(self, target, parts, node):
+        """``a, b = <tuple>`` for the tuple values of ``tuple_parts``."""
+        if isinstance(parts, tuple):  # a device function's tuple: assign() unpacks it
+            done = self.assign(target, parts, node)
+            return list(done[1]) if done[0] == "multi" else [done]
+        if len(parts) != len(target.elts):
+            self.fail(node, f"unpacking {len(parts)} values into {len(target.elts)} targets")
+        temps = [self.fresh("element") for _ in parts]
+        out = [("assign", t, p) for t, p in zip(temps, parts)]
+        for t, temp in zip(target.elts, temps):
+            done = self.assign(t, ("var", temp), node)
+            out.extend(done[1] if done[0] == "multi" else [done])
+        return out
+
+    def global_arrays(self, tree):
+        """``tree`` with ``X = cuda.const.array_like(G)`` dropped (``X``
+        read as ``G``) and every global NumPy array it reads renamed to an
+        implicit array parameter (registered in ``self.implicit``)."""
+        aliases = _ConstantAliases()
+        tree = aliases.visit(tree)
+        if aliases.names:
+            tree = _Renamer(aliases.names).visit(tree)
+        found = {}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Name) and node.id not in self.bound
+                    and node.id not in self.arrays and isinstance(self.env.get(node.id), np.ndarray)):
+                value = self.env[node.id]
+                if id(value) not in self.implicit_names:
+                    name = f"_lf_global{len(self.implicit_names)}_{node.id}"
+                    self.implicit_names[id(value)] = name
+                    self.implicit[name] = value
+                    self.arrays.add(name)
+                    self.ndims[name] = value.ndim
+                found[node.id] = self.implicit_names[id(value)]
+        return _Renamer(found).visit(tree) if found else tree
+
+    # --- compile-time values -----------------------------------------------
+    def static_value(self, node):
+        """``(True, value)`` for what is known when the kernel is compiled:
+        a number, a global or closure value (a type, a device function, a
+        tuple), a kernel intrinsic named by its path (``cuda.atomic.add``),
+        a tuple of such values; ``(False, None)`` for anything else."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+            return True, node.value
+        if isinstance(node, ast.Name):
+            if node.id in self.arrays or node.id in self.bound or node.id not in self.env:
+                return False, None
+            return True, self.env[node.id]
+        if isinstance(node, ast.Tuple):
+            values = [self.static_value(e) for e in node.elts]
+            if all(known for known, _ in values):
+                return True, tuple(v for _, v in values)
+            return False, None
+        if isinstance(node, ast.Attribute):
+            path = ast.unparse(node)
+            head = path.split(".")[0]
+            if head in self.bound or head in self.arrays:
+                return False, None
+            if path.startswith(("cuda.", "math.")):
+                return True, _Intrinsic(path)
+            value = self.env.get(head)
+            for attr in path.split(".")[1:]:
+                value = getattr(value, attr, None)
+            if value is not None and (_constant(value) or hasattr(value, "dtype")):
+                return True, value
+        return False, None
+
+    def constant_expr(self, value, node):
+        """A compile-time number as an expression."""
+        if not _constant(value):
+            self.fail(node, f"a {type(value).__name__} used as a number")
+        if isinstance(value, (bool, __import__("numpy").bool_)):
+            return ("const", int(value), "bool")
+        return ("const", value.item() if hasattr(value, "item") else value)
+
+    def intrinsic_path(self, func):
+        """The path of a kernel intrinsic a called name holds
+        (``binop(ary, i, v)`` where ``binop`` is ``cuda.atomic.add``), or
+        None."""
+        if not isinstance(func, ast.Name) or func.id in self.bound:
+            return None
+        return _intrinsic_path(self.env.get(func.id))
 
     def expr(self, e, tuples=False):
         """``e`` translated; ``tuples``: a device function's tuple is
@@ -307,6 +544,8 @@ class Translator(ControlFlow, Calls):
                 return ("const", int(e.id == "True"), "bool")
             if e.id not in self.bound:
                 return self.global_value(e)
+            if e.id in self.tuples:
+                self.fail(e, f"the tuple '{e.id}' used as one value (index it or unpack it)")
             return ("var", e.id)
         if isinstance(e, ast.BinOp):
             op = _BINOPS.get(type(e.op))
@@ -356,7 +595,21 @@ class Translator(ControlFlow, Calls):
                 value = dim.operand if negative else dim
                 if not (isinstance(value, ast.Constant) and type(value.value) is int):
                     self.fail(e, "a shape index that is not a constant")
-                return ("shape", e.value.value.id, -value.value if negative else value.value)
+                dim = -value.value if negative else value.value
+                declared = self.declared_shapes.get(e.value.value.id)
+                if declared is not None:
+                    return ("const", declared[dim])
+                return ("shape", e.value.value.id, dim)
+            if isinstance(e.value, ast.Name) and e.value.id not in self.arrays:
+                parts = self.tuple_parts(e.value)
+                if parts is not None:
+                    known, i = self.static_value(e.slice)
+                    if isinstance(e.slice, ast.UnaryOp) and isinstance(e.slice.op, ast.USub):
+                        known, i = self.static_value(e.slice.operand)
+                        i = -i if known else i
+                    if not known or isinstance(i, bool) or not isinstance(i, int) or not -len(parts) <= i < len(parts):
+                        self.fail(e, f"an element of a tuple of {len(parts)} other than at a constant index")
+                    return parts[i]
             array, indices = self.subscript(e)
             return ("load", array, indices)
         if isinstance(e, ast.Attribute):
@@ -409,6 +662,8 @@ class Translator(ControlFlow, Calls):
         chain = ast.unparse(e).split(".")
         if len(chain) == 3 and chain[1] in _SPECIAL and chain[2] in ("x", "y", "z"):
             return ("special", chain[1], chain[2])
+        if len(chain) == 2 and chain[1] == "size" and chain[0] in self.declared_shapes:
+            return ("const", int(np.prod(self.declared_shapes[chain[0]], dtype=np.int64)))
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.arrays:
             return ("size", chain[0])
         if chain == ["cuda", "warpsize"]:
@@ -423,11 +678,20 @@ class Translator(ControlFlow, Calls):
         if len(chain) == 2 and chain[0] == "math" and chain[1] in ("pi", "e", "tau", "inf", "nan"):
             import math
             return ("const", getattr(math, chain[1]))
+        known, value = self.static_value(e)
+        if known and _constant(value):  # np.nan, a module's or a class's number
+            return self.constant_expr(value, e)
         self.fail(e, "this attribute")
 
     def inlines(self, target):
-        """Whether a call of ``target`` is inlined: a device function."""
-        return isinstance(target, DeviceFunction)
+        """Whether a call of ``target`` is inlined: a device function, or a
+        function of ``_kernel_math`` (which call one another)."""
+        return _as_device_function(target) is not None
+
+    def library_call(self, name, call):
+        """A call of the ``_kernel_math`` function ``name``, inlined."""
+        from . import _kernel_math
+        return self.inline_call(getattr(_kernel_math, name), call)
 
     def inline_call(self, target, call):
         """A device function's call, inlined: ``("let", statements, value)``.
@@ -435,6 +699,7 @@ class Translator(ControlFlow, Calls):
         parameter given a name it does not rebind (an array, or a local of
         the caller), which reads that name; its `return`s assign a result
         local, read after the statements."""
+        target = _as_device_function(target)
         name = target.function.__name__
         if target in self.inlining:
             self.fail(call, f"a recursive call of the device function '{name}'")
@@ -449,8 +714,15 @@ class Translator(ControlFlow, Calls):
         prefix = f"_lf_{name}{self.sites[0]}_"
         names = {n: prefix + n for n in bound}
         free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
-        setup = []
+        setup, static = [], {}
         for param, arg in zip(target.params, call.args):
+            known, value = self.static_value(arg)
+            if known and not _rebinds(tree, param):
+                # Known when compiling (a type, a function, a tuple, a
+                # number): the body reads it as a global, as Numba's
+                # specialisation on literal arguments would.
+                static[names[param]] = value
+                continue
             if isinstance(arg, ast.Name) and (arg.id in self.arrays or arg.id in self.bound):
                 if not _rebinds(tree, param) and arg.id not in free:
                     names[param] = arg.id  # read the caller's name itself
@@ -466,7 +738,9 @@ class Translator(ControlFlow, Calls):
         if target.function.__closure__:
             free = target.function.__code__.co_freevars
             sub.env.update({n: c.cell_contents for n, c in zip(free, target.function.__closure__)})
-        sub.bound = set(names.values())
+        sub.env.update(static)
+        sub.bound = set(names.values()) - set(static)
+        sub.tree = sub.global_arrays(sub.tree)
         arity = _tuple_arity(tree)
         if arity:
             sub.result = [f"{prefix}return{i}" for i in range(arity)]

@@ -265,7 +265,9 @@ class GUVectorized:
         from . import _jit
         self.__name__ = function.__name__
         params = list(__import__("inspect").signature(function).parameters)
-        translator = _jit.Translator(function, params, gufunc=True)
+        cores = [c.strip() for c in layout.replace("->", ",").replace(" ", "").split("),(")]
+        ndims = {p: len([d for d in c.strip("()").split(",") if d]) for p, c in zip(params, cores)}
+        translator = _jit.Translator(function, params, gufunc=True, ndims=ndims)
         body = translator.kernel()
         self._target, self._context = target, None
         self._g = _native.build_gufunc(

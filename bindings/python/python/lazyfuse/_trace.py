@@ -34,6 +34,7 @@ _MATH = {
     "pow": "power", "erf": "erf", "erfc": "erfc", "gamma": "gamma", "lgamma": "lgamma",
     "radians": "deg2rad",
     "degrees": "rad2deg", "gcd": "gcd", "lcm": "lcm", "nextafter": "nextafter",
+    "exp2": "exp2", "cbrt": "cbrt",
 }
 
 

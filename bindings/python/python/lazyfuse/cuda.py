@@ -216,10 +216,38 @@ class Dispatcher:
     returns; lazyfuse arrays stay lazy (a written one is re-bound to the
     new value)."""
 
-    def __init__(self, function):
+    def __init__(self, function, scalar_types=None):
         self.__name__ = function.__name__
         self._function = function
         self._kernels = {}
+        # The dtypes an explicit signature gives the scalar parameters
+        # (Python numbers are converted to them, as Numba does).
+        self._scalar_types = scalar_types
+
+    @property
+    def py_func(self):
+        """The Python function the kernel is translated from."""
+        return self._function
+
+    def specialize(self, *args):
+        """Numba's ``specialize``: a kernel for these arguments' types.
+        Each launch already translates once per combination of argument
+        types, so this is the kernel itself."""
+        return self
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """Numba's ``kernel.forall(n)(args)``: a launch of at least ``n``
+        threads in one dimension (blocks of ``tpb`` threads, 128 unless
+        given); nothing runs for ``n == 0``."""
+        if ntasks < 0:
+            raise ValueError("Can't create ForAll with negative task count")
+        threads = int(tpb) or 128
+        blocks = -(-int(ntasks) // threads)
+
+        def launch(*args):
+            if ntasks:
+                self._launch(blocks, threads, args)
+        return launch
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or len(config) < 2:
@@ -233,11 +261,15 @@ class Dispatcher:
         if len(args) != len(params):
             raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
         lazy, key = [], []
-        for a in args:
+        declared = self._scalar_types or [None] * len(args)
+        for a, dtype in zip(args, declared if len(declared) == len(args) else [None] * len(args)):
             if isinstance(a, (Array, np.ndarray)):
                 a = a if isinstance(a, Array) else asarray(a)
                 lazy.append(a)
                 key.append((str(a.dtype), a.ndim))
+            elif isinstance(a, (bool, int, float, np.generic)) and dtype is not None:
+                lazy.append(np.dtype(dtype).type(a).item())
+                key.append(dtype)
             elif isinstance(a, (bool, int, float, np.generic)):
                 lazy.append(a.item() if isinstance(a, np.generic) else a)
                 key.append("float64" if isinstance(lazy[-1], float) else "int64")
@@ -246,16 +278,23 @@ class Dispatcher:
         key = tuple(key)
         if key not in self._kernels:
             arrays = [p for p, k in zip(params, key) if isinstance(k, tuple)]
-            translator = _jit.Translator(self._function, arrays)
+            ndims = {p: k[1] for p, k in zip(params, key) if isinstance(k, tuple)}
+            translator = _jit.Translator(self._function, arrays, ndims=ndims)
             body = translator.kernel()
             spec = [(p, k[0], k[1], p in translator.written) if isinstance(k, tuple) else (p, k, -1, False)
                     for p, k in zip(params, key)]
             written = [p for p, k in zip(params, key) if isinstance(k, tuple) and p in translator.written]
-            self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written)
-        kernel, written = self._kernels[key]
+            # The global arrays the kernel reads, frozen now as Numba does.
+            constants = [(name, asarray(np.ascontiguousarray(value)))
+                         for name, value in translator.implicit.items()]
+            spec += [(name, str(a.dtype), a.ndim, False) for name, a in constants]
+            self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written,
+                                  [a for _, a in constants])
+        kernel, written, constants = self._kernels[key]
         _refuse_aliases(self.__name__, params, args, written)
         dims = lambda d: list(d) if isinstance(d, (tuple, list)) else [int(d)]
-        results = kernel.launch(dims(grid), dims(block), [a._a if isinstance(a, Array) else a for a in lazy])
+        results = kernel.launch(dims(grid), dims(block),
+                                [a._a if isinstance(a, Array) else a for a in lazy + constants])
         for name, result in zip(written, results):
             original = args[params.index(name)]
             if isinstance(original, Array):
@@ -319,12 +358,40 @@ def jit(function=None, device=False, **options):
     functions, inlined where called)."""
     from . import _jit
 
-    def wrap(f):
-        return _jit.DeviceFunction(f) if device else Dispatcher(f)
+    signature = function if isinstance(function, (str, list, tuple)) else None
 
-    if function is None or isinstance(function, (str, list, tuple)):
+    def wrap(f):
+        return _jit.DeviceFunction(f) if device else Dispatcher(f, _scalar_types(signature))
+
+    if function is None or signature is not None:
         return wrap
     return wrap(function)
+
+
+def _scalar_types(signature):
+    """The dtype a signature gives each scalar parameter (None for arrays),
+    or None without a signature: ``void(float32[:], int32)`` gives
+    ``[None, "int32"]``. Several signatures (a list) declare none."""
+    if signature is None or isinstance(signature, list):
+        return None
+    from ._numba import _signature_text
+    text = _signature_text(signature)
+    inner = text[text.index("(") + 1:text.rindex(")")]
+    params, depth, current = [], 0, ""
+    for ch in inner:
+        depth += ch == "[" or ch == "("
+        depth -= ch == "]" or ch == ")"
+        if ch == "," and depth == 0:
+            params.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        params.append(current.strip())
+    try:
+        return [None if "[" in p else np.dtype(p).name for p in params]
+    except TypeError:
+        return None
 
 
 def syncthreads():
@@ -337,15 +404,34 @@ class _Namespace:
         self.__dict__.update(entries)
 
 
-def _only_in_kernels(*args, **kwargs):
-    raise RuntimeError("this cuda function is only translated inside a @cuda.jit kernel")
+class _Intrinsic:
+    """A ``cuda.*`` function that exists only inside kernels: calling it
+    from Python raises; inside a kernel the translator knows it by ``path``
+    (also when it is passed to a device function as a value, as Numba's
+    tests pass ``cuda.atomic.add``)."""
+
+    def __init__(self, path):
+        self._lf_path = path
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self._lf_path}() is only translated inside a @cuda.jit kernel")
+
+    def __repr__(self):
+        return f"<kernel intrinsic {self._lf_path}>"
 
 
-grid = gridsize = _only_in_kernels
-shared = _Namespace(array=_only_in_kernels)
-local = _Namespace(array=_only_in_kernels)
-atomic = _Namespace(add=_only_in_kernels, max=_only_in_kernels, min=_only_in_kernels,
-                    compare_and_swap=_only_in_kernels, exch=_only_in_kernels)
+def _intrinsics(prefix, *names):
+    return {name: _Intrinsic(f"{prefix}.{name}") for name in names}
+
+
+grid, gridsize = _Intrinsic("cuda.grid"), _Intrinsic("cuda.gridsize")
+shared = _Namespace(array=_Intrinsic("cuda.shared.array"))
+local = _Namespace(array=_Intrinsic("cuda.local.array"))
+#: Numba's atomic operations (``and_``/``or_`` spelled as Numba spells them).
+atomic = _Namespace(**_intrinsics(
+    "cuda.atomic", "add", "sub", "max", "min", "nanmax", "nanmin", "and_", "or_", "xor", "inc",
+    "dec", "exch", "compare_and_swap", "cas",
+))
 threadIdx = blockIdx = blockDim = gridDim = _Namespace(x=0, y=0, z=0)
 
 
@@ -464,3 +550,34 @@ def detect():
     print("lazyfuse: no CUDA GPU; target='cuda' code runs on the current context "
           f"({current_context().backend!r})")
     return False
+
+
+# Numba's remaining ``numba.cuda`` names: device queries, the type objects
+# (``cuda.float32``), and ``vectorize``/``guvectorize`` for ``target="cuda"``.
+from ._cuda_devices import (  # noqa: E402,F401
+    close, current_context, get_context, get_current_device, gpus, list_devices, select_device,
+)
+from ._numba import (  # noqa: E402,F401
+    b1, boolean, bool_, c8, c16, complex64, complex128, f2, f4, f8, float16, float32, float64, i1,
+    i2, i4, i8, int8, int16, int32, int64, intp, u1, u2, u4, u8, uint8, uint16, uint32, uint64,
+    uintp, void,
+)
+
+
+def vectorize(signatures=None, **options):
+    """``numba.cuda.vectorize``: ``@vectorize`` for ``target="cuda"``."""
+    from ._numba import vectorize as vectorize_for
+    return vectorize_for(signatures, **{"target": "cuda", **options})
+
+
+def guvectorize(signatures, layout, **options):
+    """``numba.cuda.guvectorize``: ``@guvectorize`` for ``target="cuda"``."""
+    from ._numba import guvectorize as guvectorize_for
+    return guvectorize_for(signatures, layout, **{"target": "cuda", **options})
+
+
+def from_dtype(dtype):
+    """Numba's type object for a NumPy dtype: ``from_dtype(np.float32)`` is ``float32``."""
+    from . import _numba
+    name = np.dtype(dtype).name
+    return getattr(_numba, "bool_" if name == "bool" else name)

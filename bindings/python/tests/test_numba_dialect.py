@@ -1,0 +1,245 @@
+"""Numba's CUDA dialect beyond the tutorials (issue 47): every atomic,
+compile-time arguments of device functions (types, functions, tuples),
+tuple locals, global and constant arrays, block votes, ``round(x, n)`` and
+``math.modf/frexp/ldexp/remainder``, explicit signatures, ``forall``,
+device queries. Each kernel runs on every backend under test."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+from lazyfuse import CompileError, cuda, float32, int32, uint32, uint64, void
+
+
+def test_every_atomic_of_numba_with_its_semantics(backend):
+    @cuda.jit
+    def update(ints, uints, floats, olds):
+        olds[0] = cuda.atomic.sub(ints, 0, 3)
+        olds[1] = cuda.atomic.and_(ints, 1, 10)
+        olds[2] = cuda.atomic.or_(ints, 2, 10)
+        olds[3] = cuda.atomic.xor(ints, 3, 10)
+        olds[4] = cuda.atomic.inc(uints, 0, 5)
+        olds[5] = cuda.atomic.dec(uints, 1, 5)
+        olds[6] = cuda.atomic.exch(ints, 4, 99)
+        cuda.atomic.max(floats, 0, np.nan)  # Numba's: a NaN leaves memory as it is
+        cuda.atomic.nanmax(floats, 1, 2.0)  # NaN in memory is a missing value
+        cuda.atomic.nanmin(floats, 2, np.nan)
+
+    ints = np.array([10, 12, 12, 12, 1], np.int32)
+    uints = np.array([5, 0], np.uint32)
+    floats = np.array([1.5, np.nan, 4.0])
+    olds = np.zeros(7, np.int64)
+    update[1, 1](ints, uints, floats, olds)
+    assert ints.tolist() == [7, 8, 14, 6, 99]
+    assert uints.tolist() == [0, 5]  # inc wraps at 5; dec of 0 gives 5
+    assert floats.tolist() == [1.5, 2.0, 4.0]
+    assert olds.tolist() == [10, 12, 12, 12, 5, 0, 1]
+
+
+def test_shared_memory_atomics_and_block_votes(backend):
+    @cuda.jit
+    def votes(flags, out):
+        counts = cuda.shared.array(4, int32)
+        i = cuda.threadIdx.x
+        if i < counts.size:
+            counts[i] = 0
+        cuda.syncthreads()
+        cuda.atomic.add(counts, i % 4, 1)
+        cuda.atomic.max(counts, 3, 100)
+        cuda.syncthreads()
+        n = cuda.syncthreads_count(flags[i])
+        every = cuda.syncthreads_and(flags[i])
+        some = cuda.syncthreads_or(flags[i])
+        if i == 0:
+            out[0] = n
+            out[1] = every
+            out[2] = some
+            out[3] = counts[0]
+            out[4] = counts[3]
+
+    flags = np.zeros(32, np.int32)
+    flags[[3, 7, 11]] = 1
+    out = np.zeros(5, np.int64)
+    votes[1, 32](flags, out)
+    assert out.tolist() == [3, 0, 1, 8, 100]
+
+
+@cuda.jit(device=True)
+def _apply(memory, index, value, operation, cast):
+    operation(memory, cast(index), value)
+
+
+@cuda.jit(device=True)
+def _as_int(x):
+    return int(x)
+
+
+@cuda.jit(device=True)
+def _into_shared(values, dtype, shape, operation):
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    tile = cuda.shared.array(shape, dtype)
+    tile[tx, ty] = values[tx, ty]
+    cuda.syncthreads()
+    where = (tx, ty)
+    where = (where[0] % shape[0], where[1] % shape[1])
+    operation(tile, where, 1)
+    cuda.syncthreads()
+    values[tx, ty] = tile[tx, ty]
+
+
+def test_device_functions_take_types_functions_and_tuples_known_when_compiling(backend):
+    @cuda.jit
+    def kernel(values, counts):
+        _into_shared(values, uint32, (4, 8), cuda.atomic.add)
+        _apply(counts, cuda.threadIdx.x % 2, 1, cuda.atomic.add, _as_int)
+
+    values = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    counts = np.zeros(2, np.int64)
+    kernel[1, (4, 8)](values, counts)
+    assert values.tolist() == (np.arange(32).reshape(4, 8) + 1).tolist()
+    assert counts.tolist() == [16, 16]
+
+
+def test_tuple_locals_shapes_and_grids(backend):
+    @cuda.jit
+    def kernel(a, out):
+        m, n = a.shape
+        shape = a.shape
+        p = cuda.grid(2)
+        pair = (p[0], p[1])
+        pair = (pair[1], pair[0])  # swapped, every value first
+        if p[0] < m and p[1] < n:
+            out[p] = a[p[0], p[1]] + shape[1] * 0 + len(shape)
+            if pair[0] == 0 and pair[1] == 0:
+                out[0, 0] = m * 100 + n
+
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    out = np.zeros_like(a)
+    kernel[(1, 1), (4, 4)](a, out)
+    want = a + 2
+    want[0, 0] = 304
+    assert out.tolist() == want.tolist()
+
+
+_TABLE = np.array([10.0, 20.0, 30.0])
+
+
+def test_global_arrays_are_constants_frozen_when_compiling(backend):
+    @cuda.jit
+    def kernel(out):
+        table = cuda.const.array_like(_TABLE)
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = table[i] + _TABLE[i]
+
+    out = np.zeros(3)
+    kernel[1, 4](out)
+    assert out.tolist() == [20.0, 40.0, 60.0]
+
+
+def test_round_to_digits_and_the_math_functions_written_in_the_dialect(backend):
+    @cuda.jit
+    def kernel(x, digits, rounded, fraction, whole, mantissa, exponent, scaled, rest):
+        i = cuda.grid(1)
+        if i < x.size:
+            rounded[i] = round(x[i], digits[i])
+            fraction[i], whole[i] = math.modf(x[i])
+            mantissa[i], exponent[i] = math.frexp(x[i])
+            scaled[i] = math.ldexp(x[i], digits[i])
+            rest[i] = math.remainder(x[i], 0.75)
+
+    x = np.array([3.14159, -2.5, 0.3425, 1e300, np.inf, -0.0, 12345.678, np.nan])
+    digits = np.array([2, 0, 3, 5, 1, 2, -2, 1], np.int32)
+    outs = [np.zeros_like(x) for _ in range(4)] + [np.zeros(8, np.int32)] + [np.zeros_like(x) for _ in range(2)]
+    kernel[1, 8](x, digits, *outs)
+    rounded, fraction, whole, mantissa, exponent, scaled, rest = outs
+    want = [round(v, int(d)) if math.isfinite(v) else v for v, d in zip(x, digits)]
+    np.testing.assert_array_equal(rounded, want)
+    np.testing.assert_array_equal(fraction, [math.modf(v)[0] if not math.isnan(v) else v for v in x])
+    np.testing.assert_array_equal(whole, np.trunc(x))
+    finite = np.isfinite(x) & (x != 0)
+    m, e = np.frexp(x[finite])
+    np.testing.assert_array_equal(mantissa[finite], m)
+    np.testing.assert_array_equal(exponent[finite], e)
+    assert exponent[~finite].tolist() == [0, 0, 0]  # Numba's: 0 for zero, inf and NaN
+    np.testing.assert_array_equal(scaled, np.ldexp(x, digits))
+    np.testing.assert_array_equal(
+        rest, [math.remainder(v, 0.75) if math.isfinite(v) else math.nan for v in x])
+
+
+def test_an_explicit_signature_converts_scalars_and_forall_launches_enough_threads(backend):
+    @cuda.jit(void(float32, float32[:], float32[:]))
+    def axpy(a, x, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = a * x[i] + y[i]
+
+    x = np.arange(300, dtype=np.float32)
+    y = np.ones(300, dtype=np.float32)
+    axpy.forall(x.size)(1.1, x, y)
+    np.testing.assert_array_equal(y, np.float32(1.1) * x + np.float32(1))
+    axpy.forall(0)(1.1, x, y)  # no launch
+    with pytest.raises(ValueError, match="negative task count"):
+        axpy.forall(-1)
+    assert axpy.py_func.__name__ == "axpy"
+
+
+def test_a_kernel_called_from_a_kernel_is_inlined_as_a_device_function(backend):
+    @cuda.jit
+    def plus_one(x):
+        return x + 1
+
+    @cuda.jit
+    def kernel(out):
+        out[0] = plus_one(41)
+
+    out = np.zeros(1, np.int64)
+    kernel[1, 1](out)
+    assert out[0] == 42
+
+
+def test_atomics_refuse_dtypes_numba_does_not_allow():
+    @cuda.jit
+    def bitwise_on_floats(x):
+        cuda.atomic.xor(x, 0, 1)
+
+    with pytest.raises(Exception, match="atomic xor on f32"):
+        bitwise_on_floats[1, 1](np.zeros(1, np.float32))
+
+
+def test_device_queries_describe_the_device_that_runs_cuda_code():
+    device = cuda.get_current_device()
+    assert device.compute_capability >= (5, 0)
+    assert isinstance(device.name, bytes)
+    assert len(cuda.gpus) == 1 and cuda.gpus[0].id == 0
+    with cuda.gpus[0]:
+        free, total = cuda.current_context().get_memory_info()
+    assert free <= total
+    assert cuda.list_devices()[0] is cuda.gpus[0]
+
+
+def test_intrinsics_refuse_calls_from_python():
+    with pytest.raises(RuntimeError, match="only translated inside"):
+        cuda.atomic.inc(np.zeros(1, np.uint32), 0, 1)
+
+
+def test_a_tuple_used_as_one_number_names_the_tuple():
+    @cuda.jit
+    def kernel(out):
+        t = (1, 2)
+        out[0] = t
+
+    with pytest.raises(CompileError, match="the tuple 't' used as one value"):
+        kernel[1, 1](np.zeros(1))
+
+
+def test_uint64_inc_wraps_like_cuda(backend):
+    @cuda.jit
+    def kernel(x):
+        cuda.atomic.inc(x, 0, uint64(3))
+
+    x = np.array([3], np.uint64)
+    kernel[1, 1](x)
+    assert x[0] == 0
