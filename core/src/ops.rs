@@ -185,6 +185,14 @@ macro_rules! unary_table {
             Rad2deg => "rad2deg", rad2deg, Float, |x| x * (180.0 / PI);
             /// Bitwise not of integers (`~x`; logical not of bool).
             Invert => "invert", invert, Bitwise, |x| x;
+            /// The number of set bits (CUDA's `__popc`), in the operand's dtype.
+            Popc => "popc", popc, Bitwise, |x| x;
+            /// The zero bits above the highest set bit in the dtype's width (`__clz`).
+            Clz => "clz", clz, Bitwise, |x| x;
+            /// The position of the lowest set bit counted from 1, 0 for 0 (`__ffs`).
+            Ffs => "ffs", ffs, Bitwise, |x| x;
+            /// The bits in reverse order (`__brev`).
+            Brev => "brev", brev, Bitwise, |x| x;
             /// `!x` of the truth value (bool result).
             LogicalNot => "logical_not", logical_not, Logical, |x| x;
             /// True where NaN.

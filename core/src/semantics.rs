@@ -195,6 +195,10 @@ macro_rules! int_arithmetic {
                     UnaryOp::Square => x.wrapping_mul(x),
                     UnaryOp::Reciprocal => if x == 0 { 0 } else { (1 as $t).wrapping_div(x) },
                     UnaryOp::Invert => !x,
+                    UnaryOp::Popc => x.count_ones() as $t,
+                    UnaryOp::Clz => x.leading_zeros() as $t,
+                    UnaryOp::Ffs => if x == 0 { 0 } else { x.trailing_zeros() as $t + 1 },
+                    UnaryOp::Brev => x.reverse_bits(),
                     // Rounding is the identity on integers.
                     rounding_unary!() => x,
                     // Float-only operations never reach integers (normalisation
@@ -503,6 +507,10 @@ macro_rules! float_arithmetic {
                     | UnaryOp::Square
                     | UnaryOp::Reciprocal
                     | UnaryOp::Invert
+                    | UnaryOp::Popc
+                    | UnaryOp::Clz
+                    | UnaryOp::Ffs
+                    | UnaryOp::Brev
                     | UnaryOp::LogicalNot
                     | rounding_unary!()
                     | float_only_unary!() => false,

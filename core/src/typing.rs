@@ -120,6 +120,10 @@ pub fn plan_unary(op: UnaryOp, dtype: DType) -> Result<UnaryPlan> {
             op: LogicalNot,
             out: DType::Bool,
         }),
+        Popc | Clz | Ffs | Brev if dtype.is_bool() || dtype.is_float() => Err(Error::dtype(
+            op.name(),
+            format!("not supported for {dtype} (expected an integer array)"),
+        )),
         Invert if dtype.is_float() => Err(Error::dtype(
             op.name(),
             format!("not supported for floats (got {dtype}; expected an integer or bool array)"),

@@ -243,3 +243,52 @@ def test_uint64_inc_wraps_like_cuda(backend):
     x = np.array([3], np.uint64)
     kernel[1, 1](x)
     assert x[0] == 0
+
+
+def test_tuples_and_namedtuples_of_numbers_and_arrays_as_kernel_arguments(backend):
+    from collections import namedtuple
+
+    Point = namedtuple("Point", ("x", "y", "r"))
+
+    @cuda.jit
+    def kernel(out, nested, point, arrays):
+        out[0] = len(nested)
+        out[1] = len(nested[0])
+        out[2] = nested[0][2]
+        out[3] = nested[1]
+        out[4] = point.x + point.y
+        out[5] = point.r * 10
+        i = cuda.grid(1)
+        if i < len(arrays[0]):
+            arrays[1][i] = arrays[0][i] * 2
+
+    out = np.zeros(6)
+    a, b = np.arange(4.0), np.zeros(4)
+    kernel[1, 4](out, ((6, 5, 4), 7), Point(1, 2, 2.5), (a, b))
+    assert out.tolist() == [2, 3, 4, 7, 3, 25]
+    assert b.tolist() == [0, 2, 4, 6]
+
+
+def test_bit_intrinsics_of_every_integer_width(backend):
+    @cuda.jit
+    def kernel(x, popc, clz, ffs, brev, bits):
+        i = cuda.grid(1)
+        if i < x.size:
+            popc[i] = cuda.popc(x[i])
+            clz[i] = cuda.clz(x[i])
+            ffs[i] = cuda.ffs(x[i])
+            brev[i] = cuda.brev(x[i])
+            bits[i] = x[i].bit_count()
+
+    for dtype in (np.uint8, np.int16, np.uint32, np.int64):
+        width = np.dtype(dtype).itemsize * 8
+        x = np.array([0, 1, 6, 0x40, -1 if np.dtype(dtype).kind == "i" else 255], dtype)
+        outs = [np.zeros_like(x) for _ in range(5)]
+        kernel[1, 8](x, *outs)
+        unsigned = [int(v) & ((1 << width) - 1) for v in x]
+        assert outs[0].tolist() == [bin(u).count("1") for u in unsigned]
+        assert outs[1].tolist() == [width - u.bit_length() for u in unsigned]
+        assert outs[2].tolist() == [(u & -u).bit_length() for u in unsigned]
+        want = [int(format(u, f"0{width}b")[::-1], 2) for u in unsigned]
+        assert outs[3].astype(f"u{width // 8}").tolist() == want
+        assert outs[4].tolist() == [abs(int(v)).bit_count() for v in x]

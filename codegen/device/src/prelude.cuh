@@ -36,6 +36,14 @@
     LF_D bool lf_isfinite(T) { return true; }                           \
     LF_D T lf_reciprocal(T a) { return a == 0 ? (T)0 : (T)(1 / a); }    \
     LF_D T lf_invert(T a) { return (T)~a; }                             \
+    LF_D T lf_popc(T a) { return (T)__popcll((unsigned long long)(U)a); } \
+    LF_D T lf_clz(T a) {                                                \
+        return (T)(__clzll((long long)(unsigned long long)(U)a) - (64 - 8 * (int)sizeof(T))); \
+    }                                                                   \
+    LF_D T lf_ffs(T a) { return (T)__ffsll((long long)(unsigned long long)(U)a); } \
+    LF_D T lf_brev(T a) {                                               \
+        return (T)(__brevll((unsigned long long)(U)a) >> (64 - 8 * sizeof(T))); \
+    }                                                                   \
     LF_D T lf_bitwise_and(T a, T b) { return (T)(a & b); }              \
     LF_D T lf_bitwise_or(T a, T b) { return (T)(a | b); }               \
     LF_D T lf_bitwise_xor(T a, T b) { return (T)(a ^ b); }              \

@@ -121,19 +121,25 @@ class Calls:
             return self.library_call("round_ndigits", e)
         if len(tail) == 2 and tail[0] == "math" and tail[1] in _LIBRARY_MATH:
             return self.library_call(tail[1], e)
-        if path in ("cuda.cbrt", "cuda.exp2"):
+        if path in ("cuda.cbrt", "cuda.exp2", "cuda.popc", "cuda.clz", "cuda.ffs", "cuda.brev"):
             return ("call", tail[1], [self.expr(a) for a in args])
+        if tail[-1] == "bit_count" and len(tail) == 2 and not args:
+            # Python's int.bit_count: the set bits of |x|.
+            return ("call", "popc", [("unary", "absolute", self.expr(func.value))])
         if len(tail) == 2 and tail[0] in ("np", "numpy") and _is_ufunc(tail[1]):
             return ("call", tail[1], [self.expr(a) for a in args])
         if path == "cuda.selp" and len(args) == 3:
             return ("select", self.expr(args[0]), self.expr(args[1]), self.expr(args[2]))
-        if path == "len" and len(args) == 1 and isinstance(args[0], ast.Name):
+        if path == "len" and len(args) == 1:
             parts = self.tuple_parts(args[0])
             if parts is not None:
                 return ("const", len(parts))
-            if args[0].id in self.declared_shapes:
-                return ("const", self.declared_shapes[args[0].id][0])
-            return ("shape", args[0].id, 0)
+            element = self.tuple_element(args[0])
+            name = element[1] if element and element[0] == "array" else getattr(args[0], "id", None)
+            if name in self.declared_shapes:
+                return ("const", self.declared_shapes[name][0])
+            if name is not None:
+                return ("shape", name, 0)
         if path in ("float", "int", "bool") and len(args) == 1:
             dtype = {"float": "float64", "int": "int64", "bool": "bool"}[path]
             return ("cast", dtype, self.expr(args[0]))

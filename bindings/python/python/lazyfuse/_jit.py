@@ -109,6 +109,13 @@ class _ConstantAliases(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
+def _binds(params, tree):
+    """The names a function binds: its parameters and what it assigns."""
+    return set(params) | {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
 def _parse(function):
     """The function's definition, its line numbers those of its file."""
     try:
@@ -217,7 +224,7 @@ def _rebinds(tree, name):
 class Translator(ControlFlow, Calls):
     """Translates one function; ``arrays`` names its array arguments."""
 
-    def __init__(self, function, arrays, gufunc=False, ndims=None):
+    def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None):
         self.function = function
         # The dimensions of the array arguments, where known (``a.shape``
         # as a tuple).
@@ -234,12 +241,10 @@ class Translator(ControlFlow, Calls):
         # constants; `cuda.const.array_like(G)` names one): each becomes a
         # read-only array parameter the launch passes, by parameter name.
         self.implicit, self.implicit_names = {}, {}
-        self.bound = set()
-        self.tree = self.global_arrays(self.tree)
         # Names the function binds: they are its locals, never globals.
-        self.bound = set(self.params) | {
-            n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
+        self.bound = _binds(self.params, self.tree)
+        self.tree = self.global_arrays(self.tree)
+        self.bound = _binds(self.params, self.tree)
         self.written = set()
         # In an inlined device function: the local its `return` assigns.
         self.result = None
@@ -251,7 +256,10 @@ class Translator(ControlFlow, Calls):
         # Locals holding tuples (`bin = (i, j)`, `m, n = a.shape` kept
         # whole, `p = cuda.grid(2)`): each name's element locals. One dict
         # for the kernel and every device function inlined into it.
-        self.tuples = {}
+        self.tuples = dict(tuples or {})
+        # The field names of namedtuple arguments (`p.x` is an element).
+        self.fields = dict(fields or {})
+        self.bound |= {e for elements in self.tuples.values() for e in elements}
         # The shapes of the shared and local arrays declared so far (known
         # when compiling: `a.size`, `a.shape[d]`, `len(a)` are constants).
         self.declared_shapes = {}
@@ -375,6 +383,9 @@ class Translator(ControlFlow, Calls):
 
     # --- expressions -----------------------------------------------------
     def subscript(self, node):
+        element = self.tuple_element(node.value) if not isinstance(node.value, ast.Name) else None
+        if element is not None and element[0] == "array":  # x[0][i]: an array in a tuple
+            node = ast.Subscript(ast.Name(element[1], ast.Load()), node.slice, node.ctx)
         if not isinstance(node.value, ast.Name):
             self.fail(node, "indexing something other than a named array")
         index = node.slice
@@ -399,7 +410,11 @@ class Translator(ControlFlow, Calls):
         a compile-time tuple, or a device function returning a tuple; None
         for anything else."""
         if isinstance(node, ast.Name) and node.id in self.tuples:
-            return [("var", part) for part in self.tuples[node.id]]
+            return [("array", p) if p in self.arrays else ("var", p) for p in self.tuples[node.id]]
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            element = self.tuple_element(node)
+            if element is not None and element[0] == "var" and element[1] in self.tuples:
+                return self.tuple_parts(ast.Name(element[1], ast.Load()))
         if isinstance(node, ast.Tuple):
             known, value = self.static_value(node)
             if known:
@@ -425,6 +440,28 @@ class Translator(ControlFlow, Calls):
             if self.inlines(target) and _tuple_arity(_as_device_function(target).tree):
                 return self.expr(node, tuples=True)
         return None
+
+    def tuple_element(self, node):
+        """The element ``t[i]`` (a constant ``i``) or ``t.field`` (of a
+        namedtuple argument) of a tuple, or None when ``node`` is neither."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            names = self.fields.get(node.value.id)
+            if names and node.attr in names:
+                return self.tuple_parts(node.value)[names.index(node.attr)]
+            return None
+        if not isinstance(node, ast.Subscript) or (
+                isinstance(node.value, ast.Name) and node.value.id in self.arrays):
+            return None
+        parts = self.tuple_parts(node.value)
+        if parts is None:
+            return None
+        known, i = self.static_value(node.slice)
+        if isinstance(node.slice, ast.UnaryOp) and isinstance(node.slice.op, ast.USub):
+            known, i = self.static_value(node.slice.operand)
+            i = -i if known else i
+        if not known or isinstance(i, bool) or not isinstance(i, int) or not -len(parts) <= i < len(parts):
+            self.fail(node, f"an element of a tuple of {len(parts)} other than at a constant index")
+        return parts[i]
 
     def assign_tuple(self, name, parts, node):
         """``name = <tuple>``: each element into a local of its own (every
@@ -600,16 +637,9 @@ class Translator(ControlFlow, Calls):
                 if declared is not None:
                     return ("const", declared[dim])
                 return ("shape", e.value.value.id, dim)
-            if isinstance(e.value, ast.Name) and e.value.id not in self.arrays:
-                parts = self.tuple_parts(e.value)
-                if parts is not None:
-                    known, i = self.static_value(e.slice)
-                    if isinstance(e.slice, ast.UnaryOp) and isinstance(e.slice.op, ast.USub):
-                        known, i = self.static_value(e.slice.operand)
-                        i = -i if known else i
-                    if not known or isinstance(i, bool) or not isinstance(i, int) or not -len(parts) <= i < len(parts):
-                        self.fail(e, f"an element of a tuple of {len(parts)} other than at a constant index")
-                    return parts[i]
+            element = self.tuple_element(e)
+            if element is not None:
+                return element
             array, indices = self.subscript(e)
             return ("load", array, indices)
         if isinstance(e, ast.Attribute):
@@ -659,6 +689,9 @@ class Translator(ControlFlow, Calls):
         return ("const", value.item() if hasattr(value, "item") else value)
 
     def attribute(self, e):
+        element = self.tuple_element(e)
+        if element is not None:
+            return element
         chain = ast.unparse(e).split(".")
         if len(chain) == 3 and chain[1] in _SPECIAL and chain[2] in ("x", "y", "z"):
             return ("special", chain[1], chain[2])

@@ -260,9 +260,17 @@ class Dispatcher:
         params = list(inspect.signature(self._function).parameters)
         if len(args) != len(params):
             raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
+        declared = self._scalar_types
+        if not declared or len(declared) != len(args):
+            declared = [None] * len(args)
+        # Tuples (also nested, and namedtuples) are passed element by
+        # element: one parameter per number or array.
+        leaves, tuples, fields = [], {}, {}
+        for p, a, dtype in zip(params, args, declared):
+            _flatten(p, a, dtype, leaves, tuples, fields)
+        names = [name for name, _, _ in leaves]
         lazy, key = [], []
-        declared = self._scalar_types or [None] * len(args)
-        for a, dtype in zip(args, declared if len(declared) == len(args) else [None] * len(args)):
+        for name, a, dtype in leaves:
             if isinstance(a, (Array, np.ndarray)):
                 a = a if isinstance(a, Array) else asarray(a)
                 lazy.append(a)
@@ -274,16 +282,19 @@ class Dispatcher:
                 lazy.append(a.item() if isinstance(a, np.generic) else a)
                 key.append("float64" if isinstance(lazy[-1], float) else "int64")
             else:
-                raise TypeError(f"kernel '{self.__name__}': cannot pass a {type(a).__name__}")
-        key = tuple(key)
+                raise TypeError(f"kernel '{self.__name__}': cannot pass a {type(a).__name__} "
+                                f"(as '{name}': expected an array, a number or a tuple of them)")
+        key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
+               tuple(sorted((t, tuple(f)) for t, f in fields.items())))
         if key not in self._kernels:
-            arrays = [p for p, k in zip(params, key) if isinstance(k, tuple)]
-            ndims = {p: k[1] for p, k in zip(params, key) if isinstance(k, tuple)}
-            translator = _jit.Translator(self._function, arrays, ndims=ndims)
+            arrays = [n for n, k in zip(names, key[0]) if isinstance(k, tuple)]
+            ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
+            translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
+                                         fields=fields)
             body = translator.kernel()
-            spec = [(p, k[0], k[1], p in translator.written) if isinstance(k, tuple) else (p, k, -1, False)
-                    for p, k in zip(params, key)]
-            written = [p for p, k in zip(params, key) if isinstance(k, tuple) and p in translator.written]
+            spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
+                    for n, k in zip(names, key[0])]
+            written = [n for n, k in zip(names, key[0]) if isinstance(k, tuple) and n in translator.written]
             # The global arrays the kernel reads, frozen now as Numba does.
             constants = [(name, asarray(np.ascontiguousarray(value)))
                          for name, value in translator.implicit.items()]
@@ -291,16 +302,33 @@ class Dispatcher:
             self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written,
                                   [a for _, a in constants])
         kernel, written, constants = self._kernels[key]
-        _refuse_aliases(self.__name__, params, args, written)
+        values = {name: a for name, a, _ in leaves}
+        _refuse_aliases(self.__name__, names, [values[n] for n in names], written)
         dims = lambda d: list(d) if isinstance(d, (tuple, list)) else [int(d)]
         results = kernel.launch(dims(grid), dims(block),
                                 [a._a if isinstance(a, Array) else a for a in lazy + constants])
         for name, result in zip(written, results):
-            original = args[params.index(name)]
+            original = values[name]
             if isinstance(original, Array):
                 original._rebind(result)
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
+
+
+def _flatten(name, value, dtype, leaves, tuples, fields):
+    """Appends ``(leaf name, value, declared dtype)`` for each number or
+    array of a kernel argument: the argument itself, or the elements of a
+    tuple (recursively), named ``<name>__lf<i>``; ``tuples`` gets each
+    tuple's element names, ``fields`` a namedtuple's field names."""
+    if not isinstance(value, tuple):
+        leaves.append((name, value, dtype))
+        return
+    elements = [f"{name}__lf{i}" for i in range(len(value))]
+    tuples[name] = elements
+    if hasattr(value, "_fields"):
+        fields[name] = list(value._fields)
+    for element, item in zip(elements, value):
+        _flatten(element, item, None, leaves, tuples, fields)
 
 
 def _refuse_aliases(name, params, args, written):
