@@ -292,3 +292,35 @@ def test_bit_intrinsics_of_every_integer_width(backend):
         want = [int(format(u, f"0{width}b")[::-1], 2) for u in unsigned]
         assert outs[3].astype(f"u{width // 8}").tolist() == want
         assert outs[4].tolist() == [abs(int(v)).bit_count() for v in x]
+
+
+def test_loops_over_arrays_enumerate_and_zip(backend):
+    @cuda.jit
+    def kernel(x, y, out):
+        total = 0.0
+        for v in x:
+            total += v
+        for i, (a, b) in enumerate(zip(x, y)):
+            out[i + 1] = a * b + i
+        out[0] = total
+
+    x, y = np.arange(1.0, 5.0), np.arange(10.0, 13.0)  # zip stops at the shorter
+    out = np.zeros(5)
+    kernel[1, 1](x, y, out)
+    assert out.tolist() == [10.0, 10.0, 23.0, 38.0, 0.0]
+
+
+def test_dynamic_shared_memory_takes_the_launch_size(backend):
+    @cuda.jit
+    def reverse(x):
+        tile = cuda.shared.array(0, float32)
+        i = cuda.threadIdx.x
+        tile[i] = x[i]
+        cuda.syncthreads()
+        x[i] = tile[tile.size - 1 - i]
+
+    x = np.arange(16, dtype=np.float32)
+    reverse[1, 16, 0, 16 * 4](x)
+    assert x.tolist() == list(range(15, -1, -1))
+    with pytest.raises(CompileError, match="dynamic shared memory"):
+        reverse[1, 16](x)

@@ -86,7 +86,10 @@ class Calls:
                         value, (int, __import__("numpy").integer)):
                     self.fail(e, "an array shape that is not made of constants")
                 sizes.append(int(value))
-            return (f"{tail[-2]}_array", _dtype_name(dtype, self.env), sizes)
+            dtype = _dtype_name(dtype, self.env)
+            if sizes == [0] and tail[-2] == "shared":
+                sizes = [self.dynamic_shared_elements(e, dtype)]
+            return (f"{tail[-2]}_array", dtype, sizes)
         if len(tail) >= 2 and tail[-2] == "atomic" and tail[-1] in _ATOMICS:
             if tail[-1] == "compare_and_swap" and len(args) == 3:
                 # Numba's compare_and_swap(ary, old, val) works on ary[0]
@@ -117,6 +120,8 @@ class Calls:
             return value
         if path == "round" and len(args) == 1:  # Python's: half to even, an int
             return ("cast", "int64", ("unary", "round", self.expr(args[0])))
+        if path == "pow" and len(args) == 2:
+            return ("bin", "power", self.expr(args[0]), self.expr(args[1]))
         if path == "round" and len(args) == 2:
             return self.library_call("round_ndigits", e)
         if len(tail) == 2 and tail[0] == "math" and tail[1] in _LIBRARY_MATH:
@@ -150,6 +155,20 @@ class Calls:
         if dtype is not None and len(args) == 1:
             return ("cast", dtype, self.expr(args[0]))
         self.fail(e, f"a call of '{path}'")
+
+    def dynamic_shared_elements(self, e, dtype):
+        """The elements of ``cuda.shared.array(0, dtype)``: the launch's
+        dynamic shared memory (``kernel[blocks, threads, stream, bytes]``)
+        in ``dtype``. One such array per kernel: Numba's share one memory,
+        which separate arrays would not."""
+        import numpy as np
+        if self.dynamic_shared is None:
+            self.fail(e, "cuda.shared.array(0, …) without the launch's dynamic shared memory "
+                         "(launch as kernel[blocks, threads, stream, bytes])")
+        if self.dynamic_arrays:
+            self.fail(e, "a second dynamic shared array (Numba's share one memory; use one array)")
+        self.dynamic_arrays.append(dtype)
+        return self.dynamic_shared // np.dtype(dtype).itemsize
 
     def block_vote(self, kind, predicate):
         """``cuda.syncthreads_count/and/or(p)``: a barrier that also counts

@@ -224,8 +224,12 @@ def _rebinds(tree, name):
 class Translator(ControlFlow, Calls):
     """Translates one function; ``arrays`` names its array arguments."""
 
-    def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None):
+    def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
+                 dynamic_shared=None):
         self.function = function
+        # The launch's dynamic shared memory in bytes (`cuda.shared.array(0, …)`),
+        # and the dtypes of the arrays that took it.
+        self.dynamic_shared, self.dynamic_arrays = dynamic_shared, []
         # The dimensions of the array arguments, where known (``a.shape``
         # as a tuple).
         self.ndims = dict(ndims or {})
@@ -357,9 +361,13 @@ class Translator(ControlFlow, Calls):
     def for_loop(self, s):
         if s.orelse:
             self.fail(s, "for … else")
+        call = s.iter
+        counted = (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))
+                   and ast.unparse(call.func).split(".")[-1] in ("range", "prange"))
+        if not counted:
+            return self.for_each(s)
         if not isinstance(s.target, ast.Name):
             self.fail(s, "a loop over something other than one name")
-        call = s.iter
         name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else (
             call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
         )
@@ -380,6 +388,48 @@ class Translator(ControlFlow, Calls):
         if not (step[0] == "const" and isinstance(step[1], int) and step[1] > 0):
             kind = "for_signed"  # a step that may be negative: counts down as Python's
         return self.counted_loop(s, kind, s.target.id, (start, stop, step))
+
+    def for_each(self, s):
+        """``for v in a``, ``for i, v in enumerate(a)``, ``for x, y in
+        zip(a, b)`` (nested as Python allows) over 1-d arrays: a counted
+        loop over the shortest length whose body first binds the targets
+        to the elements."""
+        index = self.fresh("item")
+        length, element = self.iteration(s.iter, s)
+        def bind(target, value):
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                if len(target.elts) != len(value.elts):
+                    self.fail(s, f"unpacking {len(value.elts)} values into {len(target.elts)} targets")
+                return [a for t, v in zip(target.elts, value.elts) for a in bind(t, v)]
+            return [ast.Assign(targets=[target], value=value)]
+        loop = ast.For(
+            target=ast.Name(index, ast.Store()),
+            iter=ast.Call(ast.Name("range", ast.Load()), [length], []),
+            body=bind(s.target, element(index)) + s.body, orelse=[])
+        loop = ast.fix_missing_locations(ast.copy_location(loop, s))
+        self.bound.add(index)
+        return self.for_loop(loop)
+
+    def iteration(self, iterable, loop):
+        """``(length, element)`` of what a loop iterates: the length as an
+        expression, and a function from the index's name to the element."""
+        name = lambda n: ast.Name(n, ast.Load())
+        if isinstance(iterable, ast.Name) and iterable.id in self.arrays:
+            if self.ndims.get(iterable.id, 1) != 1:
+                self.fail(loop, "a loop over the rows of an array of other than one dimension")
+            return (ast.Call(name("len"), [iterable], []),
+                    lambda i: ast.Subscript(iterable, name(i), ast.Load()))
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                and not iterable.keywords and iterable.func.id not in self.bound):
+            if iterable.func.id == "enumerate" and len(iterable.args) == 1:
+                length, element = self.iteration(iterable.args[0], loop)
+                return length, lambda i: ast.Tuple([name(i), element(i)], ast.Load())
+            if iterable.func.id == "zip" and iterable.args:
+                parts = [self.iteration(a, loop) for a in iterable.args]
+                lengths = [p[0] for p in parts]
+                length = lengths[0] if len(lengths) == 1 else ast.Call(name("min"), lengths, [])
+                return length, lambda i: ast.Tuple([p[1](i) for p in parts], ast.Load())
+        self.fail(loop, "a loop other than over range(…), an array, enumerate(…) or zip(…)")
 
     # --- expressions -----------------------------------------------------
     def subscript(self, node):

@@ -250,11 +250,13 @@ class Dispatcher:
         return launch
 
     def __getitem__(self, config):
-        if not isinstance(config, tuple) or len(config) < 2:
-            raise TypeError("launch a kernel as kernel[blocks, threads](args)")
-        return lambda *args: self._launch(config[0], config[1], args)
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise TypeError("launch a kernel as kernel[blocks, threads](args) or "
+                            "kernel[blocks, threads, stream, dynamic shared bytes](args)")
+        shared = int(config[3]) if len(config) == 4 else None
+        return lambda *args: self._launch(config[0], config[1], args, shared)
 
-    def _launch(self, grid, block, args):
+    def _launch(self, grid, block, args, dynamic_shared=None):
         import inspect
         from . import Array, asarray, _jit
         params = list(inspect.signature(self._function).parameters)
@@ -276,7 +278,8 @@ class Dispatcher:
                 lazy.append(a)
                 key.append((str(a.dtype), a.ndim))
             elif isinstance(a, (bool, int, float, np.generic)) and dtype is not None:
-                lazy.append(np.dtype(dtype).type(a).item())
+                # Converted as C converts (an int wraps), as Numba's launch does.
+                lazy.append(np.asarray(a).astype(dtype).item())
                 key.append(dtype)
             elif isinstance(a, (bool, int, float, np.generic)):
                 lazy.append(a.item() if isinstance(a, np.generic) else a)
@@ -285,12 +288,12 @@ class Dispatcher:
                 raise TypeError(f"kernel '{self.__name__}': cannot pass a {type(a).__name__} "
                                 f"(as '{name}': expected an array, a number or a tuple of them)")
         key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
-               tuple(sorted((t, tuple(f)) for t, f in fields.items())))
+               tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared)
         if key not in self._kernels:
             arrays = [n for n, k in zip(names, key[0]) if isinstance(k, tuple)]
             ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
             translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
-                                         fields=fields)
+                                         fields=fields, dynamic_shared=dynamic_shared)
             body = translator.kernel()
             spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
                     for n, k in zip(names, key[0])]
@@ -498,6 +501,24 @@ def stream():
     made = Stream(current_context()._cx.stream())
     _STREAMS.add(made)
     return made
+
+
+def default_stream():
+    """Numba's default stream: work queued on it runs in order with the
+    current context's other work (lazyfuse orders work by its data)."""
+    return stream()
+
+
+legacy_default_stream = per_thread_default_stream = default_stream
+
+
+def external_stream(ptr):
+    """Numba's stream made from a CUDA stream handle: lazyfuse queues its
+    work on its own streams, so a handle from elsewhere is refused."""
+    from .errors import ArgumentError
+    raise ArgumentError(
+        f"external_stream: lazyfuse cannot queue work on a CUDA stream it did not make "
+        f"(got the handle {ptr!r}; expected cuda.stream())")
 
 
 def synchronize():
