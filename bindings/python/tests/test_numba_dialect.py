@@ -324,3 +324,90 @@ def test_dynamic_shared_memory_takes_the_launch_size(backend):
     assert x.tolist() == list(range(15, -1, -1))
     with pytest.raises(CompileError, match="dynamic shared memory"):
         reverse[1, 16](x)
+
+
+_WEIGHTS = (0.5, 1.5, 2.0)
+
+
+def test_loops_over_tuples_unroll_and_integer_atan2_computes_in_float64(backend):
+    @cuda.jit
+    def kernel(x, out):
+        total = 0.0
+        for i, (w, v) in enumerate(zip(_WEIGHTS, (x[0], x[1], x[2]))):
+            total += w * v + i
+        out[0] = total
+        out[1] = math.atan2(x[3], x[3])
+
+    x = np.array([1, 2, 3, 4], np.int64)
+    out = np.zeros(2)
+    kernel[1, 1](x, out)
+    assert out.tolist() == [0.5 + 3.0 + 6.0 + 3, math.atan2(4, 4)]
+
+
+def _reference_states(n, seed, start=0):
+    """Numba's host initialisation, sequentially: splitmix64, then a jump
+    of 2**64 steps per state."""
+    mask = (1 << 64) - 1
+
+    def step(s0, s1):
+        s1 ^= s0
+        return ((((s0 << 55) | (s0 >> 9)) & mask) ^ s1 ^ ((s1 << 14) & mask),
+                ((s1 << 36) | (s1 >> 28)) & mask)
+
+    def jump(s0, s1):
+        j0 = j1 = 0
+        for word in (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922):
+            for b in range(64):
+                if word >> b & 1:
+                    j0, j1 = j0 ^ s0, j1 ^ s1
+                s0, s1 = step(s0, s1)
+        return j0, j1
+
+    z = (seed + 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    z ^= z >> 31
+    state, out = (z, z), []
+    for _ in range(start):
+        state = jump(*state)
+    for _ in range(n):
+        out.append(state)
+        state = jump(*state)
+    return out, step
+
+
+def test_xoroshiro128p_states_and_draws_are_numbas_bit_for_bit(backend):
+    from lazyfuse.cuda.random import (  # noqa: F401  (the module Numba's users import)
+        create_xoroshiro128p_states, xoroshiro128p_normal_float32, xoroshiro128p_uniform_float32,
+        xoroshiro128p_uniform_float64)
+
+    n = 37
+    states = create_xoroshiro128p_states(n, seed=7, subsequence_start=2)
+    want, step = _reference_states(n, 7, start=2)
+    assert states.copy_to_host().tolist() == [list(s) for s in want]
+
+    @cuda.jit
+    def draw(states, uniform32, uniform64, normal32):
+        i = cuda.grid(1)
+        if i < uniform32.shape[0]:
+            uniform32[i] = xoroshiro128p_uniform_float32(states, i)
+            uniform64[i] = xoroshiro128p_uniform_float64(states, i)
+            normal32[i] = xoroshiro128p_normal_float32(states, i)
+
+    outs = [np.zeros(n, np.float32), np.zeros(n), np.zeros(n, np.float32)]
+    draw[1, 64](states, *outs)
+    advanced = []
+    for i, (s0, s1) in enumerate(want):
+        draws = []
+        for _ in range(4):
+            draws.append((s0 + s1) & ((1 << 64) - 1))
+            s0, s1 = step(s0, s1)
+        advanced.append([s0, s1])
+        unit = [(d >> 11) * (1.0 / (1 << 53)) for d in draws]
+        assert outs[0][i] == np.float32(unit[0])
+        assert outs[1][i] == unit[1]
+        u1, u2 = np.float32(unit[2]), np.float32(unit[3])
+        normal = np.sqrt(np.float32(-2.0) * np.log(u1)) * np.cos(np.float32(2 * math.pi) * u2)
+        np.testing.assert_allclose(outs[2][i], normal, rtol=2e-6)
+    # The kernel wrote the states back, four steps on.
+    assert states.copy_to_host().tolist() == advanced

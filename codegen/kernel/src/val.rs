@@ -84,7 +84,9 @@ impl Val {
 
     pub(crate) fn binary(&self, op: BinaryOp, other: &Val) -> Val {
         let common = promote(self.dtype, other.dtype);
-        let common = if op == BinaryOp::Div && !common.is_float() {
+        // True division and the float-only functions (`arctan2`, `hypot`,
+        // ...) of integers compute in float64, as NumPy and Numba do.
+        let common = if (op == BinaryOp::Div || op.is_float_only()) && !common.is_float() {
             DType::F64
         } else {
             common
@@ -232,5 +234,21 @@ impl Neg for &Val {
     type Output = Val;
     fn neg(self) -> Val {
         self.unary(UnaryOp::Neg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_only_functions_of_integers_compute_in_float64() {
+        let (a, b) = (Val::from(1i64), Val::from(2i64));
+        for op in [BinaryOp::Arctan2, BinaryOp::Hypot, BinaryOp::Div] {
+            assert_eq!(a.apply_binary(op, &b).dtype(), DType::F64, "{op:?}");
+        }
+        assert_eq!(a.apply_binary(BinaryOp::Add, &b).dtype(), DType::I64);
+        let x = Val::from(1.0f32);
+        assert_eq!(x.apply_binary(BinaryOp::Arctan2, &x).dtype(), DType::F32);
     }
 }

@@ -22,6 +22,18 @@ _NUMPY_DTYPES = {
 }
 
 
+#: ``cuda.fp16.h*`` intrinsics: the operation of that name on float16
+#: values (computed in float32 and rounded once, as every float16
+#: operation of lazyfuse; ``hfma`` rounds the product and the sum).
+_FP16 = {
+    "hadd": "add", "hsub": "subtract", "hmul": "multiply", "hdiv": "divide",
+    "hneg": "negative", "habs": "absolute", "hmax": "maximum", "hmin": "minimum",
+    "heq": "equal", "hne": "not_equal", "hlt": "less", "hle": "less_equal", "hgt": "greater",
+    "hge": "greater_equal", "hsin": "sin", "hcos": "cos", "hlog": "log", "hlog2": "log2",
+    "hlog10": "log10", "hexp": "exp", "hexp2": "exp2", "hsqrt": "sqrt", "hceil": "ceil",
+    "hfloor": "floor", "htrunc": "trunc", "hrint": "rint", "hrcp": "reciprocal",
+}
+
 #: ``math`` functions written in the kernel dialect (``_kernel_math``).
 _LIBRARY_MATH = {"modf", "frexp", "ldexp", "remainder"}
 
@@ -120,6 +132,8 @@ class Calls:
             return value
         if path == "round" and len(args) == 1:  # Python's: half to even, an int
             return ("cast", "int64", ("unary", "round", self.expr(args[0])))
+        if len(tail) == 3 and tail[:2] == ["cuda", "fp16"]:
+            return self.half_call(e, tail[2], [("cast", "float16", self.expr(a)) for a in args])
         if path == "pow" and len(args) == 2:
             return ("bin", "power", self.expr(args[0]), self.expr(args[1]))
         if path == "round" and len(args) == 2:
@@ -155,6 +169,18 @@ class Calls:
         if dtype is not None and len(args) == 1:
             return ("cast", dtype, self.expr(args[0]))
         self.fail(e, f"a call of '{path}'")
+
+    def half_call(self, e, name, args):
+        """``cuda.fp16.<name>(args)`` on float16 values."""
+        if name in _FP16:
+            return ("call", _FP16[name], args)
+        if name == "hfma" and len(args) == 3:
+            return ("bin", "add", ("bin", "multiply", args[0], args[1]), args[2])
+        if name == "hrsqrt" and len(args) == 1:
+            return ("call", "reciprocal", [("call", "sqrt", args)])
+        if name == "hexp10" and len(args) == 1:
+            return ("call", "power", [("cast", "float16", ("const", 10.0)), args[0]])
+        self.fail(e, f"cuda.fp16.{name}")
 
     def dynamic_shared_elements(self, e, dtype):
         """The elements of ``cuda.shared.array(0, dtype)``: the launch's

@@ -393,15 +393,26 @@ class Translator(ControlFlow, Calls):
         """``for v in a``, ``for i, v in enumerate(a)``, ``for x, y in
         zip(a, b)`` (nested as Python allows) over 1-d arrays: a counted
         loop over the shortest length whose body first binds the targets
-        to the elements."""
-        index = self.fresh("item")
-        length, element = self.iteration(s.iter, s)
+        to the elements. Over tuples (known in length when compiling) the
+        loop is unrolled, one copy of the body per element."""
+        length, element, count = self.iteration(s.iter, s)
+
         def bind(target, value):
             if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
                 if len(target.elts) != len(value.elts):
                     self.fail(s, f"unpacking {len(value.elts)} values into {len(target.elts)} targets")
                 return [a for t, v in zip(target.elts, value.elts) for a in bind(t, v)]
             return [ast.Assign(targets=[target], value=value)]
+
+        if count is not None:
+            if any(isinstance(n, (ast.Break, ast.Continue)) for b in s.body for n in ast.walk(b)):
+                self.fail(s, "break or continue in a loop over a tuple")
+            copies = []
+            for k in range(count):
+                copies += [ast.fix_missing_locations(ast.copy_location(a, s))
+                           for a in bind(s.target, element(k))] + copy.deepcopy(s.body)
+            return self.body(copies)
+        index = self.fresh("item")
         loop = ast.For(
             target=ast.Name(index, ast.Store()),
             iter=ast.Call(ast.Name("range", ast.Load()), [length], []),
@@ -411,25 +422,36 @@ class Translator(ControlFlow, Calls):
         return self.for_loop(loop)
 
     def iteration(self, iterable, loop):
-        """``(length, element)`` of what a loop iterates: the length as an
-        expression, and a function from the index's name to the element."""
+        """``(length, element, count)`` of what a loop iterates: the length
+        as an expression, a function from the index (a local's name, or a
+        constant) to the element, and the number of elements where it is
+        known when compiling (a tuple), else None."""
         name = lambda n: ast.Name(n, ast.Load())
+        at = lambda i: ast.Constant(i) if isinstance(i, int) else name(i)
+        parts = None if isinstance(iterable, ast.Call) else self.tuple_parts(iterable)
+        if parts is not None:
+            return (ast.Constant(len(parts)),
+                    lambda i: ast.Subscript(iterable, at(i), ast.Load()), len(parts))
         if isinstance(iterable, ast.Name) and iterable.id in self.arrays:
             if self.ndims.get(iterable.id, 1) != 1:
                 self.fail(loop, "a loop over the rows of an array of other than one dimension")
             return (ast.Call(name("len"), [iterable], []),
-                    lambda i: ast.Subscript(iterable, name(i), ast.Load()))
+                    lambda i: ast.Subscript(iterable, at(i), ast.Load()), None)
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
                 and not iterable.keywords and iterable.func.id not in self.bound):
             if iterable.func.id == "enumerate" and len(iterable.args) == 1:
-                length, element = self.iteration(iterable.args[0], loop)
-                return length, lambda i: ast.Tuple([name(i), element(i)], ast.Load())
+                length, element, count = self.iteration(iterable.args[0], loop)
+                return length, lambda i: ast.Tuple([at(i), element(i)], ast.Load()), count
             if iterable.func.id == "zip" and iterable.args:
                 parts = [self.iteration(a, loop) for a in iterable.args]
+                counts = [p[2] for p in parts]
+                if any(c is None for c in counts) and any(c is not None for c in counts):
+                    self.fail(loop, "zip of tuples and arrays")
                 lengths = [p[0] for p in parts]
                 length = lengths[0] if len(lengths) == 1 else ast.Call(name("min"), lengths, [])
-                return length, lambda i: ast.Tuple([p[1](i) for p in parts], ast.Load())
-        self.fail(loop, "a loop other than over range(…), an array, enumerate(…) or zip(…)")
+                count = None if counts[0] is None else min(counts)
+                return length, lambda i: ast.Tuple([p[1](i) for p in parts], ast.Load()), count
+        self.fail(loop, "a loop other than over range(…), an array, a tuple, enumerate(…) or zip(…)")
 
     # --- expressions -----------------------------------------------------
     def subscript(self, node):
@@ -502,6 +524,8 @@ class Translator(ControlFlow, Calls):
         if not isinstance(node, ast.Subscript) or (
                 isinstance(node.value, ast.Name) and node.value.id in self.arrays):
             return None
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            return None  # `a.shape[d]`: read by `expr`, which names a bad axis
         parts = self.tuple_parts(node.value)
         if parts is None:
             return None

@@ -5,12 +5,14 @@ CPU, or ``with lazyfuse.use("sim")``) stands in, so programs run anywhere.
 """
 
 import contextlib
+import sys
 import time
+import types
 import weakref
 
 import numpy as np
 
-from . import _array_api, _native, _trace
+from . import _array_api, _cuda_random, _native, _trace
 
 
 def is_available():
@@ -223,6 +225,10 @@ class Dispatcher:
         # The dtypes an explicit signature gives the scalar parameters
         # (Python numbers are converted to them, as Numba does).
         self._scalar_types = scalar_types
+        #: Numba's dispatcher extensions: objects whose
+        #: ``prepare_args(type, value, stream=, retr=)`` returns
+        #: ``(type, value)`` for each argument before a launch.
+        self.extensions = []
 
     @property
     def py_func(self):
@@ -262,6 +268,8 @@ class Dispatcher:
         params = list(inspect.signature(self._function).parameters)
         if len(args) != len(params):
             raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
+        for extension in self.extensions:
+            args = tuple(extension.prepare_args(None, a, stream=0, retr=[])[1] for a in args)
         declared = self._scalar_types
         if not declared or len(declared) != len(args):
             declared = [None] * len(args)
@@ -310,7 +318,10 @@ class Dispatcher:
         dims = lambda d: list(d) if isinstance(d, (tuple, list)) else [int(d)]
         results = kernel.launch(dims(grid), dims(block),
                                 [a._a if isinstance(a, Array) else a for a in lazy + constants])
+        kept = {p for p, a in zip(params, args) if isinstance(a, In) and not a.copy_back}
         for name, result in zip(written, results):
+            if name in kept:
+                continue
             original = values[name]
             if isinstance(original, Array):
                 original._rebind(result)
@@ -324,7 +335,7 @@ def _flatten(name, value, dtype, leaves, tuples, fields):
     tuple (recursively), named ``<name>__lf<i>``; ``tuples`` gets each
     tuple's element names, ``fields`` a namedtuple's field names."""
     if not isinstance(value, tuple):
-        leaves.append((name, value, dtype))
+        leaves.append((name, value.value if isinstance(value, In) else value, dtype))
         return
     elements = [f"{name}__lf{i}" for i in range(len(value))]
     tuples[name] = elements
@@ -613,6 +624,48 @@ from ._numba import (  # noqa: E402,F401
 )
 
 
+def is_float16_supported():
+    """float16 kernels run on every backend (computed in float32, rounded once)."""
+    return True
+
+
+def is_bfloat16_supported():
+    """Whether Numba's ``numba.cuda.bf16`` intrinsics are here: they are
+    not (lazyfuse's bfloat16 arrays and operations are)."""
+    return False
+
+
+def is_fp8_supported():
+    """Numba's fp8 types are not lazyfuse's."""
+    return False
+
+
+class In:
+    """A NumPy argument only read by the kernel: not copied back (Numba's
+    ``cuda.In``, PyCUDA's ``drv.In``)."""
+
+    copy_back = False
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Out(In):
+    """A NumPy argument the kernel writes: copied back after the launch."""
+
+    copy_back = True
+
+
+class InOut(Out):
+    """A NumPy argument read and written: copied back after the launch."""
+
+
+def wrap_arg(value, default=InOut):
+    """``value`` wrapped in ``default`` unless it is wrapped already (for
+    a dispatcher's ``extensions``, as Numba's)."""
+    return value if isinstance(value, In) else default(value)
+
+
 def vectorize(signatures=None, **options):
     """``numba.cuda.vectorize``: ``@vectorize`` for ``target="cuda"``."""
     from ._numba import vectorize as vectorize_for
@@ -623,6 +676,28 @@ def guvectorize(signatures, layout, **options):
     """``numba.cuda.guvectorize``: ``@guvectorize`` for ``target="cuda"``."""
     from ._numba import guvectorize as guvectorize_for
     return guvectorize_for(signatures, layout, **{"target": "cuda", **options})
+
+
+def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
+    """``n`` xoroshiro128+ states seeded as Numba's (state ``i`` is ``i``
+    jumps of 2**64 steps after the first), as a device array of ``n`` rows
+    of two uint64 words (see ``lazyfuse._cuda_random``)."""
+    return to_device(_cuda_random.init_xoroshiro128p_states_host(n, seed, subsequence_start),
+                     stream=stream)
+
+
+#: Numba's ``numba.cuda.random``, importable as ``lazyfuse.cuda.random``.
+random = types.ModuleType(__name__ + ".random", "Numba's xoroshiro128+ generator (``_cuda_random``).")
+sys.modules[random.__name__] = random
+random.__dict__.update(
+    create_xoroshiro128p_states=create_xoroshiro128p_states,
+    init_xoroshiro128p_states_host=_cuda_random.init_xoroshiro128p_states_host,
+    xoroshiro128p_next=_cuda_random.xoroshiro128p_next,
+    xoroshiro128p_uniform_float32=_cuda_random.xoroshiro128p_uniform_float32,
+    xoroshiro128p_uniform_float64=_cuda_random.xoroshiro128p_uniform_float64,
+    xoroshiro128p_normal_float32=_cuda_random.xoroshiro128p_normal_float32,
+    xoroshiro128p_normal_float64=_cuda_random.xoroshiro128p_normal_float64,
+)
 
 
 def from_dtype(dtype):
