@@ -1,12 +1,13 @@
 //! Every atomic operation of user kernels (`AtomicOp`) on every dtype it
 //! accepts, in global and shared memory, on every backend, against its
-//! definition written out here; the printed CUDA compiles with NVRTC.
+//! definition written out here, with memory fences; the printed CUDA
+//! compiles with NVRTC.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use lazyfuse::kernel::{AtomicOp, Kernel};
+use lazyfuse::kernel::{AtomicOp, FenceScope, Kernel};
 use lazyfuse::{Context, DType};
 
 /// One update: the operation, the element in memory, the operand, and for
@@ -161,6 +162,11 @@ fn atomics(dtype: DType, shared: bool) -> Kernel {
             };
             k.store(&olds, j, old);
         }
+        // Fences order a thread's writes for others; one thread sees its
+        // own in order anyway, so the results above do not change.
+        for scope in [FenceScope::Block, FenceScope::Device, FenceScope::System] {
+            k.threadfence(scope);
+        }
         if let Some(copy) = &copy {
             k.syncthreads();
             for j in 0..cases.len() as i64 {
@@ -261,6 +267,14 @@ fn the_printed_cuda_of_every_atomic_compiles_with_nvrtc_without_spills() {
     for dtype in DTYPES {
         for shared in [false, true] {
             let kernel = atomics(dtype, shared);
+            let source = kernel.cuda_source();
+            for fence in [
+                "__threadfence_block();",
+                "__threadfence();",
+                "__threadfence_system();",
+            ] {
+                assert!(source.contains(fence), "{source}");
+            }
             for arch in ["sm_80", "sm_90"] {
                 common::compiles_without_spills(kernel.name(), &kernel.cuda_source(), arch);
             }

@@ -23,6 +23,9 @@ def test_every_atomic_of_numba_with_its_semantics(backend):
         olds[4] = cuda.atomic.inc(uints, 0, 5)
         olds[5] = cuda.atomic.dec(uints, 1, 5)
         olds[6] = cuda.atomic.exch(ints, 4, 99)
+        cuda.threadfence()
+        cuda.threadfence_block()
+        cuda.threadfence_system()
         cuda.atomic.max(floats, 0, np.nan)  # Numba's: a NaN leaves memory as it is
         cuda.atomic.nanmax(floats, 1, 2.0)  # NaN in memory is a missing value
         cuda.atomic.nanmin(floats, 2, np.nan)

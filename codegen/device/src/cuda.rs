@@ -335,6 +335,9 @@ impl Printer<'_> {
             Stmt::Barrier => {
                 let _ = writeln!(text, "{pad}__syncthreads();");
             }
+            Stmt::Fence(scope) => {
+                let _ = writeln!(text, "{pad}{}();", scope.cuda_function());
+            }
             Stmt::ShuffleDown { dst, src, delta } => {
                 let dtype = self.kernel.vars.get(src.index()).copied();
                 // __shfl_down_sync has no overload for bool or 8/16-bit integers.

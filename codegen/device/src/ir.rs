@@ -271,6 +271,9 @@ pub enum Stmt {
     },
     /// `__syncthreads()`: every thread of the block must reach it together.
     Barrier,
+    /// `__threadfence*()`: this thread's writes before it are seen before
+    /// its writes after it, by the threads of `FenceScope`.
+    Fence(FenceScope),
     /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives
     /// `src` of lane `l + delta` of its warp, or its own when that is past
     /// the warp. Every lane of the warp must take part.
@@ -290,7 +293,29 @@ pub enum Stmt {
 /// Numba's spelling without its trailing underscore).
 macro_rules! atomic_ops {
     ($($(#[$doc:meta])* $op:ident => $name:literal, $accepts:expr;)*) => {
-        /// An atomic operation: `old = *p; *p = f(old, v)`, returning `old`.
+        /// Who a memory fence orders a thread's writes for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceScope {
+    /// The threads of its block (`__threadfence_block`).
+    Block,
+    /// Every thread of the device (`__threadfence`).
+    Device,
+    /// The device and the host (`__threadfence_system`).
+    System,
+}
+
+impl FenceScope {
+    /// The CUDA function that fences for this scope.
+    pub fn cuda_function(self) -> &'static str {
+        match self {
+            FenceScope::Block => "__threadfence_block",
+            FenceScope::Device => "__threadfence",
+            FenceScope::System => "__threadfence_system",
+        }
+    }
+}
+
+/// An atomic operation: `old = *p; *p = f(old, v)`, returning `old`.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum AtomicOp {
             $($(#[$doc])* $op,)*

@@ -261,7 +261,7 @@ impl<'k> Scopes<'k> {
                         self.use_var(*v)?;
                     }
                 }
-                Stmt::Barrier => {}
+                Stmt::Barrier | Stmt::Fence(_) => {}
                 Stmt::ShuffleDown { dst, src, .. } => {
                     if !self.kernel.block.is_multiple_of(WARP) {
                         return Err(self.fail(format!(

@@ -9,8 +9,8 @@ use lazyfuse_core::{DType, Error, Literal};
 use super::memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 use super::val::Val;
 use lazyfuse_device::ir::{
-    ArgSource, AtomicOp, AtomicTarget, Dim, Expr, IndependentLoop, Param, ParamKind, SharedArray,
-    Special, Stmt, Var,
+    ArgSource, AtomicOp, AtomicTarget, Dim, Expr, FenceScope, IndependentLoop, Param, ParamKind,
+    SharedArray, Special, Stmt, Var,
 };
 
 macro_rules! atomic_methods {
@@ -440,6 +440,13 @@ impl KernelScope {
     /// `__syncthreads()`: waits until every thread of the block gets here.
     pub fn syncthreads(&mut self) {
         self.push(Stmt::Barrier);
+    }
+
+    /// `__threadfence*()`: the thread's writes before it are seen before
+    /// its writes after it by the threads of `scope` (Numba's
+    /// `cuda.threadfence`, `threadfence_block`, `threadfence_system`).
+    pub fn threadfence(&mut self, scope: FenceScope) {
+        self.push(Stmt::Fence(scope));
     }
 
     fn atomic(

@@ -80,6 +80,9 @@ class Calls:
             return (tail[-1], n)
         if tail[-1] == "syncthreads":
             return ("sync",)
+        if path in ("cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system"):
+            return ("fence", {"threadfence_block": "block", "threadfence_system": "system"}.get(
+                tail[-1], "device"))
         if path in ("cuda.syncthreads_count", "cuda.syncthreads_and", "cuda.syncthreads_or"):
             if len(args) != 1:
                 self.fail(e, f"{path} with other than one predicate")

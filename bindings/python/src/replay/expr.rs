@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use lazyfuse::core::{BinaryOp, UnaryOp};
-use lazyfuse::kernel::{AtomicOp, Dim, KernelScope, Val};
+use lazyfuse::kernel::{AtomicOp, Dim, FenceScope, KernelScope, Val};
 use lazyfuse::DType;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -120,7 +120,9 @@ pub(super) fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>
         }
         "let" => inlined_call(state, k, &t)?,
         "load" | "shape" | "size" => array_expr(state, k, &tag, &t)?,
-        "special" | "grid" | "gridsize" | "grid_part" | "sync" => thread_expr(k, &tag, &t)?,
+        "special" | "grid" | "gridsize" | "grid_part" | "sync" | "fence" => {
+            thread_expr(k, &tag, &t)?
+        }
         "atomic" => atomic_expr(state, k, &t)?,
         other => return Err(fail(format!("no expression '{other}'"))),
     })
@@ -230,6 +232,15 @@ fn thread_expr(k: &mut KernelScope, tag: &str, t: &Bound<'_, PyTuple>) -> PyResu
         }
         "sync" => {
             k.syncthreads();
+            Val::from(0i64)
+        }
+        "fence" => {
+            let scope: String = t.get_item(1)?.extract()?;
+            k.threadfence(match scope.as_str() {
+                "block" => FenceScope::Block,
+                "system" => FenceScope::System,
+                _ => FenceScope::Device,
+            });
             Val::from(0i64)
         }
         other => return Err(fail(format!("no expression '{other}'"))),

@@ -382,6 +382,9 @@ impl BlockState<'_, '_, '_> {
                     step,
                     body,
                 } => self.run_loop(*var, start, end, step, body, mask)?,
+                // The simulator's threads see each write as it happens: a
+                // fence orders nothing more.
+                Stmt::Fence(_) => {}
                 Stmt::Barrier => {
                     if let Some(t) = mask.iter().position(|&m| !m) {
                         return Err(self.fault(

@@ -129,6 +129,7 @@ fn free_registers(body: &[Stmt]) -> (Vec<Var>, bool) {
                 | Stmt::StoreVector { .. }
                 | Stmt::Atomic { .. }
                 | Stmt::Barrier
+                | Stmt::Fence(_)
                 | Stmt::ShuffleDown { .. },
             )
             | Node::Expr(Expr::LoadShared { .. }) => uses_locals = true,

@@ -159,6 +159,7 @@ impl<'a> KernelLowering<'a, '_, '_> {
             | Stmt::StoreVector { .. }
             | Stmt::Atomic { .. }
             | Stmt::Barrier
+            | Stmt::Fence(_)
             | Stmt::ShuffleDown { .. } => return Err("a statement that needs lockstep threads"),
         }
         Ok(())

@@ -73,7 +73,7 @@ impl<'a> Iterator for Nodes<'a> {
                     exprs(stack, &[index, value]);
                     stack.extend(compare.iter().map(Node::Expr));
                 }
-                Stmt::Barrier | Stmt::ShuffleDown { .. } => {}
+                Stmt::Barrier | Stmt::Fence(_) | Stmt::ShuffleDown { .. } => {}
             },
             Node::Expr(expr) => match expr {
                 Expr::Load { index, .. } | Expr::LoadShared { index, .. } => {

@@ -1,0 +1,4 @@
+"""``numba.cuda.core``: the configuration and the error classes."""
+
+from .. import config  # noqa: F401
+from . import errors  # noqa: F401

@@ -1,0 +1,6 @@
+"""See ``numba.cuda.cudadrv``."""
+
+from .._absent import Absent, AbsentError
+
+driver = Absent("CUDA driver wrapper")
+CudaAPIError = AbsentError

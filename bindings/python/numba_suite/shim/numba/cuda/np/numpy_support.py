@@ -1,0 +1,7 @@
+"""``numba.cuda.np.numpy_support``: dtype to Numba type and NumPy's version."""
+
+import numpy as np
+
+from lazyfuse.cuda import from_dtype  # noqa: F401
+
+numpy_version = tuple(int(p) for p in np.__version__.split(".")[:2])

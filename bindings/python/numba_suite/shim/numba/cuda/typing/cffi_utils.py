@@ -1,0 +1,3 @@
+"""lazyfuse kernels do not call C functions through cffi."""
+
+SUPPORTED = False

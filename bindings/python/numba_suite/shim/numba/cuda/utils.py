@@ -1,0 +1,5 @@
+"""``numba.cuda.utils.PYVERSION``."""
+
+import sys
+
+PYVERSION = sys.version_info[:2]
