@@ -30,9 +30,10 @@ use lazyfuse_device::ir::DeviceKernel;
 use lazyfuse_device::nvrtc::{Compiled, Target};
 
 pub use lazyfuse_kernel::{
-    ArgKernels, ArgValue, ArrayParam, AtomicOp, BuiltKernel, Dim, Dim3, HostRoutine, Indices,
-    KernelScope, Local, LocalArrayRef, RawKernelImpl, RawParam, ScanKernels, SharedArrayRef, Val,
-    Workers, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
+    ArgKernels, ArgValue, ArrayParam, AtomicOp, BuiltKernel, Dim, Dim3, FenceScope, HostRoutine,
+    Indices, KernelScope, Local, LocalArrayRef, RawKernelImpl, RawParam, ScanKernels,
+    SharedArrayRef, Val, Workers, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES,
+    MAX_THREADS_PER_BLOCK,
 };
 
 /// A kernel built with [`Kernel::build`].
