@@ -414,3 +414,41 @@ def test_xoroshiro128p_states_and_draws_are_numbas_bit_for_bit(backend):
         np.testing.assert_allclose(outs[2][i], normal, rtol=2e-6)
     # The kernel wrote the states back, four steps on.
     assert states.copy_to_host().tolist() == advanced
+
+
+@cuda.jit(device=True)
+def _copy_row(source, target):
+    for i in range(target.shape[0]):
+        target[i] = source[i] * 2
+
+
+def test_slices_of_arrays_as_values_and_arguments(backend):
+    @cuda.jit
+    def kernel(a, out, tail):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            _copy_row(a[i, :], out[i, 1:])
+        if i == 0:
+            shared = cuda.shared.array(8, np.float64)
+            for j in range(8):
+                shared[j] = j
+            evens = shared[::2]
+            last = evens[-2:]
+            tail[0] = len(evens) * 100 + last.size * 10 + last[1]
+            back = a[1, 1:]
+            tail[1] = back[0] + len(back)
+            down = shared[6:1:-2]  # 6, 4, 2
+            tail[2] = down[0] * 100 + down[2] * 10 + len(down)
+            every = shared[::-1]
+            tail[3] = every[0] * 10 + every[7] + len(shared[-3::-3])
+
+    a = np.arange(12.0).reshape(3, 4)
+    out = np.zeros((3, 5))
+    tail = np.zeros(4)
+    kernel[1, 4](a, out, tail)
+    want = np.zeros((3, 5))
+    want[:, 1:] = a * 2
+    assert out.tolist() == want.tolist()
+    s = np.arange(8.0)
+    assert tail.tolist() == [400 + 20 + 6, 5.0 + 3, 600 + 20 + 3,
+                             s[::-1][0] * 10 + s[::-1][7] + len(s[-3::-3])]

@@ -118,11 +118,10 @@ class Calls:
             if len(args) != arity or not isinstance(args[0], ast.Name):
                 self.fail(e, f"{path} with these arguments (expected {arity}: array, index, "
                              f"{'old, value' if arity == 4 else 'value'})")
-            array = args[0].id
+            array, index = self.through_view(args[0].id, self.index_items(args[1]), e)
             if array in self.arrays:
                 self.written.add(array)
-            return ("atomic", _ATOMICS[tail[-1]], array, self.index_items(args[1]),
-                    [self.expr(a) for a in args[2:]])
+            return ("atomic", _ATOMICS[tail[-1]], array, index, [self.expr(a) for a in args[2:]])
         if len(tail) == 2 and tail[0] == "math" and tail[1] in _MATH:
             return ("call", _MATH[tail[1]], [self.expr(a) for a in args])
         if path == "abs" and len(args) == 1:
@@ -152,16 +151,17 @@ class Calls:
             return ("call", tail[1], [self.expr(a) for a in args])
         if path == "cuda.selp" and len(args) == 3:
             return ("select", self.expr(args[0]), self.expr(args[1]), self.expr(args[2]))
+        if path == "len" and len(args) == 1 and self.is_sliced(args[0]):
+            view = self.fresh("slice")
+            return ("let", self.make_view(view, args[0]), self.dim_length(view, 0, e))
         if path == "len" and len(args) == 1:
             parts = self.tuple_parts(args[0])
             if parts is not None:
                 return ("const", len(parts))
             element = self.tuple_element(args[0])
             name = element[1] if element and element[0] == "array" else getattr(args[0], "id", None)
-            if name in self.declared_shapes:
-                return ("const", self.declared_shapes[name][0])
             if name is not None:
-                return ("shape", name, 0)
+                return self.dim_length(name, 0, e)
         if path in ("float", "int", "bool") and len(args) == 1:
             dtype = {"float": "float64", "int": "int64", "bool": "bool"}[path]
             return ("cast", dtype, self.expr(args[0]))

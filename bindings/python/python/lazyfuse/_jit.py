@@ -267,6 +267,11 @@ class Translator(ControlFlow, Calls):
         # The shapes of the shared and local arrays declared so far (known
         # when compiling: `a.size`, `a.shape[d]`, `len(a)` are constants).
         self.declared_shapes = {}
+        # Slices of arrays (`row = a[i, :]`, `part = tile[1:3]`): each name's
+        # array and, per dimension of that array, ("fixed", index) or
+        # ("range", start, step, length). One dict for the kernel and every
+        # device function inlined into it.
+        self.views = {}
 
     def fail(self, node, what):
         where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
@@ -289,6 +294,8 @@ class Translator(ControlFlow, Calls):
                     return self.unpack_parts(target, parts, s)
                 if isinstance(target, ast.Name):
                     return self.assign_tuple(target.id, parts, s)
+            if isinstance(target, ast.Name) and self.is_sliced(s.value):
+                return self.make_view(target.id, s.value)
             unpacking = isinstance(target, ast.Tuple)
             value = self.expr(s.value, tuples=True) if unpacking else self.expr(s.value)
             done = self.assign(target, value, s)
@@ -432,8 +439,8 @@ class Translator(ControlFlow, Calls):
         if parts is not None:
             return (ast.Constant(len(parts)),
                     lambda i: ast.Subscript(iterable, at(i), ast.Load()), len(parts))
-        if isinstance(iterable, ast.Name) and iterable.id in self.arrays:
-            if self.ndims.get(iterable.id, 1) != 1:
+        if isinstance(iterable, ast.Name) and (iterable.id in self.arrays or iterable.id in self.views):
+            if (self.ndim_of(iterable.id) or 1) != 1:
                 self.fail(loop, "a loop over the rows of an array of other than one dimension")
             return (ast.Call(name("len"), [iterable], []),
                     lambda i: ast.Subscript(iterable, at(i), ast.Load()), None)
@@ -464,8 +471,116 @@ class Translator(ControlFlow, Calls):
         items = index.elts if isinstance(index, ast.Tuple) else [index]
         for item in items:
             if isinstance(item, ast.Slice):
-                self.fail(node, "slicing inside a kernel")
-        return node.value.id, self.index_items(index)
+                self.fail(node, "a slice used as a value (assign it to a name, or pass it to a "
+                                "device function)")
+        return self.through_view(node.value.id, self.index_items(index), node)
+
+    # --- slices of arrays ------------------------------------------------
+    def is_sliced(self, node):
+        """Whether ``node`` is ``a[...]`` of an array with a slice in it."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+            return False
+        name = node.value.id
+        if not (name in self.arrays or name in self.declared_shapes or name in self.views):
+            return False
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return any(isinstance(item, ast.Slice) for item in items)
+
+    def ndim_of(self, name):
+        """The dimensions of an array, a shared or local array, or a slice."""
+        if name in self.views:
+            return sum(d[0] == "range" for d in self.views[name][1])
+        if name in self.declared_shapes:
+            return len(self.declared_shapes[name])
+        return self.ndims.get(name)
+
+    def dim_length(self, name, dim, node):
+        """The length of axis ``dim`` of a named array or slice."""
+        if name in self.views:
+            ranges = [d for d in self.views[name][1] if d[0] == "range"]
+            if not -len(ranges) <= dim < len(ranges):
+                self.fail(node, f"{name}.shape[{dim}] of a slice of {len(ranges)} dimensions")
+            return ranges[dim][3]
+        declared = self.declared_shapes.get(name)
+        if declared is not None:
+            return ("const", declared[dim])
+        return ("shape", name, dim)
+
+    def through_view(self, name, indices, node):
+        """``(array, indices)`` of an element of ``name``: a slice's indices
+        mapped onto its array's."""
+        if name not in self.views:
+            return name, indices
+        base, dims = self.views[name]
+        ranges = sum(d[0] == "range" for d in dims)
+        if len(indices) != ranges:
+            self.fail(node, f"a slice of {ranges} dimensions indexed with {len(indices)} indices")
+        given, out = iter(indices), []
+        for d in dims:
+            if d[0] == "fixed":
+                out.append(d[1])
+            else:
+                i = next(given)
+                out.append(("bin", "add", d[1], ("bin", "multiply", i, ("const", d[2]))))
+        return base, out
+
+    def make_view(self, name, node):
+        """``name = a[<slices>]``: registers the slice; the statements that
+        compute its starts and lengths once, where it is made."""
+        source = node.value.id
+        base, dims = self.views.get(source, (source, None))
+        ndim = self.ndim_of(source)
+        if ndim is None:
+            self.fail(node, "a slice of an array of unknown dimensions")
+        if dims is None:
+            dims = [("range", ("const", 0), 1, self.dim_length(source, d, node)) for d in range(ndim)]
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) > ndim:
+            self.fail(node, f"{len(items)} indices of an array of {ndim} dimensions")
+        ranges = [i for i, d in enumerate(dims) if d[0] == "range"]
+        items = list(items) + [ast.Slice()] * (len(ranges) - len(items))
+        statements, new = [], list(dims)
+        for position, item in zip(ranges, items):
+            _, start0, step0, length0 = dims[position]
+            if not isinstance(item, ast.Slice):
+                at = self.fresh("at")
+                statements.append(("assign", at, self.expr(item)))
+                new[position] = ("fixed", ("bin", "add", start0, ("bin", "multiply", ("var", at),
+                                                                     ("const", step0))))
+                continue
+            known, step = self.static_value(item.step) if item.step else (True, 1)
+            if not known or not isinstance(step, int) or step == 0:
+                self.fail(node, "a slice step other than a non-zero constant")
+            last = ("bin", "subtract", length0, ("const", 1))
+            if step > 0:
+                start = self.slice_bound(item.lower, ("const", 0), length0, ("const", 0), length0)
+                stop = self.slice_bound(item.upper, length0, length0, ("const", 0), length0)
+                span = ("bin", "subtract", stop, start)
+            else:  # counting down: from the last element to before the first
+                start = self.slice_bound(item.lower, last, length0, ("const", -1), last)
+                stop = self.slice_bound(item.upper, ("const", -1), length0, ("const", -1), last)
+                span = ("bin", "subtract", start, stop)
+            first, count = self.fresh("start"), self.fresh("length")
+            statements += [
+                ("assign", first, start),
+                ("assign", count, ("bin", "maximum", ("const", 0), ("bin", "floor_divide",
+                 ("bin", "add", span, ("const", abs(step) - 1)), ("const", abs(step))))),
+            ]
+            new[position] = ("range", ("bin", "add", start0, ("bin", "multiply", ("var", first),
+                                                              ("const", step0))),
+                             step0 * step, ("var", count))
+        self.views[name] = (base, new)
+        return statements
+
+    def slice_bound(self, bound, default, length, low, high):
+        """A slice's start or stop as Python reads it: negative counts from
+        the end, then clipped to ``[low, high]``."""
+        if bound is None:
+            return default
+        value = self.expr(bound)
+        fromend = ("bin", "add", value, length)
+        value = ("select", ("bin", "less", value, ("const", 0)), fromend, value)
+        return ("bin", "minimum", ("bin", "maximum", value, low), high)
 
     def index_items(self, index):
         """The translated indices of ``index``: a tuple written out, a
@@ -492,9 +607,10 @@ class Translator(ControlFlow, Calls):
             if known:
                 return [self.constant_expr(v, node) for v in value]
             return [self.expr(e) for e in node.elts]
-        if (isinstance(node, ast.Attribute) and node.attr == "shape"
-                and isinstance(node.value, ast.Name) and node.value.id in self.declared_shapes):
-            return [("const", d) for d in self.declared_shapes[node.value.id]]
+        if (isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name)
+                and (node.value.id in self.declared_shapes or node.value.id in self.views)):
+            name = node.value.id
+            return [self.dim_length(name, d, node) for d in range(self.ndim_of(name))]
         if (isinstance(node, ast.Attribute) and node.attr == "shape"
                 and isinstance(node.value, ast.Name) and node.value.id in self.ndims):
             return [("shape", node.value.id, d) for d in range(self.ndims[node.value.id])]
@@ -600,6 +716,11 @@ class Translator(ControlFlow, Calls):
         a tuple of such values; ``(False, None)`` for anything else."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
             return True, node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            known, value = self.static_value(node.operand)
+            if known and _constant(value):
+                return True, -value if isinstance(node.op, ast.USub) else value
+            return False, None
         if isinstance(node, ast.Name):
             if node.id in self.arrays or node.id in self.bound or node.id not in self.env:
                 return False, None
@@ -707,10 +828,7 @@ class Translator(ControlFlow, Calls):
                 if not (isinstance(value, ast.Constant) and type(value.value) is int):
                     self.fail(e, "a shape index that is not a constant")
                 dim = -value.value if negative else value.value
-                declared = self.declared_shapes.get(e.value.value.id)
-                if declared is not None:
-                    return ("const", declared[dim])
-                return ("shape", e.value.value.id, dim)
+                return self.dim_length(e.value.value.id, dim, e)
             element = self.tuple_element(e)
             if element is not None:
                 return element
@@ -771,6 +889,11 @@ class Translator(ControlFlow, Calls):
             return ("special", chain[1], chain[2])
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.declared_shapes:
             return ("const", int(np.prod(self.declared_shapes[chain[0]], dtype=np.int64)))
+        if len(chain) == 2 and chain[1] == "size" and chain[0] in self.views:
+            size = ("const", 1)
+            for d in range(self.ndim_of(chain[0])):
+                size = ("bin", "multiply", size, self.dim_length(chain[0], d, e))
+            return size
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.arrays:
             return ("size", chain[0])
         if chain == ["cuda", "warpsize"]:
@@ -823,6 +946,11 @@ class Translator(ControlFlow, Calls):
         free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
         setup, static = [], {}
         for param, arg in zip(target.params, call.args):
+            if self.is_sliced(arg):  # a row `a[i, :]` passed on: a slice of the callee's own
+                view = self.fresh("slice")
+                setup += self.make_view(view, arg)
+                names[param] = view
+                continue
             known, value = self.static_value(arg)
             if known and not _rebinds(tree, param):
                 # Known when compiling (a type, a function, a tuple, a
