@@ -452,3 +452,29 @@ def test_slices_of_arrays_as_values_and_arguments(backend):
     s = np.arange(8.0)
     assert tail.tolist() == [400 + 20 + 6, 5.0 + 3, 600 + 20 + 3,
                              s[::-1][0] * 10 + s[::-1][7] + len(s[-3::-3])]
+
+
+@cuda.jit(device=True)
+def _apply_to(function, *args):
+    return function(*args) + len(args)
+
+
+def test_functions_defined_in_kernels_close_over_locals_and_take_star_args(backend):
+    @cuda.jit
+    def kernel(x, out):
+        offset = x[0]
+
+        def shifted(z, w):
+            return z + w + offset
+
+        def twice(f):
+            return f(1, 2) * 2
+
+        out[0] = _apply_to(shifted, 10, 20)
+        out[1] = twice(shifted)
+        values = (3, 4)
+        out[2] = shifted(*values)
+
+    out = np.zeros(3)
+    kernel[1, 1](np.array([100.0]), out)
+    assert out.tolist() == [132.0, 206.0, 107.0]

@@ -54,21 +54,56 @@ _SPECIAL = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 
 
 class DeviceFunction:
-    """A ``@cuda.jit(device=True)`` function: inlined where it is called."""
+    """A ``@cuda.jit(device=True)`` function: inlined where it is called.
+    Its parameters are positional, the last may be ``*args``."""
+
+    #: Names of an enclosing function the body reads (none: a module's
+    #: function reads globals).
+    outer = frozenset()
 
     def __init__(self, function):
         self.function = function
+        self.name = function.__name__
         self.tree = _parse(function)
-        args = self.tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
-            raise CompileError(
-                f"device function '{function.__name__}' ({_where(function, self.tree)}): only "
-                "plain positional parameters can be inlined"
-            )
-        self.params = [a.arg for a in args.args]
+        self.params, self.vararg = _parameters(self.tree, function)
+
+    def scope(self):
+        """The values the body's free names read: globals and closure."""
+        env = dict(self.function.__globals__)
+        if self.function.__closure__:
+            names = self.function.__code__.co_freevars
+            env.update({n: c.cell_contents for n, c in zip(names, self.function.__closure__)})
+        return env
 
     def __call__(self, *args):
         return self.function(*args)
+
+
+class _LocalFunction:
+    """A function defined inside a kernel or device function (``def
+    inner(z): return y + z``): inlined where called (also where it is
+    passed to), its free names read in the scope that defined it."""
+
+    def __init__(self, node, function, env, outer):
+        self.function, self.name, self.tree = function, node.name, node
+        self.params, self.vararg = _parameters(node, function)
+        self.env, self.outer = env, frozenset(outer)
+
+    def scope(self):
+        """The defining scope's values."""
+        return dict(self.env)
+
+
+def _parameters(tree, function):
+    """The positional parameters of a function's tree and its ``*args``
+    name (or None); anything else is refused."""
+    args = tree.args
+    if args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+        raise CompileError(
+            f"device function '{tree.name}' ({_where(function, tree)}): only positional "
+            "parameters and *args can be inlined"
+        )
+    return [a.arg for a in args.args], args.vararg.arg if args.vararg else None
 
 
 class _Renamer(ast.NodeTransformer):
@@ -179,7 +214,7 @@ def _as_device_function(value):
     function, a ``@cuda.jit`` kernel called from another kernel (Numba
     compiles it as a device function there), or one of ``_kernel_math``'s
     functions; None for anything else."""
-    if isinstance(value, DeviceFunction):
+    if isinstance(value, (DeviceFunction, _LocalFunction)):
         return value
     function = getattr(value, "py_func", None) if hasattr(value, "forall") else None
     if function is None and getattr(value, "__module__", None) == __package__ + "._kernel_math":
@@ -314,6 +349,11 @@ class Translator(ControlFlow, Calls):
             return self.for_loop(s)
         if isinstance(s, ast.Expr):
             return [("expr", self.expr(s.value))]
+        if isinstance(s, ast.FunctionDef) and not s.decorator_list:
+            # A function defined here: a value known when compiling, inlined
+            # where it is called, reading this scope's names.
+            self.env[s.name] = _LocalFunction(s, self.function, self.env, self.bound)
+            return []
         self.fail(s, type(s).__name__)
 
     def assign(self, target, value, node):
@@ -670,6 +710,7 @@ class Translator(ControlFlow, Calls):
         statements += [("assign", t, p) for t, p in zip(temps, parts)]
         statements += [("assign", e, ("var", t)) for e, t in zip(elements, temps)]
         self.tuples[name] = elements
+        self.bound.update(elements)
         return statements
 
     def unpack_parts(self, target, parts, node):
@@ -930,51 +971,30 @@ class Translator(ControlFlow, Calls):
         the caller), which reads that name; its `return`s assign a result
         local, read after the statements."""
         target = _as_device_function(target)
-        name = target.function.__name__
+        name = target.name
         if target in self.inlining:
             self.fail(call, f"a recursive call of the device function '{name}'")
-        if len(call.args) != len(target.params):
-            self.fail(call, f"a call of '{name}' with {len(call.args)} arguments "
-                            f"(it takes {len(target.params)})")
+        args = self.call_arguments(call)
+        if len(args) != len(target.params) and not (target.vararg and len(args) >= len(target.params)):
+            self.fail(call, f"a call of '{name}' with {len(args)} arguments "
+                            f"(it takes {len(target.params)}{' or more' if target.vararg else ''})")
         tree = target.tree
-        bound = set(target.params) | {
+        bound = set(target.params) | {target.vararg} - {None} | {
             n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         self.sites[0] += 1
         prefix = f"_lf_{name}{self.sites[0]}_"
         names = {n: prefix + n for n in bound}
-        free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
-        setup, static = [], {}
-        for param, arg in zip(target.params, call.args):
-            if self.is_sliced(arg):  # a row `a[i, :]` passed on: a slice of the callee's own
-                view = self.fresh("slice")
-                setup += self.make_view(view, arg)
-                names[param] = view
-                continue
-            known, value = self.static_value(arg)
-            if known and not _rebinds(tree, param):
-                # Known when compiling (a type, a function, a tuple, a
-                # number): the body reads it as a global, as Numba's
-                # specialisation on literal arguments would.
-                static[names[param]] = value
-                continue
-            if isinstance(arg, ast.Name) and (arg.id in self.arrays or arg.id in self.bound):
-                if not _rebinds(tree, param) and arg.id not in free:
-                    names[param] = arg.id  # read the caller's name itself
-                    continue
-                if arg.id in self.arrays:
-                    self.fail(call, f"'{name}' re-binding its array parameter '{param}'")
-            setup.append(("assign", names[param], self.expr(arg)))
+        setup, static = self.bind_arguments(target, args, names, bound, call)
         sub = Translator.__new__(Translator)
         sub.__dict__.update(self.__dict__)
         sub.function, sub.loops = target.function, ()
         sub.tree = _Renamer(names).visit(copy.deepcopy(tree))
-        sub.env = dict(target.function.__globals__)
-        if target.function.__closure__:
-            free = target.function.__code__.co_freevars
-            sub.env.update({n: c.cell_contents for n, c in zip(free, target.function.__closure__)})
+        sub.env = target.scope()
         sub.env.update(static)
-        sub.bound = set(names.values()) - set(static)
+        sub.bound = (set(names.values()) - set(static)) | target.outer
+        if target.vararg:  # the elements of `*args`, made by the caller
+            sub.bound |= set(self.tuples[names[target.vararg]])
         sub.tree = sub.global_arrays(sub.tree)
         arity = _tuple_arity(tree)
         if arity:
@@ -993,6 +1013,53 @@ class Translator(ControlFlow, Calls):
             return ("let", statements, ("tuple", [("var", r) for r in results]))
         value = ("var", sub.result) if sub.result else ("const", 0)
         return ("let", statements, value)
+
+    def call_arguments(self, call):
+        """A call's arguments with ``*t`` of a tuple spread into its
+        elements (as names or constants)."""
+        out = []
+        for arg in call.args:
+            if not isinstance(arg, ast.Starred):
+                out.append(arg)
+                continue
+            parts = self.tuple_parts(arg.value)
+            if parts is None or any(p[0] not in ("var", "array", "const") for p in parts):
+                self.fail(call, "*arguments other than a tuple")
+            out += [ast.Constant(p[1]) if p[0] == "const" else ast.Name(p[1], ast.Load())
+                    for p in parts]
+        return out
+
+    def bind_arguments(self, target, args, names, bound, call):
+        """The statements binding a callee's parameters to ``args``, and
+        the parameters known when compiling (read as globals); may point a
+        parameter's name at the caller's own name or at a slice."""
+        tree = target.tree
+        free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
+        setup, static = [], {}
+        for param, arg in zip(target.params, args):
+            if self.is_sliced(arg):  # a row `a[i, :]` passed on: a slice of the callee's own
+                view = self.fresh("slice")
+                setup += self.make_view(view, arg)
+                names[param] = view
+                continue
+            known, value = self.static_value(arg)
+            if known and not _rebinds(tree, param):
+                # Known when compiling (a type, a function, a tuple, a
+                # number): the body reads it as a global, as Numba's
+                # specialisation on literal arguments would.
+                static[names[param]] = value
+                continue
+            if isinstance(arg, ast.Name) and (arg.id in self.arrays or arg.id in self.bound):
+                if not _rebinds(tree, param) and arg.id not in free:
+                    names[param] = arg.id  # read the caller's name itself
+                    continue
+                if arg.id in self.arrays:
+                    self.fail(call, f"'{target.name}' re-binding its array parameter '{param}'")
+            setup.append(("assign", names[param], self.expr(arg)))
+        if target.vararg:
+            extra = [self.expr(a) for a in args[len(target.params):]]
+            setup += self.assign_tuple(names[target.vararg], extra, call)
+        return setup, static
 
     def kernel(self):
         body = self.start_of_function(self.tree) + self.body(self.tree.body)
