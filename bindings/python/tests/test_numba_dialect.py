@@ -478,3 +478,23 @@ def test_functions_defined_in_kernels_close_over_locals_and_take_star_args(backe
     out = np.zeros(3)
     kernel[1, 1](np.array([100.0]), out)
     assert out.tolist() == [132.0, 206.0, 107.0]
+
+
+def test_a_local_assigned_a_number_once_shapes_arrays_and_kernels_need_no_array(backend):
+    @cuda.jit
+    def kernel(out):
+        n = 16
+        tile = cuda.shared.array(n, np.int32)
+        i = cuda.threadIdx.x
+        tile[i] = i * 2
+        cuda.syncthreads()
+        out[i] = tile[n - 1 - i]
+
+    out = np.zeros(16, np.int32)
+    kernel[1, 16](out)
+    assert out.tolist() == [2 * (15 - i) for i in range(16)]
+
+    @cuda.jit
+    def nothing():
+        scratch = cuda.shared.array(1, np.int32)  # noqa: F841
+    nothing[1, 1]()

@@ -29,6 +29,7 @@ raises ``CompileError`` naming the file, the line and the construct.
 """
 
 import ast
+import collections
 import copy
 import inspect
 import textwrap
@@ -142,6 +143,29 @@ class _ConstantAliases(ast.NodeTransformer):
         if self._array_like(node):
             return ast.copy_location(ast.Name(node.args[0].id, ast.Load()), node)
         return self.generic_visit(node)
+
+
+def _constant_locals(tree, params):
+    """``{name: value}`` of the locals a function assigns exactly once, at
+    the top level of its body, from a number or a tuple of numbers."""
+    stores = collections.Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    found = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        name = stmt.targets[0].id
+        if name in params or stores[name] != 1:
+            continue
+        try:
+            value = ast.literal_eval(stmt.value)
+        except ValueError:
+            continue
+        numbers = value if isinstance(value, tuple) else (value,)
+        if all(isinstance(v, (int, float)) for v in numbers):
+            found[name] = value
+    return found
 
 
 def _binds(params, tree):
@@ -284,6 +308,11 @@ class Translator(ControlFlow, Calls):
         self.bound = _binds(self.params, self.tree)
         self.tree = self.global_arrays(self.tree)
         self.bound = _binds(self.params, self.tree)
+        # Locals the function's body assigns once, at its top level, a
+        # number or a tuple of numbers (`N = 100`): known when compiling
+        # too (shapes of shared and local arrays), as Numba's constant
+        # propagation knows them.
+        self.constant_locals = _constant_locals(self.tree, self.params)
         self.written = set()
         # In an inlined device function: the local its `return` assigns.
         self.result = None
@@ -763,6 +792,8 @@ class Translator(ControlFlow, Calls):
                 return True, -value if isinstance(node.op, ast.USub) else value
             return False, None
         if isinstance(node, ast.Name):
+            if node.id in self.constant_locals:
+                return True, self.constant_locals[node.id]
             if node.id in self.arrays or node.id in self.bound or node.id not in self.env:
                 return False, None
             return True, self.env[node.id]
@@ -996,6 +1027,7 @@ class Translator(ControlFlow, Calls):
         if target.vararg:  # the elements of `*args`, made by the caller
             sub.bound |= set(self.tuples[names[target.vararg]])
         sub.tree = sub.global_arrays(sub.tree)
+        sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         arity = _tuple_arity(tree)
         if arity:
             sub.result = [f"{prefix}return{i}" for i in range(arity)]

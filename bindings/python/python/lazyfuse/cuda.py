@@ -278,6 +278,10 @@ class Dispatcher:
         leaves, tuples, fields = [], {}, {}
         for p, a, dtype in zip(params, args, declared):
             _flatten(p, a, dtype, leaves, tuples, fields)
+        if not any(isinstance(a, (Array, np.ndarray)) for _, a, _ in leaves):
+            # A launch runs over an array's context: a kernel without array
+            # arguments gets one it never reads.
+            leaves.append(("_lf_no_arrays", np.zeros(1, np.int8), None))
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
@@ -303,6 +307,8 @@ class Dispatcher:
             translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                          fields=fields, dynamic_shared=dynamic_shared)
             body = translator.kernel()
+            if "_lf_no_arrays" in names:  # launches need an output: the unused array is one
+                translator.written.add("_lf_no_arrays")
             spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
                     for n, k in zip(names, key[0])]
             written = [n for n, k in zip(names, key[0]) if isinstance(k, tuple) and n in translator.written]
