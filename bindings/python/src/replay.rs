@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use lazyfuse::core::BinaryOp;
-use lazyfuse::kernel::{ArrayParam, KernelScope, LocalArrayRef, SharedArrayRef, Val};
+use lazyfuse::kernel::{ArrayParam, KernelScope, LocalArrayRef, Printed, SharedArrayRef, Val};
 use lazyfuse::{promote, DType};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -143,6 +143,21 @@ pub(crate) fn block(state: &RefCell<Replay>, k: &mut KernelScope, stmts: &Node<'
     }
 }
 
+/// `print(...)`: `("print", [("text", s) | expression, ...])`.
+fn print(state: &RefCell<Replay>, k: &mut KernelScope, t: &Bound<'_, PyTuple>) -> PyResult<()> {
+    let mut pieces = Vec::new();
+    for item in t.get_item(1)?.downcast::<PyList>()?.iter() {
+        let (tag, piece) = split_tag(&item)?;
+        pieces.push(if tag == "text" {
+            Printed::Text(piece.get_item(1)?.extract()?)
+        } else {
+            Printed::Value(expr(state, k, &item)?)
+        });
+    }
+    k.print(pieces);
+    Ok(())
+}
+
 /// Replays one statement into `k`.
 fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> PyResult<()> {
     let (tag, t) = split_tag(node)?;
@@ -150,6 +165,7 @@ fn statement(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>) -> P
         "hoist" => hoist(state, k, t.get_item(1)?.extract()?),
         "assign" => assign(state, k, &t)?,
         "declare_array" => declare_array(state, k, &t)?,
+        "print" => print(state, k, &t)?,
         "store" => store(state, k, &t)?,
         "if" => {
             let cond = expr(state, k, &t.get_item(1)?)?;

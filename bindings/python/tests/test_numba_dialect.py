@@ -498,3 +498,26 @@ def test_a_local_assigned_a_number_once_shapes_arrays_and_kernels_need_no_array(
     def nothing():
         scratch = cuda.shared.array(1, np.int32)  # noqa: F841
     nothing[1, 1]()
+
+
+def test_print_writes_a_line_per_thread_as_numba_does(backend, capfd):
+    @cuda.jit
+    def talk(x):
+        i = cuda.grid(1)
+        print(i, "hop!", x[i], x[i] > 1, (i, (2.5,)))
+        print()
+
+    talk[1, 3](np.array([0.5, 1.5, -2.0]))
+    lines = capfd.readouterr().out.splitlines()
+    assert sorted(lines) == sorted([
+        "0 hop! 0.500000 False (0, (2.500000,))", "",
+        "1 hop! 1.500000 True (1, (2.500000,))", "",
+        "2 hop! -2.000000 False (2, (2.500000,))", "",
+    ])
+
+    @cuda.jit
+    def dims():
+        print(cuda.threadIdx)
+
+    dims[1, (2, 1, 1)]()
+    assert sorted(capfd.readouterr().out.splitlines()) == ["(0, 0, 0)", "(1, 0, 0)"]

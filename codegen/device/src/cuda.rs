@@ -338,6 +338,10 @@ impl Printer<'_> {
             Stmt::Fence(scope) => {
                 let _ = writeln!(text, "{pad}{}();", scope.cuda_function());
             }
+            Stmt::Print(pieces) => {
+                let (format, args) = crate::printf::cuda_call(pieces, |e| self.expr(e));
+                let _ = writeln!(text, "{pad}printf({format}{args});");
+            }
             Stmt::ShuffleDown { dst, src, delta } => {
                 let dtype = self.kernel.vars.get(src.index()).copied();
                 // __shfl_down_sync has no overload for bool or 8/16-bit integers.

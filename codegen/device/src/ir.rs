@@ -274,6 +274,9 @@ pub enum Stmt {
     /// `__threadfence*()`: this thread's writes before it are seen before
     /// its writes after it, by the threads of `FenceScope`.
     Fence(FenceScope),
+    /// `printf` of one line: each thread writes its pieces, then a newline
+    /// (Python's `print` in Numba's kernels; see [`crate::printf`]).
+    Print(Vec<PrintPiece>),
     /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives
     /// `src` of lane `l + delta` of its warp, or its own when that is past
     /// the warp. Every lane of the warp must take part.
@@ -293,7 +296,16 @@ pub enum Stmt {
 /// Numba's spelling without its trailing underscore).
 macro_rules! atomic_ops {
     ($($(#[$doc:meta])* $op:ident => $name:literal, $accepts:expr;)*) => {
-        /// Who a memory fence orders a thread's writes for.
+        /// A piece of a printed line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrintPiece {
+    /// Text as it is.
+    Text(String),
+    /// A value of the dtype, formatted as [`crate::printf`] says.
+    Value(Expr, DType),
+}
+
+/// Who a memory fence orders a thread's writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FenceScope {
     /// The threads of its block (`__threadfence_block`).

@@ -15,6 +15,7 @@ pub mod cuda;
 pub mod ir;
 pub mod lower;
 pub mod nvrtc;
+pub mod printf;
 pub mod simt;
 mod vector;
 pub mod verify;

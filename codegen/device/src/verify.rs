@@ -16,8 +16,8 @@
 use lazyfuse_core::{Error, Result};
 
 use super::ir::{
-    ArgSource, AtomicTarget, DeviceKernel, DeviceProgram, Expr, GridRule, ParamKind, Stmt, Var,
-    WARP,
+    ArgSource, AtomicTarget, DeviceKernel, DeviceProgram, Expr, GridRule, ParamKind, PrintPiece,
+    Stmt, Var, WARP,
 };
 
 /// Most threads in a block on every CUDA GPU.
@@ -262,6 +262,13 @@ impl<'k> Scopes<'k> {
                     }
                 }
                 Stmt::Barrier | Stmt::Fence(_) => {}
+                Stmt::Print(pieces) => {
+                    for piece in pieces {
+                        if let PrintPiece::Value(e, _) = piece {
+                            self.expr(e)?;
+                        }
+                    }
+                }
                 Stmt::ShuffleDown { dst, src, .. } => {
                     if !self.kernel.block.is_multiple_of(WARP) {
                         return Err(self.fail(format!(

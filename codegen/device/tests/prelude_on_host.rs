@@ -224,6 +224,11 @@ fn the_prelude_computes_what_core_computes_on_the_host() {
         "#include <stdio.h>\n#include <string.h>\n#include <math.h>\n#define LF_D static inline\n\
          static unsigned int __umulhi(unsigned int a, unsigned int b) \
          { return (unsigned int)(((unsigned long long)a * b) >> 32); }\n\
+         static int __popcll(unsigned long long x) { return __builtin_popcountll(x); }\n\
+         static int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }\n\
+         static int __ffsll(long long x) { return __builtin_ffsll(x); }\n\
+         static unsigned long long __brevll(unsigned long long x) \
+         { unsigned long long r = 0; for (int i = 0; i < 64; i++) { r = (r << 1) | (x & 1); x >>= 1; } return r; }\n\
          static float bits_f(unsigned int b) { float f; memcpy(&f, &b, 4); return f; }\n\
          static double bits_d(unsigned long long b) { double d; memcpy(&d, &b, 8); return d; }\n",
     );

@@ -62,7 +62,7 @@ pub use lazyfuse_device::ir::{AtomicOp, Dim, FenceScope};
 pub use memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 pub use raw::{RawKernel, RawKernelImpl, RawParam};
 pub use scan::ScanKernels;
-pub use scope::KernelScope;
+pub use scope::{KernelScope, Printed};
 pub use val::Val;
 
 /// A kernel built with [`Kernel::build`].

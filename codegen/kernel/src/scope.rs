@@ -10,7 +10,7 @@ use super::memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 use super::val::Val;
 use lazyfuse_device::ir::{
     ArgSource, AtomicOp, AtomicTarget, Dim, Expr, FenceScope, IndependentLoop, Param, ParamKind,
-    SharedArray, Special, Stmt, Var,
+    PrintPiece, SharedArray, Special, Stmt, Var,
 };
 
 macro_rules! atomic_methods {
@@ -21,6 +21,15 @@ macro_rules! atomic_methods {
             self.atomic(AtomicOp::$op, target, at, None, value.into())
         }
     )*};
+}
+
+/// A piece of a line printed by [`KernelScope::print`].
+#[derive(Clone, Debug)]
+pub enum Printed {
+    /// Text as it is.
+    Text(String),
+    /// A value, written by its dtype.
+    Value(Val),
 }
 
 /// Where the first error of a kernel's construction is kept.
@@ -447,6 +456,20 @@ impl KernelScope {
     /// `cuda.threadfence`, `threadfence_block`, `threadfence_system`).
     pub fn threadfence(&mut self, scope: FenceScope) {
         self.push(Stmt::Fence(scope));
+    }
+
+    /// Prints a line from each thread: the pieces, then a newline
+    /// (`printf` on a GPU; the simulator writes to standard output).
+    /// Values are written as `lazyfuse_device::printf` says.
+    pub fn print(&mut self, pieces: impl IntoIterator<Item = Printed>) {
+        let pieces = pieces
+            .into_iter()
+            .map(|piece| match piece {
+                Printed::Text(text) => PrintPiece::Text(text),
+                Printed::Value(v) => PrintPiece::Value(v.expr, v.dtype),
+            })
+            .collect();
+        self.push(Stmt::Print(pieces));
     }
 
     fn atomic(

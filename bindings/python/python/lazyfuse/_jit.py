@@ -314,6 +314,8 @@ class Translator(ControlFlow, Calls):
         # propagation knows them.
         self.constant_locals = _constant_locals(self.tree, self.params)
         self.written = set()
+        # Whether the kernel prints (its launch then runs at once, as Numba's).
+        self.prints = [False]  # a list: device functions inlined share it
         # In an inlined device function: the local its `return` assigns.
         self.result = None
         self.returned = "_lf_returned"  # set by a `return` inside a loop
@@ -376,6 +378,10 @@ class Translator(ControlFlow, Calls):
             return self.while_loop(s)
         if isinstance(s, ast.For):
             return self.for_loop(s)
+        if (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                and isinstance(s.value.func, ast.Name) and s.value.func.id == "print"
+                and "print" not in self.bound):
+            return [self.print_call(s.value)]
         if isinstance(s, ast.Expr):
             return [("expr", self.expr(s.value))]
         if isinstance(s, ast.FunctionDef) and not s.decorator_list:
@@ -543,6 +549,55 @@ class Translator(ControlFlow, Calls):
                 self.fail(node, "a slice used as a value (assign it to a name, or pass it to a "
                                 "device function)")
         return self.through_view(node.value.id, self.index_items(index), node)
+
+    def print_call(self, call):
+        """``print(a, b, ...)``: one line per thread, the values separated
+        by spaces as Python writes them (tuples in parentheses, strings as
+        they are, bools as True/False, floats with six decimals as CUDA's
+        printf)."""
+        if call.keywords:
+            self.fail(call, "print with keyword arguments")
+        self.prints[0] = True
+        pieces = []
+        for i, arg in enumerate(call.args):
+            if i:
+                pieces.append(("text", " "))
+            pieces += self.printed(arg)
+        return ("print", pieces)
+
+    def printed(self, node):
+        """The pieces that print one argument."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bool)) or (
+                isinstance(node, ast.Name) and node.id in ("True", "False")):
+            return [("text", str(node.value if isinstance(node, ast.Constant) else node.id))]
+        chain = ast.unparse(node).split(".")
+        if len(chain) == 2 and chain[0] == "cuda" and chain[1] in _SPECIAL:
+            parts = [ast.parse(f"cuda.{chain[1]}.{d}", mode="eval").body for d in "xyz"]
+            return self.printed_tuple([self.expr(p) for p in parts], node)
+        if isinstance(node, ast.Tuple):  # written out: each element as print writes it
+            pieces = [("text", "(")]
+            for i, element in enumerate(node.elts):
+                pieces += ([("text", ", ")] if i else []) + self.printed(element)
+            return pieces + [("text", ",)" if len(node.elts) == 1 else ")")]
+        parts = self.tuple_parts(node)
+        if parts is not None:
+            return self.printed_tuple(parts, node)
+        return [self.expr(node)]
+
+    def printed_tuple(self, parts, node):
+        """A tuple's pieces: ``(a, b)``, ``(a,)``, nested tuples within."""
+        pieces = [("text", "(")]
+        for i, part in enumerate(parts):
+            if i:
+                pieces.append(("text", ", "))
+            if part[0] == "var" and part[1] in self.tuples:
+                pieces += self.printed(ast.Name(part[1], ast.Load()))
+            elif part[0] == "array":
+                self.fail(node, "printing an array")
+            else:
+                pieces.append(part)
+        pieces.append(("text", ",)" if len(parts) == 1 else ")"))
+        return pieces
 
     # --- slices of arrays ------------------------------------------------
     def is_sliced(self, node):

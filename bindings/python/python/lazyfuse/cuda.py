@@ -278,10 +278,6 @@ class Dispatcher:
         leaves, tuples, fields = [], {}, {}
         for p, a, dtype in zip(params, args, declared):
             _flatten(p, a, dtype, leaves, tuples, fields)
-        if not any(isinstance(a, (Array, np.ndarray)) for _, a, _ in leaves):
-            # A launch runs over an array's context: a kernel without array
-            # arguments gets one it never reads.
-            leaves.append(("_lf_no_arrays", np.zeros(1, np.int8), None))
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
@@ -307,8 +303,6 @@ class Dispatcher:
             translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                          fields=fields, dynamic_shared=dynamic_shared)
             body = translator.kernel()
-            if "_lf_no_arrays" in names:  # launches need an output: the unused array is one
-                translator.written.add("_lf_no_arrays")
             spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
                     for n, k in zip(names, key[0])]
             written = [n for n, k in zip(names, key[0]) if isinstance(k, tuple) and n in translator.written]
@@ -316,17 +310,29 @@ class Dispatcher:
             constants = [(name, asarray(np.ascontiguousarray(value)))
                          for name, value in translator.implicit.items()]
             spec += [(name, str(a.dtype), a.ndim, False) for name, a in constants]
+            extra = [a for _, a in constants]
+            if not written:
+                # A launch has an output (and runs over an array's context):
+                # a kernel that writes no array gets one it never touches.
+                spec.append(("_lf_unused", "int8", 1, True))
+                written.append("_lf_unused")
+                extra.append(None)
             self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written,
-                                  [a for _, a in constants])
-        kernel, written, constants = self._kernels[key]
+                                  extra, translator.prints[0])
+        kernel, written, constants, prints = self._kernels[key]
+        constants = [np.zeros(1, np.int8) if c is None else c for c in constants]
+        constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
         _refuse_aliases(self.__name__, names, [values[n] for n in names], written)
         dims = lambda d: list(d) if isinstance(d, (tuple, list)) else [int(d)]
         results = kernel.launch(dims(grid), dims(block),
                                 [a._a if isinstance(a, Array) else a for a in lazy + constants])
         kept = {p for p, a in zip(params, args) if isinstance(a, In) and not a.copy_back}
+        if prints:  # its lines appear now, as a launch's do in Numba
+            from . import compute
+            compute(*[Array(r) for r in results])
         for name, result in zip(written, results):
-            if name in kept:
+            if name in kept or name not in values:
                 continue
             original = values[name]
             if isinstance(original, Array):

@@ -19,7 +19,8 @@ mod memory;
 use lazyfuse_core::reference::kernels;
 use lazyfuse_core::{with_buffer, DType, Element, Error, HostBuffer, Literal, Result};
 
-use super::ir::{DeviceKernel, Expr, IndexOp, Special, Stmt, Var, WARP};
+use super::ir::{DeviceKernel, Expr, IndexOp, PrintPiece, Special, Stmt, Var, WARP};
+use super::printf;
 use memory::SharedMemory;
 
 /// A kernel argument.
@@ -277,6 +278,37 @@ impl BlockState<'_, '_, '_> {
         Ok(())
     }
 
+    /// `print`: each active thread, in order, writes its line (formatted
+    /// as the CUDA printer's `printf` formats it).
+    fn print(&self, pieces: &[PrintPiece], mask: &[bool]) -> Result<()> {
+        use std::io::Write;
+        let values = pieces
+            .iter()
+            .map(|piece| match piece {
+                PrintPiece::Value(e, _) => self.eval(e, mask).map(Some),
+                PrintPiece::Text(_) => Ok(None),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut text = String::new();
+        for t in (0..self.lanes).filter(|&t| mask[t]) {
+            for (piece, value) in pieces.iter().zip(&values) {
+                match (piece, value) {
+                    (PrintPiece::Text(s), _) => text.push_str(s),
+                    (PrintPiece::Value(..), Some(v)) => text.push_str(&printf::host_value(v, t)),
+                    (PrintPiece::Value(..), None) => {}
+                }
+            }
+            text.push('\n');
+        }
+        // One write of the block's lines: a line is never split by another
+        // block's (as CUDA's printf keeps each call's line whole).
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        Ok(())
+    }
+
     fn exec(&mut self, stmts: &[Stmt], mask: &[bool]) -> Result<()> {
         if !mask.iter().any(|&m| m) {
             return Ok(());
@@ -384,6 +416,7 @@ impl BlockState<'_, '_, '_> {
                 } => self.run_loop(*var, start, end, step, body, mask)?,
                 // The simulator's threads see each write as it happens: a
                 // fence orders nothing more.
+                Stmt::Print(pieces) => self.print(pieces, mask)?,
                 Stmt::Fence(_) => {}
                 Stmt::Barrier => {
                     if let Some(t) = mask.iter().position(|&m| !m) {

@@ -130,6 +130,7 @@ fn free_registers(body: &[Stmt]) -> (Vec<Var>, bool) {
                 | Stmt::Atomic { .. }
                 | Stmt::Barrier
                 | Stmt::Fence(_)
+                | Stmt::Print(_)
                 | Stmt::ShuffleDown { .. },
             )
             | Node::Expr(Expr::LoadShared { .. }) => uses_locals = true,

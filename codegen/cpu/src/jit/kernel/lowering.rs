@@ -160,6 +160,7 @@ impl<'a> KernelLowering<'a, '_, '_> {
             | Stmt::Atomic { .. }
             | Stmt::Barrier
             | Stmt::Fence(_)
+            | Stmt::Print(_)
             | Stmt::ShuffleDown { .. } => return Err("a statement that needs lockstep threads"),
         }
         Ok(())

@@ -1,7 +1,7 @@
 //! Every statement and expression of a kernel body, visited without
 //! recursion (a deep body cannot overflow the stack).
 
-use lazyfuse_device::ir::{Expr, Stmt};
+use lazyfuse_device::ir::{Expr, PrintPiece, Stmt};
 
 /// A statement or an expression of a body.
 pub(super) enum Node<'a> {
@@ -73,6 +73,10 @@ impl<'a> Iterator for Nodes<'a> {
                     exprs(stack, &[index, value]);
                     stack.extend(compare.iter().map(Node::Expr));
                 }
+                Stmt::Print(pieces) => stack.extend(pieces.iter().filter_map(|p| match p {
+                    PrintPiece::Value(e, _) => Some(Node::Expr(e)),
+                    PrintPiece::Text(_) => None,
+                })),
                 Stmt::Barrier | Stmt::Fence(_) | Stmt::ShuffleDown { .. } => {}
             },
             Node::Expr(expr) => match expr {
