@@ -521,3 +521,31 @@ def test_print_writes_a_line_per_thread_as_numba_does(backend, capfd):
 
     dims[1, (2, 1, 1)]()
     assert sorted(capfd.readouterr().out.splitlines()) == ["(0, 0, 0)", "(1, 0, 0)"]
+
+
+@cuda.jit(device=True)
+def _scaled(x, factor=2, shift=0.5):
+    return x * factor + shift
+
+
+def test_device_functions_take_keyword_arguments_and_number_defaults(backend):
+    @cuda.jit
+    def kernel(out):
+        def inner(a, b=10):
+            return a + b
+
+        out[0] = _scaled(1.0)
+        out[1] = _scaled(1.0, shift=0.0)
+        out[2] = _scaled(1.0, 3, shift=1.0)
+        out[3] = inner(1) + inner(1, b=2)
+
+    out = np.zeros(4)
+    kernel[1, 1](out)
+    assert out.tolist() == [2.5, 2.0, 4.0, 14.0]
+
+    @cuda.jit
+    def wrong(out):
+        out[0] = _scaled(1.0, scale=3)
+
+    with pytest.raises(CompileError, match="keyword arguments that '_scaled' does not take"):
+        wrong[1, 1](np.zeros(1))

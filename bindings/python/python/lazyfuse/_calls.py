@@ -67,7 +67,9 @@ class Calls:
     function) and ``inline_call``."""
 
     def call(self, e):
-        if e.keywords and not (isinstance(e.func, ast.Attribute) and e.func.attr == "array"):
+        callee = self.env.get(e.func.id) if isinstance(e.func, ast.Name) else None
+        if e.keywords and not (isinstance(e.func, ast.Attribute) and e.func.attr == "array") \
+                and not self.inlines(callee):
             self.fail(e, "keyword arguments")
         func = e.func
         path = self.intrinsic_path(func) or ast.unparse(func)

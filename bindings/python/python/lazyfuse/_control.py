@@ -40,10 +40,20 @@ def _is_docstring(stmt):
     )
 
 
+def own_nodes(node):
+    """The nodes of ``node`` (a function or a statement) outside the
+    functions defined inside it (their returns are theirs)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in ast.iter_child_nodes(current)
+                     if not isinstance(child, (ast.FunctionDef, ast.Lambda)))
+
+
 def has_return(node):
-    """True when a `return` is anywhere in `node` (its function's, as
-    kernels have no nested functions)."""
-    return any(isinstance(n, ast.Return) for n in ast.walk(node))
+    """True when a `return` of its own function is anywhere in `node`."""
+    return any(isinstance(n, ast.Return) for n in own_nodes(node))
 
 
 def _own_jumps(stmts, kinds):
@@ -137,7 +147,7 @@ class ControlFlow:
     def start_of_function(self, tree):
         """The statements a function starts with: its returned flag, cleared,
         when a `return` is inside one of its loops."""
-        in_loop = any(has_return(n) for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While)))
+        in_loop = any(has_return(n) for n in own_nodes(tree) if isinstance(n, (ast.For, ast.While)))
         return [("assign", self.returned, _FALSE)] if in_loop else []
 
     def while_loop(self, s):

@@ -38,7 +38,7 @@ import numpy as np
 
 from .errors import CompileError
 from ._calls import Calls
-from ._control import ControlFlow, has_return
+from ._control import ControlFlow, has_return, own_nodes
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -97,14 +97,32 @@ class _LocalFunction:
 
 def _parameters(tree, function):
     """The positional parameters of a function's tree and its ``*args``
-    name (or None); anything else is refused."""
+    name (or None); anything else is refused. Defaults must be numbers
+    (``_defaults``)."""
     args = tree.args
-    if args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+    if args.kwarg or args.kwonlyargs or args.posonlyargs:
         raise CompileError(
             f"device function '{tree.name}' ({_where(function, tree)}): only positional "
-            "parameters and *args can be inlined"
+            "parameters (with defaults) and *args can be inlined"
         )
+    _defaults(tree, function)
     return [a.arg for a in args.args], args.vararg.arg if args.vararg else None
+
+
+def _defaults(tree, function):
+    """``{parameter: default}`` of a function's tree: its defaults must be
+    numbers (or tuples of them), known when compiling."""
+    args = tree.args
+    found = {}
+    for param, node in zip(args.args[len(args.args) - len(args.defaults):], args.defaults):
+        try:
+            found[param.arg] = ast.literal_eval(node)
+        except ValueError:
+            raise CompileError(
+                f"device function '{tree.name}' ({_where(function, tree)}): the default of "
+                f"'{param.arg}' is not a number ({ast.unparse(node)})"
+            ) from None
+    return found
 
 
 class _Renamer(ast.NodeTransformer):
@@ -252,13 +270,13 @@ def _as_device_function(value):
 
 def _returns_value(tree):
     """True when a `return <value>` is in the function (not in a nested one)."""
-    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+    return any(isinstance(n, ast.Return) and n.value is not None for n in own_nodes(tree))
 
 
 def _tuple_arity(tree):
     """The length of the tuples a function returns (``return x, y``), when
     every ``return <value>`` returns a tuple of that length; else None."""
-    values = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    values = [n.value for n in own_nodes(tree) if isinstance(n, ast.Return) and n.value is not None]
     lengths = {len(v.elts) if isinstance(v, ast.Tuple) else None for v in values}
     return lengths.pop() if len(lengths) == 1 and None not in lengths else None
 
@@ -1060,7 +1078,7 @@ class Translator(ControlFlow, Calls):
         name = target.name
         if target in self.inlining:
             self.fail(call, f"a recursive call of the device function '{name}'")
-        args = self.call_arguments(call)
+        args = self.call_arguments(call, target)
         if len(args) != len(target.params) and not (target.vararg and len(args) >= len(target.params)):
             self.fail(call, f"a call of '{name}' with {len(args)} arguments "
                             f"(it takes {len(target.params)}{' or more' if target.vararg else ''})")
@@ -1101,9 +1119,10 @@ class Translator(ControlFlow, Calls):
         value = ("var", sub.result) if sub.result else ("const", 0)
         return ("let", statements, value)
 
-    def call_arguments(self, call):
-        """A call's arguments with ``*t`` of a tuple spread into its
-        elements (as names or constants)."""
+    def call_arguments(self, call, target):
+        """A call's arguments in the order of the callee's parameters:
+        ``*t`` of a tuple spread into its elements (as names or constants),
+        keyword arguments in their places, defaults where none is given."""
         out = []
         for arg in call.args:
             if not isinstance(arg, ast.Starred):
@@ -1114,6 +1133,21 @@ class Translator(ControlFlow, Calls):
                 self.fail(call, "*arguments other than a tuple")
             out += [ast.Constant(p[1]) if p[0] == "const" else ast.Name(p[1], ast.Load())
                     for p in parts]
+        given = {k.arg: k.value for k in call.keywords}
+        if None in given or set(given) - set(target.params):
+            self.fail(call, f"keyword arguments that '{target.name}' does not take")
+        defaults = _defaults(target.tree, target.function)
+        for param in target.params[len(out):]:
+            if param in given:
+                out.append(given.pop(param))
+            elif param in defaults:
+                out.append(ast.Constant(defaults[param]))
+            else:
+                given_count = len(call.args) + len(call.keywords)
+                self.fail(call, f"a call of '{target.name}' with {given_count} arguments (it takes "
+                                f"{len(target.params)}), none for '{param}'")
+        if given:
+            self.fail(call, f"'{target.name}' given {', '.join(given)} twice")
         return out
 
     def bind_arguments(self, target, args, names, bound, call):
