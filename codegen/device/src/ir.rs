@@ -275,7 +275,7 @@ pub enum Stmt {
     /// its writes after it, by the threads of `FenceScope`.
     Fence(FenceScope),
     /// `printf` of one line: each thread writes its pieces, then a newline
-    /// (Python's `print` in Numba's kernels; see [`crate::printf`]).
+    /// (Python's `print` in Numba's kernels; the `printf` module formats it).
     Print(Vec<PrintPiece>),
     /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives
     /// `src` of lane `l + delta` of its warp, or its own when that is past
@@ -301,7 +301,7 @@ macro_rules! atomic_ops {
 pub enum PrintPiece {
     /// Text as it is.
     Text(String),
-    /// A value of the dtype, formatted as [`crate::printf`] says.
+    /// A value of the dtype, formatted as the `printf` module says.
     Value(Expr, DType),
 }
 
