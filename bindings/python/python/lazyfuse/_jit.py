@@ -65,6 +65,7 @@ class DeviceFunction:
     def __init__(self, function):
         self.function = function
         self.name = function.__name__
+        self.__doc__ = function.__doc__
         self.tree = _parse(function)
         self.params, self.vararg = _parameters(self.tree, function)
 

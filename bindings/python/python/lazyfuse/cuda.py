@@ -86,6 +86,16 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     return current_context()._cx.pinned_array(shape, _dtype_name(dtype))
 
 
+def pinned_array_like(ary):
+    """A zeroed ``pinned_array`` of ``ary``'s shape and dtype."""
+    return pinned_array(ary.shape, ary.dtype)
+
+
+def mapped_array_like(ary, portable=False, wc=False):
+    """A zeroed ``mapped_array`` of ``ary``'s shape and dtype."""
+    return mapped_array(ary.shape, ary.dtype, portable=portable, wc=wc)
+
+
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", portable=False, wc=False):
     """Numba's ``cuda.mapped_array``: a zeroed NumPy array in host memory
     mapped into the current context's device; ``copy_to_host(out=it)`` has
@@ -220,6 +230,7 @@ class Dispatcher:
 
     def __init__(self, function, scalar_types=None):
         self.__name__ = function.__name__
+        self.__doc__ = function.__doc__
         self._function = function
         self._kernels = {}
         # The dtypes an explicit signature gives the scalar parameters
@@ -255,12 +266,17 @@ class Dispatcher:
                 self._launch(blocks, threads, args)
         return launch
 
+    def __call__(self, *args):
+        raise ValueError(f"kernel '{self.__name__}': the launch configuration was not specified "
+                         "(launch it as kernel[blocks, threads](args))")
+
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise TypeError("launch a kernel as kernel[blocks, threads](args) or "
                             "kernel[blocks, threads, stream, dynamic shared bytes](args)")
+        grid, block = _launch_dims("griddim", config[0]), _launch_dims("blockdim", config[1])
         shared = int(config[3]) if len(config) == 4 else None
-        return lambda *args: self._launch(config[0], config[1], args, shared)
+        return lambda *args: self._launch(grid, block, args, shared)
 
     def _launch(self, grid, block, args, dynamic_shared=None):
         import inspect
@@ -289,6 +305,10 @@ class Dispatcher:
                 # Converted as C converts (an int wraps), as Numba's launch does.
                 lazy.append(np.asarray(a).astype(dtype).item())
                 key.append(dtype)
+            elif isinstance(a, np.generic) and a.dtype.kind in "iuf":
+                # A NumPy scalar keeps its dtype, as Numba types it.
+                lazy.append(a.item())
+                key.append(a.dtype.name)
             elif isinstance(a, (bool, int, float, np.generic)):
                 lazy.append(a.item() if isinstance(a, np.generic) else a)
                 key.append("float64" if isinstance(lazy[-1], float) else "int64")
@@ -339,6 +359,16 @@ class Dispatcher:
                 original._rebind(result)
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
+
+
+def _launch_dims(what, dims):
+    """A launch's grid or block as a list of 1 to 3 ints (Numba's messages)."""
+    listed = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in listed):
+        raise TypeError(f"{what} must be a sequence of integers, got {listed}")
+    if not 1 <= len(listed) <= 3:
+        raise ValueError(f"{what} must be a sequence of 1, 2 or 3 integers, got {listed}")
+    return [int(d) for d in listed]
 
 
 def _flatten(name, value, dtype, leaves, tuples, fields):

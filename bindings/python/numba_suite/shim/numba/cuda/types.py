@@ -12,3 +12,8 @@ class Type:
 
 
 double = float64
+
+from ._absent import Absent as _Absent  # noqa: E402
+
+#: Pointer types: not lazyfuse's.
+CPointer = _Absent("pointer types (CPointer)")

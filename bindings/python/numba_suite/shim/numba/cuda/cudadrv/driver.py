@@ -4,3 +4,8 @@ from .._absent import Absent, AbsentError
 
 driver = Absent("CUDA driver wrapper")
 CudaAPIError = AbsentError
+
+
+def _have_nvjitlink():
+    """lazyfuse does not link kernels with nvJitLink."""
+    return False

@@ -5,3 +5,8 @@ import numpy as np
 from lazyfuse.cuda import from_dtype  # noqa: F401
 
 numpy_version = tuple(int(p) for p in np.__version__.split(".")[:2])
+
+from .._absent import Absent  # noqa: E402
+
+#: Arrays over raw pointers: not lazyfuse's.
+carray = farray = Absent("carray/farray (arrays over raw pointers)")
