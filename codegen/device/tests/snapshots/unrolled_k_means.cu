@@ -1,5 +1,5 @@
 
-extern "C" __global__ void __launch_bounds__(256, 2) lf_ew_6a5a98927bcad3c9(
+extern "C" __global__ void __launch_bounds__(256, 2) lf_ew_b98f4d9c14edaa41(
     int n,
     int off0,
     int st0_0,
