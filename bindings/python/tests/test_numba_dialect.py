@@ -549,3 +549,42 @@ def test_device_functions_take_keyword_arguments_and_number_defaults(backend):
 
     with pytest.raises(CompileError, match="keyword arguments that '_scaled' does not take"):
         wrong[1, 1](np.zeros(1))
+
+
+class _Custom(Exception):
+    pass
+
+
+@cuda.jit(device=True)
+def _check(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x
+
+
+def test_a_raise_in_a_debug_kernel_is_raised_on_the_host_with_the_thread(backend):
+    @cuda.jit(debug=True)
+    def kernel(x, out):
+        i = cuda.grid(1)
+        if x[i] == 7:
+            raise _Custom("seven")
+        out[i] = _check(x[i])
+
+    out = np.zeros(4)
+    kernel[1, 4](np.array([1.0, 2.0, 3.0, 4.0]), out)
+    assert out.tolist() == [1, 2, 3, 4]
+    with pytest.raises(_Custom, match=r"tid=\[2, 0, 0\] ctaid=\[0, 0, 0\]: seven"):
+        kernel[1, 4](np.array([1.0, 2.0, 7.0, 4.0]), out)
+    with pytest.raises(ValueError, match="negative"):
+        kernel[1, 4](np.array([1.0, -2.0, 3.0, 4.0]), out)
+
+    @cuda.jit
+    def quiet(x, out):  # without debug=True the raising thread stops, unreported
+        i = cuda.grid(1)
+        if x[i] < 0:
+            raise ValueError
+        out[i] = x[i]
+
+    out = np.zeros(2)
+    quiet[1, 2](np.array([-1.0, 5.0]), out)
+    assert out.tolist() == [0.0, 5.0]

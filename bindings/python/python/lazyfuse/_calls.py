@@ -138,6 +138,8 @@ class Calls:
             return ("cast", "int64", ("unary", "round", self.expr(args[0])))
         if len(tail) == 3 and tail[:2] == ["cuda", "fp16"]:
             return self.half_call(e, tail[2], [("cast", "float16", self.expr(a)) for a in args])
+        if path == "lazyfuse.raise":
+            return self.raised(args[0].value)
         if path == "pow" and len(args) == 2:
             return ("bin", "power", self.expr(args[0]), self.expr(args[1]))
         if path == "round" and len(args) == 2:

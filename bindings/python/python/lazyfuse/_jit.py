@@ -138,6 +138,45 @@ class _Renamer(ast.NodeTransformer):
         return node
 
 
+class _Raises(ast.NodeTransformer):
+    """``raise E`` / ``raise E("message")`` as a call recording it (for a
+    kernel compiled with ``debug=True``) and a ``return``: the raising
+    thread stops, as in Numba (a device function's raise returns from it)."""
+
+    def __init__(self, translator):
+        self.translator = translator
+
+    def visit_FunctionDef(self, node):
+        return node if node is not self.root else self.generic_visit(node)
+
+    def visit_Raise(self, node):
+        exc = node.exc
+        call = exc if isinstance(exc, ast.Call) else None
+        name = call.func if call else exc
+        known, cls = self.translator.static_value(name)
+        if not known and isinstance(name, ast.Name):  # ValueError and the other builtins
+            import builtins
+            cls = getattr(builtins, name.id, None)
+            known = cls is not None
+        if not (known and isinstance(cls, type) and issubclass(cls, BaseException)):
+            self.translator.fail(node, "raising other than an exception class")
+        message = ""
+        if call is not None and call.args:
+            first = call.args[0]
+            known, message = ((True, first.value) if isinstance(first, ast.Constant)
+                              else self.translator.static_value(first))
+            if not (known and isinstance(message, str)) or len(call.args) > 1 or call.keywords:
+                self.translator.fail(node, "an exception's arguments other than one constant string")
+        self.translator.raises.append((cls, message))
+        record = ast.Expr(ast.Call(ast.Name("_lf_raise", ast.Load()),
+                                   [ast.Constant(len(self.translator.raises))], []))
+        return [ast.copy_location(record, node), ast.copy_location(ast.Return(None), node)]
+
+    def apply(self, tree):
+        self.root = tree
+        return ast.fix_missing_locations(self.visit(tree))
+
+
 class _ConstantAliases(ast.NodeTransformer):
     """Drops ``X = cuda.const.array_like(G)`` (noting ``X`` as ``G`` in
     ``names``) and reads ``cuda.const.array_like(G)`` elsewhere as ``G``:
@@ -162,6 +201,11 @@ class _ConstantAliases(ast.NodeTransformer):
         if self._array_like(node):
             return ast.copy_location(ast.Name(node.args[0].id, ast.Load()), node)
         return self.generic_visit(node)
+
+
+#: The hidden array a kernel compiled with ``debug=True`` reports a raise
+#: in: the exception's code, then the raising thread's and block's indices.
+RAISED = "_lf_raised"
 
 
 def _constant_locals(tree, params):
@@ -248,6 +292,9 @@ def _intrinsic_path(value):
     return None
 
 
+#: What a translated ``raise`` calls (``_Raises``).
+_RAISE = type("_RaiseMarker", (), {"_lf_path": "lazyfuse.raise"})()
+
 #: Functions inlined as device functions (see ``_as_device_function``), made once.
 _LIBRARY = {}
 
@@ -303,8 +350,12 @@ class Translator(ControlFlow, Calls):
     """Translates one function; ``arrays`` names its array arguments."""
 
     def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
-                 dynamic_shared=None):
+                 dynamic_shared=None, debug=False):
         self.function = function
+        # The exceptions the kernel raises, by code (1, 2, ...), and whether
+        # they are reported (Numba's `debug=True`): a list shared with the
+        # device functions inlined.
+        self.raises, self.debug = [], debug
         # The launch's dynamic shared memory in bytes (`cuda.shared.array(0, …)`),
         # and the dtypes of the arrays that took it.
         self.dynamic_shared, self.dynamic_arrays = dynamic_shared, []
@@ -327,6 +378,9 @@ class Translator(ControlFlow, Calls):
         self.bound = _binds(self.params, self.tree)
         self.tree = self.global_arrays(self.tree)
         self.bound = _binds(self.params, self.tree)
+        self.env.setdefault("_lf_raise", _RAISE)
+        self.constant_locals = {}
+        self.tree = _Raises(self).apply(self.tree)
         # Locals the function's body assigns once, at its top level, a
         # number or a tuple of numbers (`N = 100`): known when compiling
         # too (shapes of shared and local arrays), as Numba's constant
@@ -568,6 +622,23 @@ class Translator(ControlFlow, Calls):
                 self.fail(node, "a slice used as a value (assign it to a name, or pass it to a "
                                 "device function)")
         return self.through_view(node.value.id, self.index_items(index), node)
+
+    def raised(self, code):
+        """The record of exception ``code``: where the kernel reports them,
+        the first raising thread stores the code and its thread and block
+        indices in the launch's hidden ``_lf_raised`` array."""
+        if not self.debug:
+            return ("const", 0)
+        self.arrays.add(RAISED)
+        self.ndims[RAISED] = 1
+        self.written.add(RAISED)
+        old = self.fresh("raised")
+        ids = [("special", kind, d) for kind in ("threadIdx", "blockIdx") for d in "xyz"]
+        stores = [("store", RAISED, [("const", i + 1)], ("cast", "int64", v)) for i, v in enumerate(ids)]
+        return ("let", [
+            ("assign", old, ("atomic", "cas", RAISED, [("const", 0)], [("const", 0), ("const", code)])),
+            ("if", ("bin", "equal", ("var", old), ("const", 0)), stores, []),
+        ], ("const", 0))
 
     def print_call(self, call):
         """``print(a, b, ...)``: one line per thread, the values separated
@@ -1102,6 +1173,8 @@ class Translator(ControlFlow, Calls):
             sub.bound |= set(self.tuples[names[target.vararg]])
         sub.tree = sub.global_arrays(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
+        sub.env.setdefault("_lf_raise", _RAISE)
+        sub.tree = _Raises(sub).apply(sub.tree)
         arity = _tuple_arity(tree)
         if arity:
             sub.result = [f"{prefix}return{i}" for i in range(arity)]

@@ -228,8 +228,10 @@ class Dispatcher:
     returns; lazyfuse arrays stay lazy (a written one is re-bound to the
     new value)."""
 
-    def __init__(self, function, scalar_types=None):
+    def __init__(self, function, scalar_types=None, debug=False):
         self.__name__ = function.__name__
+        # Numba's `debug=True`: a raise inside the kernel is reported.
+        self._debug = debug
         self.__doc__ = function.__doc__
         self._function = function
         self._kernels = {}
@@ -321,7 +323,8 @@ class Dispatcher:
             arrays = [n for n, k in zip(names, key[0]) if isinstance(k, tuple)]
             ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
             translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
-                                         fields=fields, dynamic_shared=dynamic_shared)
+                                         fields=fields, dynamic_shared=dynamic_shared,
+                                         debug=self._debug)
             body = translator.kernel()
             spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
                     for n, k in zip(names, key[0])]
@@ -331,6 +334,11 @@ class Dispatcher:
                          for name, value in translator.implicit.items()]
             spec += [(name, str(a.dtype), a.ndim, False) for name, a in constants]
             extra = [a for _, a in constants]
+            raises = translator.raises if _jit.RAISED in translator.written else []
+            if raises:  # where a raise is reported: code, thread and block indices
+                spec.append((_jit.RAISED, "int64", 1, True))
+                written.append(_jit.RAISED)
+                extra.append(np.zeros(7, np.int64))
             if not written:
                 # A launch has an output (and runs over an array's context):
                 # a kernel that writes no array gets one it never touches.
@@ -338,8 +346,8 @@ class Dispatcher:
                 written.append("_lf_unused")
                 extra.append(None)
             self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written,
-                                  extra, translator.prints[0])
-        kernel, written, constants, prints = self._kernels[key]
+                                  extra, translator.prints[0], raises)
+        kernel, written, constants, prints, raises = self._kernels[key]
         constants = [np.zeros(1, np.int8) if c is None else c for c in constants]
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
@@ -351,6 +359,8 @@ class Dispatcher:
         if prints:  # its lines appear now, as a launch's do in Numba
             from . import compute
             compute(*[Array(r) for r in results])
+        if raises:
+            _raise_reported(raises, np.asarray(Array(results[written.index(_jit.RAISED)])))
         for name, result in zip(written, results):
             if name in kept or name not in values:
                 continue
@@ -359,6 +369,16 @@ class Dispatcher:
                 original._rebind(result)
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
+
+
+def _raise_reported(raises, record):
+    """Raises the exception a kernel reported (``record``: its code, the
+    thread's and the block's indices), with Numba's message."""
+    if record[0] == 0:
+        return
+    cls, message = raises[int(record[0]) - 1]
+    where = f"tid={list(map(int, record[1:4]))} ctaid={list(map(int, record[4:7]))}"
+    raise cls(f"{where}: {message}" if message else where)
 
 
 def _launch_dims(what, dims):
@@ -445,7 +465,8 @@ def jit(function=None, device=False, **options):
     signature = function if isinstance(function, (str, list, tuple)) else None
 
     def wrap(f):
-        return _jit.DeviceFunction(f) if device else Dispatcher(f, _scalar_types(signature))
+        return _jit.DeviceFunction(f) if device else Dispatcher(
+            f, _scalar_types(signature), debug=bool(options.get("debug")))
 
     if function is None or signature is not None:
         return wrap
