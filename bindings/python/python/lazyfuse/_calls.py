@@ -10,6 +10,9 @@ import ast
 from .errors import CompileError
 from ._trace import _MATH
 
+#: CUDA's geometry registers (``cuda.threadIdx.x`` …).
+SPECIAL = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+
 #: Numba's atomic operations by the native kernel builder's names.
 _ATOMICS = {
     "add": "add", "sub": "sub", "max": "max", "min": "min", "nanmax": "nanmax",

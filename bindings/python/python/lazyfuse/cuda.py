@@ -6,13 +6,18 @@ CPU, or ``with lazyfuse.use("sim")``) stands in, so programs run anywhere.
 
 import contextlib
 import sys
-import time
 import types
-import weakref
 
 import numpy as np
 
 from . import _array_api, _cuda_random, _native, _trace
+from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
+    In, InOut, Out, _flatten, _launch_dims, _raise_reported, _scalar_types, wrap_arg,
+)
+from ._streams import (  # noqa: F401  (Numba's names)
+    Event, Stream, default_stream, event, event_elapsed_time, external_stream,
+    legacy_default_stream, per_thread_default_stream, stream, synchronize,
+)
 
 
 def is_available():
@@ -371,42 +376,6 @@ class Dispatcher:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
 
 
-def _raise_reported(raises, record):
-    """Raises the exception a kernel reported (``record``: its code, the
-    thread's and the block's indices), with Numba's message."""
-    if record[0] == 0:
-        return
-    cls, message = raises[int(record[0]) - 1]
-    where = f"tid={list(map(int, record[1:4]))} ctaid={list(map(int, record[4:7]))}"
-    raise cls(f"{where}: {message}" if message else where)
-
-
-def _launch_dims(what, dims):
-    """A launch's grid or block as a list of 1 to 3 ints (Numba's messages)."""
-    listed = list(dims) if isinstance(dims, (tuple, list)) else [dims]
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in listed):
-        raise TypeError(f"{what} must be a sequence of integers, got {listed}")
-    if not 1 <= len(listed) <= 3:
-        raise ValueError(f"{what} must be a sequence of 1, 2 or 3 integers, got {listed}")
-    return [int(d) for d in listed]
-
-
-def _flatten(name, value, dtype, leaves, tuples, fields):
-    """Appends ``(leaf name, value, declared dtype)`` for each number or
-    array of a kernel argument: the argument itself, or the elements of a
-    tuple (recursively), named ``<name>__lf<i>``; ``tuples`` gets each
-    tuple's element names, ``fields`` a namedtuple's field names."""
-    if not isinstance(value, tuple):
-        leaves.append((name, value.value if isinstance(value, In) else value, dtype))
-        return
-    elements = [f"{name}__lf{i}" for i in range(len(value))]
-    tuples[name] = elements
-    if hasattr(value, "_fields"):
-        fields[name] = list(value._fields)
-    for element, item in zip(elements, value):
-        _flatten(element, item, None, leaves, tuples, fields)
-
-
 def _refuse_aliases(name, params, args, written):
     """Arguments that share memory (the same array twice, or overlapping
     NumPy views) where the kernel writes one of them: lazyfuse gives each
@@ -473,32 +442,6 @@ def jit(function=None, device=False, **options):
     return wrap(function)
 
 
-def _scalar_types(signature):
-    """The dtype a signature gives each scalar parameter (None for arrays),
-    or None without a signature: ``void(float32[:], int32)`` gives
-    ``[None, "int32"]``. Several signatures (a list) declare none."""
-    if signature is None or isinstance(signature, list):
-        return None
-    from ._numba import _signature_text
-    text = _signature_text(signature)
-    inner = text[text.index("(") + 1:text.rindex(")")]
-    params, depth, current = [], 0, ""
-    for ch in inner:
-        depth += ch == "[" or ch == "("
-        depth -= ch == "]" or ch == ")"
-        if ch == "," and depth == 0:
-            params.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        params.append(current.strip())
-    try:
-        return [None if "[" in p else np.dtype(p).name for p in params]
-    except TypeError:
-        return None
-
-
 def syncthreads():
     """``cuda.syncthreads()`` (only meaningful inside a ``@cuda.jit`` kernel)."""
     raise RuntimeError("cuda.syncthreads() is only translated inside a @cuda.jit kernel")
@@ -538,117 +481,6 @@ atomic = _Namespace(**_intrinsics(
     "dec", "exch", "compare_and_swap", "cas",
 ))
 threadIdx = blockIdx = blockDim = gridDim = _Namespace(x=0, y=0, z=0)
-
-
-class Stream:
-    """Numba's ``cuda.stream()``: an ordered queue of asynchronous work.
-    ``s.eval(*arrays)`` queues their demand and returns a pending outcome
-    (``.wait()``); ``to_device(a, stream=s)`` queues a copy;
-    ``s.synchronize()`` waits for everything queued."""
-
-    def __init__(self, native):
-        self._s = native
-
-    def eval(self, *arrays):
-        return self._s.eval([a._a for a in arrays])
-
-    def synchronize(self):
-        self._s.synchronize()
-
-    @contextlib.contextmanager
-    def auto_synchronize(self):
-        """``with stream.auto_synchronize():`` synchronizes on leaving."""
-        try:
-            yield self
-        finally:
-            self.synchronize()
-
-
-#: The streams ``stream()`` made that are still in use: what
-#: ``synchronize()`` waits for.
-_STREAMS = weakref.WeakSet()
-
-
-def stream():
-    """A new stream on the current context."""
-    from . import current_context
-    made = Stream(current_context()._cx.stream())
-    _STREAMS.add(made)
-    return made
-
-
-def default_stream():
-    """Numba's default stream: work queued on it runs in order with the
-    current context's other work (lazyfuse orders work by its data)."""
-    return stream()
-
-
-legacy_default_stream = per_thread_default_stream = default_stream
-
-
-def external_stream(ptr):
-    """Numba's stream made from a CUDA stream handle: lazyfuse queues its
-    work on its own streams, so a handle from elsewhere is refused."""
-    from .errors import ArgumentError
-    raise ArgumentError(
-        f"external_stream: lazyfuse cannot queue work on a CUDA stream it did not make "
-        f"(got the handle {ptr!r}; expected cuda.stream())")
-
-
-def synchronize():
-    """Numba's ``cuda.synchronize()``: waits for the work queued on every
-    stream in use. (Work is queued only by ``stream.eval`` and
-    ``to_device(..., stream=s)``; a lazy array nobody demanded has none.)"""
-    for queued in list(_STREAMS):
-        queued.synchronize()
-
-
-class Event:
-    """Numba's ``cuda.event()``, for timing: ``record(stream)`` waits for
-    the work ``stream`` has queued (or for every stream, as
-    ``synchronize()``), then notes the host's clock; ``elapsed_time`` is
-    the time between two records, in milliseconds. Lazy work not demanded
-    in between is not in it."""
-
-    def __init__(self, timing=True):
-        self.timing = timing
-        self._recorded = None
-
-    def record(self, stream=0):
-        if isinstance(stream, Stream):
-            stream.synchronize()
-        else:
-            synchronize()
-        self._recorded = time.perf_counter()
-
-    def synchronize(self):
-        """Waits for the recorded work (done when recorded)."""
-
-    def wait(self, stream=0):
-        """Makes ``stream`` wait for the event (it is complete when recorded)."""
-
-    def query(self):
-        """Whether the event has been recorded."""
-        return self._recorded is not None
-
-    def elapsed_time(self, evtend):
-        """Milliseconds from this event to ``evtend``."""
-        return event_elapsed_time(self, evtend)
-
-
-def event(timing=True):
-    """A new ``Event``."""
-    return Event(timing)
-
-
-def event_elapsed_time(evtstart, evtend):
-    """Milliseconds between two recorded events, as Numba's."""
-    from .errors import ArgumentError
-    if not (evtstart.timing and evtend.timing):
-        raise ArgumentError("event_elapsed_time: events made with timing=False have no time")
-    if evtstart._recorded is None or evtend._recorded is None:
-        raise ArgumentError("event_elapsed_time: both events must be recorded first")
-    return (evtend._recorded - evtstart._recorded) * 1e3
 
 
 def is_cuda_array(obj):
@@ -701,32 +533,6 @@ def is_bfloat16_supported():
 def is_fp8_supported():
     """Numba's fp8 types are not lazyfuse's."""
     return False
-
-
-class In:
-    """A NumPy argument only read by the kernel: not copied back (Numba's
-    ``cuda.In``, PyCUDA's ``drv.In``)."""
-
-    copy_back = False
-
-    def __init__(self, value):
-        self.value = value
-
-
-class Out(In):
-    """A NumPy argument the kernel writes: copied back after the launch."""
-
-    copy_back = True
-
-
-class InOut(Out):
-    """A NumPy argument read and written: copied back after the launch."""
-
-
-def wrap_arg(value, default=InOut):
-    """``value`` wrapped in ``default`` unless it is wrapped already (for
-    a dispatcher's ``extensions``, as Numba's)."""
-    return value if isinstance(value, In) else default(value)
 
 
 def vectorize(signatures=None, **options):

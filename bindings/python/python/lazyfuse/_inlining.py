@@ -1,0 +1,146 @@
+"""Calls of device functions, inlined: arguments bound (the caller's own
+names, compile-time values, slices, ``*args``, keywords and defaults), the
+callee's names renamed for the call site, its body translated where it is
+called. A mixin of the translator (``_jit.Translator``)."""
+
+import ast
+import copy
+
+from ._compile_time import _constant_locals
+from ._control import has_return
+from ._functions import (
+    _as_device_function, _rebinds, _Renamer, _returns_value, _tuple_arity, _defaults,
+)
+from ._reports import _RAISE, _Raises
+
+
+class Inlining:
+    """The translator's calls of device functions. Expects the
+    translator's state and methods (it makes a translator of its own type
+    for each inlined body)."""
+
+    def inlines(self, target):
+        """Whether a call of ``target`` is inlined: a device function, or a
+        function of ``_kernel_math`` (which call one another)."""
+        return _as_device_function(target) is not None
+
+    def library_call(self, name, call):
+        """A call of the ``_kernel_math`` function ``name``, inlined."""
+        from . import _kernel_math
+        return self.inline_call(getattr(_kernel_math, name), call)
+
+    def inline_call(self, target, call):
+        """A device function's call, inlined: ``("let", statements, value)``.
+        Its locals and parameters are renamed for this call site, except a
+        parameter given a name it does not rebind (an array, or a local of
+        the caller), which reads that name; its `return`s assign a result
+        local, read after the statements."""
+        target = _as_device_function(target)
+        name = target.name
+        if target in self.inlining:
+            self.fail(call, f"a recursive call of the device function '{name}'")
+        args = self.call_arguments(call, target)
+        if len(args) != len(target.params) and not (target.vararg and len(args) >= len(target.params)):
+            self.fail(call, f"a call of '{name}' with {len(args)} arguments "
+                            f"(it takes {len(target.params)}{' or more' if target.vararg else ''})")
+        tree = target.tree
+        bound = set(target.params) | {target.vararg} - {None} | {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        self.sites[0] += 1
+        prefix = f"_lf_{name}{self.sites[0]}_"
+        names = {n: prefix + n for n in bound}
+        setup, static = self.bind_arguments(target, args, names, bound, call)
+        sub = type(self).__new__(type(self))
+        sub.__dict__.update(self.__dict__)
+        sub.function, sub.loops = target.function, ()
+        sub.tree = _Renamer(names).visit(copy.deepcopy(tree))
+        sub.env = target.scope()
+        sub.env.update(static)
+        sub.bound = (set(names.values()) - set(static)) | target.outer
+        if target.vararg:  # the elements of `*args`, made by the caller
+            sub.bound |= set(self.tuples[names[target.vararg]])
+        sub.tree = sub.global_arrays(sub.tree)
+        sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
+        sub.env.setdefault("_lf_raise", _RAISE)
+        sub.tree = _Raises(sub).apply(sub.tree)
+        arity = _tuple_arity(tree)
+        if arity:
+            sub.result = [f"{prefix}return{i}" for i in range(arity)]
+        else:
+            sub.result = prefix + "return" if _returns_value(tree) else None
+        sub.inlining = self.inlining + [target]
+        sub.returned = self.fresh("returned")
+        body = sub.start_of_function(sub.tree) + sub.body(sub.tree.body)
+        hoisted = sub.function_scoped()
+        results = sub.result if arity else [sub.result] if sub.result else []
+        if results and not all(isinstance(s, ast.Return) for s in sub.tree.body if has_return(s)):
+            hoisted.extend(results)  # assigned in a branch
+        statements = ([("hoist", hoisted)] if hoisted else []) + setup + body
+        if arity:
+            return ("let", statements, ("tuple", [("var", r) for r in results]))
+        value = ("var", sub.result) if sub.result else ("const", 0)
+        return ("let", statements, value)
+
+    def call_arguments(self, call, target):
+        """A call's arguments in the order of the callee's parameters:
+        ``*t`` of a tuple spread into its elements (as names or constants),
+        keyword arguments in their places, defaults where none is given."""
+        out = []
+        for arg in call.args:
+            if not isinstance(arg, ast.Starred):
+                out.append(arg)
+                continue
+            parts = self.tuple_parts(arg.value)
+            if parts is None or any(p[0] not in ("var", "array", "const") for p in parts):
+                self.fail(call, "*arguments other than a tuple")
+            out += [ast.Constant(p[1]) if p[0] == "const" else ast.Name(p[1], ast.Load())
+                    for p in parts]
+        given = {k.arg: k.value for k in call.keywords}
+        if None in given or set(given) - set(target.params):
+            self.fail(call, f"keyword arguments that '{target.name}' does not take")
+        defaults = _defaults(target.tree, target.function)
+        for param in target.params[len(out):]:
+            if param in given:
+                out.append(given.pop(param))
+            elif param in defaults:
+                out.append(ast.Constant(defaults[param]))
+            else:
+                given_count = len(call.args) + len(call.keywords)
+                self.fail(call, f"a call of '{target.name}' with {given_count} arguments (it takes "
+                                f"{len(target.params)}), none for '{param}'")
+        if given:
+            self.fail(call, f"'{target.name}' given {', '.join(given)} twice")
+        return out
+
+    def bind_arguments(self, target, args, names, bound, call):
+        """The statements binding a callee's parameters to ``args``, and
+        the parameters known when compiling (read as globals); may point a
+        parameter's name at the caller's own name or at a slice."""
+        tree = target.tree
+        free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
+        setup, static = [], {}
+        for param, arg in zip(target.params, args):
+            if self.is_sliced(arg):  # a row `a[i, :]` passed on: a slice of the callee's own
+                view = self.fresh("slice")
+                setup += self.make_view(view, arg)
+                names[param] = view
+                continue
+            known, value = self.static_value(arg)
+            if known and not _rebinds(tree, param):
+                # Known when compiling (a type, a function, a tuple, a
+                # number): the body reads it as a global, as Numba's
+                # specialisation on literal arguments would.
+                static[names[param]] = value
+                continue
+            if isinstance(arg, ast.Name) and (arg.id in self.arrays or arg.id in self.bound):
+                if not _rebinds(tree, param) and arg.id not in free:
+                    names[param] = arg.id  # read the caller's name itself
+                    continue
+                if arg.id in self.arrays:
+                    self.fail(call, f"'{target.name}' re-binding its array parameter '{param}'")
+            setup.append(("assign", names[param], self.expr(arg)))
+        if target.vararg:
+            extra = [self.expr(a) for a in args[len(target.params):]]
+            setup += self.assign_tuple(names[target.vararg], extra, call)
+        return setup, static

@@ -1,0 +1,88 @@
+"""The arguments of a kernel launch: tuples flattened into one parameter
+per number or array, NumPy scalars and declared signatures giving
+dtypes, ``In``/``Out``/``InOut`` wrappers, the launch's dimensions, and
+the exception a ``debug=True`` kernel reported. Used by
+``cuda.Dispatcher``."""
+
+import numpy as np
+
+
+class In:
+    """A NumPy argument only read by the kernel: not copied back (Numba's
+    ``cuda.In``, PyCUDA's ``drv.In``)."""
+
+    copy_back = False
+
+    def __init__(self, value):
+        self.value = value
+
+class Out(In):
+    """A NumPy argument the kernel writes: copied back after the launch."""
+
+    copy_back = True
+
+class InOut(Out):
+    """A NumPy argument read and written: copied back after the launch."""
+
+def wrap_arg(value, default=InOut):
+    """``value`` wrapped in ``default`` unless it is wrapped already (for
+    a dispatcher's ``extensions``, as Numba's)."""
+    return value if isinstance(value, In) else default(value)
+
+def _flatten(name, value, dtype, leaves, tuples, fields):
+    """Appends ``(leaf name, value, declared dtype)`` for each number or
+    array of a kernel argument: the argument itself, or the elements of a
+    tuple (recursively), named ``<name>__lf<i>``; ``tuples`` gets each
+    tuple's element names, ``fields`` a namedtuple's field names."""
+    if not isinstance(value, tuple):
+        leaves.append((name, value.value if isinstance(value, In) else value, dtype))
+        return
+    elements = [f"{name}__lf{i}" for i in range(len(value))]
+    tuples[name] = elements
+    if hasattr(value, "_fields"):
+        fields[name] = list(value._fields)
+    for element, item in zip(elements, value):
+        _flatten(element, item, None, leaves, tuples, fields)
+
+def _launch_dims(what, dims):
+    """A launch's grid or block as a list of 1 to 3 ints (Numba's messages)."""
+    listed = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in listed):
+        raise TypeError(f"{what} must be a sequence of integers, got {listed}")
+    if not 1 <= len(listed) <= 3:
+        raise ValueError(f"{what} must be a sequence of 1, 2 or 3 integers, got {listed}")
+    return [int(d) for d in listed]
+
+def _scalar_types(signature):
+    """The dtype a signature gives each scalar parameter (None for arrays),
+    or None without a signature: ``void(float32[:], int32)`` gives
+    ``[None, "int32"]``. Several signatures (a list) declare none."""
+    if signature is None or isinstance(signature, list):
+        return None
+    from ._numba import _signature_text
+    text = _signature_text(signature)
+    inner = text[text.index("(") + 1:text.rindex(")")]
+    params, depth, current = [], 0, ""
+    for ch in inner:
+        depth += ch == "[" or ch == "("
+        depth -= ch == "]" or ch == ")"
+        if ch == "," and depth == 0:
+            params.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        params.append(current.strip())
+    try:
+        return [None if "[" in p else np.dtype(p).name for p in params]
+    except TypeError:
+        return None
+
+def _raise_reported(raises, record):
+    """Raises the exception a kernel reported (``record``: its code, the
+    thread's and the block's indices), with Numba's message."""
+    if record[0] == 0:
+        return
+    cls, message = raises[int(record[0]) - 1]
+    where = f"tid={list(map(int, record[1:4]))} ctaid={list(map(int, record[4:7]))}"
+    raise cls(f"{where}: {message}" if message else where)
