@@ -180,7 +180,7 @@ if [ -x "$venv/bin/python" ] &&
   # wheel on PyPI) through a shim that only binds Numba's names to
   # lazyfuse's: the expected failures are listed with their reasons in
   # bindings/python/numba_suite/xfails.txt (strict: one that passes fails).
-  if "$venv/bin/pip" install --quiet --disable-pip-version-check cffi ml_dtypes; then
+  if "$venv/bin/pip" install --quiet --disable-pip-version-check cffi ml_dtypes llvmlite; then
     status=0
     "$venv/bin/python" bindings/python/numba_suite/run.py -q >target/numba-suite.log 2>&1 || status=$?
     tail -1 target/numba-suite.log
@@ -196,7 +196,7 @@ if [ -x "$venv/bin/python" ] &&
       extra_passed=$((extra_passed + numba_passed))
     fi
   else
-    echo "SKIPPED: Numba's CUDA tests (cffi and ml_dtypes could not be installed)"
+    echo "SKIPPED: Numba's CUDA tests (cffi, ml_dtypes and llvmlite could not be installed)"
     extra_skipped=$((extra_skipped + 1))
   fi
   # The Python benchmarks, quick (that they run and their results agree
