@@ -6,8 +6,8 @@ Numba does, and returns them as a device array of ``n`` rows of two
 uint64 words (``s0``, ``s1``; Numba uses a record dtype of those fields,
 which lazyfuse arrays do not hold). State ``i`` is state 0 advanced by
 ``i`` jumps of 2**64 steps: the jump is linear over GF(2), so its 128×128
-bit matrix and the matrix's powers give every state in ``log2(n)``
-vectorised steps instead of ``n`` sequential jumps.
+bit matrix and the matrix's powers (as tables of byte images) give every
+state in ``log2(n)`` vectorised steps instead of ``n`` sequential jumps.
 
 The functions kernels call (``xoroshiro128p_uniform_float32`` …) are
 device functions written in the kernel dialect, inlined where called;
@@ -103,36 +103,49 @@ def _jump(state):
     return out
 
 
-def _apply(columns, state):
-    """The bit matrix (``columns[b]`` is the image of bit ``b``) times a state."""
-    out, b = 0, 0
-    while state:
-        if state & 1:
-            out ^= columns[b]
-        state >>= 1
-        b += 1
-    return out
+def _byte_tables(columns):
+    """A bit matrix as 16 tables of 256 images: ``tables[p, v]`` is the
+    image of the state whose byte ``p`` is ``v`` (the others zero), as two
+    uint64 words; a state's image is the XOR of its 16 bytes' images."""
+    cols = np.array([[c & _MASK, c >> 64] for c in columns], np.uint64).reshape(16, 8, 2)
+    tables = np.zeros((16, 256, 2), np.uint64)
+    for b in range(8):
+        step = 1 << b
+        tables[:, step:2 * step] = tables[:, :step] ^ cols[:, b][:, None, :]
+    return tables
 
 
-_JUMP_COLUMNS = []
-
-
-def _jump_columns():
-    """The jump's matrix, by columns (computed once)."""
-    if not _JUMP_COLUMNS:
-        _JUMP_COLUMNS.extend(_jump(1 << b) for b in range(128))
-    return _JUMP_COLUMNS
-
-
-def _apply_to_rows(columns, rows):
-    """The matrix times each row of an ``(m, 2)`` uint64 array of states."""
+def _apply_to_rows(tables, rows):
+    """The matrix (``_byte_tables``) times each row of an ``(m, 2)`` uint64
+    array of states."""
     out = np.zeros_like(rows)
-    for b in range(128):
-        bit = (rows[:, b // 64] >> np.uint64(b % 64)) & np.uint64(1)
-        column = columns[b]
-        out[:, 0] ^= bit * np.uint64(column & _MASK)
-        out[:, 1] ^= bit * np.uint64(column >> 64)
+    for p in range(16):
+        word, shift = divmod(p, 8)
+        byte = (rows[:, word] >> np.uint64(8 * shift)) & np.uint64(255)
+        out ^= tables[p][byte.astype(np.intp)]
     return out
+
+
+#: The jump's powers J**(2**k), as byte tables, made as they are needed.
+_JUMP_POWERS = []
+
+
+def _jump_power(k):
+    """J**(2**k) as byte tables: J's from its columns, then by squaring
+    (the matrix applied to its own columns)."""
+    while len(_JUMP_POWERS) <= k:
+        if not _JUMP_POWERS:
+            _JUMP_POWERS.append(_byte_tables([_jump(1 << b) for b in range(128)]))
+            continue
+        last = _JUMP_POWERS[-1]
+        # J**(2m) = J**m · J**m: the image of each basis state, twice.
+        basis = np.zeros((128, 2), np.uint64)
+        basis[np.arange(64), 0] = np.uint64(1) << np.arange(64, dtype=np.uint64)
+        basis[np.arange(64, 128), 1] = np.uint64(1) << np.arange(64, dtype=np.uint64)
+        images = _apply_to_rows(last, _apply_to_rows(last, basis))
+        columns = [int(lo) | (int(hi) << 64) for lo, hi in images]
+        _JUMP_POWERS.append(_byte_tables(columns))
+    return _JUMP_POWERS[k]
 
 
 def init_xoroshiro128p_states_host(n, seed, subsequence_start=0):
@@ -144,20 +157,17 @@ def init_xoroshiro128p_states_host(n, seed, subsequence_start=0):
     if n == 0:
         return states
     first = _seeded(int(seed) & _MASK)
-    power = list(_jump_columns())
-    start = int(subsequence_start)
-    while start:  # the jump's power `subsequence_start`, by squaring
-        if start & 1:
-            first = _apply(power, first)
-        power = [_apply(power, c) for c in power]
-        start >>= 1
     states[0] = (first & _MASK, first >> 64)
-    done, power = 1, list(_jump_columns())
+    start, k = int(subsequence_start), 0
+    while start:  # J**subsequence_start, by its binary digits
+        if start & 1:
+            states[:1] = _apply_to_rows(_jump_power(k), states[:1])
+        start >>= 1
+        k += 1
+    done, k = 1, 0
     while done < n:  # states[done:2*done] = J**done · states[:done]
         take = min(done, n - done)
-        states[done:done + take] = _apply_to_rows(power, states[:take])
+        states[done:done + take] = _apply_to_rows(_jump_power(k), states[:take])
         done += take
-        power = [_apply(power, c) for c in power]
+        k += 1
     return states
-
-
