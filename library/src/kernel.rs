@@ -32,7 +32,7 @@ use lazyfuse_device::nvrtc::{Compiled, Target};
 pub use lazyfuse_kernel::{
     ArgKernels, ArgValue, ArrayParam, AtomicOp, BuiltKernel, Dim, Dim3, FenceScope, HostRoutine,
     Indices, KernelScope, Local, LocalArrayRef, Printed, RawKernelImpl, RawParam, ScanKernels,
-    SharedArrayRef, Val, Workers, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES,
+    SharedArrayRef, Val, WarpOp, Workers, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES,
     MAX_THREADS_PER_BLOCK,
 };
 

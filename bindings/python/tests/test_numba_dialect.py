@@ -588,3 +588,36 @@ def test_a_raise_in_a_debug_kernel_is_raised_on_the_host_with_the_thread(backend
     out = np.zeros(2)
     quiet[1, 2](np.array([-1.0, 5.0]), out)
     assert out.tolist() == [0.0, 5.0]
+
+
+def test_warp_functions_shuffle_and_vote_across_a_warp(backend):
+    @cuda.jit
+    def kernel(x, out, votes):
+        i = cuda.grid(1)
+        v = x[i]
+        full = 0xFFFFFFFF
+        out[i, 0] = cuda.shfl_sync(full, v, 0)
+        out[i, 1] = cuda.shfl_down_sync(full, v, 1)
+        out[i, 2] = cuda.shfl_xor_sync(full, v, 1)
+        out[i, 3] = cuda.shfl_up_sync(full, v, 2)
+        votes[i, 0] = cuda.ballot_sync(full, v > 20)
+        votes[i, 1] = cuda.all_sync(full, v >= 0)
+        votes[i, 2] = cuda.any_sync(full, v > 100)
+        votes[i, 3] = cuda.lanemask_lt()
+        cuda.syncwarp()
+        if i % 2 == 0:
+            votes[i, 4] = cuda.activemask()
+
+    x = np.arange(32, dtype=np.float64)
+    out = np.zeros((32, 4))
+    votes = np.zeros((32, 5), np.uint32)
+    kernel[1, 32](x, out, votes)
+    lanes = np.arange(32)
+    assert out[:, 0].tolist() == [0.0] * 32
+    assert out[:, 1].tolist() == [min(l + 1, 31) if l < 31 else 31 for l in lanes]
+    assert out[:, 2].tolist() == [l ^ 1 for l in lanes]
+    assert out[:, 3].tolist() == [l - 2 if l >= 2 else l for l in lanes]
+    assert set(votes[:, 0]) == {sum(1 << l for l in range(21, 32))}
+    assert votes[:, 1].tolist() == [1] * 32 and votes[:, 2].tolist() == [0] * 32
+    assert votes[:, 3].tolist() == [(1 << l) - 1 for l in lanes]
+    assert votes[::2, 4].tolist() == [0x55555555] * 16

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use lazyfuse_core::{BinaryOp, DType, Literal, UnaryClass, UnaryOp, Wide};
 
-use super::ir::{AtomicTarget, DeviceKernel, DeviceProgram, Expr, ParamKind, Stmt};
+use super::ir::{AtomicTarget, DeviceKernel, DeviceProgram, Expr, ParamKind, Stmt, WarpOp};
 
 const PRELUDE: &str = include_str!("prelude.cuh");
 
@@ -341,6 +341,40 @@ impl Printer<'_> {
             Stmt::Print(pieces) => {
                 let (format, args) = crate::printf::cuda_call(pieces, |e| self.expr(e));
                 let _ = writeln!(text, "{pad}printf({format}{args});");
+            }
+            Stmt::Warp {
+                dst,
+                op,
+                mask,
+                value,
+                lane,
+            } => {
+                let (mask, value, lane) = (self.expr(mask), self.expr(value), self.expr(lane));
+                let function = op.cuda_function();
+                let call = match op {
+                    WarpOp::ActiveMask => format!("{function}()"),
+                    WarpOp::Ballot | WarpOp::All | WarpOp::Any => {
+                        format!("{function}((unsigned)({mask}), (int)({value}))")
+                    }
+                    _ => {
+                        let dtype = self.kernel.vars.get(dst.index()).copied();
+                        // The shuffles have no overload for bool or 8/16-bit integers.
+                        let widen = matches!(
+                            dtype,
+                            Some(DType::Bool | DType::I8 | DType::I16 | DType::U8 | DType::U16)
+                        );
+                        let value = if widen {
+                            format!("(int)({value})")
+                        } else {
+                            value
+                        };
+                        format!(
+                            "({})({function}((unsigned)({mask}), {value}, (int)({lane})))",
+                            self.var_type(*dst)
+                        )
+                    }
+                };
+                let _ = writeln!(text, "{pad}{dst} = {call};");
             }
             Stmt::ShuffleDown { dst, src, delta } => {
                 let dtype = self.kernel.vars.get(src.index()).copied();

@@ -277,6 +277,23 @@ pub enum Stmt {
     /// `printf` of one line: each thread writes its pieces, then a newline
     /// (Python's `print` in Numba's kernels; the `printf` module formats it).
     Print(Vec<PrintPiece>),
+    /// `dst = <warp op>(mask, value, lane)`: a value exchanged or voted
+    /// across the thread's warp (Numba's `shfl_sync` family, `ballot_sync`,
+    /// `all_sync`, `any_sync`, `activemask`). The lanes of `mask` must take
+    /// part; the simulator runs whole warps in lockstep.
+    Warp {
+        /// Destination register (declared: the value's dtype for a
+        /// shuffle, u32 for a ballot or the active mask, i32 for a vote).
+        dst: Var,
+        /// The operation.
+        op: WarpOp,
+        /// The lanes taking part (a u32 of bits).
+        mask: Expr,
+        /// The value shuffled, or the predicate voted on.
+        value: Expr,
+        /// The source lane, the distance, or the lane mask (shuffles only).
+        lane: Expr,
+    },
     /// `dst = __shfl_down_sync(0xffffffff, src, delta)`: lane `l` receives
     /// `src` of lane `l + delta` of its warp, or its own when that is past
     /// the warp. Every lane of the warp must take part.
@@ -305,6 +322,51 @@ pub enum PrintPiece {
     Value(Expr, DType),
 }
 
+/// A warp-level operation ([`Stmt::Warp`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarpOp {
+    /// The value of lane `lane % 32` (`__shfl_sync`).
+    ShuffleIndex,
+    /// The value of lane `l - lane`, or the own where that is below 0 (`__shfl_up_sync`).
+    ShuffleUp,
+    /// The value of lane `l + lane`, or the own where that is past the warp (`__shfl_down_sync`).
+    ShuffleDown,
+    /// The value of lane `l ^ lane` (`__shfl_xor_sync`).
+    ShuffleXor,
+    /// A bit per lane of `mask` whose predicate holds (`__ballot_sync`).
+    Ballot,
+    /// 1 when the predicate holds on every lane of `mask` (`__all_sync`).
+    All,
+    /// 1 when the predicate holds on a lane of `mask` (`__any_sync`).
+    Any,
+    /// A bit per lane of the warp that is running (`__activemask`).
+    ActiveMask,
+}
+
+impl WarpOp {
+    /// The CUDA function.
+    pub fn cuda_function(self) -> &'static str {
+        match self {
+            WarpOp::ShuffleIndex => "__shfl_sync",
+            WarpOp::ShuffleUp => "__shfl_up_sync",
+            WarpOp::ShuffleDown => "__shfl_down_sync",
+            WarpOp::ShuffleXor => "__shfl_xor_sync",
+            WarpOp::Ballot => "__ballot_sync",
+            WarpOp::All => "__all_sync",
+            WarpOp::Any => "__any_sync",
+            WarpOp::ActiveMask => "__activemask",
+        }
+    }
+
+    /// Whether it moves a value between lanes (else it votes).
+    pub fn is_shuffle(self) -> bool {
+        matches!(
+            self,
+            WarpOp::ShuffleIndex | WarpOp::ShuffleUp | WarpOp::ShuffleDown | WarpOp::ShuffleXor
+        )
+    }
+}
+
 /// Who a memory fence orders a thread's writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FenceScope {
@@ -314,6 +376,9 @@ pub enum FenceScope {
     Device,
     /// The device and the host (`__threadfence_system`).
     System,
+    /// The lanes of its warp, which also wait for one another there
+    /// (`__syncwarp`).
+    Warp,
 }
 
 impl FenceScope {
@@ -323,6 +388,7 @@ impl FenceScope {
             FenceScope::Block => "__threadfence_block",
             FenceScope::Device => "__threadfence",
             FenceScope::System => "__threadfence_system",
+            FenceScope::Warp => "__syncwarp",
         }
     }
 }

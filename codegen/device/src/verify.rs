@@ -269,6 +269,24 @@ impl<'k> Scopes<'k> {
                         }
                     }
                 }
+                Stmt::Warp {
+                    dst,
+                    mask,
+                    value,
+                    lane,
+                    ..
+                } => {
+                    if !self.kernel.block.is_multiple_of(WARP) {
+                        return Err(self.fail(format!(
+                            "a warp operation in blocks of {} threads (not whole warps)",
+                            self.kernel.block
+                        )));
+                    }
+                    for e in [mask, value, lane] {
+                        self.expr(e)?;
+                    }
+                    self.use_var(*dst)?;
+                }
                 Stmt::ShuffleDown { dst, src, .. } => {
                     if !self.kernel.block.is_multiple_of(WARP) {
                         return Err(self.fail(format!(

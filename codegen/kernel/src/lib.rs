@@ -58,7 +58,7 @@ pub use gufunc::{CoreDim, GUfunc, GUfuncCall, Layout};
 pub use launch::{
     ArgValue, Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
 };
-pub use lazyfuse_device::ir::{AtomicOp, Dim, FenceScope};
+pub use lazyfuse_device::ir::{AtomicOp, Dim, FenceScope, WarpOp};
 pub use memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 pub use raw::{RawKernel, RawKernelImpl, RawParam};
 pub use scan::ScanKernels;

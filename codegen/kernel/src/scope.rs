@@ -10,7 +10,7 @@ use super::memory::{ArrayParam, Indices, Local, LocalArrayRef, SharedArrayRef};
 use super::val::Val;
 use lazyfuse_device::ir::{
     ArgSource, AtomicOp, AtomicTarget, Dim, Expr, FenceScope, IndependentLoop, Param, ParamKind,
-    PrintPiece, SharedArray, Special, Stmt, Var,
+    PrintPiece, SharedArray, Special, Stmt, Var, WarpOp,
 };
 
 macro_rules! atomic_methods {
@@ -458,6 +458,35 @@ impl KernelScope {
         self.push(Stmt::Fence(scope));
     }
 
+    /// A warp operation ([`WarpOp`]) over the lanes of `mask` (a u32 of
+    /// bits): a shuffle of `value` (from the source lane, distance or lane
+    /// mask `lane`; its dtype is `value`'s), a ballot or the active mask
+    /// (u32), or a vote on `value` as a predicate (i32 0 or 1). The lanes of
+    /// `mask` must all take part, as on the GPU.
+    pub fn warp(
+        &mut self,
+        op: WarpOp,
+        mask: impl Into<Val>,
+        value: impl Into<Val>,
+        lane: impl Into<Val>,
+    ) -> Val {
+        let value = value.into();
+        let dtype = match op {
+            WarpOp::Ballot | WarpOp::ActiveMask => DType::U32,
+            WarpOp::All | WarpOp::Any => DType::I32,
+            _ => value.dtype,
+        };
+        let dst = self.zeroed_register(dtype);
+        self.push(Stmt::Warp {
+            dst,
+            op,
+            mask: mask.into().cast(DType::U32).expr,
+            value: value.expr,
+            lane: lane.into().cast(DType::I32).expr,
+        });
+        Val::new(Expr::Var(dst), dtype)
+    }
+
     /// Prints a line from each thread: the pieces, then a newline
     /// (`printf` on a GPU; the simulator writes to standard output).
     /// Values are written as `lazyfuse_device::printf` says.
@@ -470,6 +499,18 @@ impl KernelScope {
             })
             .collect();
         self.push(Stmt::Print(pieces));
+    }
+
+    /// A new register of `dtype`, declared zero (what a statement that
+    /// sets it, an atomic's old value or a warp operation's result, needs).
+    fn zeroed_register(&mut self, dtype: DType) -> Var {
+        self.vars.push(dtype);
+        let register = Var((self.vars.len() - 1) as u32);
+        self.push(Stmt::Let(
+            register,
+            Expr::Const(Literal::cast_from(lazyfuse_core::Wide::Int(0), dtype)),
+        ));
+        register
     }
 
     fn atomic(
@@ -499,12 +540,7 @@ impl KernelScope {
                 accepted.join(", ")
             ));
         }
-        self.vars.push(dtype);
-        let old = Var((self.vars.len() - 1) as u32);
-        self.push(Stmt::Let(
-            old,
-            Expr::Const(Literal::cast_from(lazyfuse_core::Wide::Int(0), dtype)),
-        ));
+        let old = self.zeroed_register(dtype);
         self.push(Stmt::Atomic {
             op,
             target,

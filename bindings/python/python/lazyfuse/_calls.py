@@ -37,6 +37,14 @@ _FP16 = {
     "hfloor": "floor", "htrunc": "trunc", "hrint": "rint", "hrcp": "reciprocal",
 }
 
+#: Numba's warp functions: the native operation and the number of arguments.
+_WARP = {
+    "cuda.shfl_sync": ("shfl", 3), "cuda.shfl_up_sync": ("shfl_up", 3),
+    "cuda.shfl_down_sync": ("shfl_down", 3), "cuda.shfl_xor_sync": ("shfl_xor", 3),
+    "cuda.ballot_sync": ("ballot", 2), "cuda.all_sync": ("all", 2), "cuda.any_sync": ("any", 2),
+    "cuda.activemask": ("activemask", 0),
+}
+
 #: ``math`` functions written in the kernel dialect (``_kernel_math``).
 _LIBRARY_MATH = {"modf", "frexp", "ldexp", "remainder"}
 
@@ -85,6 +93,14 @@ class Calls:
             return (tail[-1], n)
         if tail[-1] == "syncthreads":
             return ("sync",)
+        if path in _WARP and len(args) == _WARP[path][1]:
+            return self.warp_call(_WARP[path][0], [self.expr(a) for a in args])
+        if path == "cuda.syncwarp" and len(args) <= 1:
+            return ("fence", "warp")
+        if path == "cuda.lanemask_lt" and not args:
+            lane = ("cast", "uint32", self.lane_id())
+            return ("cast", "uint32", ("bin", "subtract", ("bin", "left_shift", ("cast", "uint32", ("const", 1)),
+                                                          lane), ("cast", "uint32", ("const", 1))))
         if path in ("cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system"):
             return ("fence", {"threadfence_block": "block", "threadfence_system": "system"}.get(
                 tail[-1], "device"))
@@ -179,6 +195,23 @@ class Calls:
         if dtype is not None and len(args) == 1:
             return ("cast", dtype, self.expr(args[0]))
         self.fail(e, f"a call of '{path}'")
+
+    def warp_call(self, op, args):
+        """``("warp", op, mask, value, lane)`` of a warp function's arguments."""
+        zero = ("const", 0)
+        if op == "activemask":
+            return ("warp", op, ("const", 0xFFFFFFFF), zero, zero)
+        if op in ("ballot", "all", "any"):
+            return ("warp", op, args[0], ("cast", "bool", args[1]), zero)
+        return ("warp", op, args[0], args[1], args[2])
+
+    def lane_id(self):
+        """The thread's lane: its linear index in the block, modulo 32."""
+        index = lambda d: ("cast", "int64", ("special", "threadIdx", d))
+        extent = lambda d: ("cast", "int64", ("special", "blockDim", d))
+        linear = ("bin", "add", ("bin", "multiply", ("bin", "add", ("bin", "multiply", index("z"),
+                  extent("y")), index("y")), extent("x")), index("x"))
+        return ("cast", "int32", ("bin", "remainder", linear, ("const", 32)))
 
     def half_call(self, e, name, args):
         """``cuda.fp16.<name>(args)`` on float16 values."""

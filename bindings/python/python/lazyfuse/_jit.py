@@ -411,12 +411,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         if chain == ["cuda", "warpsize"]:
             return ("const", 32)
         if chain == ["cuda", "laneid"]:
-            # The thread's lane: its linear index in the block, modulo 32.
-            index = lambda d: ("cast", "int64", ("special", "threadIdx", d))
-            extent = lambda d: ("cast", "int64", ("special", "blockDim", d))
-            linear = ("bin", "add", ("bin", "multiply", ("bin", "add", ("bin", "multiply", index("z"),
-                      extent("y")), index("y")), extent("x")), index("x"))
-            return ("cast", "int32", ("bin", "remainder", linear, ("const", 32)))
+            return self.lane_id()
         if len(chain) == 2 and chain[0] == "math" and chain[1] in ("pi", "e", "tau", "inf", "nan"):
             import math
             return ("const", getattr(math, chain[1]))

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use lazyfuse::core::{BinaryOp, UnaryOp};
-use lazyfuse::kernel::{AtomicOp, Dim, FenceScope, KernelScope, Val};
+use lazyfuse::kernel::{AtomicOp, Dim, FenceScope, KernelScope, Val, WarpOp};
 use lazyfuse::DType;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -124,6 +124,24 @@ pub(super) fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>
             thread_expr(k, &tag, &t)?
         }
         "atomic" => atomic_expr(state, k, &t)?,
+        "warp" => {
+            // ("warp", op, mask, value, lane)
+            let op = match t.get_item(1)?.extract::<String>()?.as_str() {
+                "shfl" => WarpOp::ShuffleIndex,
+                "shfl_up" => WarpOp::ShuffleUp,
+                "shfl_down" => WarpOp::ShuffleDown,
+                "shfl_xor" => WarpOp::ShuffleXor,
+                "ballot" => WarpOp::Ballot,
+                "all" => WarpOp::All,
+                "any" => WarpOp::Any,
+                "activemask" => WarpOp::ActiveMask,
+                other => return Err(fail(format!("no warp operation '{other}'"))),
+            };
+            let mask = expr(state, k, &t.get_item(2)?)?;
+            let value = expr(state, k, &t.get_item(3)?)?;
+            let lane = expr(state, k, &t.get_item(4)?)?;
+            k.warp(op, mask, value, lane)
+        }
         other => return Err(fail(format!("no expression '{other}'"))),
     })
 }
@@ -239,6 +257,7 @@ fn thread_expr(k: &mut KernelScope, tag: &str, t: &Bound<'_, PyTuple>) -> PyResu
             k.threadfence(match scope.as_str() {
                 "block" => FenceScope::Block,
                 "system" => FenceScope::System,
+                "warp" => FenceScope::Warp,
                 _ => FenceScope::Device,
             });
             Val::from(0i64)

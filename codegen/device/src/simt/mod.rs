@@ -15,6 +15,7 @@
 //! and the index.
 
 mod memory;
+mod warp;
 
 use lazyfuse_core::reference::kernels;
 use lazyfuse_core::{with_buffer, DType, Element, Error, HostBuffer, Literal, Result};
@@ -429,6 +430,13 @@ impl BlockState<'_, '_, '_> {
                     self.shared.barrier();
                 }
                 Stmt::ShuffleDown { dst, src, delta } => self.shuffle(*dst, *src, *delta, mask)?,
+                Stmt::Warp {
+                    dst,
+                    op,
+                    mask: members,
+                    value,
+                    lane,
+                } => self.warp(*dst, *op, members, value, lane, mask)?,
             }
         }
         Ok(())

@@ -378,7 +378,7 @@ impl Walk {
                 Node::Stmt(Stmt::While { .. }) => loop_free = false,
                 Node::Stmt(Stmt::LoadVector { dst, .. }) => dst.iter().for_each(|&v| set(v)),
                 Node::Stmt(Stmt::Atomic { old, .. }) => old.iter().for_each(|&v| set(v)),
-                Node::Stmt(Stmt::ShuffleDown { dst, .. }) => set(*dst),
+                Node::Stmt(Stmt::ShuffleDown { dst, .. } | Stmt::Warp { dst, .. }) => set(*dst),
                 Node::Stmt(_) | Node::Expr(_) => {}
             }
         }

@@ -131,6 +131,7 @@ fn free_registers(body: &[Stmt]) -> (Vec<Var>, bool) {
                 | Stmt::Barrier
                 | Stmt::Fence(_)
                 | Stmt::Print(_)
+                | Stmt::Warp { .. }
                 | Stmt::ShuffleDown { .. },
             )
             | Node::Expr(Expr::LoadShared { .. }) => uses_locals = true,

@@ -161,6 +161,7 @@ impl<'a> KernelLowering<'a, '_, '_> {
             | Stmt::Barrier
             | Stmt::Fence(_)
             | Stmt::Print(_)
+            | Stmt::Warp { .. }
             | Stmt::ShuffleDown { .. } => return Err("a statement that needs lockstep threads"),
         }
         Ok(())

@@ -77,6 +77,9 @@ impl<'a> Iterator for Nodes<'a> {
                     PrintPiece::Value(e, _) => Some(Node::Expr(e)),
                     PrintPiece::Text(_) => None,
                 })),
+                Stmt::Warp {
+                    mask, value, lane, ..
+                } => exprs(stack, &[mask, value, lane]),
                 Stmt::Barrier | Stmt::Fence(_) | Stmt::ShuffleDown { .. } => {}
             },
             Node::Expr(expr) => match expr {
