@@ -621,3 +621,18 @@ def test_warp_functions_shuffle_and_vote_across_a_warp(backend):
     assert votes[:, 1].tolist() == [1] * 32 and votes[:, 2].tolist() == [0] * 32
     assert votes[:, 3].tolist() == [(1 << l) - 1 for l in lanes]
     assert votes[::2, 4].tolist() == [0x55555555] * 16
+
+
+def test_cuda_fma_rounds_once(backend):
+    @cuda.jit
+    def kernel(a, b, c, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = cuda.fma(a[i], b[i], c[i])
+
+    e = np.float32(2.0 ** -12)
+    a = np.array([1 + e, 3], np.float32)
+    c = np.array([-1 - 2 * e, 0.5], np.float32)
+    out = np.zeros(2, np.float32)
+    kernel[1, 2](a, a.copy(), c, out)
+    assert out.tolist() == [2.0 ** -24, 9.5]  # a product rounded first would give 0

@@ -459,6 +459,14 @@ impl Printer<'_> {
             Expr::Select(c, a, b) => {
                 format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b))
             }
+            Expr::Fma(a, b, c) => {
+                format!(
+                    "lf_fma({}, {}, {})",
+                    self.expr(a),
+                    self.expr(b),
+                    self.expr(c)
+                )
+            }
             // Builtins are unsigned: a plain C conversion to the index type.
             Expr::Cast(dtype, a) if matches!(**a, Expr::Special(_)) => {
                 format!("({}){}", c_type(*dtype), self.expr(a))

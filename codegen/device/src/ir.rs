@@ -156,6 +156,9 @@ pub enum Expr {
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     /// `cond ? a : b`.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `a * b + c` of one dtype, rounded once for floats (CUDA's `fma`;
+    /// integers wrap).
+    Fma(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Conversion to a dtype by lazyfuse's cast rules.
     Cast(DType, Box<Expr>),
     /// The value's bits read as a dtype of the same size.

@@ -36,6 +36,7 @@
     LF_D bool lf_isfinite(T) { return true; }                           \
     LF_D T lf_reciprocal(T a) { return a == 0 ? (T)0 : (T)(1 / a); }    \
     LF_D T lf_invert(T a) { return (T)~a; }                             \
+    LF_D T lf_fma(T a, T b, T c) { return lf_add(lf_multiply(a, b), c); } \
     LF_D T lf_popc(T a) { return (T)__popcll((unsigned long long)(U)a); } \
     LF_D T lf_clz(T a) {                                                \
         return (T)(__clzll((long long)(unsigned long long)(U)a) - (64 - 8 * (int)sizeof(T))); \
@@ -159,6 +160,7 @@ LF_UNSIGNED(unsigned long long)
     LF_D T lf_arccosh(T a) { return acosh##S(a); }                      \
     LF_D T lf_arctanh(T a) { return atanh##S(a); }                      \
     LF_D T lf_floor(T a) { return floor##S(a); }                        \
+    LF_D T lf_fma(T a, T b, T c) { return fma##S(a, b, c); }            \
     LF_D T lf_ceil(T a) { return ceil##S(a); }                          \
     LF_D T lf_trunc(T a) { return trunc##S(a); }                        \
     LF_D T lf_round(T a) { return rint##S(a); }                         \
@@ -371,6 +373,14 @@ LF_TRUTHY(unsigned long long) LF_TRUTHY(float) LF_TRUTHY(double)
 LF_D bool lf_to_bool(bool x) { return x; }
 LF_D bool lf_to_bool(__half x) { return __half2float(x) != 0.0f; }
 LF_D bool lf_to_bool(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
+// a * b + c rounded once (CUDA's fma; the half types' in float, rounded once more).
+LF_D bool lf_fma(bool a, bool b, bool c) { return (a && b) || c; }
+LF_D __half lf_fma(__half a, __half b, __half c) {
+    return __float2half_rn(fmaf(__half2float(a), __half2float(b), __half2float(c)));
+}
+LF_D __nv_bfloat16 lf_fma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c) {
+    return __float2bfloat16_rn(fmaf(__bfloat162float(a), __bfloat162float(b), __bfloat162float(c)));
+}
 
 // Atomics of user kernels: lf_atomic_<op>(address, [compare,] value)
 // returns the old value. Signed 64-bit and float variants go through the

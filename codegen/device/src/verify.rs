@@ -387,7 +387,7 @@ impl<'k> Scopes<'k> {
                     stack.push(b);
                 }
                 Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => stack.push(a),
-                Expr::Select(c, a, b) => {
+                Expr::Select(c, a, b) | Expr::Fma(a, b, c) => {
                     stack.push(c);
                     stack.push(a);
                     stack.push(b);

@@ -133,6 +133,18 @@ impl Val {
     pub fn not(&self) -> Val {
         self.cast(DType::Bool).unary(UnaryOp::LogicalNot)
     }
+    /// `self * b + c` rounded once (CUDA's `fma`, Numba's `cuda.fma`;
+    /// integers wrap), the three promoted to one dtype.
+    pub fn fma(&self, b: impl Into<Val>, c: impl Into<Val>) -> Val {
+        let (b, c) = (b.into(), c.into());
+        let dtype = promote(promote(self.dtype, b.dtype), c.dtype);
+        let expr = Expr::Fma(
+            Box::new(self.cast(dtype).expr),
+            Box::new(b.cast(dtype).expr),
+            Box::new(c.cast(dtype).expr),
+        );
+        Val::new(expr, dtype)
+    }
     /// `cond ? self : other`.
     pub fn select(cond: &Val, a: impl Into<Val>, b: impl Into<Val>) -> Val {
         let (a, b) = (a.into(), b.into());

@@ -159,6 +159,8 @@ class Calls:
             return self.half_call(e, tail[2], [("cast", "float16", self.expr(a)) for a in args])
         if path == "lazyfuse.raise":
             return self.raised(args[0].value)
+        if path == "cuda.fma" and len(args) == 3:
+            return ("fma", *[self.expr(a) for a in args])
         if path == "pow" and len(args) == 2:
             return ("bin", "power", self.expr(args[0]), self.expr(args[1]))
         if path == "round" and len(args) == 2:

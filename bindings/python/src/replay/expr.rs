@@ -124,6 +124,12 @@ pub(super) fn expr(state: &RefCell<Replay>, k: &mut KernelScope, node: &Node<'_>
             thread_expr(k, &tag, &t)?
         }
         "atomic" => atomic_expr(state, k, &t)?,
+        "fma" => {
+            let a = expr(state, k, &t.get_item(1)?)?;
+            let b = expr(state, k, &t.get_item(2)?)?;
+            let c = expr(state, k, &t.get_item(3)?)?;
+            a.fma(b, c)
+        }
         "warp" => {
             // ("warp", op, mask, value, lane)
             let op = match t.get_item(1)?.extract::<String>()?.as_str() {

@@ -14,6 +14,7 @@
 //! stop the launch with an [`Error::Device`] naming the kernel, the thread
 //! and the index.
 
+mod fma;
 mod memory;
 mod warp;
 
@@ -237,6 +238,14 @@ impl BlockState<'_, '_, '_> {
                 let (a, b) = (self.eval(a, &yes)?, self.eval(b, &no)?);
                 let n = c.len().max(a.len()).max(b.len());
                 kernels::select(&c, &a, &b, n)?
+            }
+            Expr::Fma(a, b, c) => {
+                let (a, b, c) = (
+                    self.eval(a, mask)?,
+                    self.eval(b, mask)?,
+                    self.eval(c, mask)?,
+                );
+                fma::fused(&a, &b, &c)?
             }
             Expr::Cast(dtype, a) => self.eval(a, mask)?.cast(*dtype),
             Expr::Bitcast(dtype, a) => self.eval(a, mask)?.bitcast(*dtype)?,

@@ -331,6 +331,7 @@ impl Definitions {
             Expr::Binary(op, a, b) => Expr::Binary(*op, sub(a)?, sub(b)?),
             Expr::Index(op, a, b) => Expr::Index(*op, sub(a)?, sub(b)?),
             Expr::Select(c, a, b) => Expr::Select(sub(c)?, sub(a)?, sub(b)?),
+            Expr::Fma(a, b, c) => Expr::Fma(sub(a)?, sub(b)?, sub(c)?),
         })
     }
 }
@@ -345,7 +346,7 @@ fn size(expr: &Expr) -> usize {
             Expr::Load { index, .. } | Expr::LoadShared { index, .. } => stack.push(index),
             Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => stack.push(a),
             Expr::Index(_, a, b) | Expr::Binary(_, a, b) => stack.extend([&**a, &**b]),
-            Expr::Select(c, a, b) => stack.extend([&**c, &**a, &**b]),
+            Expr::Select(c, a, b) | Expr::Fma(a, b, c) => stack.extend([&**c, &**a, &**b]),
             Expr::Var(_) | Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
         }
     }
@@ -407,7 +408,7 @@ fn invariant(expr: &Expr, counter: Counter, walk: &Walk) -> bool {
             Expr::Var(_) | Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
             Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => stack.push(a),
             Expr::Index(_, a, b) | Expr::Binary(_, a, b) => stack.extend([&**a, &**b]),
-            Expr::Select(c, a, b) => stack.extend([&**c, &**a, &**b]),
+            Expr::Select(c, a, b) | Expr::Fma(a, b, c) => stack.extend([&**c, &**a, &**b]),
         }
     }
     true

@@ -311,6 +311,7 @@ impl<'a> KernelLowering<'a, '_, '_> {
                     dtype,
                 )
             }
+            Expr::Fma(..) => return Err("a fused multiply-add (the simulator runs it)"),
             Expr::Select(c, a, d) => {
                 let (cond, _) = self.expr(c)?;
                 let (x, dtype) = self.expr(a)?;

@@ -94,7 +94,7 @@ impl Uses {
                 Expr::Index(_, a, b) | Expr::Binary(_, a, b) => {
                     stack.extend([(&**a, vector), (&**b, vector)]);
                 }
-                Expr::Select(c, a, b) => {
+                Expr::Select(c, a, b) | Expr::Fma(a, b, c) => {
                     stack.extend([(&**c, vector), (&**a, vector), (&**b, vector)]);
                 }
                 Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
@@ -268,6 +268,7 @@ impl KernelLowering<'_, '_, '_> {
                 let dtype = binary_result(*op, from)?;
                 (self.ops.binary(*op, &x, &y, from)?, dtype)
             }
+            Expr::Fma(..) => return Err("a fused multiply-add (the simulator runs it)"),
             Expr::Select(c, a, d) => {
                 let (cond, _) = self.vector_expr(c, group)?;
                 let (x, dtype) = self.vector_expr(a, group)?;

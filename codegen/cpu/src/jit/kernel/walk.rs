@@ -88,7 +88,7 @@ impl<'a> Iterator for Nodes<'a> {
                 }
                 Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::Bitcast(_, a) => exprs(stack, &[a]),
                 Expr::Index(_, a, b) | Expr::Binary(_, a, b) => exprs(stack, &[a, b]),
-                Expr::Select(c, a, b) => exprs(stack, &[c, a, b]),
+                Expr::Select(c, a, b) | Expr::Fma(a, b, c) => exprs(stack, &[c, a, b]),
                 Expr::Var(_) | Expr::Param(_) | Expr::Special(_) | Expr::Const(_) => {}
             },
         }
