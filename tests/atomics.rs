@@ -177,14 +177,8 @@ fn atomics(dtype: DType, shared: bool) -> Kernel {
     .unwrap()
 }
 
-const DTYPES: [DType; 6] = [
-    DType::I32,
-    DType::U32,
-    DType::I64,
-    DType::U64,
-    DType::F32,
-    DType::F64,
-];
+/// Every dtype of atomic memory.
+const DTYPES: [DType; 6] = lazyfuse::codegen::device::ir::ATOMIC_DTYPES;
 
 fn column(cx: &Context, values: Vec<f64>, dtype: DType) -> lazyfuse::Array {
     let n = values.len();

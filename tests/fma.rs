@@ -35,50 +35,45 @@ fn fma_rounds_once_on_every_backend() {
     );
     let want: Vec<f32> = (0..2).map(|i| a[i].mul_add(b[i], c[i])).collect();
     assert_eq!(want[0], 2f32.powi(-24));
-    let kernel = fused(DType::F32);
     for cx in common::backends() {
-        let args: Vec<_> = [&a, &b, &c]
-            .iter()
-            .map(|v| cx.from_vec((*v).clone(), &[2]).unwrap())
-            .collect();
-        let out = cx.zeros(&[2], DType::F32);
-        let got = kernel
-            .launch(
-                &cx,
-                1u32,
-                32u32,
-                &[
-                    (&args[0]).into(),
-                    (&args[1]).into(),
-                    (&args[2]).into(),
-                    (&out).into(),
-                ],
-            )
-            .unwrap()[0]
-            .to_vec::<f32>()
-            .unwrap();
+        let got = run::<f32>(&cx, DType::F32, [a.clone(), b.clone(), c.clone()]);
         assert_eq!(got, want, "{}", cx.backend_name());
-        let ints = fused(DType::I32);
-        let v = |x: Vec<i32>| cx.from_vec(x, &[2]).unwrap();
-        let (x, y, z) = (v(vec![i32::MAX, 7]), v(vec![2, -3]), v(vec![5, 1]));
-        let out = cx.zeros(&[2], DType::I32);
-        let got = ints
-            .launch(
-                &cx,
-                1u32,
-                32u32,
-                &[(&x).into(), (&y).into(), (&z).into(), (&out).into()],
-            )
-            .unwrap()[0]
-            .to_vec::<i32>()
-            .unwrap();
-        assert_eq!(
-            got,
-            [i32::MAX.wrapping_mul(2).wrapping_add(5), -20],
-            "{}",
-            cx.backend_name()
+        let got = run::<i32>(
+            &cx,
+            DType::I32,
+            [vec![i32::MAX, 7], vec![2, -3], vec![5, 1]],
         );
+        let want = [i32::MAX.wrapping_mul(2).wrapping_add(5), -20];
+        assert_eq!(got, want, "{}", cx.backend_name());
     }
+}
+
+/// `fused(dtype)` over two elements of each operand.
+fn run<T: lazyfuse::Element>(
+    cx: &lazyfuse::Context,
+    dtype: DType,
+    operands: [Vec<T>; 3],
+) -> Vec<T> {
+    let args: Vec<_> = operands
+        .into_iter()
+        .map(|v| cx.from_vec(v, &[2]).unwrap())
+        .collect();
+    let out = cx.zeros(&[2], dtype);
+    fused(dtype)
+        .launch(
+            cx,
+            1u32,
+            32u32,
+            &[
+                (&args[0]).into(),
+                (&args[1]).into(),
+                (&args[2]).into(),
+                (&out).into(),
+            ],
+        )
+        .unwrap()[0]
+        .to_vec::<T>()
+        .unwrap()
 }
 
 #[test]

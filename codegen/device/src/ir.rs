@@ -421,6 +421,11 @@ impl FenceScope {
                 accepts(dtype)
             }
 
+            /// The dtypes the operation is defined on.
+            pub fn dtypes(self) -> impl Iterator<Item = DType> {
+                ATOMIC_DTYPES.into_iter().filter(move |&d| self.accepts(d))
+            }
+
             /// The operation named `name` (see [`AtomicOp::name`]).
             pub fn from_name(name: &str) -> Option<AtomicOp> {
                 AtomicOp::ALL.iter().copied().find(|op| op.name() == name)
@@ -430,11 +435,18 @@ impl FenceScope {
 }
 
 /// The dtypes of atomic memory: 32- and 64-bit integers and floats.
+pub const ATOMIC_DTYPES: [DType; 6] = [
+    DType::I32,
+    DType::U32,
+    DType::I64,
+    DType::U64,
+    DType::F32,
+    DType::F64,
+];
+
+/// Every dtype of atomic memory (arithmetic, min/max, exchange, CAS).
 fn numeric(dtype: DType) -> bool {
-    matches!(
-        dtype,
-        DType::I32 | DType::U32 | DType::I64 | DType::U64 | DType::F32 | DType::F64
-    )
+    ATOMIC_DTYPES.contains(&dtype)
 }
 
 /// The integer dtypes of atomic memory (bitwise operations).

@@ -17,8 +17,7 @@ macro_rules! atomic_methods {
     ($($(#[$doc:meta])* $name:ident => $op:ident,)*) => {$(
         $(#[$doc])*
         pub fn $name(&mut self, array: &ArrayParam, index: impl Indices, value: impl Into<Val>) -> Val {
-            let (target, at) = self.array_target(array, index);
-            self.atomic(AtomicOp::$op, target, at, None, value.into())
+            self.atomic_update(AtomicOp::$op, array, index, value)
         }
     )*};
 }
@@ -522,18 +521,7 @@ impl KernelScope {
         value: Val,
     ) -> Val {
         if !op.accepts(dtype) {
-            let accepted: Vec<String> = [
-                DType::I32,
-                DType::U32,
-                DType::I64,
-                DType::U64,
-                DType::F32,
-                DType::F64,
-            ]
-            .into_iter()
-            .filter(|&d| op.accepts(d))
-            .map(|d| d.to_string())
-            .collect();
+            let accepted: Vec<String> = op.dtypes().map(|d| d.to_string()).collect();
             self.problem(format!(
                 "atomic {} on {dtype} (expected {})",
                 op.name(),
@@ -605,8 +593,8 @@ impl KernelScope {
         index: impl Indices,
         value: impl Into<Val>,
     ) -> Val {
-        let at = (shared.dtype, shared.linear(&index.into_indices()));
-        self.atomic_without_compare(op, AtomicTarget::Shared(shared.array), at, value.into())
+        let (target, at) = shared_target(shared, index);
+        self.atomic_without_compare(op, target, at, value.into())
     }
 
     /// `atomicCAS(&shared[index], compare, value)`; returns the old value.
@@ -617,8 +605,7 @@ impl KernelScope {
         compare: impl Into<Val>,
         value: impl Into<Val>,
     ) -> Val {
-        let at = (shared.dtype, shared.linear(&index.into_indices()));
-        let target = AtomicTarget::Shared(shared.array);
+        let (target, at) = shared_target(shared, index);
         self.atomic(
             AtomicOp::Cas,
             target,
@@ -666,13 +653,12 @@ impl KernelScope {
         index: impl Indices,
         value: impl Into<Val>,
     ) -> Val {
-        let at = (shared.dtype, shared.linear(&index.into_indices()));
-        self.atomic(
-            AtomicOp::Add,
-            AtomicTarget::Shared(shared.array),
-            at,
-            None,
-            value.into(),
-        )
+        self.atomic_update_shared(AtomicOp::Add, shared, index, value)
     }
+}
+
+/// The memory and element of `shared[index]` for an atomic operation.
+fn shared_target(shared: &SharedArrayRef, index: impl Indices) -> (AtomicTarget, (DType, Val)) {
+    let at = (shared.dtype, shared.linear(&index.into_indices()));
+    (AtomicTarget::Shared(shared.array), at)
 }

@@ -86,3 +86,23 @@ def _raise_reported(raises, record):
     cls, message = raises[int(record[0]) - 1]
     where = f"tid={list(map(int, record[1:4]))} ctaid={list(map(int, record[4:7]))}"
     raise cls(f"{where}: {message}" if message else where)
+
+
+def _launch_value(kernel, name, value, dtype, array_type, asarray):
+    """``(what the launch passes, its part of the cache key)`` for one
+    leaf: an array (a NumPy one copied in) keyed by dtype and dimensions,
+    or a number keyed by its dtype: the signature's (converted as C
+    converts, an int wrapping, as Numba's launch does), a NumPy scalar's
+    own, else float64 or int64."""
+    if isinstance(value, (array_type, np.ndarray)):
+        value = value if isinstance(value, array_type) else asarray(value)
+        return value, (str(value.dtype), value.ndim)
+    if isinstance(value, (bool, int, float, np.generic)) and dtype is not None:
+        return np.asarray(value).astype(dtype).item(), dtype
+    if isinstance(value, np.generic) and value.dtype.kind in "iuf":
+        return value.item(), value.dtype.name
+    if isinstance(value, (bool, int, float, np.generic)):
+        value = value.item() if isinstance(value, np.generic) else value
+        return value, "float64" if isinstance(value, float) else "int64"
+    raise TypeError(f"kernel '{kernel}': cannot pass a {type(value).__name__} "
+                    f"(as '{name}': expected an array, a number or a tuple of them)")

@@ -12,7 +12,8 @@ import numpy as np
 
 from . import _array_api, _cuda_random, _native, _trace
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
-    In, InOut, Out, _flatten, _launch_dims, _raise_reported, _scalar_types, wrap_arg,
+    In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported, _scalar_types,
+    wrap_arg,
 )
 from ._streams import (  # noqa: F401  (Numba's names)
     Event, Stream, default_stream, event, event_elapsed_time, external_stream,
@@ -304,56 +305,14 @@ class Dispatcher:
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
-            if isinstance(a, (Array, np.ndarray)):
-                a = a if isinstance(a, Array) else asarray(a)
-                lazy.append(a)
-                key.append((str(a.dtype), a.ndim))
-            elif isinstance(a, (bool, int, float, np.generic)) and dtype is not None:
-                # Converted as C converts (an int wraps), as Numba's launch does.
-                lazy.append(np.asarray(a).astype(dtype).item())
-                key.append(dtype)
-            elif isinstance(a, np.generic) and a.dtype.kind in "iuf":
-                # A NumPy scalar keeps its dtype, as Numba types it.
-                lazy.append(a.item())
-                key.append(a.dtype.name)
-            elif isinstance(a, (bool, int, float, np.generic)):
-                lazy.append(a.item() if isinstance(a, np.generic) else a)
-                key.append("float64" if isinstance(lazy[-1], float) else "int64")
-            else:
-                raise TypeError(f"kernel '{self.__name__}': cannot pass a {type(a).__name__} "
-                                f"(as '{name}': expected an array, a number or a tuple of them)")
+            value, kind = _launch_value(self.__name__, name, a, dtype, Array, asarray)
+            lazy.append(value)
+            key.append(kind)
         key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
                tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared)
         if key not in self._kernels:
-            arrays = [n for n, k in zip(names, key[0]) if isinstance(k, tuple)]
-            ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
-            translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
-                                         fields=fields, dynamic_shared=dynamic_shared,
-                                         debug=self._debug)
-            body = translator.kernel()
-            spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
-                    for n, k in zip(names, key[0])]
-            written = [n for n, k in zip(names, key[0]) if isinstance(k, tuple) and n in translator.written]
-            # The global arrays the kernel reads, frozen now as Numba does.
-            constants = [(name, asarray(np.ascontiguousarray(value)))
-                         for name, value in translator.implicit.items()]
-            spec += [(name, str(a.dtype), a.ndim, False) for name, a in constants]
-            extra = [a for _, a in constants]
-            raises = translator.raises if _jit.RAISED in translator.written else []
-            if raises:  # where a raise is reported: code, thread and block indices
-                spec.append((_jit.RAISED, "int64", 1, True))
-                written.append(_jit.RAISED)
-                extra.append(np.zeros(7, np.int64))
-            if not written:
-                # A launch has an output (and runs over an array's context):
-                # a kernel that writes no array gets one it never touches.
-                spec.append(("_lf_unused", "int8", 1, True))
-                written.append("_lf_unused")
-                extra.append(None)
-            self._kernels[key] = (_native.build_kernel(self.__name__, spec, body), written,
-                                  extra, translator.prints[0], raises)
+            self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared)
         kernel, written, constants, prints, raises = self._kernels[key]
-        constants = [np.zeros(1, np.int8) if c is None else c for c in constants]
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
         _refuse_aliases(self.__name__, names, [values[n] for n in names], written)
@@ -374,6 +333,40 @@ class Dispatcher:
                 original._rebind(result)
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
+
+    def _compile(self, key, names, tuples, fields, dynamic_shared):
+        """The kernel for a launch's ``key`` (leaf dtypes and dimensions,
+        tuple shapes, dynamic shared memory): the native kernel, the names
+        it writes (its results' order), the extra arrays every launch
+        passes after the arguments, whether it prints, what it raises."""
+        from . import asarray, _jit
+        arrays = [n for n, k in zip(names, key[0]) if isinstance(k, tuple)]
+        ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
+        translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
+                                     fields=fields, dynamic_shared=dynamic_shared,
+                                     debug=self._debug)
+        body = translator.kernel()
+        spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
+                for n, k in zip(names, key[0])]
+        written = [n for n, k in zip(names, key[0]) if isinstance(k, tuple) and n in translator.written]
+        # The global arrays the kernel reads, frozen now as Numba does.
+        constants = [(name, asarray(np.ascontiguousarray(value)))
+                     for name, value in translator.implicit.items()]
+        spec += [(name, str(a.dtype), a.ndim, False) for name, a in constants]
+        extra = [a for _, a in constants]
+        raises = translator.raises if _jit.RAISED in translator.written else []
+        if raises:  # where a raise is reported: code, thread and block indices
+            spec.append((_jit.RAISED, "int64", 1, True))
+            written.append(_jit.RAISED)
+            extra.append(np.zeros(7, np.int64))
+        if not written:
+            # A launch has an output (and runs over an array's context):
+            # a kernel that writes no array gets one it never touches.
+            spec.append(("_lf_unused", "int8", 1, True))
+            written.append("_lf_unused")
+            extra.append(np.zeros(1, np.int8))
+        return (_native.build_kernel(self.__name__, spec, body), written, extra,
+                translator.prints[0], raises)
 
 
 def _refuse_aliases(name, params, args, written):

@@ -2,7 +2,8 @@
 //! element as CUDA's `fma` computes it: floats through `mul_add` (f16 and
 //! bf16 in f32, rounded to their type once more), integers wrapping.
 
-use lazyfuse_core::{DType, Error, HostBuffer, Result};
+use lazyfuse_core::reference::kernels;
+use lazyfuse_core::{BinaryOp, DType, Error, HostBuffer, Result};
 
 /// `a * b + c` of three buffers of one dtype (one-element buffers stand
 /// for every thread).
@@ -30,26 +31,19 @@ pub(super) fn fused(a: &HostBuffer, b: &HostBuffer, c: &HostBuffer) -> Result<Ho
             let wide = |v: &HostBuffer| v.cast(DType::F32);
             fused(&wide(a), &wide(b), &wide(c))?.cast(a.dtype())
         }
-        DType::I8 => each!(I8, |x: i8, y: i8, z: i8| x.wrapping_mul(y).wrapping_add(z)),
-        DType::I16 => each!(I16, |x: i16, y: i16, z: i16| x
-            .wrapping_mul(y)
-            .wrapping_add(z)),
-        DType::I32 => each!(I32, |x: i32, y: i32, z: i32| x
-            .wrapping_mul(y)
-            .wrapping_add(z)),
-        DType::I64 => each!(I64, |x: i64, y: i64, z: i64| x
-            .wrapping_mul(y)
-            .wrapping_add(z)),
-        DType::U8 => each!(U8, |x: u8, y: u8, z: u8| x.wrapping_mul(y).wrapping_add(z)),
-        DType::U16 => each!(U16, |x: u16, y: u16, z: u16| x
-            .wrapping_mul(y)
-            .wrapping_add(z)),
-        DType::U32 => each!(U32, |x: u32, y: u32, z: u32| x
-            .wrapping_mul(y)
-            .wrapping_add(z)),
-        DType::U64 => each!(U64, |x: u64, y: u64, z: u64| x
-            .wrapping_mul(y)
-            .wrapping_add(z)),
-        DType::Bool => each!(Bool, |x: bool, y: bool, z: bool| (x && y) || z),
+        // Integers and bool: exact, so the product then the sum (wrapping,
+        // as CUDA's integer arithmetic; and then or for bool).
+        DType::Bool
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::U8
+        | DType::U16
+        | DType::U32
+        | DType::U64 => {
+            let product = kernels::binary(BinaryOp::Mul, a, b, n)?;
+            kernels::binary(BinaryOp::Add, &product, c, n)?
+        }
     })
 }
