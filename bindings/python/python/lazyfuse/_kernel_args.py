@@ -46,6 +46,8 @@ def _flatten(name, value, dtype, leaves, tuples, fields):
 
 def _launch_dims(what, dims):
     """A launch's grid or block as a list of 1 to 3 ints (Numba's messages)."""
+    if type(dims) is int:
+        return [dims]
     listed = list(dims) if isinstance(dims, (tuple, list)) else [dims]
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in listed):
         raise TypeError(f"{what} must be a sequence of integers, got {listed}")
@@ -96,7 +98,7 @@ def _launch_value(kernel, name, value, dtype, array_type, asarray):
     own, else float64 or int64."""
     if isinstance(value, (array_type, np.ndarray)):
         value = value if isinstance(value, array_type) else asarray(value)
-        return value, (str(value.dtype), value.ndim)
+        return value, (value.dtype, value.ndim)  # the dtype's name only when compiling
     if isinstance(value, (bool, int, float, np.generic)) and dtype is not None:
         return np.asarray(value).astype(dtype).item(), dtype
     if isinstance(value, np.generic) and value.dtype.kind in "iuf":

@@ -11,6 +11,7 @@ import types
 import numpy as np
 
 from . import _array_api, _cuda_random, _native, _trace
+from ._numba import _package_names
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
     In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported, _scalar_types,
     wrap_arg,
@@ -235,7 +236,9 @@ class Dispatcher:
     new value)."""
 
     def __init__(self, function, scalar_types=None, debug=False):
+        import inspect
         self.__name__ = function.__name__
+        self._params = list(inspect.signature(function).parameters)
         # Numba's `debug=True`: a raise inside the kernel is reported.
         self._debug = debug
         self.__doc__ = function.__doc__
@@ -287,9 +290,9 @@ class Dispatcher:
         return lambda *args: self._launch(grid, block, args, shared)
 
     def _launch(self, grid, block, args, dynamic_shared=None):
-        import inspect
-        from . import Array, asarray, _jit
-        params = list(inspect.signature(self._function).parameters)
+        from . import _jit
+        Array, _, asarray = _package_names()
+        params = self._params
         if len(args) != len(params):
             raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
         for extension in self.extensions:
@@ -346,8 +349,8 @@ class Dispatcher:
                                      fields=fields, dynamic_shared=dynamic_shared,
                                      debug=self._debug)
         body = translator.kernel()
-        spec = [(n, k[0], k[1], n in translator.written) if isinstance(k, tuple) else (n, k, -1, False)
-                for n, k in zip(names, key[0])]
+        spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
+                else (n, k, -1, False) for n, k in zip(names, key[0])]
         written = [n for n, k in zip(names, key[0]) if isinstance(k, tuple) and n in translator.written]
         # The global arrays the kernel reads, frozen now as Numba does.
         constants = [(name, asarray(np.ascontiguousarray(value)))
