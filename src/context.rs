@@ -92,11 +92,12 @@ impl Context {
         }
     }
 
-    /// Frees the device memory the backend keeps cached for reuse (the CUDA
-    /// backend's pool; arrays still alive keep theirs); returns the bytes
-    /// released. Nothing to do on the CPU.
+    /// Frees the memory kept cached for reuse (arrays still alive keep
+    /// theirs): the CUDA backend's device pool, and the spare host buffers
+    /// every backend's large results may reuse
+    /// ([`lazyfuse_core::element::spare`]); returns the bytes released.
     pub fn release_device_memory(&self) -> usize {
-        self.session.engine().release_memory()
+        self.session.engine().release_memory() + lazyfuse_core::element::spare::release()
     }
 
     /// The underlying session.

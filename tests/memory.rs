@@ -158,6 +158,30 @@ fn dropping_arrays_frees_their_buffers() {
     }
 }
 
+/// A large result whose arrays are gone is kept as a spare buffer, and the
+/// next result of its size is computed into it (no new zeroed memory);
+/// `release_device_memory` frees the spares.
+#[test]
+fn a_result_reuses_the_memory_of_one_dropped_before() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let n = 1 << 20;
+    let cx = Context::cpu();
+    cx.release_device_memory();
+    let x = cx.from_vec(vec![1.0f32; n], &[n]).unwrap();
+    let first = &x * 3.0f32 + 1.0f32;
+    first.eval().unwrap();
+    let address = first.host_value().unwrap().as_bytes().as_ptr();
+    drop(first);
+    let second = &x * 5.0f32 - 1.0f32;
+    second.eval().unwrap();
+    assert_eq!(second.host_value().unwrap().as_bytes().as_ptr(), address);
+    assert!(second.to_vec::<f32>().unwrap().iter().all(|&v| v == 4.0));
+    drop(second);
+    let before = live();
+    assert!(cx.release_device_memory() >= 4 * n);
+    assert!(before - live() >= 4 * n as isize);
+}
+
 /// A kept result does not keep what it was computed from: a partial sum
 /// outliving its chunk (Dask's tree reductions) holds its own few bytes,
 /// not the chunk's megabytes, on every backend.

@@ -18,6 +18,7 @@ use half::{bf16, f16};
 use crate::dtype::DType;
 
 mod buffer;
+pub mod spare;
 
 pub use buffer::{try_vec, HostBuffer, SliceMut};
 

@@ -141,6 +141,12 @@ impl PyContext {
         Ok(dict.into_any().unbind())
     }
 
+    /// Frees the memory kept for reuse (the device pool, spare host
+    /// buffers); returns its bytes.
+    fn release_memory(&self, py: Python<'_>) -> usize {
+        py.allow_threads(|| self.inner.release_device_memory())
+    }
+
     /// Starts deferring the release of freed device buffers; returns the
     /// guard whose `close()` ends it (Numba's `cuda.defer_cleanup()`).
     fn defer_cleanup(&self) -> PyCleanup {

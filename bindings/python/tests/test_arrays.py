@@ -352,6 +352,22 @@ def _a_computed_value_is_shared_read_only():
         np.testing.assert_array_equal(got, v)
 
 
+def test_results_reuse_dropped_memory_never_memory_still_viewed():
+    """A large result's memory is kept for the next result of its size once
+    nothing holds it (``Context.release_memory`` frees it); a NumPy view
+    still holding one is never written."""
+    with lf.use("cpu") as cx:
+        n = 1 << 19  # 2 MiB of float32
+        x = lf.asarray(np.arange(n, dtype=np.float32))
+        held = np.asarray(x * 2)
+        for k in range(3, 6):
+            np.testing.assert_array_equal(np.asarray(x * k)[-3:], (n - 3 + np.arange(3)) * k)
+        np.testing.assert_array_equal(held[-3:], (n - 3 + np.arange(3)) * 2)
+        del held
+        assert cx.release_memory() >= 4 * n
+        assert cx.release_memory() == 0
+
+
 def test_asarray_copy_follows_the_array_api():
     x = np.arange(4.0)
     a = lf.asarray(x)

@@ -26,6 +26,16 @@ pub fn zeroed(dtype: DType, len: usize) -> Result<HostBuffer> {
     Ok(buffer)
 }
 
+/// A buffer of `len` elements of `dtype` for a result its kernel writes
+/// whole: a spare one of that size when there is one (its values are
+/// whatever it held: `lazyfuse_core::element::spare`), else [`zeroed`].
+pub fn for_overwrite(dtype: DType, len: usize) -> Result<HostBuffer> {
+    match lazyfuse_core::element::spare::take(dtype, len) {
+        Some(buffer) => Ok(buffer),
+        None => zeroed(dtype, len),
+    }
+}
+
 /// Asks for huge pages under the whole 4 KiB pages of `bytes` bytes at
 /// `start`. Only advice: contents are unchanged, and a refusal (no
 /// transparent huge pages, another system) leaves ordinary pages.

@@ -107,7 +107,8 @@ pub(crate) fn run(
     let mut fresh: Vec<Option<HostBuffer>> = (0..count)
         .map(|j| match given[j] {
             Some(_) => Ok(None),
-            None => crate::pages::zeroed(launch.kernel.output_dtype(j), out_len).map(Some),
+            // Every tile writes its rows of every output.
+            None => crate::pages::for_overwrite(launch.kernel.output_dtype(j), out_len).map(Some),
         })
         .collect::<Result<_>>()?;
     if launch.domain_len() == 0 {

@@ -83,8 +83,9 @@ fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
 }
 
+/// An output's buffer: element-wise kernels write every element.
 fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
-    crate::pages::zeroed(dtype, len)
+    crate::pages::for_overwrite(dtype, len)
 }
 
 /// Runs `work` for each task, in parallel when large enough. Each worker

@@ -61,7 +61,7 @@ fn refused_allocation<T>(len: usize) -> Error {
 
 /// The machine's memory and swap in bytes, where the system says (Linux's
 /// `/proc/meminfo`); read once.
-fn machine_memory() -> Option<usize> {
+pub(super) fn machine_memory() -> Option<usize> {
     static TOTAL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *TOTAL.get_or_init(|| {
         let info = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -481,5 +481,13 @@ mod tests {
         assert_eq!(i.cast(DType::U8), HostBuffer::U8(vec![44, 255]));
         let big = HostBuffer::I64(vec![(1 << 24) + 1]);
         assert_eq!(big.cast(DType::F32), HostBuffer::F32(vec![16777216.0]));
+    }
+}
+
+impl Drop for HostBuffer {
+    /// A large buffer goes to the spare store ([`super::spare`]), where the
+    /// next result of its size can take it instead of new zeroed memory.
+    fn drop(&mut self) {
+        super::spare::keep(self);
     }
 }

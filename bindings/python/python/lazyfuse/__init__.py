@@ -79,6 +79,13 @@ class Context:
         """What ran and moved: a dict of counters."""
         return self._cx.stats()
 
+    def release_memory(self):
+        """Frees the memory kept for reuse once arrays died — the device's
+        pool on ``cuda`` and, on every backend, the few large host buffers
+        kept for the next results of their size (as CuPy's
+        ``free_all_blocks``); returns the bytes freed."""
+        return self._cx.release_memory()
+
     def __enter__(self):
         _stack().append(self)
         return self

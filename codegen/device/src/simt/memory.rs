@@ -454,7 +454,7 @@ fn atomic_update(
     expected: Option<&HostBuffer>,
 ) -> Result<HostBuffer> {
     let holds = |comparison: BinaryOp, a: &HostBuffer, b: &HostBuffer| -> Result<bool> {
-        Ok(matches!(kernels::binary(comparison, a, b, 1)?, HostBuffer::Bool(v) if v[0]))
+        Ok(matches!(&kernels::binary(comparison, a, b, 1)?, HostBuffer::Bool(v) if v[0]))
     };
     let constant =
         |value: i128| HostBuffer::filled(Literal::cast_from(Wide::Int(value), current.dtype()), 1);

@@ -114,8 +114,8 @@ fn at<T: Copy>(column: &[T], i: usize) -> T {
 }
 
 fn as_indices(column: &HostBuffer) -> Vec<i64> {
-    match column.cast(DType::I64) {
-        HostBuffer::I64(v) => v,
+    match &mut column.cast(DType::I64) {
+        HostBuffer::I64(v) => std::mem::take(v),
         _ => Vec::new(),
     }
 }
