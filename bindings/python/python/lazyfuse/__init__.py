@@ -37,6 +37,7 @@ from ._numba import (
 from . import _array_api, _cupy, cuda, errors, fft, linalg, random
 from ._complex import ComplexArray
 from ._cupy import asnumpy, fuse, get_array_module
+from ._raw_kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel
 
 __all__ = [
     "Array", "Context", "CompileError", "asarray", "array", "zeros", "ones", "empty", "full",
@@ -46,7 +47,7 @@ __all__ = [
     "bool_", "boolean", "intp", "uintp", "void", "b1", "f2", "f4", "f8", "i1", "i2", "i4", "i8",
     "u1", "u2", "u4", "u8", "LazyfuseError", "ShapeError", "ArgumentError", "AxisError", "DTypeError",
     "BackendError", "DeviceError", "InternalError", "errors", "linalg", "fft", "ComplexArray", "Device", "asnumpy", "fuse",
-    "get_array_module",
+    "get_array_module", "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel",
 ]
 
 

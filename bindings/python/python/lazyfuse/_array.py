@@ -447,6 +447,11 @@ class Array(NdarrayMethods):
             return COMPLEX.from_numpy(self._a, value)
         return Array(self._a.like(value))
 
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        """CuPy's (and PyCUDA's ``GPUArray``'s) ``get``: the value as a NumPy
+        array, or written into ``out``."""
+        return self.copy_to_host(out=out) if out is not None else self._a.numpy()
+
     def copy_to_host(self, out=None, stream=0):
         """Numba's ``copy_to_host``: a NumPy copy, or written into ``out``
         (after the work queued on ``stream``). ``out`` has the array's

@@ -1,0 +1,261 @@
+"""CUDA C kernels through CuPy's and PyCUDA's interfaces (issue 48):
+``RawKernel``/``RawModule``, ``ElementwiseKernel``, ``ReductionKernel``
+and ``SourceModule`` translate their C into lazyfuse's kernel dialect and
+run on every backend under test — with C's meaning (integer division
+truncating, unsigned arithmetic wrapping, the usual arithmetic
+conversions), against NumPy."""
+
+import numpy as np
+import pytest
+
+import lazyfuse as lf
+from lazyfuse import CompileError
+from lazyfuse._c_translate import Unit
+
+SAXPY = r"""
+#define SHIFT 4
+__device__ float square(float v) { return v * v; }
+
+extern "C" __global__ void saxpy(float a, const float* __restrict__ x, float* y, int n) {
+    // A grid-stride loop: any grid covers the array.
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += blockDim.x * gridDim.x) {
+        y[k] = a * x[k] + square(y[k]) - (k / 3) % SHIFT;
+    }
+}
+"""
+
+
+def test_raw_kernel_runs_cuda_c_on_lazyfuse_and_numpy_arrays(backend):
+    kernel = lf.RawKernel(SAXPY, "saxpy")
+    xs = np.arange(10, dtype=np.float32)
+    want = 2 * xs + 4 - (np.arange(10) // 3) % 4
+    x, y = lf.asarray(xs), lf.full(10, 2.0, dtype=np.float32)
+    kernel((1,), (4,), (np.float32(2.0), x, y, np.int32(10)))
+    np.testing.assert_array_equal(np.asarray(y), want)
+    # A NumPy array is copied in and back; a 2-D array is its elements in
+    # order (CuPy passes a pointer to the first); a lazyfuse view's write
+    # reaches its array.
+    into = np.full((2, 5), 2.0, np.float32)
+    kernel((3,), (2,), (2.0, x.reshape(2, 5), into, 10))
+    np.testing.assert_array_equal(into.ravel(), want)
+    whole = lf.full((2, 5), 2.0, dtype=np.float32)
+    kernel((1,), (32,), (2.0, x, whole, 10))
+    np.testing.assert_array_equal(np.asarray(whole).ravel(), want)
+
+
+def test_c_arithmetic_keeps_c_meaning(backend):
+    source = r"""
+    __global__ void arith(const int* a, const int* b, int* quot, int* rem,
+                          unsigned int* wrapped, float* mixed, int* shifted) {
+        int i = threadIdx.x;
+        quot[i] = a[i] / b[i];
+        rem[i] = a[i] % b[i];
+        unsigned int u = (unsigned int)a[i];
+        wrapped[i] = u * 2654435761u + 1u;
+        mixed[i] = a[i] / 2 + a[i] / 2.0f + (float)(b[i] > 0 ? 1 : -1);
+        shifted[i] = (a[i] << 2) ^ (b[i] >> 1) | ~a[i] & 7;
+    }
+    """
+    kernel = lf.RawModule(code=source).get_function("arith")
+    a = np.array([-7, 7, -7, 7, 0, 123456], np.int32)
+    b = np.array([2, 2, -2, -2, 5, -1000], np.int32)
+    outs = [np.zeros(6, np.int32), np.zeros(6, np.int32), np.zeros(6, np.uint32),
+            np.zeros(6, np.float32), np.zeros(6, np.int32)]
+    kernel((1,), (6,), (a, b, *outs))
+    np.testing.assert_array_equal(outs[0], np.trunc(a / b))
+    np.testing.assert_array_equal(outs[1], np.fmod(a, b))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(outs[2], a.astype(np.uint32) * np.uint32(2654435761) + np.uint32(1))
+    np.testing.assert_array_equal(outs[3], np.trunc(a / 2) + a / np.float32(2) + np.where(b > 0, 1, -1))
+    np.testing.assert_array_equal(outs[4], (a << 2) ^ (b >> 1) | ~a & 7)
+
+
+def test_shared_memory_loops_and_atomics(backend):
+    source = r"""
+    #define BLOCK 64
+    __global__ void block_sums(const float* x, float* sums, int* count, int n) {
+        __shared__ float part[BLOCK];
+        int t = threadIdx.x;
+        int i = blockIdx.x * BLOCK + t;
+        part[t] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        for (int stride = BLOCK / 2; stride > 0; stride >>= 1) {
+            if (t < stride) part[t] += part[t + stride];
+            __syncthreads();
+        }
+        if (t == 0) {
+            sums[blockIdx.x] = part[0];
+            atomicAdd(&count[0], 1);
+        }
+        int k = 0;
+        do { k++; if (k == 3) break; } while (true);
+        if (t == 0 && blockIdx.x == 0) count[1] = k;
+    }
+    """
+    kernel = lf.RawKernel(source, "block_sums")
+    xs = np.arange(200, dtype=np.float32)
+    sums, count = lf.zeros(4, dtype=np.float32), lf.zeros(2, dtype=np.int32)
+    kernel((4,), (64,), (lf.asarray(xs), sums, count, np.int32(200)))
+    np.testing.assert_array_equal(np.asarray(sums), np.add.reduceat(np.pad(xs, (0, 56)), [0, 64, 128, 192]))
+    np.testing.assert_array_equal(np.asarray(count), [4, 3])
+
+
+def test_a_for_loop_runs_its_step_on_continue_and_scopes_its_names(backend):
+    source = r"""
+    __global__ void odd_sums(int* out) {
+        int total = 0;
+        int i = 100;            // another i than the loop's
+        for (int i = 0; i < 10; i++) {
+            if (i % 2 == 0) continue;
+            total += i;
+        }
+        int j = 0;
+        for (; j * j < 50; j = j + 1) { if (j == 3) continue; }
+        float i2 = 0.5f;
+        { float total = 1.5f; i2 += total; }
+        out[0] = total; out[1] = i; out[2] = j; out[3] = (int)(i2 * 2);
+    }
+    """
+    out = lf.zeros(4, dtype=np.int32)
+    lf.RawKernel(source, "odd_sums")((1,), (1,), (out,))
+    np.testing.assert_array_equal(np.asarray(out), [25, 100, 8, 4])
+
+
+def test_elementwise_kernel_is_a_lazy_ufunc_fused_with_its_neighbours():
+    squared_diff = lf.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff")
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    y = np.arange(5, dtype=np.float32)
+    with lf.use("sim") as cx:
+        lx = lf.asarray(x)
+        total = (squared_diff(lx, y) + 1).sum()
+        before = cx.stats()["kernel_launches"]
+        got = float(np.asarray(total))
+        assert cx.stats()["kernel_launches"] - before == 1
+    assert got == ((x - y) ** 2 + 1).sum()
+    # float64 arguments make T float64: another kernel of the same source.
+    np.testing.assert_array_equal(np.asarray(squared_diff(x.astype(np.float64), 1.5)),
+                                  (x.astype(np.float64) - 1.5) ** 2)
+
+
+def test_elementwise_kernel_with_raw_arguments_and_several_outputs(backend):
+    reverse_add = lf.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]",
+                                       "reverse_add")
+    a = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(reverse_add(lf.asarray(a), lf.asarray(a * 10))),
+                                  a + (a * 10)[::-1])
+    sincos = lf.ElementwiseKernel("float32 x", "float32 s, float32 c",
+                                  "s = sinf(x); c = cosf(x);", "sincos")
+    xs = np.linspace(0, 3, 7, dtype=np.float32)
+    s, c = sincos(xs)
+    np.testing.assert_allclose(np.asarray(s), np.sin(xs), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(c), np.cos(xs), rtol=1e-6, atol=1e-7)
+    # Broadcast arguments, a number passed by value, the placeholder in a cast.
+    indexed = lf.ElementwiseKernel("T x, T y", "T z", "z = x * y + (T)i", "indexed")
+    grid = np.arange(10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_array_equal(np.asarray(indexed(lf.asarray(grid), grid[0])),
+                                  grid * grid[0] + np.arange(10).reshape(2, 5))
+    np.testing.assert_array_equal(np.asarray(indexed(grid, np.float32(2))),
+                                  grid * 2 + np.arange(10).reshape(2, 5))
+    divide = lf.ElementwiseKernel("int32 x, int32 y", "int32 z", "z = x / y + x % y")
+    xi, yi = np.array([-7, 7, -7, 7], np.int32), np.array([2, 2, -2, -2], np.int32)
+    np.testing.assert_array_equal(np.asarray(divide(xi, yi)), np.trunc(xi / yi) + np.fmod(xi, yi))
+
+
+def test_reduction_kernel_reduces_with_its_identity(backend):
+    l2norm = lf.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    v = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(np.asarray(l2norm(v)), np.sqrt((v * v).sum()), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(l2norm(lf.asarray(v), axis=1)), np.sqrt((v * v).sum(1)),
+                               rtol=1e-6)
+    largest = lf.ReductionKernel("T x", "T y", "x", "a > b ? a : b", "y = a", "-INFINITY", "largest")
+    np.testing.assert_array_equal(np.asarray(largest(v, axis=0, keepdims=True)), v.max(0, keepdims=True))
+    floor = lf.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "100", "floored")
+    np.testing.assert_array_equal(np.asarray(floor(v, axis=1)), np.maximum(v.max(1), 100))
+    empty = np.zeros((0, 3), np.float32)
+    np.testing.assert_array_equal(np.asarray(floor(empty, axis=0)), [100, 100, 100])
+    counts = lf.ReductionKernel("T x", "int32 y", "x > 5 ? 1 : 0", "a + b", "y = a", "0", "count",
+                                reduce_type="int32")
+    assert int(np.asarray(counts(v))) == int((v > 5).sum())
+
+
+def test_pycuda_tutorial_programs_run_with_changed_imports(backend):
+    import lazyfuse.pycuda.autoinit  # noqa: F401
+    import lazyfuse.pycuda.driver as drv
+    from lazyfuse.pycuda import gpuarray
+    from lazyfuse.pycuda.compiler import SourceModule
+
+    a = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+    a_gpu = drv.mem_alloc(a.nbytes)
+    drv.memcpy_htod(a_gpu, a)
+    module = SourceModule("""
+      __global__ void doublify(float *a) {
+        int idx = threadIdx.x + threadIdx.y * 4;
+        a[idx] *= 2;
+      }""")
+    module.get_function("doublify")(a_gpu, block=(4, 4, 1))
+    doubled = np.empty_like(a)
+    drv.memcpy_dtoh(doubled, a_gpu)
+    np.testing.assert_array_equal(doubled, 2 * a)
+
+    module = SourceModule("""
+    __global__ void multiply_them(float *dest, float *a, float *b) {
+      const int i = threadIdx.x;
+      dest[i] = a[i] * b[i];
+    }""")
+    multiply_them = module.get_function("multiply_them")
+    x = np.random.default_rng(1).standard_normal(400).astype(np.float32)
+    y = np.random.default_rng(2).standard_normal(400).astype(np.float32)
+    dest = np.zeros_like(x)
+    multiply_them(drv.Out(dest), drv.In(x), drv.In(y), block=(400, 1, 1), grid=(1, 1))
+    np.testing.assert_array_equal(dest, x * y)
+    on_device = gpuarray.to_gpu(x)
+    multiply_them(on_device, drv.In(x), drv.In(y), block=(400, 1, 1))
+    np.testing.assert_array_equal(on_device.get(), x * y)
+
+
+def test_what_is_not_read_is_a_compile_error_naming_the_line():
+    cases = {
+        "struct P { float x; };": "structs",
+        "__global__ void f(float* a) {\n  float* p = a + 1;\n}": "line 2: the pointer variable 'p'",
+        "__global__ void f(float* a) { a[0] = b; }": "the name 'b' is not declared",
+        "__global__ void f(float* a) { int i = 0; a[i++] = 1; }": "++ and -- inside an expression",
+        "__global__ void f(float* a) { a[0] = printf(\"x\"); }": "strings are not supported",
+        "__global__ void f(float* a) { switch (1) {} }": "switch statements are not supported",
+        "template <typename T> __global__ void f(T* a) {}": "templates are not supported",
+        "__global__ void f(float* a) { a[0] = frobnicate(1.0f); }": "a call of 'frobnicate'",
+        "#if defined(X)\n#endif": "#if of other than a number",
+    }
+    for source, message in cases.items():
+        with pytest.raises(CompileError, match=message.replace("(", r"\(").replace("+", r"\+")):
+            Unit(source)
+    with pytest.raises(AttributeError, match="no __global__ function 'g'.*has f"):
+        lf.RawModule(code="__global__ void f(float* a) {}").get_function("g")
+    kernel = lf.RawKernel("__global__ void f(float* a, int n) { a[0] = n; }", "f")
+    with pytest.raises(lf.ArgumentError, match="'a' is a float32\\*, got an array of float64"):
+        kernel((1,), (1,), (np.zeros(3), 1))
+    with pytest.raises(TypeError, match="takes 2 arguments, got 1"):
+        kernel((1,), (1,), (np.zeros(3, np.float32),))
+
+
+def test_the_preprocessor_expands_macros_and_reads_conditions():
+    unit = Unit(r"""
+    #define SQUARE(v) ((v) * (v))
+    #define N 3
+    #ifdef MISSING
+    this is skipped entirely
+    #else
+    __constant__ float weights[N] = {1.0f, 2.0f, 3.0f};
+    #endif
+    #if 0
+    skipped too
+    #endif
+    __global__ void f(float* out) {
+        /* a comment */ out[threadIdx.x] = SQUARE(weights[threadIdx.x] + 1) * \
+            N;
+    }
+    """)
+    assert "weights" in unit.arrays and list(unit.arrays["weights"]) == [1.0, 2.0, 3.0]
+    env = unit.namespace()
+    out = np.zeros(3, np.float32)
+    lf.cuda.jit("void(float32[:])")(env["f"])[1, 3](out)
+    np.testing.assert_array_equal(out, (np.array([1, 2, 3]) + 1) ** 2 * 3)
