@@ -149,7 +149,8 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" || true
 fi
 if [ -x "$venv/bin/python" ] &&
-  "$venv/bin/pip" install --quiet --disable-pip-version-check numpy maturin pytest "dask[array]" distributed xarray; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check numpy maturin pytest "dask[array]" distributed xarray \
+    scikit-learn array-api-compat; then
   # The package's Rust build goes to target/python (release, as pip builds it).
   PATH="$PWD/$venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target/python" \
     "$venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation ./bindings/python

@@ -152,11 +152,25 @@ def _method(name, method=None):
 
 
 for _name in ("sum", "prod", "min", "max", "mean", "any", "all", "argmax", "argmin", "var",
-              "std", "cumsum", "cumprod", "reshape", "ravel", "squeeze",
+              "std", "cumsum", "cumprod", "ravel", "squeeze",
               "swapaxes", "clip", "copy", "astype", "round"):
     _method(_name)
 for _name, _method_name in (("amin", "min"), ("amax", "max"), ("around", "round")):
     _method(_name, _method_name)
+
+
+def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """NumPy's (and the array API's) ``reshape``: the shape given by position
+    or as ``shape=`` (NumPy's older ``newshape=`` too), lazily."""
+    shape = newshape if shape is None else shape
+    if shape is None:
+        raise TypeError("reshape: the new shape is missing")
+    if copy is None:
+        return _one(a).reshape(shape, order=order)
+    return _one(a).reshape(shape, order=order, copy=copy)
+
+
+FUNCTIONS["reshape"] = reshape
 
 
 def _cumulative(x, name, identity, axis, dtype, include_initial):
