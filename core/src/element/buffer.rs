@@ -451,6 +451,14 @@ impl fmt::Debug for HostBuffer {
     }
 }
 
+impl Drop for HostBuffer {
+    /// A large buffer goes to the spare store ([`super::spare`]), where the
+    /// next result of its size can take it instead of new zeroed memory.
+    fn drop(&mut self) {
+        super::spare::keep(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,13 +489,5 @@ mod tests {
         assert_eq!(i.cast(DType::U8), HostBuffer::U8(vec![44, 255]));
         let big = HostBuffer::I64(vec![(1 << 24) + 1]);
         assert_eq!(big.cast(DType::F32), HostBuffer::F32(vec![16777216.0]));
-    }
-}
-
-impl Drop for HostBuffer {
-    /// A large buffer goes to the spare store ([`super::spare`]), where the
-    /// next result of its size can take it instead of new zeroed memory.
-    fn drop(&mut self) {
-        super::spare::keep(self);
     }
 }
