@@ -22,6 +22,21 @@ pub mod spare;
 
 pub use buffer::{try_vec, HostBuffer, SliceMut};
 
+/// The machine's memory and swap in bytes, where the system says (Linux's
+/// `/proc/meminfo`); read once.
+fn machine_memory() -> Option<usize> {
+    static TOTAL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib = |field: &str| -> Option<usize> {
+            let line = info.lines().find(|l| l.starts_with(field))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        };
+        let total = kib("MemTotal:")?.checked_add(kib("SwapTotal:").unwrap_or(0))?;
+        total.checked_mul(1024)
+    })
+}
+
 /// A value wide enough to hold any element exactly: the hub of every cast.
 #[derive(Clone, Copy, Debug)]
 pub enum Wide {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use half::{bf16, f16};
 
-use super::{Element, Wide};
+use super::{machine_memory, Element, Wide};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
@@ -57,21 +57,6 @@ fn refused_allocation<T>(len: usize) -> Error {
             std::mem::size_of::<T>()
         ),
     }
-}
-
-/// The machine's memory and swap in bytes, where the system says (Linux's
-/// `/proc/meminfo`); read once.
-pub(super) fn machine_memory() -> Option<usize> {
-    static TOTAL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *TOTAL.get_or_init(|| {
-        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-        let kib = |field: &str| -> Option<usize> {
-            let line = info.lines().find(|l| l.starts_with(field))?;
-            line.split_whitespace().nth(1)?.parse().ok()
-        };
-        let total = kib("MemTotal:")?.checked_add(kib("SwapTotal:").unwrap_or(0))?;
-        total.checked_mul(1024)
-    })
 }
 
 /// Contiguous host memory holding elements of one dtype, row-major.

@@ -17,8 +17,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use super::buffer::machine_memory;
-use super::{Element, HostBuffer};
+use super::{machine_memory, Element, HostBuffer};
 use crate::dtype::DType;
 use crate::with_buffer;
 

@@ -251,6 +251,54 @@ class ComplexArray:
         result = self._reduce(True, axis, keepdims)
         return result if dtype is None else result.astype(dtype)
 
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        """Products along ``axis`` (all axes for None): pairs of elements
+        multiplied, then pairs of those, lazily — ``log2 n`` rounds of
+        complex multiplication (NumPy multiplies one after another: the
+        last bits may differ)."""
+        _no_out(out, "prod")
+        axes = range(self.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = sorted({operator.index(a) % max(self.ndim, 1) for a in axes}, reverse=True)
+        result = self
+        for a in axes:
+            result = _pairwise_products(_numpy.FUNCTIONS["moveaxis"](result, a, -1))
+            result = _numpy.FUNCTIONS["expand_dims"](result, a) if keepdims else result
+        return result if dtype is None else result.astype(dtype)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Running products along ``axis`` (of the flattened array for
+        None), by doubling: ``log2 n`` rounds, each multiplying every
+        element by the product ``2**k`` before it."""
+        _no_out(out, "cumprod")
+        a = self.ravel() if axis is None else self
+        axis = 0 if axis is None else operator.index(axis) % a.ndim
+        moved = _numpy.FUNCTIONS["moveaxis"](a, axis, -1)
+        n, shift = moved.shape[-1], 1
+        while shift < n:
+            head, rest = moved[..., :shift], moved[..., shift:] * moved[..., :n - shift]
+            moved = _join(_numpy.FUNCTIONS["concatenate"], [head, rest], axis=-1)
+            shift *= 2
+        result = _numpy.FUNCTIONS["moveaxis"](moved, -1, axis)
+        return result if dtype is None else result.astype(dtype)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+        """NumPy's order of complex values: by real part, then by
+        imaginary part (NaNs last), stable — a sort by the imaginary parts,
+        then a stable one by the real parts in that order."""
+        from ._sorting import argsort
+        if axis is None:
+            return self.ravel().argsort(0, descending=descending)
+        by_imag = argsort(self.imag, axis, descending=descending)
+        real = _numpy.FUNCTIONS["take_along_axis"](self.real, by_imag, axis)
+        by_real = argsort(real, axis, descending=descending)
+        return _numpy.FUNCTIONS["take_along_axis"](by_imag, by_real, axis)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+        """The values in NumPy's order of complex values (``argsort``)."""
+        a = self.ravel() if axis is None else self
+        axis = -1 if axis is None else axis
+        return _numpy.FUNCTIONS["take_along_axis"](a, a.argsort(axis, descending=descending), axis)
+
     # --- views ------------------------------------------------------------
     def _views(self, f):
         return ComplexArray(f(Array(self._re))._a, f(Array(self._im))._a)
@@ -269,6 +317,34 @@ class ComplexArray:
 
     def copy(self):
         return self
+
+    def flatten(self, order="C"):
+        return self._views(lambda p: p.flatten(order))
+
+    def squeeze(self, axis=None):
+        return self._views(lambda p: p.squeeze(axis))
+
+    def swapaxes(self, axis1, axis2):
+        return self._views(lambda p: p.swapaxes(axis1, axis2))
+
+    def repeat(self, repeats, axis=None):
+        return self._views(lambda p: p.repeat(repeats, axis))
+
+    def take(self, indices, axis=None):
+        return self._views(lambda p: p.take(indices, axis))
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return self._views(lambda p: p.diagonal(offset, axis1, axis2))
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Running sums: of each part (addition acts on the parts apart)."""
+        _no_out(out, "cumsum")
+        result = self._views(lambda p: p.cumsum(axis))
+        return result if dtype is None else result.astype(dtype)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        _no_out(out, "trace")
+        return self.diagonal(offset, axis1, axis2).sum(axis=-1, dtype=dtype)
 
     # --- NumPy's protocols ------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -322,12 +398,78 @@ def _lazy_of(like, value):
     return Array(like._re.like(np.ascontiguousarray(value)))
 
 
+#: Functions that move, repeat or add elements and never mix the real and
+#: imaginary parts: on a complex array, the function of each part.
+_PER_PART = ("tile", "repeat", "flip", "fliplr", "flipud", "roll", "rot90", "broadcast_to",
+             "expand_dims", "squeeze", "moveaxis", "swapaxes", "permute_dims", "rollaxis",
+             "atleast_1d", "atleast_2d", "atleast_3d", "take", "take_along_axis", "diagonal",
+             "triu", "tril", "unstack", "split", "array_split", "hsplit", "vsplit", "dsplit",
+             "cumsum", "cumulative_sum", "diff", "trace", "ravel", "reshape", "transpose")
+
+
+def _per_part(function):
+    """``function`` (of a real array first) taking a complex array too:
+    applied to each part, the results paired again (lists and tuples of
+    results pair element by element)."""
+    def apply(a, *args, **kwargs):
+        if not isinstance(a, ComplexArray):
+            return function(a, *args, **kwargs)
+        if kwargs.get("out") is not None:
+            raise ArgumentError(f"{function.__name__}: out= is not supported for complex arrays yet")
+        kwargs.pop("out", None)
+        dtype = kwargs.pop("dtype", None)
+        re, im = function(a.real, *args, **kwargs), function(a.imag, *args, **kwargs)
+        if isinstance(re, (list, tuple)):
+            return type(re)(ComplexArray(r._a, i._a) for r, i in zip(re, im))
+        result = ComplexArray(re._a, im._a)
+        return result if dtype is None else result.astype(dtype)
+
+    apply.__name__ = apply.__qualname__ = function.__name__
+    apply.__doc__ = function.__doc__
+    return apply
+
+
+for _name in _PER_PART:
+    if _name in _numpy.FUNCTIONS:
+        _numpy.FUNCTIONS[_name] = _per_part(_numpy.FUNCTIONS[_name])
+
+
+def _by_method(function):
+    """``function`` taking a complex array too: its method of that name."""
+    def apply(a, *args, **kwargs):
+        if isinstance(a, ComplexArray):
+            return getattr(a, function.__name__)(*args, **kwargs)
+        return function(a, *args, **kwargs)
+
+    apply.__name__ = apply.__qualname__ = function.__name__
+    apply.__doc__ = function.__doc__
+    return apply
+
+
+for _name in ("sort", "argsort"):
+    _numpy.FUNCTIONS[_name] = _by_method(_numpy.FUNCTIONS[_name])
+
+
+def _pairwise_products(a):
+    """Products along the last axis of ``a``: halves multiplied in rounds."""
+    n = a.shape[-1]
+    if n == 0:
+        ones = _numpy.FUNCTIONS["ones"](a.shape[:-1], dtype=a.real.dtype)
+        return ComplexArray(ones._a, (ones * 0)._a).astype(a.dtype)
+    while n > 1:
+        half = n // 2
+        products = a[..., 0:2 * half:2] * a[..., 1:2 * half:2]
+        a = products if n % 2 == 0 else _join(_numpy.FUNCTIONS["concatenate"],
+                                               [products, a[..., n - 1:]], axis=-1)
+        n = a.shape[-1]
+    return a[..., 0]
+
 # NumPy's functions that stay lazy on complex arrays (the others compute
 # the array and run in NumPy).
 _LAZY_FUNCTIONS = {"real", "imag", "conj", "conjugate", "angle", "iscomplexobj", "isrealobj",
-                   "isreal", "iscomplex", "sum", "mean", "reshape", "ravel", "transpose",
-                   "absolute", "abs", "exp", "sqrt", "log", "isnan", "isinf", "isfinite",
-                   "concatenate", "concat", "stack", "where", "matmul"}
+                   "isreal", "iscomplex", "sum", "mean", "absolute", "abs", "exp", "sqrt", "log",
+                   "isnan", "isinf", "isfinite", "concatenate", "concat", "stack", "where",
+                   "matmul", "prod", "cumprod", "sort", "argsort", *_PER_PART}
 
 
 def _lift(x, op, other, reflected):

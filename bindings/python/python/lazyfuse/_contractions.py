@@ -98,6 +98,8 @@ def vecdot(x1, x2, axis=-1):
     along ``axis``, the other axes broadcast; in NumPy's result dtype (an
     int8 sum stays int8, two bools give the ``any`` of their ``and``)."""
     x1, x2 = _operands("vecdot", x1, x2)
+    if any(np.dtype(x.dtype).kind == "c" for x in (x1, x2)):
+        x1 = np.conj(x1)  # the array API's (and NumPy's) vecdot conjugates the first
     for k, x in enumerate((x1, x2)):
         if x.ndim == 0:
             raise ShapeError(f"vecdot: input operand {k} does not have enough dimensions "
@@ -137,11 +139,10 @@ def vecmat(x1, x2):
 def _operands(name, x1, x2):
     """Both operands as lazy arrays in one context (numbers too: a
     gufunc's operands are arrays)."""
+    from ._array import COMPLEX
     from ._numpy import _lazy
-    first = next((x for x in (x1, x2) if isinstance(x, Array)), None)
-    if first is None:
-        first = _lazy([np.asarray(x1)])[0]
-    return [x if isinstance(x, Array) else first._like(np.asarray(x)) for x in (x1, x2)]
+    arrays = (Array,) + COMPLEX.types
+    return _lazy([x if isinstance(x, arrays) else np.asarray(x) for x in (x1, x2)])
 
 
 def _axis(name, a, x):

@@ -30,7 +30,7 @@ def _floating(x):
     float64, as NumPy's norms take them)."""
     from ._numpy import _one
     x = _one(x)
-    return x if x.dtype.kind == "f" else x.astype(np.float64)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -67,11 +67,13 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == -np.inf:
         return magnitude.min(axis=axis, keepdims=keepdims)
     if ord == 0:
-        return (x != 0).astype(x.dtype).sum(axis=axis, keepdims=keepdims)
+        return (x != 0).astype(magnitude.dtype).sum(axis=axis, keepdims=keepdims)
     if ord == 1:
         return magnitude.sum(axis=axis, keepdims=keepdims)
     if ord == 2:
-        return np.sqrt((x * x).sum(axis=axis, keepdims=keepdims))
+        # |z|² of a complex value is the sum of its parts' squares.
+        squares = x.real * x.real + x.imag * x.imag if x.dtype.kind == "c" else x * x
+        return np.sqrt(squares.sum(axis=axis, keepdims=keepdims))
     try:
         p = float(ord)
     except (TypeError, ValueError):
