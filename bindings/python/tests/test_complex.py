@@ -365,3 +365,54 @@ def test_tanh_and_tan_of_values_that_are_not_finite_are_numpys():
         # Signs of zeros too.
         zero = want == 0
         assert np.array_equal(np.signbit(got.imag[zero]), np.signbit(want.imag[zero])), name
+
+
+_STRUCTURAL = {
+    "tile": lambda m, a: m.tile(a, (2, 1)), "repeat": lambda m, a: m.repeat(a, 2, axis=1),
+    "flip": lambda m, a: m.flip(a, 0), "roll": lambda m, a: m.roll(a, 1, axis=1),
+    "moveaxis": lambda m, a: m.moveaxis(a, 0, 1), "cumsum": lambda m, a: m.cumsum(a, axis=1),
+    "diff": lambda m, a: m.diff(a), "trace": lambda m, a: m.trace(a),
+    "expand_dims": lambda m, a: m.expand_dims(a, 0), "split": lambda m, a: m.split(a, 3)[1],
+    "take": lambda m, a: m.take(a, [2, 0], axis=1), "broadcast_to": lambda m, a: m.broadcast_to(a[0], (3, 4)),
+    "prod": lambda m, a: m.prod(a), "prod_axis": lambda m, a: m.prod(a, axis=1),
+    "prod_keepdims": lambda m, a: m.prod(a, axis=0, keepdims=True),
+    "cumprod": lambda m, a: m.cumprod(a, axis=1), "cumprod_flat": lambda m, a: m.cumprod(a),
+    "sort": lambda m, a: m.sort(a, axis=1), "sort_columns": lambda m, a: m.sort(a, axis=0),
+    "sort_flat": lambda m, a: m.sort(a, axis=None), "argsort": lambda m, a: m.argsort(a, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STRUCTURAL))
+def test_moving_repeating_sorting_and_products_stay_lazy_and_match_numpy(backend, name):
+    z = np.array([[1 + 2j, 3 - 1j, 0.5j, 2], [2, -1 - 1j, 4 + 4j, 1j],
+                  [NAN, 1, 1 - 1j, 1 + 1j]], np.complex128)
+    f = _STRUCTURAL[name]
+    got, want = f(lf, lf.asarray(z)), f(np, z)
+    assert isinstance(got, (lf.ComplexArray, lf.Array))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert np.asarray(got).dtype == want.dtype
+
+
+def test_item_assignment_lists_of_arrays_and_norms_of_complex_arrays():
+    z = lf.asarray(np.array([1 + 1j, 2, 3j], np.complex64))
+    view = np.asarray(z)
+    z[1] = 5 - 2j
+    z[0:2] = lf.asarray(np.array([7j, 8], np.complex64))
+    z[2] = 4
+    np.testing.assert_array_equal(np.asarray(z), [7j, 8, 4])
+    np.testing.assert_array_equal(view, [1 + 1j, 2, 3j])  # a value handed out never changes
+    stacked = lf.asarray([z, z])
+    assert isinstance(stacked, lf.ComplexArray) and stacked.shape == (2, 3)
+    a = np.array([[1 + 2j, 3 - 1j], [2, -1j]], np.complex64)
+    b = np.array([[1j, 2], [3, 1 + 1j]], np.complex64)
+    np.testing.assert_allclose(np.asarray(lf.linalg.vecdot(lf.asarray(a), lf.asarray(b))),
+                               np.linalg.vecdot(a, b), rtol=1e-6)
+    for ord in (2, 1, 0, np.inf):
+        got = lf.linalg.vector_norm(lf.asarray(a), ord=ord)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(got), np.linalg.vector_norm(a, ord=ord), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(lf.linalg.matrix_norm(lf.asarray(a))),
+                               np.linalg.matrix_norm(a), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(lf.linalg.norm(lf.asarray(a))), np.linalg.norm(a), rtol=1e-6)
+    empty = lf.prod(lf.asarray(np.zeros((2, 0), np.complex64)), axis=1)
+    np.testing.assert_array_equal(np.asarray(empty), [1, 1])

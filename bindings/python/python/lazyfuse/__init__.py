@@ -147,6 +147,10 @@ def asarray(x, dtype=None, context=None, *, copy=None, device=None):
         if copy:
             return x.copy() if same else x.astype(dtype)
         return x if same else x.astype(dtype)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, (Array, ComplexArray)) for e in x):
+        # A sequence of lazy arrays (and numbers): stacked, lazily.
+        stacked = _numpy.FUNCTIONS["stack"](list(x))
+        return stacked if dtype is None else stacked.astype(dtype)
     cx = _context(context, device)._cx
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") and not isinstance(x, np.ndarray):
         x = np.from_dlpack(x)  # a DLPack producer NumPy does not take as an array
@@ -162,7 +166,7 @@ array = asarray
 def _asarray_without_copy(x, dtype):
     """Raises the array API's ``ValueError`` unless ``asarray(x, dtype,
     copy=False)`` can return ``x`` itself."""
-    if not isinstance(x, Array):
+    if not isinstance(x, (Array, ComplexArray)):
         raise ValueError(
             f"asarray(copy=False): a {type(x).__name__} cannot be shared without a copy: "
             "its memory is outside lazyfuse and its owner may still write it, while a "

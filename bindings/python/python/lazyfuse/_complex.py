@@ -315,6 +315,17 @@ class ComplexArray:
     def __getitem__(self, index):
         return self._views(lambda p: p[index])
 
+    def __setitem__(self, index, value):
+        """``z[index] = value``: each part written (a new value: views of
+        the old one handed out before are unchanged, as for real arrays)."""
+        value = _as_complex(self, value)
+        re, im = Array(self._re), Array(self._im)
+        if isinstance(value, ComplexArray):
+            re[index], im[index] = value.real, value.imag
+        else:
+            re[index], im[index] = complex(value).real, complex(value).imag
+        self._re, self._im = re._a, im._a
+
     def copy(self):
         return self
 

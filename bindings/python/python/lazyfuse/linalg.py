@@ -33,6 +33,11 @@ def _floating(x):
     return x if x.dtype.kind in "fc" else x.astype(np.float64)
 
 
+def _squares(x):
+    """``|x|**2``, real: of a complex value, the sum of its parts' squares."""
+    return x.real * x.real + x.imag * x.imag if x.dtype.kind == "c" else x * x
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``linalg.norm``: a vector norm over one axis (or of the
     flattened array for ``axis=None`` and ``ord=None``), a matrix norm over
@@ -40,7 +45,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     x = _floating(x)
     if axis is None:
         if ord is None:
-            result = np.sqrt((x * x).sum())
+            result = np.sqrt(_squares(x).sum())
             return result.reshape((1,) * x.ndim) if keepdims else result
         if x.ndim not in (1, 2):
             raise ArgumentError("norm: improper number of dimensions to norm "
@@ -71,9 +76,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == 1:
         return magnitude.sum(axis=axis, keepdims=keepdims)
     if ord == 2:
-        # |z|² of a complex value is the sum of its parts' squares.
-        squares = x.real * x.real + x.imag * x.imag if x.dtype.kind == "c" else x * x
-        return np.sqrt(squares.sum(axis=axis, keepdims=keepdims))
+        return np.sqrt(_squares(x).sum(axis=axis, keepdims=keepdims))
     try:
         p = float(ord)
     except (TypeError, ValueError):
@@ -95,10 +98,10 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", axes=(-2, -1)):
         raise ArgumentError("matrix_norm: duplicate axes given")
     if ord in (2, -2, "nuc"):
         value = np.linalg.norm(x.numpy(), ord=ord, axis=(rows, columns), keepdims=keepdims)
-        return x._like(value)
+        return x.real._like(value)
     magnitude = abs(x)
     if ord == "fro":
-        result = np.sqrt((x * x).sum(axis=(rows, columns), keepdims=keepdims))
+        result = np.sqrt(_squares(x).sum(axis=(rows, columns), keepdims=keepdims))
     elif ord in (1, -1, np.inf, -np.inf):
         # Sum along one axis, then the extreme along the other.
         summed_axis, extreme_axis = (rows, columns) if ord in (1, -1) else (columns, rows)
