@@ -259,3 +259,108 @@ def test_the_preprocessor_expands_macros_and_reads_conditions():
     out = np.zeros(3, np.float32)
     lf.cuda.jit("void(float32[:])")(env["f"])[1, 3](out)
     np.testing.assert_array_equal(out, (np.array([1, 2, 3]) + 1) ** 2 * 3)
+
+
+MATMUL = r"""
+#define TILE 16
+extern "C" __global__ void matmul(const float* A, const float* B, float* C, int M, int N, int K) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE + 1];
+    int row = blockIdx.y * TILE + threadIdx.y;
+    int col = blockIdx.x * TILE + threadIdx.x;
+    float acc = 0.0f;
+    for (int t = 0; t < (K + TILE - 1) / TILE; ++t) {
+        int ak = t * TILE + threadIdx.x, bk = t * TILE + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] = (row < M && ak < K) ? A[row * K + ak] : 0.0f;
+        Bs[threadIdx.y][threadIdx.x] = (bk < K && col < N) ? B[bk * N + col] : 0.0f;
+        __syncthreads();
+        #pragma unroll
+        for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
+"""
+HIST = r"""
+__global__ void histogram(const unsigned char* data, unsigned int* bins, int n) {
+    __shared__ unsigned int local[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) local[i] = 0;
+    __syncthreads();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        atomicAdd(&local[data[i]], 1u);
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) atomicAdd(&bins[i], local[i]);
+}
+"""
+WARP = r"""
+__inline__ __device__ float warp_sum(float v) {
+    for (int offset = warpSize / 2; offset > 0; offset /= 2)
+        v += __shfl_down_sync(0xffffffff, v, offset);
+    return v;
+}
+__global__ void block_sum(const float* x, float* out, int n) {
+    __shared__ float partial[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    v = warp_sum(v);
+    int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < blockDim.x / warpSize ? partial[lane] : 0.0f;
+        v = warp_sum(v);
+        if (lane == 0) atomicAdd(out, v);
+    }
+}
+"""
+MANDEL = r"""
+__global__ void mandel(float* out, int w, int h, int iters) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    float cr = -2.0f + 3.0f * x / w, ci = -1.5f + 3.0f * y / h;
+    float zr = 0.0f, zi = 0.0f;
+    int k = 0;
+    while (k < iters && zr * zr + zi * zi < 4.0f) {
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+        k++;
+    }
+    out[y * w + x] = (float)k;
+}
+"""
+
+
+def test_classic_cuda_c_kernels_match_numpy(backend):
+    """A tiled matrix product (2-D shared tiles, #pragma unroll), a
+    histogram (shared atomics, unsigned char data), a warp-shuffle block
+    sum (__device__ helper, warpSize) and a Mandelbrot escape loop."""
+    rng = np.random.default_rng(0)
+    M, N, K = 33, 20, 45
+    A, B = rng.random((M, K), dtype=np.float32), rng.random((K, N), dtype=np.float32)
+    C = lf.zeros((M, N), dtype=np.float32)
+    lf.RawKernel(MATMUL, "matmul")(((N + 15) // 16, (M + 15) // 16), (16, 16),
+                                   (lf.asarray(A), lf.asarray(B), C, M, N, K))
+    np.testing.assert_allclose(np.asarray(C), A @ B, rtol=1e-5)
+    data = rng.integers(0, 256, 5000).astype(np.uint8)
+    bins = lf.zeros(256, dtype=np.uint32)
+    lf.RawKernel(HIST, "histogram")((4,), (128,), (lf.asarray(data), bins, 5000))
+    np.testing.assert_array_equal(np.asarray(bins), np.bincount(data, minlength=256))
+    x = rng.random(1000, dtype=np.float32)
+    total = lf.zeros(1, dtype=np.float32)
+    lf.RawKernel(WARP, "block_sum")((4,), (256,), (lf.asarray(x), total, 1000))
+    np.testing.assert_allclose(np.asarray(total), [x.sum()], rtol=1e-5)
+    w, h, iters = 64, 48, 50
+    image = lf.zeros((h, w), dtype=np.float32)
+    lf.RawKernel(MANDEL, "mandel")((4, 3), (16, 16), (image, w, h, iters))
+    cr = np.float32(-2.0) + np.float32(3.0) * np.arange(w, dtype=np.float32) / np.float32(w)
+    ci = np.float32(-1.5) + np.float32(3.0) * np.arange(h, dtype=np.float32) / np.float32(h)
+    zr, zi = np.zeros((h, w), np.float32), np.zeros((h, w), np.float32)
+    count = np.zeros((h, w), np.float32)
+    for _ in range(iters):
+        alive = zr * zr + zi * zi < 4
+        t = zr * zr - zi * zi + cr[None, :]
+        zi = np.where(alive, np.float32(2) * zr * zi + ci[:, None], zi)
+        zr = np.where(alive, t, zr)
+        count += alive
+    np.testing.assert_array_equal(np.asarray(image), count)

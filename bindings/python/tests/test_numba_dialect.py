@@ -636,3 +636,19 @@ def test_cuda_fma_rounds_once(backend):
     out = np.zeros(2, np.float32)
     kernel[1, 2](a, a.copy(), c, out)
     assert out.tolist() == [2.0 ** -24, 9.5]  # a product rounded first would give 0
+
+
+def test_thread_indices_and_warpsize_pass_to_device_functions(backend):
+    @cuda.jit(device=True)
+    def twice(v):
+        return 2 * v
+
+    @cuda.jit
+    def kernel(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = twice(cuda.threadIdx.x) + twice(cuda.warpsize) + twice(cuda.blockIdx.x)
+
+    out = lf.zeros(8, dtype=np.int64)
+    kernel[2, 4](out)
+    np.testing.assert_array_equal(np.asarray(out), 2 * (np.arange(8) % 4) + 64 + 2 * (np.arange(8) // 4))

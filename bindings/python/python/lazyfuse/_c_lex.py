@@ -184,15 +184,20 @@ def _expand(toks, macros, hidden):
 def number(token):
     """A number token's value and C type."""
     text = token.text
-    suffix = re.search(r"[fFuUlL]*$", text).group()
+    hexadecimal = text.lower().startswith("0x")
+    # A hexadecimal number's f is a digit; its suffixes are u and l only.
+    suffix = re.search(r"[uUlL]*$" if hexadecimal else r"[fFuUlL]*$", text).group()
     body = text[:len(text) - len(suffix)]
     lowered = suffix.lower()
-    is_float = not body.lower().startswith("0x") and any(c in body for c in ".eE")
-    if is_float or "f" in lowered:
+    if not hexadecimal and (any(c in body for c in ".eE") or "f" in lowered):
         return float(body), ("float32" if "f" in lowered else "float64")
-    value = int(body, 16) if body.lower().startswith("0x") else int(body, 8 if body.startswith("0") and body != "0" else 10)
+    octal = body.startswith("0") and body != "0" and not hexadecimal
+    value = int(body, 16 if hexadecimal else 8 if octal else 10)
     unsigned, long = "u" in lowered, "l" in lowered
-    if long or value > 0xFFFFFFFF or (not unsigned and value > 0x7FFFFFFF and not body.lower().startswith("0x")):
+    # C's type of an integer constant: the first of int, unsigned int
+    # (hexadecimal and octal only), long long, unsigned long long that holds it.
+    if long or value > 0xFFFFFFFF or (value > 0x7FFFFFFF and not unsigned
+                                      and not (hexadecimal or octal)):
         return value, "uint64" if unsigned else "int64"
     if unsigned or value > 0x7FFFFFFF:
         return value, "uint32"

@@ -6,10 +6,17 @@ parameters (``cuda.const.array_like``). A mixin of the translator
 
 import ast
 import collections
+import math
 
 import numpy as np
 
 from ._functions import _Renamer
+
+#: Attributes of ``cuda`` that are values of the running thread, not
+#: functions: an argument naming one is computed, not known when compiling.
+_VALUE_ATTRIBUTES = {"cuda.warpsize", "cuda.laneid"}
+_INDEX_ATTRIBUTES = [["cuda", "threadIdx"], ["cuda", "blockIdx"], ["cuda", "blockDim"],
+                     ["cuda", "gridDim"]]
 
 
 def _constant(value):
@@ -140,6 +147,10 @@ class CompileTime:
             head = path.split(".")[0]
             if head in self.bound or head in self.arrays:
                 return False, None
+            if path in _VALUE_ATTRIBUTES or path.split(".")[:2] in _INDEX_ATTRIBUTES:
+                return False, None  # a value of the thread (cuda.threadIdx.x): computed
+            if path.startswith("math.") and isinstance(getattr(math, path[5:], None), float):
+                return True, getattr(math, path[5:])
             if path.startswith(("cuda.", "math.")):
                 return True, _Intrinsic(path)
             value = self.env.get(head)
