@@ -364,3 +364,28 @@ def test_classic_cuda_c_kernels_match_numpy(backend):
         zr = np.where(alive, t, zr)
         count += alive
     np.testing.assert_array_equal(np.asarray(image), count)
+
+
+def test_nan_rules_of_c_math_and_an_elementwise_preamble(backend):
+    source = r"""
+    __global__ void nan_rules(const float* a, const float* b, float* out) {
+        int i = threadIdx.x;
+        out[i * 5 + 0] = fminf(a[i], b[i]);
+        out[i * 5 + 1] = fmaxf(a[i], b[i]);
+        out[i * 5 + 2] = min(a[i], b[i]);      // CUDA's min of floats is fminf
+        out[i * 5 + 3] = __saturatef(a[i]);    // NaN becomes 0
+        out[i * 5 + 4] = fdimf(a[i], b[i]);
+    }"""
+    a = np.array([1.0, np.nan, 2.0, -0.5, np.nan, 3.0], np.float32)
+    b = np.array([np.nan, 1.0, 0.5, 0.25, np.nan, 7.0], np.float32)
+    out = np.zeros(30, np.float32)
+    lf.RawKernel(source, "nan_rules")((1,), (6,), (a, b, out))
+    want = np.stack([np.fmin(a, b), np.fmax(a, b), np.fmin(a, b),
+                     np.where(np.isnan(a), 0, np.clip(a, 0, 1)), np.where(a <= b, 0, a - b)], 1)
+    np.testing.assert_array_equal(out.reshape(6, 5), want)
+    scaled = lf.ElementwiseKernel("T x", "T y", "y = clamp01(x) * SCALE", "scaled", preamble="""
+        #define SCALE 2
+        __device__ float clamp01(float v) { if (v < 0.0f) return 0.0f; return fminf(v, 1.0f); }
+    """)
+    x = np.linspace(-1, 2, 7, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(scaled(x)), np.clip(x, 0, 1) * 2)

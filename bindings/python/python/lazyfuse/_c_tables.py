@@ -42,7 +42,7 @@ for _name, _call in [
         ("sinh", "np.sinh"), ("cosh", "np.cosh"), ("tanh", "np.tanh"), ("asinh", "np.arcsinh"),
         ("acosh", "np.arccosh"), ("atanh", "np.arctanh"), ("pow", "np.power"),
         ("fabs", "abs"), ("floor", "np.floor"), ("ceil", "np.ceil"), ("trunc", "np.trunc"),
-        ("rint", "np.rint"), ("nearbyint", "np.rint"), ("fmin", "np.fmin"), ("fmax", "np.fmax"),
+        ("rint", "np.rint"), ("nearbyint", "np.rint"), ("fmin", "fmin"), ("fmax", "fmax"),
         ("fmod", "np.fmod"), ("hypot", "np.hypot"), ("copysign", "np.copysign"),
         ("cbrt", "np.cbrt"), ("erf", "math.erf"), ("erfc", "math.erfc"),
         ("tgamma", "math.gamma"), ("lgamma", "math.lgamma"), ("nextafter", "np.nextafter"),

@@ -29,6 +29,13 @@ from ._c_tree import Pointer
 from .errors import CompileError
 
 
+def _nan_losing(name, a, b):
+    """C's ``fminf``/``fmaxf`` (and CUDA's ``min``/``max`` of floats): the
+    other value where one is NaN (Python's ``min``/``max`` in the dialect
+    propagate NaN, as NumPy's ``minimum``/``maximum``)."""
+    return f"({b} if {a} != {a} else ({a} if {b} != {b} else {name}({a}, {b})))"
+
+
 class FunctionTranslator(Statements):
     """Translates one C function into Python source lines."""
 
@@ -290,8 +297,9 @@ class FunctionTranslator(Statements):
         t = common_type(parts[0][1], parts[1][1])
         a, b = (self.cast(p, pt, t) for p, pt in parts)
         # CUDA's min and max of floats are fminf and fmaxf: a NaN loses.
-        func = ("np.fmin" if name == "min" else "np.fmax") if t in FLOATS else name
-        return f"{func}({a}, {b})", t
+        if t in FLOATS:
+            return _nan_losing(name, a, b), t
+        return f"{name}({a}, {b})", t
 
     def math_call(self, e):
         base, call, fixed = MATH[e.func]
@@ -309,8 +317,12 @@ class FunctionTranslator(Statements):
         special = {
             "divide": lambda a, b: f"({a} / {b})", "multiply": lambda a, b: f"({a} * {b})",
             "add": lambda a, b: f"({a} + {b})", "reciprocal": lambda a: f"({one} / {a})",
-            "saturate": lambda a: f"np.fmin(np.fmax({a}, {zero}), {one})",
-            "fdim": lambda a, b: f"np.fmax({a} - {b}, {zero})",
+            "fmin": lambda a, b: _nan_losing("min", a, b),
+            "fmax": lambda a, b: _nan_losing("max", a, b),
+            # __saturatef: clamped to [0, 1], NaN to 0.
+            "saturate": lambda a: f"({zero} if {a} != {a} else min(max({a}, {zero}), {one}))",
+            # fdim: x - y where x > y, +0 where x <= y, NaN with a NaN.
+            "fdim": lambda a, b: f"({zero} if {a} <= {b} else {a} - {b})",
             # C's round: half away from zero.
             "round": lambda a: f"np.trunc({a} + np.copysign({np_type(t)}(0.5), {a}))",
             "rsqrt": lambda a: f"({one} / np.sqrt({a}))",
