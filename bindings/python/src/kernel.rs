@@ -82,52 +82,63 @@ impl PyKernel {
         block: Vec<u32>,
         args: Vec<Bound<'_, PyAny>>,
     ) -> PyResult<Vec<PyArr>> {
-        let dims = |d: &[u32]| -> PyResult<[u32; 3]> {
-            match d {
-                [x] => Ok([*x, 1, 1]),
-                [x, y] => Ok([*x, *y, 1]),
-                [x, y, z] => Ok([*x, *y, *z]),
-                _ => Err(pyo3::exceptions::PyValueError::new_err(
-                    "a grid or block is 1 to 3 ints",
-                )),
-            }
-        };
-        let (grid, block) = (dims(&grid)?, dims(&block)?);
-        let arrays: Vec<Option<PyRef<'_, PyArr>>> = args
-            .iter()
-            .map(|a| a.downcast::<PyArr>().ok().map(|a| a.borrow()))
-            .collect();
-        let mut values = Vec::with_capacity(args.len());
-        for (arg, array) in args.iter().zip(&arrays) {
-            values.push(match array {
-                Some(a) => KernelArg::Array(&a.inner),
-                None => match arg.extract::<i64>() {
-                    Ok(i) if !arg.is_instance_of::<pyo3::types::PyFloat>() => KernelArg::from(i),
-                    _ => KernelArg::from(arg.extract::<f64>()?),
-                },
-            });
-        }
-        let Some(session) = arrays
-            .iter()
-            .flatten()
-            .next()
-            .map(|a| a.inner.session().clone())
-        else {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "a kernel launch needs at least one array argument",
-            ));
-        };
-        let written = self
-            .inner
-            .launch(
-                &session,
-                (grid[0], grid[1], grid[2]),
-                (block[0], block[1], block[2]),
-                &values,
-            )
-            .map_err(to_py)?;
-        Ok(written.into_iter().map(PyArr::new).collect())
+        launch_with(grid, block, &args, |session, grid, block, values| {
+            self.inner.launch(session, grid, block, values)
+        })
     }
+}
+
+/// A launch from Python: `grid` and `block` of 1 to 3 ints, `args` arrays
+/// and numbers (ints as ints), run by `launch` on the first array's
+/// session; the arrays it writes, wrapped.
+pub(crate) fn launch_with(
+    grid: Vec<u32>,
+    block: Vec<u32>,
+    args: &[Bound<'_, PyAny>],
+    launch: impl FnOnce(
+        &lazyfuse::Session,
+        (u32, u32, u32),
+        (u32, u32, u32),
+        &[KernelArg<'_>],
+    ) -> lazyfuse::Result<Vec<lazyfuse::Array>>,
+) -> PyResult<Vec<PyArr>> {
+    let dims = |d: &[u32]| -> PyResult<(u32, u32, u32)> {
+        match d {
+            [x] => Ok((*x, 1, 1)),
+            [x, y] => Ok((*x, *y, 1)),
+            [x, y, z] => Ok((*x, *y, *z)),
+            _ => Err(pyo3::exceptions::PyValueError::new_err(
+                "a grid or block is 1 to 3 ints",
+            )),
+        }
+    };
+    let (grid, block) = (dims(&grid)?, dims(&block)?);
+    let arrays: Vec<Option<PyRef<'_, PyArr>>> = args
+        .iter()
+        .map(|a| a.downcast::<PyArr>().ok().map(|a| a.borrow()))
+        .collect();
+    let mut values = Vec::with_capacity(args.len());
+    for (arg, array) in args.iter().zip(&arrays) {
+        values.push(match array {
+            Some(a) => KernelArg::Array(&a.inner),
+            None => match arg.extract::<i64>() {
+                Ok(i) if !arg.is_instance_of::<pyo3::types::PyFloat>() => KernelArg::from(i),
+                _ => KernelArg::from(arg.extract::<f64>()?),
+            },
+        });
+    }
+    let Some(session) = arrays
+        .iter()
+        .flatten()
+        .next()
+        .map(|a| a.inner.session().clone())
+    else {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "a kernel launch needs at least one array argument",
+        ));
+    };
+    let written = launch(&session, grid, block, &values).map_err(to_py)?;
+    Ok(written.into_iter().map(PyArr::new).collect())
 }
 
 /// A gufunc whose body comes from Python source.

@@ -11,6 +11,7 @@ mod errors;
 mod index;
 mod kernel;
 mod pinned;
+mod raw;
 mod replay;
 
 use lazyfuse::{Context, DType, Reducer, Ufunc};
@@ -395,6 +396,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernel::PyGUfunc>()?;
     m.add_function(wrap_pyfunction!(kernel::build_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::build_gufunc, m)?)?;
+    m.add_class::<raw::PyRawSource>()?;
+    m.add_function(wrap_pyfunction!(raw::raw_source, m)?)?;
     m.add_function(wrap_pyfunction!(bench::bench_rust_case, m)?)?;
     Ok(())
 }

@@ -389,3 +389,37 @@ def test_nan_rules_of_c_math_and_an_elementwise_preamble(backend):
     """)
     x = np.linspace(-1, 2, 7, dtype=np.float32)
     np.testing.assert_array_equal(np.asarray(scaled(x)), np.clip(x, 0, 1) * 2)
+
+
+OUTSIDE_THE_SUBSET = r"""
+struct Pair { float a, b; };
+extern "C" __global__ void pair_sum(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    Pair p; p.a = x[i]; p.b = 1.0f;
+    if (i < n) y[i] = p.a + p.b;
+}
+"""
+
+
+def test_cuda_c_outside_the_subset_runs_as_written_on_cuda_only(backend):
+    kernel = lf.RawKernel(OUTSIDE_THE_SUBSET, "pair_sum")
+    x, y = lf.asarray(np.arange(4, dtype=np.float32)), lf.zeros(4, dtype=np.float32)
+    if backend == "cuda":
+        kernel((1,), (4,), (x, y, 4))
+        np.testing.assert_array_equal(np.asarray(y), np.arange(4) + 1)
+        return
+    with pytest.raises(CompileError, match=r"line 2: structs are not supported.*runs as written "
+                                           r"on the cuda backend only, not on '(cpu|sim)'"):
+        kernel((1,), (4,), (x, y, 4))
+
+
+def test_cuda_c_outside_the_subset_compiles_with_nvrtc():
+    import os
+    kernel = lf.RawModule(code=OUTSIDE_THE_SUBSET).get_function("pair_sum")
+    for arch in ("sm_80", "sm_90"):
+        try:
+            kernel.compile(arch)
+        except lf.BackendError as e:
+            if os.environ.get("LAZYFUSE_REQUIRE_NVRTC") == "1":
+                raise
+            pytest.skip(f"NVRTC is not available here: {e}")

@@ -119,7 +119,7 @@ class Parser:
             self.fail(f"the type '{key}' is not supported")
         return self.types[key], places, const
 
-    def pointers(self, base):
+    def pointers(self, base, const=False):
         depth = 0
         while self.at("*", "__restrict__", "__restrict", "restrict", "const", "&"):
             if self.take().text == "*":
@@ -128,7 +128,7 @@ class Parser:
                 self.fail("references are not supported (pass a pointer)")
         if depth > 1:
             self.fail("pointers to pointers are not supported")
-        return Pointer(base) if depth else base
+        return Pointer(base, const) if depth else base
 
     # -- the file
 
@@ -183,12 +183,12 @@ class Parser:
         if self.at("void") and self.peek().text == ")":
             self.take()
         while not self.accept(")"):
-            base, _, _ = self.specifiers()
-            ctype = self.pointers(base)
+            base, _, const = self.specifiers()
+            ctype = self.pointers(base, const)
             params.append((ctype, self.name()))
             if self.accept("["):  # float x[] is a pointer
                 self.expect("]")
-                params[-1] = (Pointer(base), params[-1][1])
+                params[-1] = (Pointer(base, const), params[-1][1])
             if not self.at(")"):
                 self.expect(",")
         return params
@@ -418,6 +418,24 @@ class Parser:
 def _size(dtype):
     import numpy as np
     return 1 if dtype == "bool" else np.dtype(dtype).itemsize
+
+
+def kernel_parameters(source, name, types=None, defines=None):
+    """The parameters of the ``__global__`` function ``name`` of ``source``
+    (its header only: the body may hold what the parser does not read);
+    None when there is none."""
+    parser = Parser(source, types, defines)
+    toks = parser.toks
+    for k, t in enumerate(toks):
+        if not (t.kind == "id" and t.text == name and toks[k + 1].text == "("):
+            continue
+        start = k
+        while start > 0 and toks[start - 1].text not in (";", "}", "{"):
+            start -= 1
+        if any(u.text == "__global__" for u in toks[start:k]):
+            parser.pos = k + 1
+            return parser.params()
+    return None
 
 
 def parse(source, types=None, defines=None):

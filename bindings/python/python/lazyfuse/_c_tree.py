@@ -35,8 +35,10 @@ _SIGN_AND_SIZE = {"unsigned", "signed", "short", "long"}
 
 @dataclass(frozen=True)
 class Pointer:
-    """A pointer parameter: an array of ``element`` in lazyfuse."""
+    """A pointer parameter: an array of ``element`` in lazyfuse; ``const``
+    when it points to constant elements (``const float*``: never written)."""
     element: str
+    const: bool = False
 
 
 # ------------------------------------------------------------------- tree

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from . import _c_lex, _c_translate, _c_tree
+from . import _c_lex, _c_parse, _c_translate, _c_tree, _native
 from ._array import Array
 from ._c_tree import Pointer
 from ._kernel_args import In
@@ -48,7 +48,13 @@ class RawModule:
             with open(path, encoding="utf-8") as f:
                 code = f.read()
         self.code, self.options = code, tuple(options or ())
-        self._unit = _c_translate.Unit(code, defines=_defines(options))
+        # Outside the subset lazyfuse translates, the source runs as
+        # written on the cuda backend only (NVRTC), and elsewhere a launch
+        # raises the translation's error, which names the construct and line.
+        try:
+            self._unit, self._untranslated = _c_translate.Unit(code, defines=_defines(options)), None
+        except CompileError as error:
+            self._unit, self._untranslated = None, error
         self._env = None
         self._kernels = {}
 
@@ -59,6 +65,10 @@ class RawModule:
 
     def get_function(self, name):
         """The kernel ``name`` (a ``__global__`` function of the source)."""
+        if self._unit is None:
+            if name not in self._kernels:
+                self._kernels[name] = SourceKernel(self, name)
+            return self._kernels[name]
         function = self._unit.functions.get(name)
         if function is None or function.kind != "__global__":
             kernels = sorted(n for n, f in self._unit.functions.items() if f.kind == "__global__")
@@ -79,15 +89,15 @@ class RawKernel:
     shared_mem=0)`` launches the ``__global__`` function ``name`` of the
     CUDA C ``code`` on the current context's backend."""
 
-    def __init__(self, code, name, options=(), backend="nvrtc", *, translate_cucomplex=False,
-                 enable_cooperative_groups=False, jitify=False):
-        module = RawModule(code=code, options=options)
-        other = module.get_function(name)
-        self.__dict__.update(other.__dict__)
+    def __new__(cls, code, name, options=(), backend="nvrtc", *, translate_cucomplex=False,
+                enable_cooperative_groups=False, jitify=False):
+        # The module's kernel: translated, or (outside the subset) a
+        # SourceKernel, which runs the source as written on cuda.
+        return RawModule(code=code, options=options).get_function(name)
 
     @classmethod
     def _of(cls, module, function):
-        kernel = cls.__new__(cls)
+        kernel = object.__new__(cls)
         kernel.name, kernel.code, kernel.options = function.name, module.code, module.options
         kernel._module, kernel._function, kernel._dispatcher = module, function, None
         return kernel
@@ -109,6 +119,68 @@ class RawKernel:
         if not isinstance(args, (tuple, list)):
             raise TypeError(f"RawKernel '{self.name}': args must be a tuple of arguments")
         launch(self.name, self._function, self._kernel(), grid, block, list(args), shared_mem)
+
+
+class SourceKernel:
+    """A ``__global__`` function of CUDA C outside the subset lazyfuse
+    translates: launched as written (compiled by NVRTC) on the ``cuda``
+    backend; elsewhere a launch raises the translation's ``CompileError``.
+    Called as a ``RawKernel`` is."""
+
+    def __init__(self, module, name):
+        self.name, self.code, self.options = name, module.code, module.options
+        self._error = module._untranslated
+        params = _c_parse.kernel_parameters(module.code, name, defines=_defines(module.options))
+        if params is None:
+            raise AttributeError(f"RawModule: no __global__ function '{name}' in the source")
+        self._params = params
+        spec = [(t.element, not t.const) if isinstance(t, Pointer) else (t, None) for t, _ in params]
+        self._source = _native.raw_source(name, module.code, spec)
+
+    def compile(self, arch="sm_80"):
+        """Compiles the source with NVRTC for ``arch`` (no GPU needed)."""
+        self._source.compile(arch)
+
+    def __call__(self, grid, block, args, *, shared_mem=0, stream=None,
+                 enable_cooperative_groups=False):
+        from . import asarray, current_context
+        from ._kernel_args import _launch_dims
+        lazy = next((a for a in args if isinstance(a, Array)), None)
+        backend = lazy._a.backend if lazy is not None else current_context().backend
+        if backend != "cuda":
+            raise CompileError(f"{self._error} — outside the CUDA C lazyfuse translates, kernel "
+                               f"'{self.name}' runs as written on the cuda backend only, not on "
+                               f"'{backend}'")
+        if shared_mem:
+            raise ArgumentError(f"kernel '{self.name}': dynamic shared memory for CUDA C outside "
+                                "the subset lazyfuse translates is not supported yet")
+        if len(args) != len(self._params):
+            raise TypeError(f"kernel '{self.name}' takes {len(self._params)} arguments, got {len(args)}")
+        values, written = [], []
+        for (ctype, param), arg in zip(self._params, args):
+            if not isinstance(ctype, Pointer):
+                values.append(np.asarray(arg).astype(ctype).item())
+                continue
+            original = arg.value if isinstance(arg, In) else arg
+            if hasattr(original, "as_array"):  # PyCUDA's memory, typed by the parameter
+                original = original.as_array(ctype.element, f"kernel '{self.name}': '{param}'")
+            if np.dtype(original.dtype) != np.dtype(ctype.element):
+                raise ArgumentError(f"kernel '{self.name}': '{param}' is a {ctype.element}*, got "
+                                    f"an array of {np.dtype(original.dtype).name}")
+            flat = original.reshape(-1)
+            values.append((flat if isinstance(flat, Array) else asarray(flat))._a)
+            if not ctype.const:  # one result per pointer not to const, in order
+                read_only = isinstance(arg, In) and not arg.copy_back
+                written.append(None if read_only else flat)
+        results = self._source.launch(_launch_dims("griddim", grid), _launch_dims("blockdim", block),
+                                      values)
+        for flat, result in zip(written, results):
+            if flat is None:
+                continue
+            if isinstance(flat, Array):
+                flat._rebind(result)
+            else:
+                Array(result).copy_to_host(flat)
 
 
 def launch(name, function, dispatcher, grid, block, args, shared_mem=0):

@@ -38,8 +38,11 @@ class Function:
         from . import driver
         launch_args, allocations = driver._launch_args(args)
         raw = self._raw
-        _raw_kernels.launch(raw.name, raw._function, raw._kernel(), tuple(grid), tuple(block),
-                            launch_args, shared)
+        if isinstance(raw, _raw_kernels.SourceKernel):  # run as written, on cuda only
+            raw(tuple(grid), tuple(block), launch_args, shared_mem=shared)
+        else:
+            _raw_kernels.launch(raw.name, raw._function, raw._kernel(), tuple(grid), tuple(block),
+                                launch_args, shared)
         driver._written_back(allocations)
         return 0.0 if time_kernel else None
 
