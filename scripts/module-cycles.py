@@ -74,7 +74,7 @@ KNOWN_CIRCLE = {
     "_arrangements", "_array", "_compat", "_contractions", "_diagonals", "_fancy",
     "_generated", "_histograms", "_host", "_methods", "_numpy", "_pad", "_polynomials",
     "_quantiles", "_reductions", "_selection", "_sorting", "_statistics", "_ufuncs",
-    "_views", "cuda", "linalg",
+    "_views", "linalg",
 }
 
 

@@ -147,10 +147,15 @@ class NdarrayMethods:
         return str(self)
 
     def copy_to_device(self, ary, stream=0):
-        """Numba's ``copy_to_device``: this device array takes the values of
-        ``ary`` (a NumPy or device array of its shape and dtype)."""
-        from . import cuda
-        cuda.to_device(ary, stream=stream, to=self)
+        """Numba's ``copy_to_device`` (and ``cuda.to_device(ary, to=self)``):
+        this device array takes the values of ``ary`` (a NumPy or device
+        array of its shape and dtype)."""
+        value = ary if isinstance(ary, NdarrayMethods) else self._like(np.asarray(ary))
+        if value.dtype != self.dtype or value.shape != self.shape:
+            raise ShapeError(
+                f"to_device: to= is {self.dtype}{list(self.shape)}, the array "
+                f"{value.dtype}{list(value.shape)} (expected the same shape and dtype)")
+        self._rebind(value._a)
 
     def __copy__(self):
         return self.copy()

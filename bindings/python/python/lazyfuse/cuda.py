@@ -38,14 +38,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     if to is not None:
         if not isinstance(to, Array):
             raise TypeError(f"to_device: to= must be a device array, not {type(to).__name__}")
-        value = obj if isinstance(obj, Array) else to._like(np.asarray(obj))
-        if value.dtype != to.dtype or value.shape != to.shape:
-            from .errors import ShapeError
-            raise ShapeError(
-                f"to_device: to= is {to.dtype}{list(to.shape)}, the array {value.dtype}{list(value.shape)} "
-                "(expected the same shape and dtype)"
-            )
-        to._rebind(value._a)
+        to.copy_to_device(obj, stream=stream)
         return to
     if not isinstance(stream, Stream) and isinstance(getattr(obj, "base", None), _native.PinnedMemory):
         return Array(obj.base.upload(list(obj.shape)))
