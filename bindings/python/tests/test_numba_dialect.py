@@ -652,3 +652,24 @@ def test_thread_indices_and_warpsize_pass_to_device_functions(backend):
     out = lf.zeros(8, dtype=np.int64)
     kernel[2, 4](out)
     np.testing.assert_array_equal(np.asarray(out), 2 * (np.arange(8) % 4) + 64 + 2 * (np.arange(8) // 4))
+
+
+def test_device_arrays_strides_and_flags_follow_their_layout():
+    cases = [
+        (cuda.device_array((10, 12), order="F"), np.zeros((10, 12), order="F")),
+        (cuda.device_array((10, 12))[::2, ::2], np.zeros((10, 12))[::2, ::2]),
+        (cuda.device_array((10, 12))[::2, ::2].T, np.zeros((10, 12))[::2, ::2].T),
+        (cuda.device_array((10, 12, 14), order="F")[1], np.zeros((10, 12, 14), order="F")[1]),
+        (cuda.device_array(10)[::3], np.zeros(10)[::3]),
+    ]
+    for d, n in cases:
+        assert d.strides == n.strides
+        for flag in ("C_CONTIGUOUS", "F_CONTIGUOUS"):
+            assert d.flags[flag] == n.flags[flag], (n.strides, flag)
+        like = np.zeros_like(n)
+        for make in (cuda.device_array_like, cuda.pinned_array_like, cuda.mapped_array_like):
+            got = make(d)
+            assert got.shape == like.shape and got.strides == like.strides, make.__name__
+            assert got.flags.c_contiguous == like.flags.c_contiguous
+    pinned = cuda.pinned_array((3, 4), np.float32, order="F")
+    assert pinned.flags.f_contiguous and pinned.strides == (4, 12)

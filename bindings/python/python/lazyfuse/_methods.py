@@ -40,6 +40,13 @@ class NdarrayMethods:
         return tuple(reversed(strides))
 
     @property
+    def flags(self):
+        """NumPy's flags as they follow from the shape and ``strides``
+        (``a.flags["C_CONTIGUOUS"]``, ``a.flags.f_contiguous``); a lazyfuse
+        array is written through its methods, so it is ``WRITEABLE``."""
+        return Flags(self.shape, self.strides, self.itemsize)
+
+    @property
     def base(self):
         return None
 
@@ -165,6 +172,60 @@ class NdarrayMethods:
 
     def __complex__(self):
         return complex(self.item())
+
+
+def _contiguous(shape, strides, itemsize, fortran):
+    """NumPy's contiguity: each axis longer than 1 steps by the product of
+    the lengths inside it (an array without elements is both)."""
+    if 0 in shape:
+        return True
+    expected = itemsize
+    for a in (range(len(shape)) if fortran else reversed(range(len(shape)))):
+        if shape[a] != 1:
+            if strides[a] != expected:
+                return False
+            expected *= shape[a]
+    return True
+
+
+class Flags:
+    """An array's flags, read by key (``"C_CONTIGUOUS"``) or attribute."""
+
+    def __init__(self, shape, strides, itemsize):
+        self.c_contiguous = _contiguous(shape, strides, itemsize, fortran=False)
+        self.f_contiguous = _contiguous(shape, strides, itemsize, fortran=True)
+        self.contiguous = self.c_contiguous
+        self.fortran = self.f_contiguous and not self.c_contiguous
+        self.writeable, self.aligned, self.owndata = True, True, False
+
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "CONTIGUOUS": "contiguous",
+             "F_CONTIGUOUS": "f_contiguous", "F": "f_contiguous", "FORTRAN": "fortran",
+             "WRITEABLE": "writeable", "W": "writeable", "ALIGNED": "aligned", "A": "aligned",
+             "OWNDATA": "owndata", "O": "owndata"}
+
+    def __getitem__(self, key):
+        return getattr(self, self._KEYS[key])
+
+    def __repr__(self):
+        return "\n".join(f"  {k} : {self[k]}" for k in ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA",
+                                                           "WRITEABLE", "ALIGNED"))
+
+
+def like_layout(array, make):
+    """An array of ``array``'s shape laid out as NumPy's ``*_like`` (order
+    ``"K"``) lays it out: ``make(shape)`` (a new C-ordered array) of the
+    axes sorted by ``array``'s strides, largest first, transposed back."""
+    strides = getattr(array, "strides", None)
+    shape = tuple(array.shape)
+    if strides is None or len(shape) < 2:
+        return make(shape)
+    order = sorted(range(len(shape)), key=lambda a: -abs(strides[a]))
+    if order == list(range(len(shape))):
+        return make(shape)
+    inverse = [0] * len(order)
+    for i, a in enumerate(order):
+        inverse[a] = i
+    return make(tuple(shape[a] for a in order)).transpose(inverse)
 
 
 class FlatIter:

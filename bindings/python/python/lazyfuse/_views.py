@@ -216,6 +216,14 @@ class View(_Shared):
         self._base._rebind(self._base._a.with_region(self._region, native.reshape(aligned)))
 
     @property
+    def strides(self):
+        """NumPy's strides of the view: its array's, times each step (the
+        axes of ints dropped)."""
+        base = self._base.strides
+        return tuple(base[a] * step for a, (_, step, _) in enumerate(self._region)
+                     if a not in self._drop)
+
+    @property
     def _contiguous(self):
         """Whether the region is one block of the array's elements in order
         (NumPy's C-contiguity, up to the block's start)."""
@@ -233,11 +241,19 @@ class Rearranged(_Shared):
     reshape): ``forward`` maps the array's native value to the view's,
     ``backward`` a value of the view's shape back to the array's."""
 
-    __slots__ = ("_forward", "_backward", "_in_order")
+    __slots__ = ("_forward", "_backward", "_in_order", "_axes")
 
-    def __init__(self, base, forward, backward, in_order):
+    def __init__(self, base, forward, backward, in_order, axes=None):
         self._forward, self._backward, self._in_order = forward, backward, in_order
+        self._axes = axes  # a transpose's permutation: the strides follow it
         self._share(base)
+
+    @property
+    def strides(self):
+        if self._axes is None:
+            return super().strides
+        base = self._base.strides
+        return tuple(base[a] for a in self._axes)
 
     def _derive(self, base):
         return self._forward(base)
@@ -265,7 +281,8 @@ def transposed(array, axes):
         inverse[a] = i
     in_order = [a for a in axes if array.shape[a] != 1] == sorted(
         a for a in axes if array.shape[a] != 1)
-    return Rearranged(array, lambda n: n.transpose(axes), lambda v: v.transpose(inverse), in_order)
+    return Rearranged(array, lambda n: n.transpose(axes), lambda v: v.transpose(inverse), in_order,
+                      axes)
 
 
 def reshaped(array, shape):

@@ -11,6 +11,7 @@ import types
 import numpy as np
 
 from . import _array_api, _cuda_random, _native, _trace
+from ._methods import like_layout
 from ._numba import _package_names
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
     In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported, _scalar_types,
@@ -68,9 +69,10 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
 
 def device_array_like(ary, stream=0):
     """A device array of ``ary``'s shape and dtype (a lazyfuse ``ary``: in
-    its context)."""
+    its context), laid out as NumPy's ``empty_like`` lays it out (a
+    column-major ``ary`` gives a column-major one: ``strides``, ``flags``)."""
     from . import empty_like
-    return empty_like(ary)
+    return like_layout(ary, lambda shape: empty_like(ary, shape=shape))
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
@@ -80,20 +82,23 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     staging copy (``stats()["staged_bytes"]``). ``asarray`` of it copies it,
     as of any NumPy array."""
     from . import _dtype_name, current_context
-    if strides is not None or order != "C":
-        raise ValueError("pinned_array: only C-ordered arrays without explicit strides")
+    _layout("pinned_array", strides, order)
     shape = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    if order == "F":
+        return pinned_array(shape[::-1], dtype).T
     return current_context()._cx.pinned_array(shape, _dtype_name(dtype))
 
 
 def pinned_array_like(ary):
-    """A zeroed ``pinned_array`` of ``ary``'s shape and dtype."""
-    return pinned_array(ary.shape, ary.dtype)
+    """A zeroed ``pinned_array`` of ``ary``'s shape and dtype, laid out as
+    NumPy's ``empty_like`` lays it out."""
+    return like_layout(ary, lambda shape: pinned_array(shape, ary.dtype))
 
 
 def mapped_array_like(ary, portable=False, wc=False):
-    """A zeroed ``mapped_array`` of ``ary``'s shape and dtype."""
-    return mapped_array(ary.shape, ary.dtype, portable=portable, wc=wc)
+    """A zeroed ``mapped_array`` of ``ary``'s shape and dtype, laid out as
+    NumPy's ``empty_like`` lays it out."""
+    return like_layout(ary, lambda shape: mapped_array(shape, ary.dtype, portable=portable, wc=wc))
 
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", portable=False, wc=False):
@@ -104,9 +109,10 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", portable=Fals
     ``to_device`` of it copy it, as of any NumPy array (NumPy may write it).
     ``portable`` and ``wc`` are accepted and have no effect."""
     from . import _dtype_name, current_context
-    if strides is not None or order != "C":
-        raise ValueError("mapped_array: only C-ordered arrays without explicit strides")
+    _layout("mapped_array", strides, order)
     shape = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    if order == "F":
+        return mapped_array(shape[::-1], dtype, portable=portable, wc=wc).T
     return current_context()._cx.mapped_array(shape, _dtype_name(dtype))
 
 
