@@ -214,8 +214,12 @@ class ComplexArray:
     def __pos__(self): return self
     def __abs__(self): return self._unary("absolute")
 
-    def __lt__(self, o): raise TypeError("complex numbers are not ordered (<)")
-    __le__ = __gt__ = __ge__ = __lt__
+    # NumPy's order of complex values: by real part, then imaginary part
+    # (a NaN in either compares false).
+    def __lt__(self, o): return _ordered(self, o, "<")
+    def __le__(self, o): return _ordered(self, o, "<=")
+    def __gt__(self, o): return _ordered(self, o, ">")
+    def __ge__(self, o): return _ordered(self, o, ">=")
 
     def conj(self):
         return self._unary("conjugate")
@@ -250,6 +254,28 @@ class ComplexArray:
         _no_out(out, "mean")
         result = self._reduce(True, axis, keepdims)
         return result if dtype is None else result.astype(dtype)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        """The largest value along ``axis`` in NumPy's order of complex
+        values (a NaN in either part wins, as NumPy's), in rounds of pairs."""
+        _no_out(out, "max")
+        return self._pairwise(lambda a, b: _extreme("maximum", a, b), axis, keepdims, "max")
+
+    def min(self, axis=None, out=None, keepdims=False):
+        """The smallest value along ``axis`` (see ``max``)."""
+        _no_out(out, "min")
+        return self._pairwise(lambda a, b: _extreme("minimum", a, b), axis, keepdims, "min")
+
+    def _pairwise(self, combine, axis, keepdims, name):
+        axes = range(self.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        axes = sorted({operator.index(a) % max(self.ndim, 1) for a in axes}, reverse=True)
+        result = self
+        for a in axes:
+            if result.shape[a] == 0:
+                raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+            result = _pairwise_reduce(_numpy.FUNCTIONS["moveaxis"](result, a, -1), combine)
+            result = _numpy.FUNCTIONS["expand_dims"](result, a) if keepdims else result
+        return result
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         """Products along ``axis`` (all axes for None): pairs of elements
@@ -367,6 +393,12 @@ class ComplexArray:
             return NotImplemented
         if len(inputs) == 1 and name in _UNARY:
             return _lazy_of(self, inputs[0])._unary(name)
+        if len(inputs) == 2 and name in _EXTREMES:
+            like = next(v for v in inputs if isinstance(v, ComplexArray))
+            return _extreme(name, *(_as_complex(like, v) for v in inputs))
+        if len(inputs) == 2 and name in _ORDER:
+            return _ordered(*inputs, _ORDER[name]) if isinstance(inputs[0], ComplexArray) else \
+                _ordered(inputs[1], inputs[0], _ORDER[_SWAPPED[name]])
         if len(inputs) == 2 and name == "matmul":
             a, b = inputs
             return a @ b if isinstance(a, ComplexArray) else b.__rmatmul__(a)
@@ -461,26 +493,66 @@ for _name in ("sort", "argsort"):
     _numpy.FUNCTIONS[_name] = _by_method(_numpy.FUNCTIONS[_name])
 
 
-def _pairwise_products(a):
-    """Products along the last axis of ``a``: halves multiplied in rounds."""
+_EXTREMES = ("maximum", "minimum", "fmax", "fmin")
+_ORDER = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
+_SWAPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal",
+            "greater_equal": "less_equal"}
+
+
+def _ordered(a, b, op):
+    """``a op b`` in NumPy's order of complex values: the real parts
+    decide, the imaginary parts where those are equal; false where either
+    value has a NaN."""
+    b = _as_complex(a, b)
+    part = lambda v, name: getattr(v, name) if isinstance(v, ComplexArray) else getattr(complex(v), name)
+    (ar, ai), (br, bi) = (a.real, a.imag), (part(b, "real"), part(b, "imag"))
+    strict = {"<": ar < br, ">": ar > br, "<=": ar < br, ">=": ar > br}[op]
+    tie = {"<": ai < bi, ">": ai > bi, "<=": ai <= bi, ">=": ai >= bi}[op]
+    numbers = (ai == ai) & (bi == bi)  # (a NaN real part fails both tests already)
+    return (strict | ((ar == br) & tie)) & numbers
+
+
+def _extreme(name, a, b):
+    """NumPy's ``maximum``/``minimum`` (a NaN in either part of either wins)
+    and ``fmax``/``fmin`` (a NaN loses) of complex values, in NumPy's order."""
+    a_nan = _array.where(a.real != a.real, True, a.imag != a.imag)
+    b_nan = _array.where(b.real != b.real, True, b.imag != b.imag)
+    pick_a = _ordered(a, b, ">=") if name in ("maximum", "fmax") else _ordered(a, b, "<=")
+    if name in ("maximum", "minimum"):
+        pick_a = a_nan | (pick_a & ~b_nan)
+    else:
+        pick_a = b_nan | (pick_a & ~a_nan)
+    return _where(pick_a, a, b)
+
+
+def _pairwise_reduce(a, combine):
+    """``combine`` of the elements along the last axis of ``a``: halves
+    combined in rounds."""
     n = a.shape[-1]
-    if n == 0:
-        ones = _numpy.FUNCTIONS["ones"](a.shape[:-1], dtype=a.real.dtype)
-        return ComplexArray(ones._a, (ones * 0)._a).astype(a.dtype)
     while n > 1:
         half = n // 2
-        products = a[..., 0:2 * half:2] * a[..., 1:2 * half:2]
-        a = products if n % 2 == 0 else _join(_numpy.FUNCTIONS["concatenate"],
-                                               [products, a[..., n - 1:]], axis=-1)
+        combined = combine(a[..., 0:2 * half:2], a[..., 1:2 * half:2])
+        a = combined if n % 2 == 0 else _join(_numpy.FUNCTIONS["concatenate"],
+                                               [combined, a[..., n - 1:]], axis=-1)
         n = a.shape[-1]
     return a[..., 0]
+
+
+def _pairwise_products(a):
+    """Products along the last axis of ``a``: halves multiplied in rounds."""
+    if a.shape[-1] == 0:
+        ones = _numpy.FUNCTIONS["ones"](a.shape[:-1], dtype=a.real.dtype)
+        return ComplexArray(ones._a, (ones * 0)._a).astype(a.dtype)
+    return _pairwise_reduce(a, lambda x, y: x * y)
+
 
 # NumPy's functions that stay lazy on complex arrays (the others compute
 # the array and run in NumPy).
 _LAZY_FUNCTIONS = {"real", "imag", "conj", "conjugate", "angle", "iscomplexobj", "isrealobj",
                    "isreal", "iscomplex", "sum", "mean", "absolute", "abs", "exp", "sqrt", "log",
                    "isnan", "isinf", "isfinite", "concatenate", "concat", "stack", "where",
-                   "matmul", "prod", "cumprod", "sort", "argsort", *_PER_PART}
+                   "matmul", "prod", "cumprod", "sort", "argsort", "max", "min", "amax", "amin",
+                   *_PER_PART}
 
 
 def _lift(x, op, other, reflected):
