@@ -423,3 +423,22 @@ def test_cuda_c_outside_the_subset_compiles_with_nvrtc():
             if os.environ.get("LAZYFUSE_REQUIRE_NVRTC") == "1":
                 raise
             pytest.skip(f"NVRTC is not available here: {e}")
+
+
+def test_reduction_kernel_with_any_associative_reduce_expression(backend):
+    """A reduce expression lazyfuse has no reduction for runs as rounds of
+    pairs combined by it (log2 n rounds, each a lazy ufunc)."""
+    x = np.random.default_rng(0).integers(0, 1000, (7, 13)).astype(np.int32)
+    xor = lf.ReductionKernel("T x", "T y", "x", "a ^ b", "y = a", "0", "xor_all")
+    assert int(np.asarray(xor(x))) == np.bitwise_xor.reduce(x.ravel())
+    np.testing.assert_array_equal(np.asarray(xor(lf.asarray(x), axis=1)),
+                                  np.bitwise_xor.reduce(x, axis=1))
+    largest_magnitude = lf.ReductionKernel("T x", "T y", "x", "fabsf(a) > fabsf(b) ? a : b",
+                                           "y = a", "0", "largest_magnitude")
+    v = np.random.default_rng(1).standard_normal((5, 9)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(largest_magnitude(v, axis=1)),
+                                  v[np.arange(5), np.abs(v).argmax(1)])
+    assert np.asarray(largest_magnitude(v, axis=1, keepdims=True)).shape == (5, 1)
+    # The identity joins the elements: a bitwise or started from 1024.
+    with_bit = lf.ReductionKernel("T x", "T y", "x", "a | b", "y = a", "1024", "or_all")
+    assert int(np.asarray(with_bit(x))) == np.bitwise_or.reduce(x.ravel()) | 1024

@@ -411,23 +411,45 @@ _REDUCTIONS = [
 ]
 
 
-def _reduction(expr, name):
+def _reduction(expr):
+    """lazyfuse's own reduction that ``expr`` (of ``a`` and ``b``) is, or
+    None for another expression (reduced in rounds of pairs)."""
     text = re.sub(r"\s+", "", expr)
     for forms, kind in _REDUCTIONS:
         if text in forms:
             return kind
-    raise CompileError(
-        f"ReductionKernel '{name}': the reduce expression {expr!r} is not one lazyfuse reads "
-        "(a + b, a * b, max(a, b), min(a, b), a > b ? a : b, a || b, a && b)")
+    return None
+
+
+def _pairwise(combine, x, axes, keepdims):
+    """``x`` reduced over ``axes`` by ``combine`` (an associative function of
+    two arrays): the even and odd elements along the axis combined, in
+    ``log2 n`` rounds, lazily (the rounds fuse where the combine is a lazy
+    ufunc)."""
+    from . import concatenate, expand_dims, moveaxis
+    for axis in sorted(axes, reverse=True):
+        x = moveaxis(x, axis, -1)
+        n = x.shape[-1]
+        while n > 1:
+            half = n // 2
+            pairs = combine(x[..., 0:2 * half:2], x[..., 1:2 * half:2])
+            x = pairs if n % 2 == 0 else concatenate([pairs, x[..., n - 1:]], axis=-1)
+            n = x.shape[-1]
+        x = x[..., 0]
+        if keepdims:
+            x = expand_dims(x, axis)
+    return x
 
 
 class ReductionKernel:
     """CuPy's ``ReductionKernel(in_params, out_params, map_expr,
     reduce_expr, post_map_expr, identity, name)``: ``map_expr`` per
     element (a lazy ufunc), the reduction ``reduce_expr`` of ``a`` and
-    ``b`` — a sum, product, maximum, minimum, ``||`` or ``&&``, run as
-    lazyfuse's own reduction over ``axis`` (all axes by default) — started
-    from ``identity``, then ``post_map_expr`` of the result ``a``."""
+    ``b`` over ``axis`` (all axes by default) — lazyfuse's own reduction
+    for a sum, product, maximum, minimum, ``||`` or ``&&``, and for any
+    other (associative) expression rounds of pairs combined by it as a
+    lazy ufunc — started from ``identity``, then ``post_map_expr`` of the
+    result ``a``."""
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
@@ -437,7 +459,7 @@ class ReductionKernel:
         self.out_params = _params(out_params, f"ReductionKernel '{name}'")
         if len(self.out_params) != 1:
             raise CompileError(f"ReductionKernel '{name}': one output parameter is read")
-        self.kind = _reduction(reduce_expr, name)
+        self.kind, self.reduce_expr = _reduction(reduce_expr), reduce_expr
         self.reduce_type = reduce_type or self.out_params[0][1]
         self.map_expr, self.post_map_expr = map_expr, post_map_expr
         self.preamble, self.options = preamble, tuple(options or ())
@@ -460,8 +482,13 @@ class ReductionKernel:
             post = ElementwiseKernel(f"{reduce_type} a", f"{out_type} {self.out_params[0][2]}",
                                      self.post_map_expr, self.name, preamble=self.preamble,
                                      options=self.options)
-            self._made[key] = (mapping, post, _identity_value(self.identity, reduce_type, types))
-        mapping, post, identity = self._made[key]
+            combine = None if self.kind else ElementwiseKernel(
+                f"{reduce_type} a, {reduce_type} b", f"{reduce_type} _lf_c",
+                f"_lf_c = ({self.reduce_expr})", self.name, preamble=self.preamble,
+                options=self.options)
+            self._made[key] = (mapping, post, combine,
+                               _identity_value(self.identity, reduce_type, types))
+        mapping, post, combine, identity = self._made[key]
         args = [a if isinstance(a, Array) or not isinstance(a, np.ndarray) else asarray(a) for a in args]
         mapped = mapping(*args)
         if not isinstance(mapped, Array):
@@ -473,6 +500,9 @@ class ReductionKernel:
             shape = tuple(1 if a in axes else n for a, n in enumerate(mapped.shape)
                           if keepdims or a not in axes)
             reduced = full(shape, identity, dtype=reduce_type)
+        elif combine is not None:
+            reduced = _pairwise(combine, mapped.astype(reduce_type), axes, keepdims)
+            reduced = combine(full(reduced.shape, identity, dtype=reduce_type), reduced)
         else:
             reduced = getattr(mapped, self.kind)(axis=axes, keepdims=keepdims)
             reduced = _with_identity(self.kind, reduced, identity, reduce_type)
