@@ -1,5 +1,6 @@
 //! Arrays from and to NumPy: elements are copied (row-major) into
-//! lazyfuse; out of it, a computed value is shared read-only
+//! lazyfuse, except a computed value NumPy views whole, which comes back
+//! shared; out of it, a computed value is shared read-only
 //! ([`to_numpy_view`]) and the rest computed into new NumPy memory. Every
 //! NumPy dtype lazyfuse has converts; `bfloat16` (which NumPy lacks) comes
 //! back as `float32`.
@@ -32,6 +33,11 @@ pub(crate) fn from_numpy(cx: &Session, array: &Bound<'_, PyAny>) -> PyResult<Arr
             "ArgumentError",
             format!("asarray: a NumPy array of {ndim} dimensions (expected at most {MAX_NDIM})"),
         ));
+    }
+    // A computed value handed out by `np.asarray` comes back without a copy.
+    if let Some(value) = viewed_value(array) {
+        let shape: Vec<usize> = array.downcast::<PyUntypedArray>()?.shape().to_vec();
+        return cx.from_shared(value, &shape).map_err(to_py);
     }
     macro_rules! try_dtypes {
         ($($t:ty),*) => {$(
@@ -156,7 +162,27 @@ pub(crate) fn to_numpy(py: Python<'_>, array: &Array) -> PyResult<PyObject> {
 /// Keeps a computed value's host memory alive while NumPy arrays view it
 /// (their base object).
 #[pyclass(frozen)]
-pub(crate) struct HostValue(#[allow(dead_code)] Arc<lazyfuse::HostBuffer>);
+pub(crate) struct HostValue(Arc<lazyfuse::HostBuffer>);
+
+/// The computed value a NumPy array views whole — `np.asarray(y)` of a
+/// lazyfuse array, whose base is its `HostValue`: the same elements in the
+/// same order and dtype — or None for any other array. Such a view is
+/// read-only and cannot be made writeable, so the value may be shared.
+fn viewed_value(array: &Bound<'_, PyAny>) -> Option<Arc<lazyfuse::HostBuffer>> {
+    let untyped = array.downcast::<PyUntypedArray>().ok()?;
+    let base = array.getattr("base").ok()?;
+    let value = base.downcast::<HostValue>().ok()?;
+    let buffer = &value.get().0;
+    let dtype = untyped.dtype().to_string();
+    // SAFETY: `untyped` is a live NumPy array; its data pointer is read,
+    // not dereferenced.
+    let data = unsafe { (*untyped.as_array_ptr()).data } as *const u8;
+    let whole = untyped.is_c_contiguous()
+        && untyped.len() == buffer.len()
+        && dtype == buffer.dtype().name()
+        && std::ptr::eq(data, buffer.as_bytes().as_ptr());
+    whole.then(|| Arc::clone(buffer))
+}
 
 /// The array's value as NumPy sees it (`np.asarray`): computed (and kept)
 /// if it was not, then, when it is in host memory, a read-only NumPy array

@@ -370,6 +370,24 @@ def test_results_reuse_dropped_memory_never_memory_still_viewed():
         assert cx.release_memory() == 0
 
 
+def test_a_value_handed_to_numpy_comes_back_without_a_copy(backend):
+    """``lf.asarray(np.asarray(y))``: the read-only view of ``y``'s value
+    (which nobody can make writeable) comes back as that value, shared;
+    a part of it, or any other NumPy array, is copied."""
+    cx = lf.current_context()
+    y = lf.asarray(np.arange(12, dtype=np.float32).reshape(3, 4)) * 2
+    view = np.asarray(y)
+    before = cx.stats()["host_copy_bytes"]
+    again = lf.asarray(view)
+    np.testing.assert_array_equal(np.asarray(again + 1), view + 1)
+    if backend == "cpu":  # (a device's value comes to NumPy as a copy of its own)
+        assert cx.stats()["host_copy_bytes"] == before
+        assert np.shares_memory(np.asarray(again), view)
+    part = lf.asarray(view[1:])
+    assert cx.stats()["host_copy_bytes"] > before
+    np.testing.assert_array_equal(np.asarray(part), view[1:])
+
+
 def test_asarray_copy_follows_the_array_api():
     x = np.arange(4.0)
     a = lf.asarray(x)

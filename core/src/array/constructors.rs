@@ -72,6 +72,24 @@ impl Session {
         Ok(self.wrap(Node::source(buffer, Shape::from_slice(shape))))
     }
 
+    /// An array over `buffer` itself, shared with its other holders (no
+    /// copy): a value computed before, handed out read-only and taken back
+    /// (Python's `lf.asarray(np.asarray(y))`). Values never change, so a
+    /// shared buffer is never written.
+    pub fn from_shared(&self, buffer: Arc<HostBuffer>, shape: &[usize]) -> Result<Array> {
+        if checked_len(shape) != Some(buffer.len()) {
+            return Err(Error::shape(
+                "from_shared",
+                format!(
+                    "{} elements cannot have shape {}",
+                    buffer.len(),
+                    format_shape(shape)
+                ),
+            ));
+        }
+        Ok(self.wrap(Node::source_shared(buffer, Shape::from_slice(shape))))
+    }
+
     /// An array of `shape` filled with `value` cast to `dtype` (lazy: nothing
     /// is allocated until a plan needs it). Integers out of an integer
     /// dtype's range are an error, as in NumPy 2; floats are truncated.
