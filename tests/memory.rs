@@ -237,3 +237,22 @@ fn a_demand_too_large_for_the_machine_is_an_error() {
         assert_eq!(cx.from_slice(&[1i32, 2]).sum().item::<i64>().unwrap(), 3);
     }
 }
+
+/// An array over a buffer shared with other holders (Python's
+/// `lf.asarray(np.asarray(y))`) reads it and never writes it, even when a
+/// kernel could write a dying input in place.
+#[test]
+fn an_array_over_a_shared_buffer_reads_it_and_never_writes_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for cx in common::backends() {
+        let buffer = std::sync::Arc::new(lazyfuse::HostBuffer::F32(vec![1.0, 2.0, 3.0, 4.0]));
+        let a = cx
+            .from_shared(std::sync::Arc::clone(&buffer), &[2, 2])
+            .unwrap();
+        let doubled = (a * 2.0f32).to_vec::<f32>().unwrap();
+        assert_eq!(doubled, [2.0, 4.0, 6.0, 8.0], "{}", cx.backend_name());
+        assert_eq!(buffer.as_slice::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+        let wrong = cx.from_shared(buffer, &[3]).unwrap_err();
+        assert!(wrong.to_string().contains("from_shared"), "{wrong}");
+    }
+}
