@@ -435,3 +435,17 @@ def test_order_extremes_and_comparisons_are_numpys(backend):
     np.testing.assert_array_equal(np.asarray(lf.asarray(m).max(axis=1)), m.max(axis=1))
     np.testing.assert_array_equal(np.asarray(lf.asarray(m).min(axis=0, keepdims=True)),
                                   m.min(axis=0, keepdims=True))
+
+
+def test_argmax_and_argmin_follow_numpys_order_and_nans(backend):
+    rng = np.random.default_rng(0)
+    z = (rng.integers(-3, 3, (4, 7)) + 1j * rng.integers(-3, 3, (4, 7))).astype(np.complex64)
+    w = z.copy()
+    w[1, 3], w[2, 5] = NAN, complex(1, NAN)
+    for values in (z, w):
+        lazy = lf.asarray(values)
+        for axis in (None, 0, 1):
+            np.testing.assert_array_equal(np.asarray(lazy.argmax(axis=axis)), values.argmax(axis=axis))
+            np.testing.assert_array_equal(np.asarray(np.argmin(lazy, axis=axis)),
+                                          np.argmin(values, axis=axis))
+    assert np.asarray(lf.asarray(z).argmax(axis=1, keepdims=True)).shape == (4, 1)

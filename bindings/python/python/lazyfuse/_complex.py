@@ -266,6 +266,44 @@ class ComplexArray:
         _no_out(out, "min")
         return self._pairwise(lambda a, b: _extreme("minimum", a, b), axis, keepdims, "min")
 
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """The position of the first largest value along ``axis`` (of the
+        flattened array for None) in NumPy's order of complex values, the
+        first NaN where there is one: a tournament of pairs, each keeping
+        the earlier of equals."""
+        _no_out(out, "argmax")
+        return self._tournament(True, axis, keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """The position of the first smallest value (see ``argmax``)."""
+        _no_out(out, "argmin")
+        return self._tournament(False, axis, keepdims)
+
+    def _tournament(self, largest, axis, keepdims):
+        a = self.ravel() if axis is None else self
+        axis = 0 if axis is None else operator.index(axis) % max(a.ndim, 1)
+        x = _numpy.FUNCTIONS["moveaxis"](a, axis, -1)
+        n = x.shape[-1]
+        if n == 0:
+            raise ValueError(f"attempt to get {'argmax' if largest else 'argmin'} of an empty sequence")
+        index = _numpy.FUNCTIONS["broadcast_to"](
+            _numpy.FUNCTIONS["arange"](n, dtype=np.int64), x.shape)
+        while n > 1:
+            half = n // 2
+            (x0, i0), (x1, i1) = ((x[..., k:2 * half:2], index[..., k:2 * half:2]) for k in (0, 1))
+            nan0 = _array.where(x0.real != x0.real, True, x0.imag != x0.imag)
+            nan1 = _array.where(x1.real != x1.real, True, x1.imag != x1.imag)
+            first = nan0 | (~nan1 & _ordered(x0, x1, ">=" if largest else "<="))
+            kept, kept_index = _where(first, x0, x1), _array.where(first, i0, i1)
+            if n % 2:
+                kept = _join(_numpy.FUNCTIONS["concatenate"], [kept, x[..., n - 1:]], axis=-1)
+                kept_index = _numpy.FUNCTIONS["concatenate"]([kept_index, index[..., n - 1:]], axis=-1)
+            x, index, n = kept, kept_index, kept.shape[-1]
+        result = index[..., 0]
+        if keepdims:
+            result = _numpy.FUNCTIONS["expand_dims"](result, axis) if self.ndim else result
+        return result
+
     def _pairwise(self, combine, axis, keepdims, name):
         axes = range(self.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
         axes = sorted({operator.index(a) % max(self.ndim, 1) for a in axes}, reverse=True)
@@ -552,7 +590,7 @@ _LAZY_FUNCTIONS = {"real", "imag", "conj", "conjugate", "angle", "iscomplexobj",
                    "isreal", "iscomplex", "sum", "mean", "absolute", "abs", "exp", "sqrt", "log",
                    "isnan", "isinf", "isfinite", "concatenate", "concat", "stack", "where",
                    "matmul", "prod", "cumprod", "sort", "argsort", "max", "min", "amax", "amin",
-                   *_PER_PART}
+                   "argmax", "argmin", *_PER_PART}
 
 
 def _lift(x, op, other, reflected):
