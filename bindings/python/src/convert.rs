@@ -170,6 +170,11 @@ pub(crate) struct HostValue(Arc<lazyfuse::HostBuffer>);
 /// read-only and cannot be made writeable, so the value may be shared.
 fn viewed_value(array: &Bound<'_, PyAny>) -> Option<Arc<lazyfuse::HostBuffer>> {
     let untyped = array.downcast::<PyUntypedArray>().ok()?;
+    // SAFETY: `untyped` is a live NumPy array; its flags are read.
+    let flags = unsafe { (*untyped.as_array_ptr()).flags };
+    if flags & numpy::npyffi::flags::NPY_ARRAY_WRITEABLE != 0 {
+        return None; // (first: most arrays, and no attribute lookup for them)
+    }
     let base = array.getattr("base").ok()?;
     let value = base.downcast::<HostValue>().ok()?;
     let buffer = &value.get().0;

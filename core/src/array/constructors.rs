@@ -59,17 +59,7 @@ impl Session {
 
     /// An array taking ownership of a host buffer.
     pub fn from_buffer(&self, buffer: HostBuffer, shape: &[usize]) -> Result<Array> {
-        if checked_len(shape) != Some(buffer.len()) {
-            return Err(Error::shape(
-                "from_buffer",
-                format!(
-                    "{} elements cannot have shape {}",
-                    buffer.len(),
-                    format_shape(shape)
-                ),
-            ));
-        }
-        Ok(self.wrap(Node::source(buffer, Shape::from_slice(shape))))
+        self.source_over("from_buffer", Arc::new(buffer), shape)
     }
 
     /// An array over `buffer` itself, shared with its other holders (no
@@ -77,9 +67,15 @@ impl Session {
     /// (Python's `lf.asarray(np.asarray(y))`). Values never change, so a
     /// shared buffer is never written.
     pub fn from_shared(&self, buffer: Arc<HostBuffer>, shape: &[usize]) -> Result<Array> {
+        self.source_over("from_shared", buffer, shape)
+    }
+
+    /// A source array over `buffer` of `shape`; an error naming `op` when
+    /// their lengths differ.
+    fn source_over(&self, op: &str, buffer: Arc<HostBuffer>, shape: &[usize]) -> Result<Array> {
         if checked_len(shape) != Some(buffer.len()) {
             return Err(Error::shape(
-                "from_shared",
+                op,
                 format!(
                     "{} elements cannot have shape {}",
                     buffer.len(),

@@ -272,8 +272,9 @@ def _stride(step, name):
     return None
 
 
-def _walk(node):
-    """Every node under ``node`` (iteratively)."""
+def _walk(node, enter=lambda n: True):
+    """Every node under ``node`` (iteratively), the children only of the
+    nodes ``enter`` accepts."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -283,7 +284,8 @@ def _walk(node):
         if not isinstance(n, c.Node):
             continue
         yield n
-        stack.extend(v for v in vars(n).values() if isinstance(v, (c.Node, list)))
+        if enter(n):
+            stack.extend(v for v in vars(n).values() if isinstance(v, (c.Node, list)))
 
 
 def _names(node):
@@ -308,15 +310,5 @@ def _assigned_names(node):
 
 def _contains_continue(node):
     """Whether a ``continue`` of this loop (not of a nested one) is inside."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, list):
-            stack.extend(n)
-        elif isinstance(n, c.Jump) and n.kind == "continue":
-            return True
-        elif isinstance(n, (c.For, c.While)):
-            continue
-        elif isinstance(n, c.Node):
-            stack.extend(v for v in vars(n).values() if isinstance(v, (c.Node, list)))
-    return False
+    inside = _walk(node, enter=lambda n: not isinstance(n, (c.For, c.While)))
+    return any(isinstance(n, c.Jump) and n.kind == "continue" for n in inside)
