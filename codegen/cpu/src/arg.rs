@@ -13,8 +13,9 @@ use lazyfuse_core::{Element, Error, HostBuffer, ReduceOp, Result, SliceMut};
 use lazyfuse_fusion::ScanLaunch;
 
 use super::interp::Space;
-use super::run::{self, for_each_task};
+use super::run;
 use super::scan::{blocks, line_tasks, Input, Source, Worker};
+use super::tasks::for_each_task;
 
 /// The indices of `arg` (an arg-reduction) of `input`, as i64.
 pub fn arg_reduce(

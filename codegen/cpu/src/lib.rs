@@ -26,6 +26,8 @@ pub mod settings;
 mod spare;
 pub mod steps;
 pub mod stream;
+mod tasks;
+pub mod team;
 mod user;
 pub mod vmath;
 

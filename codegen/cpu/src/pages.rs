@@ -7,8 +7,8 @@
 //! for huge pages, as NumPy's own allocator does (`madvise(MADV_HUGEPAGE)`
 //! for arrays of 4 MiB or more): 2 MiB at a fault, 512 times fewer.
 
+use super::tasks::for_each_task;
 use lazyfuse_core::{DType, HostBuffer, Result};
-use rayon::prelude::*;
 
 /// Buffers of at least this many bytes are advised (NumPy's threshold).
 /// Below it a copy into new memory is best made into a plain allocation:
@@ -62,10 +62,11 @@ fn advise_huge_pages(_start: *mut u8, _bytes: usize) {}
 /// Bytes per piece of a parallel copy.
 pub const COPY_PIECE: usize = 1 << 20;
 
-/// `to.copy_from_slice(from)` in pieces of [`COPY_PIECE`] on the pool's
-/// threads (one thread copies at most ~60 % of what the memory gives two:
-/// measured on this project's 2-core machines), on the calling thread
-/// without a pool or below two pieces.
+/// `to.copy_from_slice(from)` in pieces of [`COPY_PIECE`] shared by the
+/// calling thread and the workers (one thread copies at most ~60 % of
+/// what the memory gives two: measured on this project's 2-core
+/// machines), on the calling thread alone without a pool or below two
+/// pieces.
 ///
 /// # Panics
 /// If the lengths differ, as `copy_from_slice` does.
@@ -73,11 +74,22 @@ pub fn copy_bytes(to: &mut [u8], from: &[u8], pool: Option<&rayon::ThreadPool>) 
     match pool {
         Some(pool) if pool.current_num_threads() > 1 && from.len() >= 2 * COPY_PIECE => {
             assert_eq!(to.len(), from.len(), "copy_bytes: lengths differ");
-            pool.install(|| {
-                (to.par_chunks_mut(COPY_PIECE))
-                    .zip(from.par_chunks(COPY_PIECE))
-                    .for_each(|(to, from)| to.copy_from_slice(from));
-            });
+            let pieces: Vec<_> = to
+                .chunks_mut(COPY_PIECE)
+                .zip(from.chunks(COPY_PIECE))
+                .collect();
+            let copied = for_each_task(
+                Some(pool),
+                usize::MAX,
+                pieces,
+                || Ok(()),
+                |(), _, (to, from)| {
+                    to.copy_from_slice(from);
+                    Ok(())
+                },
+            );
+            // Neither the state nor a piece can fail.
+            debug_assert!(copied.is_ok());
         }
         _ => to.copy_from_slice(from),
     }

@@ -16,8 +16,8 @@ use lazyfuse_fusion::rows::{row_strides, Source, Writes};
 use lazyfuse_fusion::{FusedKernel, InputBinding, Launch};
 
 use super::machine::Machine;
-use super::run::{balanced_task, for_each_task, workers};
 use super::settings::CpuSettings;
+use super::tasks::{balanced_task, for_each_task, workers};
 use super::{interp, reduce, run};
 
 /// One kernel of a row program's `tile_split`, with its register machine.

@@ -3,20 +3,19 @@
 //!
 //! Tasks have fixed boundaries (independent of the thread count), and
 //! reductions combine task results in a fixed order, so results do not
-//! depend on the number of threads. Below `PARALLEL_MIN` elements a launch
-//! runs on the calling thread: small arrays pay no thread hand-off.
+//! depend on the number of threads (`tasks` shares them out).
 
 use lazyfuse_core::{
     with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut,
 };
 use lazyfuse_fusion::{Body, Inst, Launch};
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::interp::{self, Space};
 use super::machine::{ChunkRegs, Done, Machine, Mode, Registers, View, CHUNK, JIT_CHUNK};
 use super::settings::CpuSettings;
 use super::stream;
+use super::tasks::{balanced_task, for_each_task, workers};
 
 /// Elements per parallel task (a multiple of `CHUNK`): 64 Ki elements.
 pub const TASK: usize = 8 * CHUNK;
@@ -28,8 +27,6 @@ const SHORT_LINE: usize = 256;
 /// The shortest lines compiled code takes several of in one call (one
 /// vector iteration's worth).
 const LINE_CALL_MIN: usize = 16;
-/// Launches smaller than this run on the calling thread.
-pub const PARALLEL_MIN: usize = 4 * TASK;
 /// Instructions of a body that count as one more element's work when an
 /// element-wise launch is cut into tasks.
 const WEIGHT_UNIT: usize = 16;
@@ -54,31 +51,6 @@ pub(crate) fn body_weight(body: &Body) -> usize {
     1 + cost / WEIGHT_UNIT
 }
 
-/// The length of each task when `len` items (elements, rows) are cut into
-/// tasks of at most `most` for `workers` workers: as many tasks as a
-/// multiple of the workers, of one length (a multiple of `granule`), so that
-/// no worker waits while another runs an extra or longer task (10^5
-/// elements in tasks of at most 65,536 on 2 workers: 50,176 and 49,824, not
-/// 65,536 and 34,464). Only for work whose values do not depend on the
-/// cut: element-wise tasks and whole rows, not a reduction's blocks.
-pub(crate) fn balanced_task(len: usize, most: usize, workers: usize, granule: usize) -> usize {
-    let (most, granule) = (most.max(1), granule.max(1));
-    let tasks = len.div_ceil(most);
-    if workers <= 1 || tasks <= 1 {
-        return most;
-    }
-    let even = len.div_ceil(tasks.next_multiple_of(workers));
-    even.next_multiple_of(granule).clamp(1, most)
-}
-
-/// The workers a launch of `work` weighted elements runs on.
-pub(crate) fn workers(pool: Option<&rayon::ThreadPool>, work: usize) -> usize {
-    match pool {
-        Some(pool) if work >= PARALLEL_MIN => pool.current_num_threads(),
-        _ => 1,
-    }
-}
-
 fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
 }
@@ -86,38 +58,6 @@ fn internal(message: &str) -> Error {
 /// An output's buffer: element-wise kernels write every element.
 fn allocate(dtype: DType, len: usize) -> Result<HostBuffer> {
     crate::pages::for_overwrite(dtype, len)
-}
-
-/// Runs `work` for each task, in parallel when large enough. Each worker
-/// makes its scratch state with `init` once, when it takes its first task,
-/// and keeps it for the next ones.
-pub(crate) fn for_each_task<W: Send, S>(
-    pool: Option<&rayon::ThreadPool>,
-    total: usize,
-    work: Vec<W>,
-    init: impl Fn() -> Result<S> + Sync,
-    run: impl Fn(&mut S, usize, W) -> Result<()> + Sync,
-) -> Result<()> {
-    let task = |state: &mut Option<S>, i: usize, w: W| -> Result<()> {
-        let state = match state {
-            Some(state) => state,
-            None => state.insert(init()?),
-        };
-        run(state, i, w)
-    };
-    match pool {
-        Some(pool) if workers(Some(pool), total) > 1 && work.len() > 1 => pool.install(|| {
-            work.into_par_iter()
-                .enumerate()
-                .try_for_each_init(|| None, |state, (i, w)| task(state, i, w))
-        }),
-        _ => {
-            let mut state = None;
-            work.into_iter()
-                .enumerate()
-                .try_for_each(|(i, w)| task(&mut state, i, w))
-        }
-    }
 }
 
 /// Produces the view of a `Load` or `Iota` of one chunk.
@@ -601,26 +541,8 @@ pub fn elementwise(
 
 #[cfg(test)]
 mod tests {
-    use super::balanced_task;
-
     #[test]
-    fn tasks_are_shared_evenly_by_the_workers() {
-        // 10^5 elements, tasks of at most 65,536, two workers: two halves.
-        assert_eq!(balanced_task(100_000, 65_536, 2, 512), 50_176);
-        // 97 rows, tiles of at most 32: four tiles of 25 (the last 22).
-        assert_eq!(balanced_task(97, 32, 2, 1), 25);
-        // One worker, or one task: the most.
-        assert_eq!(balanced_task(97, 32, 1, 1), 32);
-        assert_eq!(balanced_task(20, 32, 2, 1), 32);
-        // Never above the most, never zero.
-        assert_eq!(balanced_task(65_537, 65_536, 2, 512), 33_280);
-        assert_eq!(balanced_task(3, 1, 2, 512), 1);
-        for (len, most, workers) in [(1_000_003, 8_192, 2), (5, 2, 3), (4_096, 1_000, 4)] {
-            let task = balanced_task(len, most, workers, 1);
-            assert!(task >= 1 && task <= most);
-            let tasks = len.div_ceil(most).next_multiple_of(workers);
-            assert!(len.div_ceil(task) <= tasks, "{len} {most} {workers}");
-            assert!(task * tasks - len < tasks, "{len} {most} {workers}");
-        }
+    fn a_launch_goes_parallel_at_one_tasks_worth() {
+        assert_eq!(super::super::tasks::PARALLEL_MIN, super::TASK);
     }
 }

@@ -19,8 +19,9 @@ use std::ops::{Add, Mul};
 
 use super::interp::Space;
 use super::machine::Machine;
-use super::run::{self, for_each_task, Walker};
+use super::run::{self, Walker};
 use super::settings::CpuSettings;
+use super::tasks::for_each_task;
 
 /// Elements computed, then combined, at a time (see [`blocks`]).
 const BLOCK: usize = 1024;

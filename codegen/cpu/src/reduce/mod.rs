@@ -23,7 +23,8 @@ use super::interp::{self, Space};
 use super::loops::Arg;
 use super::machine::{Done, Machine, BLOCK, CHUNK};
 use super::pairwise::{reduce_chunk, Cascade, ChunkReduce, RowCascade};
-use super::run::{for_each_task, Walker, TASK};
+use super::run::{Walker, TASK};
+use super::tasks::for_each_task;
 use super::widen::{self, Half};
 
 mod rows;
