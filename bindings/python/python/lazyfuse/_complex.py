@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from . import _array, _native, _numpy
+from . import _array, _native, _numpy, _rounds
 from ._array import Array
 from .errors import ArgumentError, DTypeError
 
@@ -288,18 +288,14 @@ class ComplexArray:
             raise ValueError(f"attempt to get {'argmax' if largest else 'argmin'} of an empty sequence")
         index = _numpy.FUNCTIONS["broadcast_to"](
             _numpy.FUNCTIONS["arange"](n, dtype=np.int64), x.shape)
-        while n > 1:
-            half = n // 2
-            (x0, i0), (x1, i1) = ((x[..., k:2 * half:2], index[..., k:2 * half:2]) for k in (0, 1))
+        def keep_first(evens, odds):
+            (x0, i0), (x1, i1) = evens, odds
             nan0 = _array.where(x0.real != x0.real, True, x0.imag != x0.imag)
             nan1 = _array.where(x1.real != x1.real, True, x1.imag != x1.imag)
             first = nan0 | (~nan1 & _ordered(x0, x1, ">=" if largest else "<="))
-            kept, kept_index = _where(first, x0, x1), _array.where(first, i0, i1)
-            if n % 2:
-                kept = _join(_numpy.FUNCTIONS["concatenate"], [kept, x[..., n - 1:]], axis=-1)
-                kept_index = _numpy.FUNCTIONS["concatenate"]([kept_index, index[..., n - 1:]], axis=-1)
-            x, index, n = kept, kept_index, kept.shape[-1]
-        result = index[..., 0]
+            return _where(first, x0, x1), _array.where(first, i0, i1)
+
+        _, result = _rounds.pairwise((x, index), keep_first, _concatenate_last)
         if keepdims:
             result = _numpy.FUNCTIONS["expand_dims"](result, axis) if self.ndim else result
         return result
@@ -566,14 +562,16 @@ def _extreme(name, a, b):
 def _pairwise_reduce(a, combine):
     """``combine`` of the elements along the last axis of ``a``: halves
     combined in rounds."""
-    n = a.shape[-1]
-    while n > 1:
-        half = n // 2
-        combined = combine(a[..., 0:2 * half:2], a[..., 1:2 * half:2])
-        a = combined if n % 2 == 0 else _join(_numpy.FUNCTIONS["concatenate"],
-                                               [combined, a[..., n - 1:]], axis=-1)
-        n = a.shape[-1]
-    return a[..., 0]
+    (result,) = _rounds.pairwise((a,), lambda x, y: (combine(x[0], y[0]),), _concatenate_last)
+    return result
+
+
+def _concatenate_last(arrays):
+    """``arrays`` (complex or real) joined along the last axis."""
+    concatenate = _numpy.FUNCTIONS["concatenate"]
+    if any(isinstance(a, ComplexArray) for a in arrays):
+        return _join(concatenate, arrays, axis=-1)
+    return concatenate(arrays, axis=-1)
 
 
 def _pairwise_products(a):

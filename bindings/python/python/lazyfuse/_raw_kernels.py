@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from . import _c_lex, _c_parse, _c_translate, _c_tree, _native
+from . import _c_lex, _c_parse, _c_translate, _c_tree, _native, _rounds
 from ._array import Array
 from ._c_tree import Pointer
 from ._kernel_args import In
@@ -428,14 +428,8 @@ def _pairwise(combine, x, axes, keepdims):
     ufunc)."""
     from . import concatenate, expand_dims, moveaxis
     for axis in sorted(axes, reverse=True):
-        x = moveaxis(x, axis, -1)
-        n = x.shape[-1]
-        while n > 1:
-            half = n // 2
-            pairs = combine(x[..., 0:2 * half:2], x[..., 1:2 * half:2])
-            x = pairs if n % 2 == 0 else concatenate([pairs, x[..., n - 1:]], axis=-1)
-            n = x.shape[-1]
-        x = x[..., 0]
+        (x,) = _rounds.pairwise((moveaxis(x, axis, -1),), lambda a, b: (combine(a[0], b[0]),),
+                                lambda arrays: concatenate(arrays, axis=-1))
         if keepdims:
             x = expand_dims(x, axis)
     return x
