@@ -449,3 +449,51 @@ def test_argmax_and_argmin_follow_numpys_order_and_nans(backend):
             np.testing.assert_array_equal(np.asarray(np.argmin(lazy, axis=axis)),
                                           np.argmin(values, axis=axis))
     assert np.asarray(lf.asarray(z).argmax(axis=1, keepdims=True)).shape == (4, 1)
+
+
+def test_ufunc_out_writes_lazy_and_numpy_arrays_as_numpy_does(backend):
+    z = _values(np.complex64).reshape(7, 7)
+    a, b = lf.asarray(z), lf.asarray(z[::-1])
+    out = lf.zeros((7, 7), dtype=np.complex64)
+    assert np.add(a, b, out=out) is out
+    _close(out, z + z[::-1], 1e-6, 1e-6)
+    # A NumPy out, broadcast up, and a NumPy operand.
+    wide = np.zeros((2, 7, 7), np.complex64)
+    assert np.multiply(a, z, out=wide) is wide
+    _close(wide, np.broadcast_to(z * z, (2, 7, 7)), 1e-5, 1e-5)
+    # A wider complex out; a real result into a complex out.
+    _close(np.exp(a, out=lf.zeros((7, 7), np.complex128)), np.exp(z).astype(np.complex128),
+           1e-5, 1e-5)
+    _close(np.abs(a, out=lf.zeros((7, 7), np.complex64)), np.abs(z).astype(np.complex64),
+           1e-6, 1e-6)
+    # NumPy's same_kind rule: no complex result into a real out.
+    with pytest.raises(lf.DTypeError, match="same_kind"):
+        np.add(a, b, out=np.zeros((7, 7), np.float32))
+
+
+def test_reduction_out_is_numpys(backend):
+    z = _values().reshape(7, 7)
+    a = lf.asarray(z)
+    for name in ("sum", "mean", "prod", "max", "min"):
+        out = np.zeros(7, np.complex128)
+        getattr(a, name)(axis=0, out=out)
+        _close(out, getattr(z, name)(axis=0), 1e-9, 1e-9)
+    lazy = lf.zeros(7, np.complex128)
+    assert a.sum(axis=1, out=lazy) is lazy
+    _close(lazy, z.sum(axis=1))
+    positions = np.zeros(7, np.int32)
+    a.argmax(axis=1, out=positions)
+    np.testing.assert_array_equal(positions, z.argmax(axis=1))
+    cumulative = np.zeros(49, np.complex128)
+    a.cumsum(out=cumulative)
+    _close(cumulative, z.cumsum())
+    # Unsafe casting, as NumPy's reductions: the imaginary part goes,
+    # with NumPy's warning.
+    real = np.zeros(7)
+    with pytest.warns(np.exceptions.ComplexWarning):
+        a.sum(axis=0, out=real)
+    np.testing.assert_allclose(real, z.sum(axis=0).real)
+    with pytest.raises(lf.ShapeError, match="shape"):
+        a.sum(axis=0, out=np.zeros((1, 7), np.complex128))
+    with pytest.raises(lf.DTypeError, match="integer"):
+        a.argmin(axis=0, out=np.zeros(7))

@@ -15,12 +15,13 @@ demand writes both parts into one NumPy complex array.
 """
 
 import operator
+import warnings
 
 import numpy as np
 
 from . import _array, _native, _numpy, _rounds
 from ._array import Array
-from .errors import ArgumentError, DTypeError
+from .errors import ArgumentError, DTypeError, ShapeError
 
 # NumPy's ufuncs lazyfuse computes on complex arrays, from the native
 # library's tables (`ComplexUnary`, `ComplexBinary`).
@@ -246,38 +247,34 @@ class ComplexArray:
         return ComplexArray(*_native.complex_reduce(self._re, self._im, mean, axes, keepdims))
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out(out, "sum")
         result = self._reduce(False, axis, keepdims)
-        return result if dtype is None else result.astype(dtype)
+        return _into(result if dtype is None else result.astype(dtype), out, "sum")
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out(out, "mean")
         result = self._reduce(True, axis, keepdims)
-        return result if dtype is None else result.astype(dtype)
+        return _into(result if dtype is None else result.astype(dtype), out, "mean")
 
     def max(self, axis=None, out=None, keepdims=False):
         """The largest value along ``axis`` in NumPy's order of complex
         values (a NaN in either part wins, as NumPy's), in rounds of pairs."""
-        _no_out(out, "max")
-        return self._pairwise(lambda a, b: _extreme("maximum", a, b), axis, keepdims, "max")
+        result = self._pairwise(lambda a, b: _extreme("maximum", a, b), axis, keepdims, "max")
+        return _into(result, out, "max")
 
     def min(self, axis=None, out=None, keepdims=False):
         """The smallest value along ``axis`` (see ``max``)."""
-        _no_out(out, "min")
-        return self._pairwise(lambda a, b: _extreme("minimum", a, b), axis, keepdims, "min")
+        result = self._pairwise(lambda a, b: _extreme("minimum", a, b), axis, keepdims, "min")
+        return _into(result, out, "min")
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         """The position of the first largest value along ``axis`` (of the
         flattened array for None) in NumPy's order of complex values, the
         first NaN where there is one: a tournament of pairs, each keeping
         the earlier of equals."""
-        _no_out(out, "argmax")
-        return self._tournament(True, axis, keepdims)
+        return _into(self._tournament(True, axis, keepdims), out, "argmax", "positions")
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
         """The position of the first smallest value (see ``argmax``)."""
-        _no_out(out, "argmin")
-        return self._tournament(False, axis, keepdims)
+        return _into(self._tournament(False, axis, keepdims), out, "argmin", "positions")
 
     def _tournament(self, largest, axis, keepdims):
         a = self.ravel() if axis is None else self
@@ -316,20 +313,18 @@ class ComplexArray:
         multiplied, then pairs of those, lazily — ``log2 n`` rounds of
         complex multiplication (NumPy multiplies one after another: the
         last bits may differ)."""
-        _no_out(out, "prod")
         axes = range(self.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
         axes = sorted({operator.index(a) % max(self.ndim, 1) for a in axes}, reverse=True)
         result = self
         for a in axes:
             result = _pairwise_products(_numpy.FUNCTIONS["moveaxis"](result, a, -1))
             result = _numpy.FUNCTIONS["expand_dims"](result, a) if keepdims else result
-        return result if dtype is None else result.astype(dtype)
+        return _into(result if dtype is None else result.astype(dtype), out, "prod")
 
     def cumprod(self, axis=None, dtype=None, out=None):
         """Running products along ``axis`` (of the flattened array for
         None), by doubling: ``log2 n`` rounds, each multiplying every
         element by the product ``2**k`` before it."""
-        _no_out(out, "cumprod")
         a = self.ravel() if axis is None else self
         axis = 0 if axis is None else operator.index(axis) % a.ndim
         moved = _numpy.FUNCTIONS["moveaxis"](a, axis, -1)
@@ -339,7 +334,7 @@ class ComplexArray:
             moved = _join(_numpy.FUNCTIONS["concatenate"], [head, rest], axis=-1)
             shift *= 2
         result = _numpy.FUNCTIONS["moveaxis"](moved, -1, axis)
-        return result if dtype is None else result.astype(dtype)
+        return _into(result if dtype is None else result.astype(dtype), out, "cumprod")
 
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
         """NumPy's order of complex values: by real part, then by
@@ -409,22 +404,25 @@ class ComplexArray:
 
     def cumsum(self, axis=None, dtype=None, out=None):
         """Running sums: of each part (addition acts on the parts apart)."""
-        _no_out(out, "cumsum")
         result = self._views(lambda p: p.cumsum(axis))
-        return result if dtype is None else result.astype(dtype)
+        return _into(result if dtype is None else result.astype(dtype), out, "cumsum")
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-        _no_out(out, "trace")
-        return self.diagonal(offset, axis1, axis2).sum(axis=-1, dtype=dtype)
+        return _into(self.diagonal(offset, axis1, axis2).sum(axis=-1, dtype=dtype), out, "trace")
 
     # --- NumPy's protocols ------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         name = ufunc.__name__
-        if method != "__call__" or kwargs.get("out") is not None:
+        out = kwargs.pop("out", None)
+        if method != "__call__" or kwargs:
             return NotImplemented
-        kwargs.pop("out", None)
-        if kwargs:
-            return NotImplemented
+        if out is not None:
+            if len(out) != 1:
+                return NotImplemented
+            result = self.__array_ufunc__(ufunc, method, *inputs)
+            if result is NotImplemented:
+                return NotImplemented
+            return _store(result, out[0], name, "same_kind")
         if len(inputs) == 1 and name in _UNARY:
             return _lazy_of(self, inputs[0])._unary(name)
         if len(inputs) == 2 and name in _EXTREMES:
@@ -460,9 +458,45 @@ class ComplexArray:
         return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
 
 
-def _no_out(out, what):
-    if out is not None:
-        raise ArgumentError(f"{what}: out= is not supported for complex arrays yet")
+def _into(result, out, what, kind="values"):
+    """``result``, or (with ``out``) ``out`` holding it, as a reduction's
+    ``out=`` does in NumPy: of the reduced shape exactly, cast unsafely
+    (the imaginary part dropped, with NumPy's ``ComplexWarning``, into a
+    real ``out``); positions (``argmax``) only into an integer ``out``."""
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        raise ShapeError(f"{what}: out= has shape {tuple(out.shape)}; the result has shape "
+                         f"{tuple(result.shape)}")
+    if kind == "positions" and not np.issubdtype(out.dtype, np.integer):
+        raise DTypeError(f"{what}: out= has dtype {out.dtype}; positions need an integer dtype")
+    return _store(result, out, what, "unsafe")
+
+
+def _store(result, out, what, casting):
+    """Writes ``result`` (complex or real, lazy) into ``out`` (a lazyfuse
+    complex or real array, or a NumPy array) with NumPy's ``casting`` rule
+    and broadcasting, and returns ``out``: a lazyfuse ``out`` is re-bound
+    to the value (lazily), a NumPy one written."""
+    if not np.can_cast(result.dtype, out.dtype, casting):
+        raise DTypeError(f"{what}: cannot write a {result.dtype} result into an out of dtype "
+                         f"{out.dtype} (NumPy's {casting} casting)")
+    if isinstance(out, ComplexArray):
+        value = _as_complex(out, result)
+        value = value if value.shape == out.shape else value._views(
+            lambda p: Array(p._a.broadcast_to(list(out.shape))))
+        value = value.astype(out.dtype)
+        out._re, out._im = value._re, value._im
+        return out
+    if isinstance(result, ComplexArray):
+        if np.dtype(out.dtype).kind != "c":
+            warnings.warn(f"{what}: casting complex values to real discards the imaginary part",
+                          np.exceptions.ComplexWarning, stacklevel=3)
+            result = result.real
+        elif isinstance(out, np.ndarray):
+            np.copyto(out, result.numpy(), casting="unsafe")
+            return out
+    return _array._store(result, out, what, "unsafe")
 
 
 def _lazy_of(like, value):
