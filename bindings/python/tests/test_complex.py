@@ -497,3 +497,33 @@ def test_reduction_out_is_numpys(backend):
         a.sum(axis=0, out=np.zeros((1, 7), np.complex128))
     with pytest.raises(lf.DTypeError, match="integer"):
         a.argmin(axis=0, out=np.zeros(7))
+
+
+def test_vectorize_on_complex_values_is_numbas(backend):
+    import cmath
+
+    @lf.vectorize
+    def shifted(z, w):
+        return z * w + 1j
+
+    @lf.vectorize(["complex64(complex64, complex64)", "complex128(complex128, complex128)"])
+    def mixed(z, w):
+        return cmath.exp(z) * w.conjugate() + abs(z)
+
+    z = _values(np.complex64)[:20]
+    lazy = lf.asarray(z)
+    _close(shifted(lazy, z[::-1]), z * z[::-1] + 1j, 1e-6, 1e-6)
+    # Real arguments of a function that meets complex numbers.
+    real = np.arange(20.0)
+    _close(shifted(real, 2.0), real * 2.0 + 1j)
+    # Signatures: the first that the arguments cast to safely.
+    got = mixed(z, lazy)
+    assert got.dtype == np.complex64
+    want = (np.exp(z) * z.conj() + np.abs(z)).astype(np.complex64)
+    _close(got, want, 1e-5, 1e-4)
+    assert mixed(z.astype(np.complex128), z).dtype == np.complex128
+    out = np.zeros(20, np.complex64)
+    assert mixed(z, z, out=out) is out
+    _close(out, want, 1e-5, 1e-4)
+    with pytest.raises(lf.CompileError, match="no signature"):
+        mixed(z.astype(np.complex128), np.int64(1) + z.astype(np.complex128), np.zeros(1))

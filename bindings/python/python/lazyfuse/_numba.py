@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from . import _native, _trace
+from . import _complex, _complex_calls, _native, _trace
 from .errors import CompileError
 
 
@@ -60,11 +60,11 @@ _PACKAGE_NAMES = None
 
 
 def _package_names():
-    """``Array``, ``_store`` and ``asarray`` of the package."""
+    """``Array``, ``_store``, ``asarray`` and ``ComplexArray`` of the package."""
     global _PACKAGE_NAMES
     if _PACKAGE_NAMES is None:
-        from . import Array, _store, asarray
-        _PACKAGE_NAMES = (Array, _store, asarray)
+        from . import Array, ComplexArray, _store, asarray
+        _PACKAGE_NAMES = (Array, _store, asarray, ComplexArray)
     return _PACKAGE_NAMES
 
 
@@ -90,9 +90,16 @@ class Vectorized:
         self.__doc__ = function.__doc__
         self._target = target
         self._context = None
+        what = f"vectorize '{function.__name__}'"
+        # Complex arguments: the function called on lazy arrays.
+        self._complex = _complex_calls.ComplexCalls(function, signatures, what)
         try:
-            expr, names = _trace.expression(function, f"vectorize '{function.__name__}'")
+            expr, names = _trace.expression(function, what)
         except CompileError as untraceable:
+            if "complex" in str(untraceable) or any("complex" in str(s) or "c8" in str(s)
+                                                    or "c16" in str(s) for s in signatures):
+                self.expression = self._ufunc = None
+                return
             if not signatures:
                 raise CompileError(f"{untraceable} (with signatures, @vectorize compiles such a "
                                    "function from its source instead: loops and statements too)"
@@ -115,16 +122,37 @@ class Vectorized:
         lazyfuse inputs (or of a lazyfuse ``out=``) when there are any, else
         the target's; ``out=`` (a lazyfuse or NumPy array) takes the result
         as NumPy's does."""
-        Array, _store, asarray = _PACKAGE_NAMES or _package_names()
+        Array, _store, asarray, ComplexArray = _PACKAGE_NAMES or _package_names()
         lazy = next((a for a in args + (out,) if isinstance(a, Array)), None)
+        if self._ufunc is None:
+            return self._call_complex(args, out, lazy)
         arrays = [a if isinstance(a, Array) else (
             lazy._like(a) if lazy is not None else asarray(a, context=self._cx())) for a in args]
+        for a in arrays:
+            if type(a) is ComplexArray:
+                return self._call_complex(arrays, out, lazy)
         if (type(out) is Array  # a view writes its array: below, through _store
                 and out.shape == np.broadcast_shapes(*(a.shape for a in arrays))):
             self._ufunc.call_into([a._a for a in arrays], out._a)
             return out
         result = Array(self._ufunc.call([a._a for a in arrays]))
         return result if out is None else _store(result, out, f"ufunc '{self.__name__}'")
+
+
+    def _call_complex(self, args, out, lazy):
+        """The call with complex values (see ``_complex_calls``)."""
+        Array, _, asarray, ComplexArray = _PACKAGE_NAMES or _package_names()
+        anchor = lazy if lazy is not None else next(
+            (Array(a._re) for a in args + (out,) if isinstance(a, ComplexArray)), None)
+
+        def lazy_of(value):
+            if isinstance(value, (Array, ComplexArray)):
+                return value
+            return anchor._like(value) if anchor is not None else asarray(value, context=self._cx())
+
+        result = self._complex.call(args, lazy_of)
+        return result if out is None else _complex._store(
+            result, out, f"ufunc '{self.__name__}'", "same_kind")
 
 
 class _ElementKernel:
@@ -276,7 +304,7 @@ class GUVectorized:
         self._nin, self._nout = self._g.arity
 
     def __call__(self, *args):
-        Array, _, asarray = _PACKAGE_NAMES or _package_names()
+        Array, _, asarray, _ = _PACKAGE_NAMES or _package_names()
         if self._context is None:
             self._context = _context_for(self._target)
         if len(args) not in (self._nin, self._nin + self._nout):

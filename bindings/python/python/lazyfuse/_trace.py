@@ -187,6 +187,10 @@ def expression(function, what):
         scope = dict(patched)
         scope.update(inspect.getclosurevars(function).nonlocals)
         result = _branches.run(function, scope, args, Sym, where)
+    except (TypeError, AttributeError) as error:
+        # An operation the symbols do not have (`.real`, a comparison of a
+        # method): the function is not an expression of its arguments.
+        raise CompileError(f"{what}: the function cannot be traced ({error})") from None
     try:
         return _text(result), names
     except CompileError as e:

@@ -290,7 +290,7 @@ class Dispatcher:
 
     def _launch(self, grid, block, args, dynamic_shared=None):
         from . import _jit
-        Array, _, asarray = _package_names()
+        Array, _, asarray, _ = _package_names()
         params = self._params
         if len(args) != len(params):
             raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
