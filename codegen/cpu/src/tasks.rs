@@ -85,9 +85,13 @@ pub(crate) fn for_each_task<W: Send, S>(
             }
         }
     };
-    match pool.and_then(|pool| Team::for_threads(pool.current_num_threads())) {
-        Some(team) if helpers > 0 => team.run(helpers, &drain),
-        _ => drain(),
+    // (The team is looked up only for a parallel launch: a global lock.)
+    match pool.filter(|_| helpers > 0) {
+        Some(pool) => match Team::for_threads(pool.current_num_threads()) {
+            Some(team) => team.run(helpers, &drain),
+            None => drain(),
+        },
+        None => drain(),
     }
     failure
         .into_inner()

@@ -431,6 +431,15 @@ impl Source {
     }
 }
 
+/// How many of `body`'s instructions compiled code computes by calling the
+/// machine's vectorised loops (math functions, `power`, integer division):
+/// each costs tens of simple instructions' time.
+pub fn calls(body: &Body) -> usize {
+    (0..body.insts.len())
+        .filter(|&k| support::call_of(body, k).is_some())
+        .count()
+}
+
 /// Whether the JIT compiles `kernel`'s body, for `explain()`: `Ok`, or why
 /// the register machine runs it.
 pub fn accepts(kernel: &FusedKernel) -> Result<(), support::Unsupported> {
