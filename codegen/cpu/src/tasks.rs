@@ -9,7 +9,7 @@
 //! the caller: a 2-D stencil over 10^5 elements took 60 µs on two threads
 //! and 38 µs on one.)
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use lazyfuse_core::{Error, Result};
@@ -97,6 +97,26 @@ pub(crate) fn for_each_task<W: Send, S>(
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
         .map_or(Ok(()), Err)
+}
+
+/// Runs `run(i)` for each `i` in `0..count`, on the calling thread and up
+/// to `threads - 1` of the team's workers, which take the indices in order
+/// from one counter (a routine's few long tasks, the pieces of a user
+/// kernel's blocks or of an independent loop).
+pub(crate) fn for_each_index(threads: usize, count: usize, run: impl Fn(usize) + Sync) {
+    let helpers = threads.min(count).saturating_sub(1);
+    let next = AtomicUsize::new(0);
+    let drain = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= count {
+            return;
+        }
+        run(i);
+    };
+    match (helpers > 0).then(|| Team::for_threads(threads)).flatten() {
+        Some(team) => team.run(helpers, &drain),
+        None => drain(),
+    }
 }
 
 /// Locks `mutex`; a panic in another task propagates through the scope
@@ -194,5 +214,20 @@ mod tests {
         )
         .unwrap();
         assert!((1..=2).contains(&made.into_inner()));
+    }
+
+    #[test]
+    fn every_index_runs_once() {
+        let seen: Vec<std::sync::atomic::AtomicUsize> = (0..100)
+            .map(|_| std::sync::atomic::AtomicUsize::new(0))
+            .collect();
+        for threads in [1, 2, 3] {
+            super::for_each_index(threads, 100, |i| {
+                seen[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            });
+        }
+        assert!(seen
+            .iter()
+            .all(|n| n.load(std::sync::atomic::Ordering::Relaxed) == 3));
     }
 }

@@ -5,6 +5,7 @@
 //! (barriers, shared memory, atomics, an operation the JIT lacks,
 //! `JitMode::Never`) the SIMT simulator on host memory.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use lazyfuse_core::{
@@ -12,11 +13,11 @@ use lazyfuse_core::{
 };
 use lazyfuse_device::ir::{ArgSource, ParamKind};
 use lazyfuse_kernel::{BuiltKernel, HostRoutine, Workers};
-use rayon::prelude::*;
 
 use super::jit::kernel::{self, KernelCode};
 use super::jit::support::Unsupported;
 use super::settings::JitMode;
+use super::tasks::for_each_index;
 
 /// Runs `launch` over `arrays` (all its array arguments); returns the new
 /// values of the written ones, in order. A written argument whose buffer
@@ -122,23 +123,13 @@ fn routine_of(launch: &KernelLaunch) -> Option<&dyn HostRoutine> {
 
 /// Runs a [`HostRoutine`] with `pool`'s threads as its workers.
 fn with_workers<R>(pool: Option<&rayon::ThreadPool>, body: impl FnOnce(Workers<'_>) -> R) -> R {
-    let run = move |tasks: usize, task: &(dyn Fn(usize) + Sync)| match pool {
-        Some(pool) if pool.current_num_threads() > 1 && tasks > 1 => {
-            // Spawned, not a parallel iterator: a routine's few long tasks
-            // (two halves of a matrix product) were seen to run one after
-            // the other on one thread of the pool that way.
-            pool.scope(|s| {
-                for i in 0..tasks {
-                    s.spawn(move |_| task(i));
-                }
-            });
-        }
-        _ => (0..tasks).for_each(task),
+    let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads);
+    // A routine's few long tasks (two halves of a matrix product): the
+    // caller takes one, the team's workers the others.
+    let run = move |tasks: usize, task: &(dyn Fn(usize) + Sync)| {
+        for_each_index(threads, tasks, task);
     };
-    body(Workers {
-        threads: pool.map_or(1, rayon::ThreadPool::current_num_threads),
-        run: &run,
-    })
+    body(Workers { threads, run: &run })
 }
 
 /// Runs `launch`, which writes one array, with that array's new value
@@ -254,8 +245,7 @@ fn execute(
         launch.block.map(u64::from)
     };
     let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads) as u64;
-    let spread = u64::from(threads > 1);
-    let geometry = [gx, gy, gz, bx, by, bz, spread];
+    let geometry = [gx, gy, gz, bx, by, bz, threads];
     let blocks = gx * gy * gz;
     let target = destinations.first().map_or(0, |&(address, _)| address);
     let run_blocks = |range: std::ops::Range<u64>| {
@@ -302,13 +292,20 @@ fn execute(
         None => 1,
     }
     .max(1);
-    let piece = |p: u64| run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces);
-    Ok(match pool {
-        // Inside the pool even for one block: the pieces of its
-        // independent loops spread over the pool's threads.
-        Some(pool) if threads > 1 => pool.install(|| (0..pieces).into_par_iter().all(piece)),
-        _ => (0..pieces).all(piece),
-    })
+    // Pieces on the team; with one piece the team stays free, so the
+    // pieces of the block's independent loops spread over it instead.
+    let inside = AtomicBool::new(true);
+    for_each_index(threads as usize, pieces as usize, |p| {
+        let p = p as u64;
+        // After an access outside a buffer the launch runs again on the
+        // simulator: the other pieces need not run.
+        if inside.load(Ordering::Relaxed)
+            && !run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces)
+        {
+            inside.store(false, Ordering::Relaxed);
+        }
+    });
+    Ok(inside.into_inner())
 }
 
 /// Bytes per piece of a copy whose blocks run right after it: small

@@ -40,8 +40,9 @@ pub(super) struct KernelLowering<'a, 'b, 'f> {
     /// module), which piece functions receive too.
     pub(super) args: Value,
     pub(super) lens: Value,
-    /// Whether independent loops may spread over the worker pool (a `u64`,
-    /// 0 or 1); `None` in a piece function, which runs its loop inline.
+    /// The threads independent loops may spread over (a `u64`; 0 or 1:
+    /// none but the calling one); `None` in a piece function, which runs
+    /// its loop inline.
     pub(super) spread: Option<Value>,
     /// The independent loops compiled into piece functions, by counter.
     pub(super) outlined: &'a HashMap<Var, Outlined>,

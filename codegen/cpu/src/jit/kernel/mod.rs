@@ -10,8 +10,8 @@
 //! The function is `extern "C" fn(args, lens, geometry, first, end) -> u64`:
 //! `args[p]` is parameter `p`'s buffer address or its scalar's bits,
 //! `lens[p]` the buffer's element count, `geometry` the grid's and the
-//! block's x, y, z and whether independent loops may spread over the
-//! worker pool (seven `u64`s); it runs blocks `first..end` (linear, x
+//! block's x, y, z and the threads independent loops may spread over
+//! (seven `u64`s); it runs blocks `first..end` (linear, x
 //! fastest) and returns 0, or 1 at the first load or store outside its
 //! buffer (then the simulator runs the launch again, to report it).
 //! Operations are those the JIT's `ops` module lowers, with the same semantics.
@@ -49,8 +49,9 @@ const MAX_LOCAL_BYTES: usize = 64 * 1024;
 type LaunchFn = unsafe extern "C" fn(*const u64, *const u64, *const u64, u64, u64) -> u64;
 
 /// What [`KernelCode::run`] needs besides the buffers: the grid's and the
-/// block's x, y, z, then 1 when independent loops may spread over the
-/// worker pool the launch runs on (0: they run in the calling thread).
+/// block's x, y, z, then the threads independent loops may spread over:
+/// the calling thread and the team's workers (0 or 1: the calling thread
+/// alone).
 pub type Geometry = [u64; 7];
 
 /// The machine code of one user kernel.
