@@ -1,5 +1,5 @@
-//! Sharing a launch's tasks between the calling thread and the worker
-//! pool.
+//! Sharing a launch's tasks between the calling thread and the team of
+//! workers (`team`).
 //!
 //! The calling thread works too: it takes tasks from the same queue as
 //! the team's workers (`team`), so a launch never waits for a worker to
@@ -52,7 +52,7 @@ pub(crate) fn workers(pool: Option<&rayon::ThreadPool>, work: usize) -> usize {
 
 /// Runs `run` on each task of `work` (with its index), in parallel when
 /// `total` weighted elements are enough: the calling thread and up to
-/// `workers - 1` of the pool's take tasks in order from one queue until
+/// `workers - 1` of the team's take tasks in order from one queue until
 /// none is left or one fails (the first failure is returned). Each
 /// participant makes its scratch state with `init` when it takes its first
 /// task and keeps it for the next ones.
@@ -85,36 +85,52 @@ pub(crate) fn for_each_task<W: Send, S>(
             }
         }
     };
-    // (The team is looked up only for a parallel launch: a global lock.)
-    match pool.filter(|_| helpers > 0) {
-        Some(pool) => match Team::for_threads(pool.current_num_threads()) {
-            Some(team) => team.run(helpers, &drain),
-            None => drain(),
-        },
-        None => drain(),
-    }
+    share(
+        pool.map_or(1, rayon::ThreadPool::current_num_threads),
+        helpers,
+        &drain,
+    );
     failure
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner)
         .map_or(Ok(()), Err)
 }
 
-/// Runs `run(i)` for each `i` in `0..count`, on the calling thread and up
-/// to `threads - 1` of the team's workers, which take the indices in order
-/// from one counter (a routine's few long tasks, the pieces of a user
-/// kernel's blocks or of an independent loop).
-pub(crate) fn for_each_index(threads: usize, count: usize, run: impl Fn(usize) + Sync) {
+/// Runs `run(i)` for each `i` in `0..count` until one returns `false`
+/// (then whether all did): on the calling thread and up to `threads - 1` of
+/// the team's workers, which take the indices in order from one counter
+/// (a routine's few long tasks, the pieces of a user kernel's blocks or of
+/// an independent loop, which return `false` at an access outside a
+/// buffer).
+pub(crate) fn all_indices(
+    threads: usize,
+    count: usize,
+    run: impl Fn(usize) -> bool + Sync,
+) -> bool {
     let helpers = threads.min(count).saturating_sub(1);
     let next = AtomicUsize::new(0);
-    let drain = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= count {
-            return;
+    let all = AtomicBool::new(true);
+    let drain = || {
+        while all.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                return;
+            }
+            if !run(i) {
+                all.store(false, Ordering::Relaxed);
+            }
         }
-        run(i);
     };
+    share(threads, helpers, &drain);
+    all.into_inner()
+}
+
+/// Runs `drain` on the calling thread and on up to `helpers` workers of
+/// the team for `threads` threads (looked up only when there are helpers:
+/// a global lock).
+fn share(threads: usize, helpers: usize, drain: &(dyn Fn() + Sync)) {
     match (helpers > 0).then(|| Team::for_threads(threads)).flatten() {
-        Some(team) => team.run(helpers, &drain),
+        Some(team) => team.run(helpers, drain),
         None => drain(),
     }
 }
@@ -217,17 +233,21 @@ mod tests {
     }
 
     #[test]
-    fn every_index_runs_once() {
-        let seen: Vec<std::sync::atomic::AtomicUsize> = (0..100)
-            .map(|_| std::sync::atomic::AtomicUsize::new(0))
-            .collect();
+    fn every_index_runs_once_until_one_fails() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let seen: Vec<AtomicUsize> = (0..100).map(|_| AtomicUsize::new(0)).collect();
         for threads in [1, 2, 3] {
-            super::for_each_index(threads, 100, |i| {
-                seen[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            });
+            assert!(super::all_indices(threads, 100, |i| {
+                seen[i].fetch_add(1, Ordering::Relaxed);
+                true
+            }));
         }
-        assert!(seen
-            .iter()
-            .all(|n| n.load(std::sync::atomic::Ordering::Relaxed) == 3));
+        assert!(seen.iter().all(|n| n.load(Ordering::Relaxed) == 3));
+        let ran = AtomicUsize::new(0);
+        assert!(!super::all_indices(1, 100, |i| {
+            ran.fetch_add(1, Ordering::Relaxed);
+            i != 10
+        }));
+        assert_eq!(ran.into_inner(), 11);
     }
 }

@@ -5,7 +5,6 @@
 //! (barriers, shared memory, atomics, an operation the JIT lacks,
 //! `JitMode::Never`) the SIMT simulator on host memory.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use lazyfuse_core::{
@@ -17,7 +16,7 @@ use lazyfuse_kernel::{BuiltKernel, HostRoutine, Workers};
 use super::jit::kernel::{self, KernelCode};
 use super::jit::support::Unsupported;
 use super::settings::JitMode;
-use super::tasks::for_each_index;
+use super::tasks::all_indices;
 
 /// Runs `launch` over `arrays` (all its array arguments); returns the new
 /// values of the written ones, in order. A written argument whose buffer
@@ -127,7 +126,10 @@ fn with_workers<R>(pool: Option<&rayon::ThreadPool>, body: impl FnOnce(Workers<'
     // A routine's few long tasks (two halves of a matrix product): the
     // caller takes one, the team's workers the others.
     let run = move |tasks: usize, task: &(dyn Fn(usize) + Sync)| {
-        for_each_index(threads, tasks, task);
+        all_indices(threads, tasks, |i| {
+            task(i);
+            true
+        });
     };
     body(Workers { threads, run: &run })
 }
@@ -294,18 +296,12 @@ fn execute(
     .max(1);
     // Pieces on the team; with one piece the team stays free, so the
     // pieces of the block's independent loops spread over it instead.
-    let inside = AtomicBool::new(true);
-    for_each_index(threads as usize, pieces as usize, |p| {
+    // After an access outside a buffer the launch runs again on the
+    // simulator: the other pieces need not run.
+    Ok(all_indices(threads as usize, pieces as usize, |p| {
         let p = p as u64;
-        // After an access outside a buffer the launch runs again on the
-        // simulator: the other pieces need not run.
-        if inside.load(Ordering::Relaxed)
-            && !run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces)
-        {
-            inside.store(false, Ordering::Relaxed);
-        }
-    });
-    Ok(inside.into_inner())
+        run_blocks(blocks * p / pieces..blocks * (p + 1) / pieces)
+    }))
 }
 
 /// Bytes per piece of a copy whose blocks run right after it: small

@@ -36,6 +36,19 @@ _CONSTANTS = {"pi": np.pi, "e": np.e, "tau": 2 * np.pi, "inf": np.inf, "nan": np
               "infj": complex(0, np.inf), "nanj": complex(0, np.nan)}
 
 
+def mentions_complex(signatures):
+    """Whether any of Numba's ``signatures`` names a complex type (one
+    that does not parse is left to whoever compiles it)."""
+    for signature in signatures:
+        try:
+            result, inputs = _parse(signature, "")
+        except CompileError:
+            continue
+        if any(dtype.kind == "c" for dtype in (result, *inputs)):
+            return True
+    return False
+
+
 def _lazy_math(module):
     """A stand-in for ``math``/``cmath`` whose functions are lazyfuse's."""
     names = {name: _numpy.FUNCTIONS[numpy_name] for name, numpy_name in _MATH_NAMES.items()

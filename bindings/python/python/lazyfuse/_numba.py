@@ -96,8 +96,7 @@ class Vectorized:
         try:
             expr, names = _trace.expression(function, what)
         except CompileError as untraceable:
-            if "complex" in str(untraceable) or any("complex" in str(s) or "c8" in str(s)
-                                                    or "c16" in str(s) for s in signatures):
+            if "complex" in str(untraceable) or _complex_calls.mentions_complex(signatures):
                 self.expression = self._ufunc = None
                 return
             if not signatures:
@@ -137,7 +136,6 @@ class Vectorized:
             return out
         result = Array(self._ufunc.call([a._a for a in arrays]))
         return result if out is None else _store(result, out, f"ufunc '{self.__name__}'")
-
 
     def _call_complex(self, args, out, lazy):
         """The call with complex values (see ``_complex_calls``)."""

@@ -17,7 +17,6 @@
 //! result is the same for any thread count.
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -29,7 +28,7 @@ use lazyfuse_core::{BinaryOp, DType, Wide};
 use lazyfuse_device::ir::{DeviceKernel, Expr, IndependentLoop, Stmt, Var};
 use smallvec::smallvec;
 
-use super::super::super::tasks::for_each_index;
+use super::super::super::tasks::all_indices;
 use super::super::ops::Lowering;
 use super::super::support::Unsupported;
 use super::lowering::{finish_function, scalar_type_of, Bound, KernelLowering, Outlined};
@@ -388,8 +387,8 @@ impl Shared {
 
 /// Runs the pieces of the range `start..end` of an independent loop with
 /// `piece` (on the calling thread and the team's workers, `spread` threads
-/// in all; one after another for 0 or 1) and returns how many there were, or 0 when one stopped
-/// at an access outside its buffer. Piece `p` stores a reduction's partial
+/// in all; one after another for 0 or 1) and returns how many there were,
+/// or 0 when one stopped at an access outside its buffer. Piece `p` stores a reduction's partial
 /// result in `partials[p]`.
 ///
 /// # Safety
@@ -420,14 +419,7 @@ unsafe extern "C" fn run_pieces(
         // SAFETY: this function's contract; `p < count <= MAX_PIECES`.
         unsafe { shared.run(piece, range, p) }
     };
-    let inside = AtomicBool::new(true);
-    for_each_index(spread as usize, count, |p| {
-        if inside.load(Ordering::Relaxed) && !run(p) {
-            inside.store(false, Ordering::Relaxed);
-        }
-    });
-    let in_bounds = inside.into_inner();
-    if in_bounds {
+    if all_indices(spread as usize, count, run) {
         count as u64
     } else {
         0
