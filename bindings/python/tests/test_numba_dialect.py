@@ -673,3 +673,57 @@ def test_device_arrays_strides_and_flags_follow_their_layout():
             assert got.flags.c_contiguous == like.flags.c_contiguous
     pinned = cuda.pinned_array((3, 4), np.float32, order="F")
     assert pinned.flags.f_contiguous and pinned.strides == (4, 12)
+
+
+_ATOMIC_TEMPLATE = '''
+def extreme(result, values):
+    i = cuda.grid(1)
+    if i < values.size:
+        {func}(result, 0, values[i])
+
+@cuda.jit(device=True)
+def twice(x):
+    return 2 * x
+
+def doubled(out, values):
+    i = cuda.grid(1)
+    if i < values.size:
+        out[i] = twice(values[i])
+'''
+
+
+def _from_template(func):
+    scope = {"cuda": cuda}
+    exec(_ATOMIC_TEMPLATE.format(func=func), scope)
+    return scope
+
+
+def test_kernels_and_device_functions_made_by_exec_translate(backend):
+    # Two strings whose functions differ in one attribute name alone (the
+    # same bytecode): each kernel is read from its own string.
+    made = {func: _from_template(func) for func in ("cuda.atomic.max", "cuda.atomic.min")}
+    values = np.array([3.0, -1.0, 7.5, 2.0])
+    for func, want in (("cuda.atomic.max", 7.5), ("cuda.atomic.min", -1.0)):
+        result = np.array([0.0])
+        cuda.jit(made[func]["extreme"])[1, 4](result, values)
+        assert result[0] == want
+    out = np.zeros(4)
+    cuda.jit(made["cuda.atomic.min"]["doubled"])[1, 4](out, values)
+    np.testing.assert_array_equal(out, 2 * values)
+
+
+def test_a_kernel_given_to_python_dash_c_translates():
+    import subprocess
+    import sys
+    code = ("import numpy as np\nfrom lazyfuse import cuda\n"
+            "@cuda.jit\ndef k(x):\n    x[cuda.grid(1)] += 1\n"
+            "x = np.zeros(3)\nk[1, 3](x)\nprint(x.tolist())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1.0, 1.0, 1.0]"
+
+
+def test_a_function_with_no_source_names_the_ways_to_give_one():
+    function = eval("lambda x: x")  # a lambda's source is an expression: no `def` kept
+    with pytest.raises(CompileError, match="exec"):
+        cuda.jit(function)[1, 1](np.zeros(1))

@@ -23,6 +23,9 @@ import inspect
 import textwrap
 
 from .errors import CompileError
+from ._sources import keep_exec_sources, source_lines
+
+keep_exec_sources()  # functions made by exec() of a string trace too
 
 # Paths through symbolic branches, and iterations of unrolled loops, that a
 # function may take before tracing it is refused (each path is a copy of
@@ -36,7 +39,7 @@ def run(function, scope, args, sym_type, where):
     name), its source executed in ``scope`` (its globals, patched); symbolic
     conditions (``sym_type``) join both branches by ``where(c, a, b)``."""
     try:
-        lines, first_line = inspect.getsourcelines(function)
+        lines, first_line = source_lines(function)
     except (OSError, TypeError) as e:
         raise CompileError(
             f"'{function.__name__}' branches on a traced value, and its source cannot be read "

@@ -9,6 +9,9 @@ import textwrap
 
 from .errors import CompileError
 from ._control import own_nodes
+from ._sources import keep_exec_sources, source_lines
+
+keep_exec_sources()  # kernels made by exec() of a string translate too
 
 
 class DeviceFunction:
@@ -93,11 +96,12 @@ class _Renamer(ast.NodeTransformer):
 def _parse(function):
     """The function's definition, its line numbers those of its file."""
     try:
-        lines, first_line = inspect.getsourcelines(function)
+        lines, first_line = source_lines(function)
     except (OSError, TypeError) as e:
         raise CompileError(
             f"cannot read the source of {function!r}: {e} (lazyfuse translates kernels from their "
-            "source: define them in a file or a notebook cell, not in exec() or on standard input)"
+            "source: define them in a file, a notebook cell or a string given to exec() after "
+            "importing lazyfuse, not on standard input)"
         ) from None
     tree = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(tree, first_line - 1)
@@ -109,8 +113,8 @@ def _parse(function):
 def _where(function, node):
     """``file, line N`` of ``node`` (line numbers are the file's)."""
     try:
-        file = inspect.getsourcefile(function) or "<unknown>"
-    except TypeError:
+        file = inspect.getsourcefile(function) or function.__code__.co_filename
+    except (TypeError, AttributeError):
         file = "<unknown>"
     return f"{file}, line {getattr(node, 'lineno', '?')}"
 
