@@ -131,6 +131,8 @@ class ControlFlow:
             self.fail(s, "a kernel returning a value")
         if s.value is None:
             out = []
+        elif getattr(self, "complex_result", None):  # a device function returning complex values
+            out = self.return_complex(s.value)
         elif isinstance(self.result, list):  # a device function returning tuples
             values = s.value.elts if isinstance(s.value, ast.Tuple) else ()
             if len(values) != len(self.result):

@@ -120,16 +120,18 @@ def _where(function, node):
 
 #: Functions inlined as device functions (see ``_as_device_function``), made once.
 _LIBRARY = {}
+#: The modules of functions written in the kernel dialect (inlined where called).
+_DIALECT_LIBRARIES = {__package__ + "._kernel_math", __package__ + "._kernel_cmath"}
 
 def _as_device_function(value):
     """``value`` as a device function to inline: a ``@cuda.jit(device=True)``
     function, a ``@cuda.jit`` kernel called from another kernel (Numba
     compiles it as a device function there), or one of ``_kernel_math``'s
-    functions; None for anything else."""
+    or ``_kernel_cmath``'s functions; None for anything else."""
     if isinstance(value, (DeviceFunction, _LocalFunction)):
         return value
     function = getattr(value, "py_func", None) if hasattr(value, "forall") else None
-    if function is None and getattr(value, "__module__", None) == __package__ + "._kernel_math":
+    if function is None and getattr(value, "__module__", None) in _DIALECT_LIBRARIES:
         function = value
     if function is None:
         return None

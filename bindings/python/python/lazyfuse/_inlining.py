@@ -50,6 +50,7 @@ class Inlining:
         self.sites[0] += 1
         prefix = f"_lf_{name}{self.sites[0]}_"
         names = {n: prefix + n for n in bound}
+        returns_complex = self.any_complex and self.call_returns_complex(target, args)
         setup, static = self.bind_arguments(target, args, names, bound, call)
         sub = type(self).__new__(type(self))
         sub.__dict__.update(self.__dict__)
@@ -64,6 +65,9 @@ class Inlining:
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
         sub.tree = _Raises(sub).apply(sub.tree)
+        sub.tree = sub.find_complex_locals(sub.tree)
+        sub.complex_result = (f"{prefix}return__lfre", f"{prefix}return__lfim") if (
+            returns_complex) else None
         arity = _tuple_arity(tree)
         if arity:
             sub.result = [f"{prefix}return{i}" for i in range(arity)]
@@ -72,11 +76,14 @@ class Inlining:
         sub.inlining = self.inlining + [target]
         sub.returned = self.fresh("returned")
         body = sub.start_of_function(sub.tree) + sub.body(sub.tree.body)
-        hoisted = sub.function_scoped()
-        results = sub.result if arity else [sub.result] if sub.result else []
+        hoisted = sub.hoisted_parts(sub.function_scoped())
+        results = (list(sub.complex_result) if returns_complex else sub.result if arity
+                   else [sub.result] if sub.result else [])
         if results and not all(isinstance(s, ast.Return) for s in sub.tree.body if has_return(s)):
             hoisted.extend(results)  # assigned in a branch
         statements = ([("hoist", hoisted)] if hoisted else []) + setup + body
+        if returns_complex:
+            return ("let", statements, ("complex", *[("var", r) for r in results]))
         if arity:
             return ("let", statements, ("tuple", [("var", r) for r in results]))
         value = ("var", sub.result) if sub.result else ("const", 0)
@@ -121,6 +128,9 @@ class Inlining:
         free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
         setup, static = [], {}
         for param, arg in zip(target.params, args):
+            if self.is_complex(arg):
+                setup += self.bind_complex_argument(tree, param, arg, names)
+                continue
             if self.is_sliced(arg):  # a row `a[i, :]` passed on: a slice of the callee's own
                 view = self.fresh("slice")
                 setup += self.make_view(view, arg)

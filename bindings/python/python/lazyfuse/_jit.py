@@ -27,6 +27,7 @@ from .errors import CompileError
 
 from ._calls import SPECIAL, Calls
 from ._compile_time import CompileTime, _constant, _constant_locals
+from ._complex_values import ComplexValues
 from ._control import ControlFlow
 from ._functions import (  # noqa: F401  (DeviceFunction: the package's name for it)
     DeviceFunction, _binds, _LocalFunction, _parse, _where,
@@ -59,11 +60,13 @@ def _may_fault(node):
     return any(_may_fault(child) for child in node)
 
 
-class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining):
-    """Translates one function; ``arrays`` names its array arguments."""
+class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
+                 ComplexValues):
+    """Translates one function; ``arrays`` names its array arguments,
+    ``complexes`` the two leaves (parts) of each complex argument."""
 
     def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
-                 dynamic_shared=None, debug=False):
+                 dynamic_shared=None, debug=False, complexes=None):
         self.function = function
         # The exceptions the kernel raises, by code (1, 2, ...), and whether
         # they are reported (Numba's `debug=True`): a list shared with the
@@ -124,6 +127,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # ("range", start, step, length). One dict for the kernel and every
         # device function inlined into it.
         self.views = {}
+        self.start_complex(complexes)
 
     def fail(self, node, what):
         where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
@@ -133,6 +137,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         )
 
     def stmt(self, s):
+        done = self.complex_stmt(s)
+        if done is not None:
+            return done
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 self.fail(s, "assigning to several targets")
@@ -275,6 +282,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
     def expr(self, e, tuples=False):
         """``e`` translated; ``tuples``: a device function's tuple is
         allowed (it is being unpacked)."""
+        if self.any_complex:
+            value = self.complex_to_real(e)
+            if value is not None:
+                return value
         if isinstance(e, ast.Constant):
             if isinstance(e.value, bool):
                 return ("const", int(e.value), "bool")
@@ -423,7 +434,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
 
     def kernel(self):
         body = self.start_of_function(self.tree) + self.body(self.tree.body)
-        hoisted = self.function_scoped()
+        hoisted = self.hoisted_parts(self.function_scoped())
         return [("hoist", hoisted)] + body if hoisted else body
 
     def element_function(self, inputs, output):
@@ -433,7 +444,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         it returns stored to ``output``."""
         self.result = "_lf_result"
         body = self.start_of_function(self.tree) + self.body(self.tree.body)
-        hoisted = sorted(set(self.function_scoped()) | {self.result})
+        hoisted = sorted(set(self.hoisted_parts(self.function_scoped())) | {self.result})
         copies = [("assign", p, ("var", i)) for p, i in zip(self.params, inputs)]
         store = ("store", output, [], ("var", self.result))
         return [("hoist", hoisted)] + copies + body + [store]

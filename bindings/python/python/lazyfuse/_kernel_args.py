@@ -29,20 +29,71 @@ def wrap_arg(value, default=InOut):
     a dispatcher's ``extensions``, as Numba's)."""
     return value if isinstance(value, In) else default(value)
 
-def _flatten(name, value, dtype, leaves, tuples, fields):
+def _flatten(name, value, dtype, leaves, tuples, fields, complexes=None):
     """Appends ``(leaf name, value, declared dtype)`` for each number or
     array of a kernel argument: the argument itself, or the elements of a
     tuple (recursively), named ``<name>__lf<i>``; ``tuples`` gets each
-    tuple's element names, ``fields`` a namedtuple's field names."""
+    tuple's element names, ``fields`` a namedtuple's field names. A complex
+    argument is two leaves, its real and imaginary parts (``Complexes``)."""
     if not isinstance(value, tuple):
-        leaves.append((name, value.value if isinstance(value, In) else value, dtype))
+        value = value.value if isinstance(value, In) else value
+        if complexes is None or not complexes.split(name, value, dtype, leaves):
+            leaves.append((name, value, dtype))
         return
     elements = [f"{name}__lf{i}" for i in range(len(value))]
     tuples[name] = elements
     if hasattr(value, "_fields"):
         fields[name] = list(value._fields)
     for element, item in zip(elements, value):
-        _flatten(element, item, None, leaves, tuples, fields)
+        _flatten(element, item, None, leaves, tuples, fields, complexes)
+
+
+class Complexes:
+    """A launch's complex arguments, each passed as two leaves of its real
+    type (kernels compute on the parts: ``_complex_values``): an array as
+    its real and imaginary planes (NumPy's copied out and, when the kernel
+    writes them, joined back into the argument; a lazyfuse complex array's
+    own lazy planes, re-bound), a number as two numbers."""
+
+    def __init__(self, array_type, complex_type):
+        self.array_type, self.complex_type = array_type, complex_type
+        # name -> (real part's leaf, imaginary part's leaf)
+        self.names = {}
+        # (argument, real plane, imaginary plane) to join after the launch
+        self.joins = []
+
+    def split(self, name, value, dtype, leaves):
+        """Appends the two leaves of a complex ``value`` (or of a number a
+        complex signature declares); False when it is neither."""
+        declared = dtype is not None and np.dtype(dtype).kind == "c"
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+            parts, part_dtype = (np.ascontiguousarray(value.real), np.ascontiguousarray(value.imag)), None
+            self.joins.append((name, value, *parts))
+        elif isinstance(value, self.complex_type):
+            parts, part_dtype = (self.array_type(value._re), self.array_type(value._im)), None
+            self.joins.append((name, value, *parts))
+        elif isinstance(value, (complex, np.complexfloating)) or (
+                declared and isinstance(value, (bool, int, float, np.generic))):
+            single = np.dtype(dtype).name == "complex64" if declared else isinstance(value, np.complex64)
+            parts, part_dtype = (float(np.real(value)), float(np.imag(value))), (
+                "float32" if single else "float64")
+        else:
+            return False
+        names = self.names[name] = (f"{name}__lfre", f"{name}__lfim")
+        leaves += [(names[0], parts[0], part_dtype), (names[1], parts[1], part_dtype)]
+        return True
+
+    def join(self, written, kept):
+        """Writes the planes the launch wrote back into their arguments
+        (not those passed as ``In``, in ``kept``)."""
+        for name, value, re, im in self.joins:
+            if name in kept or not set(self.names[name]) & written:
+                continue
+            if isinstance(value, np.ndarray):
+                value.real[...] = re
+                value.imag[...] = im
+            else:
+                value._re, value._im = re._a, im._a
 
 def _launch_dims(what, dims):
     """A launch's grid or block as a list of 1 to 3 ints (Numba's messages)."""

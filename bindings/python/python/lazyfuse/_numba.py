@@ -27,10 +27,15 @@ class _Type:
         self.name = name
 
     def __call__(self, *args):
-        return f"{self.name}({', '.join(repr(a) for a in args)})"
+        return Signature(self, args)
 
     def __repr__(self):
         return self.name
+
+    @property
+    def underlying_float(self):
+        """The real type of a complex one's parts (Numba's attribute)."""
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     @property
     def dtype(self):
@@ -254,23 +259,48 @@ def njit(function=None, **options):
     return jit(function, _decorator="njit", **options)
 
 
-class _ArrayType:
-    """An array type as Numba writes it: ``float32[:, :]``."""
+class Signature(str):
+    """``float32(float32, float32)``: the text lazyfuse's parsers read, with
+    Numba's ``args`` and ``return_type``."""
 
-    __slots__ = ("dtype", "ndim")
+    def __new__(cls, return_type, args):
+        text = super().__new__(cls, f"{return_type!r}({', '.join(repr(a) for a in args)})")
+        text.return_type, text.args = return_type, tuple(args)
+        return text
 
-    def __init__(self, dtype, ndim):
-        self.dtype, self.ndim = dtype, ndim
+
+class ArrayType:
+    """An array type as Numba writes it: ``float32[:, :]`` (any layout),
+    and as ``numba.types.Array(float32, 2, "C")`` makes it."""
+
+    __slots__ = ("dtype", "ndim", "layout")
+
+    def __init__(self, dtype, ndim, layout="A"):
+        self.dtype, self.ndim, self.layout = str(dtype), int(ndim), layout
 
     def __repr__(self):
-        return f"{self.dtype}[{', '.join([':'] * self.ndim)}]"
+        dims = [":"] * self.ndim
+        if dims and self.layout in ("C", "F"):
+            dims[-1 if self.layout == "C" else 0] = "::1"
+        return f"{self.dtype}[{', '.join(dims)}]"
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayType) and repr(self) == repr(other)
+
+    def __hash__(self):
+        return hash(repr(self))
+
+
+def as_dtype(numba_type):
+    """NumPy's dtype of a Numba type (``numpy_support.as_dtype``)."""
+    return np.dtype(str(numba_type.dtype) if isinstance(numba_type, ArrayType) else numba_type.name)
 
 
 def _array_type(self, key):
     dims = key if isinstance(key, tuple) else (key,)
     if not all(isinstance(d, slice) for d in dims):
         raise TypeError(f"{self.name}[...] takes slices, as float32[:, :]")
-    return _ArrayType(self.name, len(dims))
+    return ArrayType(self.name, len(dims))
 
 
 _Type.__getitem__ = _array_type

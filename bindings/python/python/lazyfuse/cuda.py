@@ -14,8 +14,8 @@ from . import _array_api, _cuda_random, _native, _trace
 from ._methods import like_layout
 from ._numba import _package_names
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
-    In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported, _scalar_types,
-    wrap_arg,
+    Complexes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
+    _scalar_types, wrap_arg,
 )
 from ._streams import (  # noqa: F401  (Numba's names)
     Event, Stream, default_stream, event, event_elapsed_time, external_stream,
@@ -290,7 +290,7 @@ class Dispatcher:
 
     def _launch(self, grid, block, args, dynamic_shared=None):
         from . import _jit
-        Array, _, asarray, _ = _package_names()
+        Array, _, asarray, ComplexArray = _package_names()
         params = self._params
         if len(args) != len(params):
             raise TypeError(f"kernel '{self.__name__}' takes {len(params)} arguments, got {len(args)}")
@@ -302,8 +302,9 @@ class Dispatcher:
         # Tuples (also nested, and namedtuples) are passed element by
         # element: one parameter per number or array.
         leaves, tuples, fields = [], {}, {}
+        complexes = Complexes(Array, ComplexArray)
         for p, a, dtype in zip(params, args, declared):
-            _flatten(p, a, dtype, leaves, tuples, fields)
+            _flatten(p, a, dtype, leaves, tuples, fields, complexes)
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
@@ -311,9 +312,11 @@ class Dispatcher:
             lazy.append(value)
             key.append(kind)
         key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
-               tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared)
+               tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared,
+               tuple(sorted(complexes.names.items())))
         if key not in self._kernels:
-            self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared)
+            self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
+                                               complexes.names)
         kernel, written, constants, prints, raises = self._kernels[key]
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
@@ -335,8 +338,9 @@ class Dispatcher:
                 original._rebind(result)
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
+        complexes.join(set(written), kept)
 
-    def _compile(self, key, names, tuples, fields, dynamic_shared):
+    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes):
         """The kernel for a launch's ``key`` (leaf dtypes and dimensions,
         tuple shapes, dynamic shared memory): the native kernel, the names
         it writes (its results' order), the extra arrays every launch
@@ -346,7 +350,7 @@ class Dispatcher:
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                      fields=fields, dynamic_shared=dynamic_shared,
-                                     debug=self._debug)
+                                     debug=self._debug, complexes=complexes)
         body = translator.kernel()
         spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
                 else (n, k, -1, False) for n, k in zip(names, key[0])]

@@ -1,14 +1,12 @@
 """``numba.cuda.types``: lazyfuse's type objects under Numba's names."""
 
 from lazyfuse._numba import *  # noqa: F401,F403
+from lazyfuse._numba import ArrayType as Array  # noqa: F401
 
-
-class Type:
-    """The base class of Numba's types, for the tests' extension types
-    (Numba's extension API is not lazyfuse's: see ``numba.cuda.extending``)."""
-
-    def __init__(self, name):
-        self.name = name
+# The base class of Numba's types: lazyfuse's (the tests' extension types
+# subclass it; Numba's extension API is not lazyfuse's, see
+# ``numba.cuda.extending``).
+from lazyfuse._numba import _Type as Type  # noqa: E402,F401
 
 
 double = float64

@@ -3,6 +3,7 @@
 import numpy as np
 
 from lazyfuse.cuda import from_dtype  # noqa: F401
+from lazyfuse._numba import as_dtype  # noqa: F401
 
 numpy_version = tuple(int(p) for p in np.__version__.split(".")[:2])
 
