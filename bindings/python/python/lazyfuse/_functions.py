@@ -7,8 +7,8 @@ import ast
 import inspect
 import textwrap
 
-from .errors import CompileError
 from ._control import own_nodes
+from .errors import CompileError
 
 
 class DeviceFunction:
