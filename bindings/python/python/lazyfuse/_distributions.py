@@ -35,7 +35,7 @@ import numpy as np
 
 from ._array import Array, _store
 from ._creation import asarray
-from ._fancy import take_along_axis
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, DTypeError
 
 #: Candidates per gamma value of an array shape (see the module's
@@ -280,7 +280,7 @@ class Distributions:
         values = source.reshape(-1) if flat else source
         axis = -1 if flat else operator.index(axis)
         order = np.argsort(self._uniform(list(values.shape)), axis=axis, kind="stable")
-        shuffled = take_along_axis(values, order, axis=axis)
+        shuffled = FUNCTIONS["take_along_axis"](values, order, axis=axis)  # (complex arrays too)
         if flat:
             shuffled = shuffled.reshape(source.shape)
         if out is None:

@@ -19,7 +19,7 @@ from ._array import Array, _store
 from ._c_tree import Pointer
 from ._contexts import current_context
 from ._creation import asarray, full, zeros
-from ._joins import broadcast_to, concatenate, expand_dims, moveaxis
+from ._joins import concatenate
 from ._kernel_args import In
 from ._registry import FUNCTIONS
 from .errors import ArgumentError, CompileError
@@ -397,7 +397,7 @@ def _is_scalar(arg):
 def _broadcast(arg, shape):
     if isinstance(arg, np.ndarray):
         return np.ascontiguousarray(np.broadcast_to(arg, shape))
-    return broadcast_to(arg, shape)
+    return FUNCTIONS["broadcast_to"](arg, shape)  # (complex arrays too: the namespace's)
 
 
 # ------------------------------------------------------------- reductions
@@ -428,10 +428,10 @@ def _pairwise(combine, x, axes, keepdims):
     ``log2 n`` rounds, lazily (the rounds fuse where the combine is a lazy
     ufunc)."""
     for axis in sorted(axes, reverse=True):
-        (x,) = _rounds.pairwise((moveaxis(x, axis, -1),), lambda a, b: (combine(a[0], b[0]),),
+        (x,) = _rounds.pairwise((FUNCTIONS["moveaxis"](x, axis, -1),), lambda a, b: (combine(a[0], b[0]),),
                                 lambda arrays: concatenate(arrays, axis=-1))
         if keepdims:
-            x = expand_dims(x, axis)
+            x = FUNCTIONS["expand_dims"](x, axis)
     return x
 
 

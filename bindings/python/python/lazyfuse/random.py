@@ -30,7 +30,7 @@ from ._creation import arange, asarray
 from ._distributions import (
     Distributions, LEGACY, _broadcast, _float_dtype, _lazy, _out_shape, _shape, _written
 )
-from ._fancy import take
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, DTypeError
 
 _MASK = (1 << 64) - 1
@@ -191,7 +191,8 @@ class Generator(Distributions):
         if x.ndim == 0:
             raise ArgumentError("permutation: x must be an integer or at least 1-dimensional")
         axis = operator.index(axis) % x.ndim
-        return take(x, self._order(x.shape[axis]), axis=axis)
+        # NumPy's namespace's `take`, which takes complex arrays too.
+        return FUNCTIONS["take"](x, self._order(x.shape[axis]), axis=axis)
 
     def shuffle(self, x, axis=0):
         """``x`` shuffled along ``axis``, in place (a lazy array is re-bound;
@@ -221,8 +222,8 @@ class Generator(Distributions):
             if weights.shape != (n,):
                 raise ArgumentError(f"choice: p of shape {weights.shape} (expected ({n},))")
             if not replace:
-                return take(population, self._weighted_sample(p, weights, count, shape),
-                            axis=axis)
+                positions = self._weighted_sample(p, weights, count, shape)
+                return FUNCTIONS["take"](population, positions, axis=axis)
             running = np.cumsum(weights)
             at = np.searchsorted(running / running[-1], self._uniform(shape), side="right")
             positions = np.minimum(at, n - 1)
@@ -233,7 +234,7 @@ class Generator(Distributions):
                 raise ArgumentError(f"choice: cannot take a larger sample ({count}) than the "
                                     f"population ({n}) without replacement")
             positions = self._order(n)[:count].reshape(shape)
-        return take(population, positions, axis=axis)
+        return FUNCTIONS["take"](population, positions, axis=axis)
 
     def _weighted_sample(self, p, weights, count, shape):
         """``count`` positions drawn one after another without replacement,
