@@ -14,17 +14,15 @@ import warnings
 
 import numpy as np
 
-from ._array import Array
+from ._array import Array, _axes
+from ._creation import _lazy, _one
+from ._fancy import take
+from ._joins import _pieces, broadcast_to, concatenate, moveaxis
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, ShapeError
 
 
-def _one(a):
-    from ._numpy import _one as one
-    return one(a)
-
-
 def _axis(a, axis, name):
-    from ._reductions import _axes
     return _axes(a, axis, name)
 
 
@@ -114,12 +112,10 @@ def repeat(a, repeats, axis=None):
         count = int(counts.reshape(-1)[0])
         spread = a.shape[:axis + 1] + (1,) + a.shape[axis + 1:]
         wide = a.shape[:axis + 1] + (count,) + a.shape[axis + 1:]
-        from ._numpy import broadcast_to
         repeated = broadcast_to(a.reshape(spread), wide)
         return repeated.reshape(a.shape[:axis] + (n * count,) + a.shape[axis + 1:])
     if counts.shape != (n,):
         raise ShapeError(f"repeat: {counts.size} counts for an axis of length {n}")
-    from ._fancy import take
     return take(a, np.repeat(np.arange(n), counts), axis)
 
 
@@ -135,7 +131,6 @@ def tile(A, reps):
     reps = (1,) * (d - len(reps)) + reps
     interleaved = tuple(x for pair in zip((1,) * d, shape) for x in pair)
     wide = tuple(x for pair in zip(reps, shape) for x in pair)
-    from ._numpy import broadcast_to
     tiled = broadcast_to(A.reshape(interleaved), wide)
     return tiled.reshape(tuple(r * s for r, s in zip(reps, shape)))
 
@@ -143,7 +138,6 @@ def tile(A, reps):
 def append(arr, values, axis=None):
     """NumPy's ``append``: ``values`` after ``arr`` along ``axis`` (both
     flattened for None)."""
-    from ._numpy import _lazy, concatenate
     arr, values = (_one(x) for x in _lazy([arr, values]))
     if axis is None:
         return concatenate([arr.reshape(-1), values.reshape(-1)])
@@ -178,7 +172,6 @@ def atleast_3d(*arys):
 def broadcast_arrays(*args):
     """NumPy's ``broadcast_arrays``: every array broadcast to their common
     shape."""
-    from ._numpy import _lazy, broadcast_to
     arrays = [_one(a) for a in _lazy(list(args))]
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
@@ -193,7 +186,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     (``"xy"``: the first two axes swapped, as for plotting)."""
     if indexing not in ("xy", "ij"):
         raise ArgumentError(f"meshgrid: indexing {indexing!r} (expected 'xy' or 'ij')")
-    from ._numpy import _lazy, broadcast_to
     vectors = [_one(x).reshape(-1) for x in _lazy(list(xi))]
     n = len(vectors)
     shapes = [[1] * n for _ in vectors]
@@ -211,14 +203,12 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 def column_stack(tup):
     """NumPy's ``column_stack``: 1-d arrays as columns, joined along axis 1."""
-    from ._numpy import _pieces, concatenate
     pieces = [p.reshape(-1, 1) if p.ndim < 2 else p for p in _pieces(tup, "column_stack")]
     return concatenate(pieces, axis=1)
 
 
 def dstack(tup):
     """NumPy's ``dstack``: arrays joined along a third axis."""
-    from ._numpy import _pieces, concatenate
     pieces = _pieces(tup, "dstack")
     return concatenate([atleast_3d(p) for p in pieces], axis=2)
 
@@ -283,7 +273,6 @@ def delete(arr, obj, axis=None):
     """NumPy's ``delete``: ``arr`` without the entries ``obj`` (an int, a
     slice, or ints or a mask) along ``axis`` (of the flattened array for
     None): a gather of the others."""
-    from ._fancy import take
     arr = _one(arr)
     if axis is None:
         arr, axis = arr.reshape(-1), 0
@@ -316,8 +305,6 @@ def insert(arr, obj, values, axis=None):
     None): the values joined after ``arr`` and one gather placing each
     entry, as NumPy places them (positions in order, equal ones in the
     given order)."""
-    from ._numpy import broadcast_to, concatenate, moveaxis
-    from ._fancy import take
     arr = _one(arr)
     if axis is None:
         arr, axis = arr.reshape(-1), 0
@@ -389,7 +376,6 @@ def matrix_transpose(x):
 
 def unstack(x, /, *, axis=0):
     """NumPy's ``unstack``: the arrays along ``axis``, as views."""
-    from ._numpy import moveaxis
     x = _one(x)
     if x.ndim == 0:
         raise ArgumentError("Input array must be at least 1-d.")
@@ -399,7 +385,6 @@ def unstack(x, /, *, axis=0):
 def row_stack(tup, *, dtype=None, casting="same_kind"):
     """NumPy's ``row_stack``: ``vstack``'s old name, deprecated in NumPy
     2.0 (and warned about here as there), removed in NumPy 2.5."""
-    from ._numpy import FUNCTIONS
     warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
                   DeprecationWarning, stacklevel=2)
     return FUNCTIONS["vstack"](tup, dtype=dtype, casting=casting)
@@ -409,7 +394,6 @@ def block(arrays):
     """NumPy's ``block``: nested lists of arrays joined, the innermost
     lists along the last axis, each list out along the axis before; every
     array gets leading axes up to the deepest nesting or the most axes."""
-    from ._numpy import _lazy, concatenate
 
     def depth(x):
         if isinstance(x, tuple):
@@ -439,7 +423,7 @@ def block(arrays):
     return joined(arrays, 0)
 
 
-FUNCTIONS = (flip, fliplr, flipud, rot90, roll, repeat, tile, append, atleast_1d, atleast_2d,
+EXPORTED = (flip, fliplr, flipud, rot90, roll, repeat, tile, append, atleast_1d, atleast_2d,
              atleast_3d, broadcast_arrays, meshgrid, column_stack, dstack, array_split, split,
              hsplit, vsplit, dsplit, delete, insert, nonzero, flatnonzero, argwhere,
              matrix_transpose, unstack, row_stack, block)

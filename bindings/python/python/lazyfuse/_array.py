@@ -1,16 +1,23 @@
 """``lazyfuse.Array``: the lazy array's Python face (operators, methods,
 views, demands) and NumPy's protocols over it (``__array_ufunc__``,
 ``__array_function__``, ``__array__``, ``__dlpack__``), with ``where`` and
-the ``out=`` rules they share. The constructors and contexts are in the
-package's ``__init__``."""
+the ``out=`` rules they share. The constructors are in ``_creation``, the
+contexts in ``_contexts``.
+
+The bottom of the core layer (see ``scripts/module-cycles.py``): what
+the methods need of the modules above (indexing, reductions, ufuncs,
+sorting…) they look up in ``_registry.OPERATIONS``, which those modules
+fill when imported."""
 
 import operator
 import types
 
 import numpy as np
 
-from . import _array_api, _native, _reductions, _ufuncs
+from . import _native, _trace
+from ._contexts import Device
 from ._methods import NdarrayMethods
+from ._registry import FFT_FUNCTIONS, FUNCTIONS, LINALG_FUNCTIONS, OPERATIONS
 from .errors import ArgumentError, AxisError, DTypeError, LazyfuseError, ShapeError
 
 
@@ -42,16 +49,18 @@ def _numpy_dtype(name):
 # the operation of a real array with a complex number or NumPy array
 # (`operation(x, op, other, reflected)`), a real array made complex
 # (`from_real(x, dtype)`), a complex NumPy array copied into a native
-# array's context (`from_numpy(native, value)`), a joining function applied
+# array's or context's context (`from_numpy(native, value)`), one made of
+# its parts' native arrays (`from_parts(re, im)`), a joining function applied
 # to the parts (`join(function, arrays, **keywords)`) and `where` with a
-# complex choice (`where(condition, x, y)`). `FFT_FUNCTIONS` (by `fft`):
-# NumPy's `np.fft` functions on lazy arrays.
+# complex choice (`where(condition, x, y)`). The rest of what the layers
+# above do for arrays (indexing, reductions, ufuncs, sorting…) they
+# register in `_registry.OPERATIONS`, which the methods look up.
 COMPLEX = types.SimpleNamespace(types=(), operation=None, from_real=None, from_numpy=None,
-                                join=None, where=None)
-FFT_FUNCTIONS = {}
+                                from_parts=None, join=None, where=None)
 
 
-# Per NumPy ufunc: its direct call on lazy arrays (`_ufuncs.direct`), or
+# Per NumPy ufunc: its direct call on lazy arrays (`_ufuncs.direct`,
+# registered as "ufunc_direct"), or
 # False where it has none.
 _DIRECT = {}
 
@@ -85,7 +94,7 @@ class Array(NdarrayMethods):
 
     @property
     def T(self):
-        return _views.transposed(self, None)
+        return OPERATIONS["transposed"](self, None)
 
     def __len__(self):
         if not self._a.shape:
@@ -227,67 +236,60 @@ class Array(NdarrayMethods):
             shape[shape.index(-1)] = self.size // known if known else 0
         if _shape_len(shape) != self.size:
             return Array(self._a.reshape(shape))  # the native error names both shapes
-        return _views.reshaped(self, shape)
+        return OPERATIONS["reshaped"](self, shape)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         axes = [operator.index(a) for a in axes]
         if not axes:
-            return _views.transposed(self, None)
+            return OPERATIONS["transposed"](self, None)
         axes = [a + self.ndim if a < 0 else a for a in axes]
         if sorted(axes) != list(range(self.ndim)):
             return Array(self._a.transpose(axes))  # the native error names the axes
-        return _views.transposed(self, axes)
+        return OPERATIONS["transposed"](self, axes)
 
     def __getitem__(self, key):
         """Basic indexing: ints and slices make views that share this
         array's value (see `_views`); ``...`` and ``None`` are allowed. Integer
         and boolean array indices give a new array (see `_fancy`)."""
-        return _views.get(self, key)
+        return OPERATIONS["index"](self, key)
 
     def take(self, indices, axis=None, out=None, mode="raise"):
         """NumPy's ``take`` (see `_fancy`): the elements at ``indices``."""
-        from . import _fancy
-        return _fancy.take(self, indices, axis, out, mode)
+        return OPERATIONS["take"](self, indices, axis, out, mode)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """NumPy's ``ndarray.sort``: this array takes its sorted value (see
         `_sorting`)."""
-        from . import _sorting
-        _sorting.sort_in_place(self, axis, kind, order, stable=stable)
+        OPERATIONS["sort_in_place"](self, axis, kind, order, stable=stable)
 
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
         """NumPy's ``ndarray.argsort``: the positions that sort this array
         (see `_sorting`)."""
-        from . import _sorting
-        return _sorting.argsort(self, axis, kind, order, stable=stable)
+        return OPERATIONS["argsort"](self, axis, kind, order, stable=stable)
 
     def searchsorted(self, v, side="left", sorter=None):
         """NumPy's ``ndarray.searchsorted`` (see `_sorting`)."""
-        from . import _sorting
-        return _sorting.searchsorted(self, v, side, sorter)
+        return OPERATIONS["searchsorted"](self, v, side, sorter)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """NumPy's ``diagonal`` (see `_diagonals`)."""
-        from . import _diagonals
-        return _diagonals.diagonal(self, offset, axis1, axis2)
+        return OPERATIONS["diagonal"](self, offset, axis1, axis2)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         """NumPy's ``trace``: the sum along the diagonal."""
-        from . import _diagonals
-        return _diagonals.trace(self, offset, axis1, axis2, dtype, out)
+        return OPERATIONS["trace"](self, offset, axis1, axis2, dtype, out)
 
     def put(self, indices, values, mode="raise"):
         """NumPy's ``put``: ``x.flat[indices] = values`` (see `_fancy`)."""
-        from . import _fancy
-        _fancy.put_flat(self, indices, values, mode)
+        OPERATIONS["put"](self, indices, values, mode)
 
     def __setitem__(self, key, value):
         """``x[key] = value``: ``x`` takes the new value, as do the views of
         it. Basic indices write a region; array indices scatter (see
         `_fancy`)."""
-        _views.put(self, key, value)
+        OPERATIONS["assign_index"](self, key, value)
 
     def _rebind(self, native):
         """Makes this array hold ``native``'s value (``out=``, ``x += y``, a
@@ -300,49 +302,50 @@ class Array(NdarrayMethods):
             raise ValueError(f"{name} takes one axis or None")
         return Array(self._a.reduce(name, axis, keepdims, ddof))
 
-    # NumPy's signatures; the keywords' rules are in `_reductions`.
+    # NumPy's signatures; the keywords' rules are in `_reductions`, which
+    # registers its functions under their names.
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-        return _reductions.reduce(self, "sum", axis, dtype, out, keepdims, initial, where)
+        return OPERATIONS["reduce"](self, "sum", axis, dtype, out, keepdims, initial, where)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-        return _reductions.reduce(self, "prod", axis, dtype, out, keepdims, initial, where)
+        return OPERATIONS["reduce"](self, "prod", axis, dtype, out, keepdims, initial, where)
 
     def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
-        return _reductions.reduce(self, "min", axis, None, out, keepdims, initial, where)
+        return OPERATIONS["reduce"](self, "min", axis, None, out, keepdims, initial, where)
 
     def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
-        return _reductions.reduce(self, "max", axis, None, out, keepdims, initial, where)
+        return OPERATIONS["reduce"](self, "max", axis, None, out, keepdims, initial, where)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-        return _reductions.reduce(self, "mean", axis, dtype, out, keepdims, None, where)
+        return OPERATIONS["reduce"](self, "mean", axis, dtype, out, keepdims, None, where)
 
     def any(self, axis=None, out=None, keepdims=False, *, where=True):
-        return _reductions.reduce(self, "any", axis, None, out, keepdims, None, where)
+        return OPERATIONS["reduce"](self, "any", axis, None, out, keepdims, None, where)
 
     def all(self, axis=None, out=None, keepdims=False, *, where=True):
-        return _reductions.reduce(self, "all", axis, None, out, keepdims, None, where)
+        return OPERATIONS["reduce"](self, "all", axis, None, out, keepdims, None, where)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        return _reductions.arg_reduce(self, "argmax", axis, out, keepdims)
+        return OPERATIONS["arg_reduce"](self, "argmax", axis, out, keepdims)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        return _reductions.arg_reduce(self, "argmin", axis, out, keepdims)
+        return OPERATIONS["arg_reduce"](self, "argmin", axis, out, keepdims)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
             mean=None, correction=None):
-        return _reductions.moment(self, "var", axis, dtype, out, ddof, keepdims, where, mean,
+        return OPERATIONS["moment"](self, "var", axis, dtype, out, ddof, keepdims, where, mean,
                                   correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
             mean=None, correction=None):
-        return _reductions.moment(self, "std", axis, dtype, out, ddof, keepdims, where, mean,
+        return OPERATIONS["moment"](self, "std", axis, dtype, out, ddof, keepdims, where, mean,
                                   correction)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return _reductions.accumulate(self, "cumsum", axis, dtype, out)
+        return OPERATIONS["accumulate"](self, "cumsum", axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        return _reductions.accumulate(self, "cumprod", axis, dtype, out)
+        return OPERATIONS["accumulate"](self, "cumprod", axis, dtype, out)
 
     def __matmul__(self, o):
         if isinstance(o, COMPLEX.types):
@@ -350,13 +353,13 @@ class Array(NdarrayMethods):
         o = o if isinstance(o, Array) else self._like(o)
         if isinstance(o, COMPLEX.types):
             return o.__rmatmul__(self)
-        return _reductions.matmul(self, o)
+        return OPERATIONS["matmul"](self, o)
 
     def __rmatmul__(self, o):
         o = self._like(o)
         if isinstance(o, COMPLEX.types):
             return o @ self
-        return _reductions.matmul(o, self)
+        return OPERATIONS["matmul"](o, self)
 
     def __imatmul__(self, o):
         return _store(self @ o, self, "matmul (in place)")
@@ -405,7 +408,7 @@ class Array(NdarrayMethods):
         return Array(self.ravel(order)._a.reshape([self.size]))  # a copy: a value of its own
 
     def squeeze(self, axis=None):
-        axes = _reductions._axes(self, axis, "squeeze") if axis is not None else [
+        axes = _axes(self, axis, "squeeze") if axis is not None else [
             a for a, n in enumerate(self.shape) if n == 1]
         if any(self.shape[a] != 1 for a in axes):
             raise ShapeError(f"squeeze: axis {axis} of shape {self.shape} does not have length 1")
@@ -413,7 +416,7 @@ class Array(NdarrayMethods):
 
     def swapaxes(self, axis1, axis2):
         order = list(range(self.ndim))
-        a, b = _reductions._axes(self, axis1, "swapaxes")[0], _reductions._axes(self, axis2, "swapaxes")[0]
+        a, b = _axes(self, axis1, "swapaxes")[0], _axes(self, axis2, "swapaxes")[0]
         order[a], order[b] = order[b], order[a]
         return self.transpose(order)
 
@@ -498,17 +501,17 @@ class Array(NdarrayMethods):
     # --- the array API standard -------------------------------------------
     def __array_namespace__(self, *, api_version=None):
         """The array API namespace of the array: ``lazyfuse``."""
-        return _array_api.namespace(api_version)
+        return OPERATIONS["array_namespace"](api_version)
 
     @property
     def device(self):
         """The array API's device: its context's backend (``lazyfuse.Device``)."""
-        return _array_api.Device(self._a.backend)
+        return Device(self._a.backend)
 
     def to_device(self, device, /, *, stream=None):
         """The array on ``device`` (a ``lazyfuse.Device``, a ``Context`` or a
         backend name): itself when it is there, else a copy of its value."""
-        return _array_api.to_device(self, device, stream)
+        return OPERATIONS["to_device"](self, device, stream)
 
     def __reduce__(self):
         # Pickled as its computed value (Dask's distributed scheduler moves
@@ -562,31 +565,31 @@ class Array(NdarrayMethods):
             # np.add(x, 1.0)): straight to it, a few microseconds sooner.
             direct = _DIRECT.get(ufunc)
             if direct is None:
-                direct = _DIRECT[ufunc] = _ufuncs.direct(ufunc) or False
+                direct = _DIRECT[ufunc] = OPERATIONS["ufunc_direct"](ufunc) or False
             if direct:
                 result = direct(*inputs)
                 if result is not None:
                     return result
         if method in ("reduce", "accumulate"):
-            result = _reductions.ufunc_method(ufunc, method, inputs, dict(kwargs, out=out))
+            result = OPERATIONS["ufunc_reduction"](ufunc, method, inputs, dict(kwargs, out=out))
             if result is not None:
                 return result
         if method != "__call__":
-            return _ufuncs.method(ufunc, method, inputs, out, kwargs)
-        if not set(kwargs) <= _ufuncs.options(ufunc):
+            return OPERATIONS["ufunc_method"](ufunc, method, inputs, out, kwargs)
+        if not set(kwargs) <= OPERATIONS["ufunc_options"](ufunc):
             return NotImplemented
         for x in inputs:
             if not isinstance(x, (Array, np.ndarray, np.generic, bool, int, float)):
                 return NotImplemented
-        return _ufuncs.call(ufunc, inputs, out, **kwargs)
+        return OPERATIONS["ufunc_call"](ufunc, inputs, out, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         # NumPy's functions lazyfuse has (`_numpy`, `linalg`) stay lazy.
         name = func.__name__
         if name == "where":
             return where(*args, **kwargs)
-        table = {"numpy.linalg": linalg.FUNCTIONS, "numpy.fft": FFT_FUNCTIONS}.get(
-            func.__module__, _numpy.FUNCTIONS)
+        table = {"numpy.linalg": LINALG_FUNCTIONS, "numpy.fft": FFT_FUNCTIONS}.get(
+            func.__module__, FUNCTIONS)
         lazy = table.get(name)
         if lazy is not None:
             return lazy(*args, **kwargs)
@@ -603,8 +606,7 @@ class Array(NdarrayMethods):
 def _unpickled(value):
     """A pickled array (``Array.__reduce__``) rebuilt in this process's
     default context."""
-    from . import asarray
-    return asarray(value)
+    return OPERATIONS["asarray"](value)
 
 
 def _store(result, out, what, casting="same_kind"):
@@ -639,6 +641,16 @@ def _shape_len(shape):
     return n
 
 
+def _axes(x, axis, name):
+    """The axes `axis` names (None: all), each checked and made positive."""
+    ndim = x.ndim
+    given = tuple(range(ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    axes = sorted({int(a) + ndim if int(a) < 0 else int(a) for a in given})
+    if any(not 0 <= a < ndim for a in axes):
+        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axes
+
+
 def _fortran(what, order):
     """Whether ``order`` asks for column-major order (``'F'``); ``'C'``,
     and ``'A'`` and ``'K'`` of a lazy array (its elements are in C order),
@@ -664,17 +676,14 @@ def where(condition, x=_NO_VALUE, y=_NO_VALUE):
         if tx in _OPERAND_TYPES and ty in _OPERAND_TYPES:
             return Array(condition._a.where_(x._a if tx is Array else x,
                                              y._a if ty is Array else y))
-    from . import _trace
     if x is _NO_VALUE and y is _NO_VALUE:
-        from ._numpy import FUNCTIONS
         return FUNCTIONS["nonzero"](condition)
     if x is _NO_VALUE or y is _NO_VALUE:
         raise ArgumentError("where: either both or neither of x and y should be given")
     if any(isinstance(v, _trace.Sym) for v in (condition, x, y)):
         return _trace.where(condition, x, y)
     if not isinstance(condition, Array):
-        from . import asarray
-        condition = asarray(condition)
+        condition = OPERATIONS["asarray"](condition)
     if any(isinstance(v, COMPLEX.types + (complex, np.complexfloating)) for v in (x, y)):
         return COMPLEX.where(condition, x, y)
     unwrap = lambda v: v._a if isinstance(v, Array) else v
@@ -714,6 +723,3 @@ def compute(*arrays):
         values[i] = parts[0] if isinstance(arrays[i], Array) else arrays[i]._received(*parts)
     return tuple(values)
 
-
-# Last: `_views` subclasses Array, `_numpy` and `linalg` call its methods.
-from . import _numpy, _views, linalg  # noqa: E402

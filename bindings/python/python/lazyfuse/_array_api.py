@@ -1,11 +1,17 @@
 """The Python array API standard's introspection (2024.12): devices
-(`Device`, ``x.device``, ``x.to_device``), ``__array_namespace__`` and
+(``x.device``, ``x.to_device``: ``Device`` is in ``_contexts``), ``__array_namespace__`` and
 ``__array_namespace_info__()``. The namespace's functions themselves are
 NumPy's names over lazy arrays (``lazyfuse._numpy``)."""
+
+import sys
 
 import numpy as np
 
 from . import _native
+from ._array import Array
+from ._contexts import BACKENDS, Device, context_of, current_context
+from ._creation import asarray
+from ._registry import FUNCTIONS, OPERATIONS, register
 from .errors import ArgumentError
 
 API_VERSION = "2024.12"
@@ -14,51 +20,6 @@ VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # The standard's dtypes lazyfuse has (float16 and bfloat16 are beyond it).
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float32", "float64", "complex64", "complex128")
-_BACKENDS = ("cpu", "sim", "cuda")
-
-
-class Device:
-    """A lazyfuse device, the array API's device object: the backend that
-    holds an array and computes it (``"cpu"``, ``"sim"``, ``"cuda"``).
-    Devices are equal when their backends are."""
-
-    __slots__ = ("backend",)
-
-    def __init__(self, backend):
-        if backend not in _BACKENDS:
-            raise ArgumentError(f"Device: no backend {backend!r} (expected one of {', '.join(_BACKENDS)})")
-        self.backend = backend
-
-    def __eq__(self, other):
-        return isinstance(other, Device) and other.backend == self.backend
-
-    def __hash__(self):
-        return hash(("lazyfuse.Device", self.backend))
-
-    def __repr__(self):
-        return f"lazyfuse.Device({self.backend!r})"
-
-
-_contexts = {}
-
-
-def context_of(device):
-    """The context arrays for ``device`` go to: the current one when its
-    backend is the device's, else one context per backend, made once.
-    ``device`` may be a `Device`, a ``Context``, a backend name or None
-    (the current context)."""
-    from . import Context, current_context
-    if device is None:
-        return current_context()
-    if isinstance(device, Context):
-        return device
-    backend = device.backend if isinstance(device, Device) else Device(device).backend
-    current = current_context()
-    if current.backend == backend:
-        return current
-    if backend not in _contexts:
-        _contexts[backend] = Context(backend)
-    return _contexts[backend]
 
 
 def to_device(x, device, stream=None):
@@ -70,7 +31,6 @@ def to_device(x, device, stream=None):
     target = context_of(device)
     if target.backend == x._a.backend:
         return x
-    from . import asarray
     return asarray(x.numpy(), context=target)
 
 
@@ -79,8 +39,9 @@ def namespace(api_version=None):
     if api_version is not None and api_version not in VERSIONS:
         raise ValueError(f"__array_namespace__: lazyfuse implements the array API "
                          f"{', '.join(VERSIONS)}, not {api_version!r}")
-    import lazyfuse
-    return lazyfuse
+    # The package itself, always imported before its modules: named,
+    # not imported (it is the layer above this one).
+    return sys.modules[__package__]
 
 
 class Info:
@@ -94,13 +55,12 @@ class Info:
 
     def default_device(self):
         """The current context's device."""
-        from . import current_context
         return Device(current_context().backend)
 
     def devices(self):
         """The devices this machine has: ``cpu`` and ``sim`` always,
         ``cuda`` where a GPU is usable."""
-        return [Device(b) for b in _BACKENDS if b != "cuda" or cuda_usable()]
+        return [Device(b) for b in BACKENDS if b != "cuda" or cuda_usable()]
 
     def default_dtypes(self, *, device=None):
         """NumPy's defaults (float64, complex128, int64)."""
@@ -158,7 +118,6 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """The array API's ``from_dlpack``: a lazyfuse array of ``x``'s value on
     ``device`` (a lazyfuse array moved with ``to_device``; anything else
     through NumPy's ``from_dlpack``, then copied into lazyfuse)."""
-    from . import Array, asarray
     if isinstance(x, Array):
         moved = x if device is None else x.to_device(device)
         return moved.copy() if copy else moved
@@ -178,3 +137,7 @@ def cuda_usable():
 def namespace_info():
     """``lazyfuse.__array_namespace_info__()``."""
     return Info()
+
+
+register(FUNCTIONS, from_dlpack)
+register(OPERATIONS, to_device, array_namespace=namespace)  # `Array`'s methods

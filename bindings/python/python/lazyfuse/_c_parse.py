@@ -13,9 +13,9 @@ is translated into lazyfuse's kernel dialect by ``_c_translate``."""
 
 from ._c_lex import number, tokens
 from ._c_tree import (
-    SCALARS, Assign, Binary, Block, Call, Cast, Constant, Decl, ExprStmt, For, Function, If,
-    Index, Jump, Member, Name, Num, Pointer, Return, Ternary, Unary, While, _IGNORED_WORDS,
-    _PLACES, _SIGN_AND_SIZE,
+    Assign, Binary, Block, Call, Cast, Constant, Decl, ExprStmt, For, Function, If, Index, Jump,
+    Member, Name, Num, Pointer, Return, SCALARS, Ternary, Unary, While, _IGNORED_WORDS, _PLACES,
+    _SIGN_AND_SIZE
 )
 from .errors import CompileError
 

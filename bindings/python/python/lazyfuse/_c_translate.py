@@ -22,8 +22,8 @@ from . import _c_tree as c
 from ._c_parse import parse
 from ._c_statements import Statements, flatten_values
 from ._c_tables import (
-    ATOMICS, BOOLEAN_MATH, CONSTANTS, FLOATS, INTRINSICS, MATH, MIN_MAX_ABS, PY_RESERVED,
-    LocalArray, common_type, is_int, is_unsigned, np_type, promoted,
+    ATOMICS, BOOLEAN_MATH, CONSTANTS, FLOATS, INTRINSICS, LocalArray, MATH, MIN_MAX_ABS,
+    PY_RESERVED, common_type, is_int, is_unsigned, np_type, promoted
 )
 from ._c_tree import Pointer
 from .errors import CompileError

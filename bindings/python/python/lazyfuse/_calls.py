@@ -7,8 +7,8 @@ device functions (inlined by ``_jit``)."""
 
 import ast
 
-from .errors import CompileError
 from ._trace import _MATH
+from .errors import CompileError
 
 #: CUDA's geometry registers (``cuda.threadIdx.x`` …).
 SPECIAL = {"threadIdx", "blockIdx", "blockDim", "gridDim"}

@@ -15,25 +15,21 @@ import operator
 import numpy as np
 
 from . import _array
-from ._array import Array, _store, where
+from ._array import Array, _axes, _store, where, where as choose
+from ._creation import _lazy, _one, arange, asarray, empty, full, full_like, ones, zeros
+from ._fancy import take
+from ._joins import broadcast_to, concatenate, moveaxis, stack
 from .errors import ArgumentError
-
-
-def _one(a):
-    from ._numpy import _one as one
-    return one(a)
 
 
 def asanyarray(a, dtype=None, order=None):
     """NumPy's ``asanyarray``: a lazy array of ``a`` (itself if it is one)."""
-    from . import asarray
     return asarray(a, dtype=dtype)
 
 
 def ascontiguousarray(a, dtype=None):
     """NumPy's ``ascontiguousarray``: lazy arrays have no layout to fix, so
     ``a`` as a lazy array (at least 1-d, as NumPy's)."""
-    from . import asarray
     a = asarray(a, dtype=dtype)
     return a.reshape(1) if a.ndim == 0 else a
 
@@ -42,7 +38,6 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0):
     """NumPy's ``array``, reached by ``np.array(..., like=lazy)`` (Dask's
     chunk functions make their arrays so): a lazy array of ``object`` with
     at least ``ndmin`` axes (new axes in front, as NumPy's)."""
-    from . import asarray
     a = asarray(object, dtype=dtype, copy=True if copy else None)
     missing = operator.index(ndmin) - a.ndim
     return a.reshape((1,) * missing + a.shape) if missing > 0 else a
@@ -50,7 +45,6 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0):
 
 def _asarray(a, dtype=None, order=None, *, device=None, copy=None):
     """NumPy's ``asarray``, reached by ``np.asarray(..., like=lazy)``."""
-    from . import asarray
     return asarray(a, dtype=dtype, copy=copy)
 
 
@@ -62,7 +56,6 @@ def _constructor(name):
     ``like=lazy``: lazyfuse's own (NumPy's layout arguments do not apply
     to lazy arrays)."""
     def make(*args, order="C", device=None, **kwargs):
-        from . import arange, empty, full, ones, zeros
         made = {"zeros": zeros, "ones": ones, "empty": empty, "full": full, "arange": arange}[name]
         return made(*args, **kwargs)
 
@@ -81,7 +74,6 @@ def require(a, dtype=None, requirements=None, *, like=None):
     """NumPy's ``require``: ``a`` as a lazy array of ``dtype``; the memory
     flags asked for concern NumPy's arrays (``np.asarray`` of the result
     gives a new, aligned, writeable, C-contiguous one)."""
-    from . import asarray
     return asarray(a, dtype=dtype)
 
 
@@ -89,7 +81,6 @@ def copyto(dst, src, casting="same_kind", where=True):
     """NumPy's ``copyto``: ``src`` (broadcast, cast by ``casting``) written
     into ``dst`` where ``where`` holds; a lazy ``dst`` takes the new value
     lazily, a NumPy one is written."""
-    from ._array import where as choose
     if where is not True:
         if not isinstance(dst, Array):
             np.copyto(dst, src.numpy() if isinstance(src, Array) else src, casting=casting,
@@ -235,8 +226,6 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     """NumPy's ``unwrap``: jumps along ``axis`` larger than ``discont``
     (half the ``period`` at least) replaced by their complement, lazily (a
     difference, a correction, a running sum)."""
-    from ._numpy import concatenate
-    from ._reductions import _axes
     p = _one(p)
     axis = _axes(p, axis, "unwrap")[0]
     p = p if p.dtype.kind == "f" else p.astype(np.float64)
@@ -291,8 +280,6 @@ def unravel_index(indices, shape, order="C"):
 def indices(dimensions, dtype=int, sparse=False):
     """NumPy's ``indices``: each axis' positions over ``dimensions`` (one
     array stacked, or broadcastable pieces with ``sparse``)."""
-    from ._numpy import broadcast_to, stack
-    from . import arange
     dimensions = tuple(operator.index(d) for d in dimensions)
     pieces = []
     for axis, n in enumerate(dimensions):
@@ -322,7 +309,6 @@ def diag_indices(n, ndim=2):
 
 def rollaxis(a, axis, start=0):
     """NumPy's ``rollaxis``: ``axis`` moved to before ``start`` (a view)."""
-    from ._numpy import moveaxis
     a = _one(a)
     n = a.ndim
     axis = operator.index(axis) % n if n else 0
@@ -353,7 +339,6 @@ def resize(a, new_shape):
 def compress(condition, a, axis=None, out=None):
     """NumPy's ``compress``: the entries of ``a`` along ``axis`` where
     ``condition`` holds (computed: their count is data), one gather."""
-    from ._fancy import take
     a = _one(a)
     mask = condition.numpy() if isinstance(condition, Array) else np.asarray(condition)
     if mask.ndim != 1:
@@ -375,7 +360,6 @@ def extract(condition, arr):
 def vdot(a, b):
     """NumPy's ``vdot`` of real arrays: the dot product of the flattened
     arrays (a 0-d array)."""
-    from ._numpy import _lazy
     a, b = (_one(x).reshape(-1) for x in _lazy([a, b]))
     if a.size != b.size:
         raise ArgumentError(f"vdot: vectors of lengths {a.size} and {b.size} (expected the same)")
@@ -385,14 +369,12 @@ def vdot(a, b):
 def isreal(x):
     """NumPy's ``isreal``: where the imaginary part is zero (of a real
     array: everywhere), lazily."""
-    from . import full_like
     x = _one(x)
     return x.imag == 0 if _is_complex(x) else full_like(x, True, bool)
 
 
 def iscomplex(x):
     """NumPy's ``iscomplex``: where the imaginary part is not zero."""
-    from . import full_like
     x = _one(x)
     return x.imag != 0 if _is_complex(x) else full_like(x, False, bool)
 
@@ -415,7 +397,6 @@ def asarray_chkfinite(a, dtype=None, order=None):
 def array_equiv(a1, a2):
     """NumPy's ``array_equiv``: whether the two are equal after
     broadcasting (False where they do not broadcast); computed, a bool."""
-    from ._numpy import _lazy
     a1, a2 = (_one(x) for x in _lazy([a1, a2]))
     try:
         np.broadcast_shapes(a1.shape, a2.shape)
@@ -451,7 +432,7 @@ def triu_indices_from(arr, k=0):
     return triu_indices(shape[-2], k, shape[-1])
 
 
-FUNCTIONS = (array, _asarray, *(_constructor(n) for n in ("zeros", "ones", "empty", "full", "arange")),
+EXPORTED = (array, _asarray, *(_constructor(n) for n in ("zeros", "ones", "empty", "full", "arange")),
              asanyarray, ascontiguousarray, asfortranarray, require, copyto, iscomplexobj, isrealobj, broadcast_shapes,
              shares_memory, may_share_memory, real, imag, conj, conjugate, angle, fix, isposinf,
              isneginf, sinc, nancumsum, nancumprod, unwrap, ravel_multi_index, unravel_index,

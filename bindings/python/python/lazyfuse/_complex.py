@@ -19,8 +19,9 @@ import warnings
 
 import numpy as np
 
-from . import _array, _native, _numpy, _rounds
+from . import _array, _native, _rounds
 from ._array import Array
+from ._registry import FFT_FUNCTIONS, FUNCTIONS
 from .errors import ArgumentError, DTypeError, ShapeError
 
 # NumPy's ufuncs lazyfuse computes on complex arrays, from the native
@@ -279,12 +280,12 @@ class ComplexArray:
     def _tournament(self, largest, axis, keepdims):
         a = self.ravel() if axis is None else self
         axis = 0 if axis is None else operator.index(axis) % max(a.ndim, 1)
-        x = _numpy.FUNCTIONS["moveaxis"](a, axis, -1)
+        x = FUNCTIONS["moveaxis"](a, axis, -1)
         n = x.shape[-1]
         if n == 0:
             raise ValueError(f"attempt to get {'argmax' if largest else 'argmin'} of an empty sequence")
-        index = _numpy.FUNCTIONS["broadcast_to"](
-            _numpy.FUNCTIONS["arange"](n, dtype=np.int64), x.shape)
+        index = FUNCTIONS["broadcast_to"](
+            FUNCTIONS["arange"](n, dtype=np.int64), x.shape)
         def keep_first(evens, odds):
             (x0, i0), (x1, i1) = evens, odds
             nan0 = _array.where(x0.real != x0.real, True, x0.imag != x0.imag)
@@ -294,7 +295,7 @@ class ComplexArray:
 
         _, result = _rounds.pairwise((x, index), keep_first, _concatenate_last)
         if keepdims:
-            result = _numpy.FUNCTIONS["expand_dims"](result, axis) if self.ndim else result
+            result = FUNCTIONS["expand_dims"](result, axis) if self.ndim else result
         return result
 
     def _pairwise(self, combine, axis, keepdims, name):
@@ -304,8 +305,8 @@ class ComplexArray:
         for a in axes:
             if result.shape[a] == 0:
                 raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-            result = _pairwise_reduce(_numpy.FUNCTIONS["moveaxis"](result, a, -1), combine)
-            result = _numpy.FUNCTIONS["expand_dims"](result, a) if keepdims else result
+            result = _pairwise_reduce(FUNCTIONS["moveaxis"](result, a, -1), combine)
+            result = FUNCTIONS["expand_dims"](result, a) if keepdims else result
         return result
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
@@ -317,8 +318,8 @@ class ComplexArray:
         axes = sorted({operator.index(a) % max(self.ndim, 1) for a in axes}, reverse=True)
         result = self
         for a in axes:
-            result = _pairwise_products(_numpy.FUNCTIONS["moveaxis"](result, a, -1))
-            result = _numpy.FUNCTIONS["expand_dims"](result, a) if keepdims else result
+            result = _pairwise_products(FUNCTIONS["moveaxis"](result, a, -1))
+            result = FUNCTIONS["expand_dims"](result, a) if keepdims else result
         return _into(result if dtype is None else result.astype(dtype), out, "prod")
 
     def cumprod(self, axis=None, dtype=None, out=None):
@@ -327,13 +328,13 @@ class ComplexArray:
         element by the product ``2**k`` before it."""
         a = self.ravel() if axis is None else self
         axis = 0 if axis is None else operator.index(axis) % a.ndim
-        moved = _numpy.FUNCTIONS["moveaxis"](a, axis, -1)
+        moved = FUNCTIONS["moveaxis"](a, axis, -1)
         n, shift = moved.shape[-1], 1
         while shift < n:
             head, rest = moved[..., :shift], moved[..., shift:] * moved[..., :n - shift]
-            moved = _join(_numpy.FUNCTIONS["concatenate"], [head, rest], axis=-1)
+            moved = _join(FUNCTIONS["concatenate"], [head, rest], axis=-1)
             shift *= 2
-        result = _numpy.FUNCTIONS["moveaxis"](moved, -1, axis)
+        result = FUNCTIONS["moveaxis"](moved, -1, axis)
         return _into(result if dtype is None else result.astype(dtype), out, "cumprod")
 
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
@@ -344,15 +345,15 @@ class ComplexArray:
         if axis is None:
             return self.ravel().argsort(0, descending=descending)
         by_imag = argsort(self.imag, axis, descending=descending)
-        real = _numpy.FUNCTIONS["take_along_axis"](self.real, by_imag, axis)
+        real = FUNCTIONS["take_along_axis"](self.real, by_imag, axis)
         by_real = argsort(real, axis, descending=descending)
-        return _numpy.FUNCTIONS["take_along_axis"](by_imag, by_real, axis)
+        return FUNCTIONS["take_along_axis"](by_imag, by_real, axis)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=False):
         """The values in NumPy's order of complex values (``argsort``)."""
         a = self.ravel() if axis is None else self
         axis = -1 if axis is None else axis
-        return _numpy.FUNCTIONS["take_along_axis"](a, a.argsort(axis, descending=descending), axis)
+        return FUNCTIONS["take_along_axis"](a, a.argsort(axis, descending=descending), axis)
 
     # --- views ------------------------------------------------------------
     def _views(self, f):
@@ -444,9 +445,9 @@ class ComplexArray:
     def __array_function__(self, func, types, args, kwargs):
         name = func.__name__
         if func.__module__ == "numpy.fft":
-            lazy = _array.FFT_FUNCTIONS.get(name)
+            lazy = FFT_FUNCTIONS.get(name)
         else:
-            lazy = _numpy.FUNCTIONS.get(name) if name in _LAZY_FUNCTIONS else None
+            lazy = FUNCTIONS.get(name) if name in _LAZY_FUNCTIONS else None
         if lazy is not None:
             return lazy(*args, **kwargs)
         def computed(x):
@@ -540,11 +541,6 @@ def _per_part(function):
     return apply
 
 
-for _name in _PER_PART:
-    if _name in _numpy.FUNCTIONS:
-        _numpy.FUNCTIONS[_name] = _per_part(_numpy.FUNCTIONS[_name])
-
-
 def _by_method(function):
     """``function`` taking a complex array too: its method of that name."""
     def apply(a, *args, **kwargs):
@@ -557,8 +553,16 @@ def _by_method(function):
     return apply
 
 
-for _name in ("sort", "argsort"):
-    _numpy.FUNCTIONS[_name] = _by_method(_numpy.FUNCTIONS[_name])
+def accept_complex(functions):
+    """Makes NumPy's functions in ``functions`` (the namespace, filled:
+    `_numpy` calls this last) that have no complex form of their own take
+    complex arrays too: per part (`_PER_PART`), or by the complex array's
+    method (``sort``, ``argsort``)."""
+    for name in _PER_PART:
+        if name in functions:
+            functions[name] = _per_part(functions[name])
+    for name in ("sort", "argsort"):
+        functions[name] = _by_method(functions[name])
 
 
 _EXTREMES = ("maximum", "minimum", "fmax", "fmin")
@@ -602,7 +606,7 @@ def _pairwise_reduce(a, combine):
 
 def _concatenate_last(arrays):
     """``arrays`` (complex or real) joined along the last axis."""
-    concatenate = _numpy.FUNCTIONS["concatenate"]
+    concatenate = FUNCTIONS["concatenate"]
     if any(isinstance(a, ComplexArray) for a in arrays):
         return _join(concatenate, arrays, axis=-1)
     return concatenate(arrays, axis=-1)
@@ -611,7 +615,7 @@ def _concatenate_last(arrays):
 def _pairwise_products(a):
     """Products along the last axis of ``a``: halves multiplied in rounds."""
     if a.shape[-1] == 0:
-        ones = _numpy.FUNCTIONS["ones"](a.shape[:-1], dtype=a.real.dtype)
+        ones = FUNCTIONS["ones"](a.shape[:-1], dtype=a.real.dtype)
         return ComplexArray(ones._a, (ones * 0)._a).astype(a.dtype)
     return _pairwise_reduce(a, lambda x, y: x * y)
 
@@ -676,3 +680,4 @@ _array.COMPLEX.where = _where
 _array.COMPLEX.operation = _lift
 _array.COMPLEX.from_real = ComplexArray._from_real
 _array.COMPLEX.from_numpy = lambda native, value: ComplexArray._from_numpy(value, native)
+_array.COMPLEX.from_parts = ComplexArray

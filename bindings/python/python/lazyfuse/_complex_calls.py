@@ -19,7 +19,7 @@ import types
 
 import numpy as np
 
-from . import _numpy
+from ._registry import FUNCTIONS
 from .errors import CompileError
 
 #: ``cmath``'s (and ``math``'s) names → NumPy's, for lazyfuse's functions.
@@ -51,8 +51,8 @@ def mentions_complex(signatures):
 
 def _lazy_math(module):
     """A stand-in for ``math``/``cmath`` whose functions are lazyfuse's."""
-    names = {name: _numpy.FUNCTIONS[numpy_name] for name, numpy_name in _MATH_NAMES.items()
-             if numpy_name in _numpy.FUNCTIONS}
+    names = {name: FUNCTIONS[numpy_name] for name, numpy_name in _MATH_NAMES.items()
+             if numpy_name in FUNCTIONS}
     names.update({name: value for name, value in _CONSTANTS.items() if hasattr(module, name)})
     return types.SimpleNamespace(**names)
 
@@ -92,7 +92,7 @@ class ComplexCalls:
         if not hasattr(result, "shape"):
             result = lazy_of(np.asarray(result))
         if tuple(result.shape) != tuple(shape):
-            result = _numpy.FUNCTIONS["broadcast_to"](result, shape)
+            result = FUNCTIONS["broadcast_to"](result, shape)
         return result if result_dtype is None else result.astype(result_dtype)
 
     def _chosen(self, arrays):

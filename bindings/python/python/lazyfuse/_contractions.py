@@ -17,7 +17,10 @@ import operator
 
 import numpy as np
 
-from ._array import Array, _store
+from ._array import Array, COMPLEX, _store
+from ._creation import _lazy
+from ._joins import broadcast_to
+from ._registry import OPERATIONS, register
 from .errors import ArgumentError, ShapeError
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -29,7 +32,6 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     number of operands, and the interleaved form ``einsum(a, [0, 1], b,
     [1, 2], [0, 2])``. ``optimize`` is accepted (the operands are combined
     left to right); ``dtype=`` casts the operands first."""
-    from ._numpy import _lazy
     if order not in ("K", "A", "C", "F"):
         raise ArgumentError(f"einsum: order {order!r} (expected 'K', 'A', 'C' or 'F')")
     subscripts, arrays = _spec(operands)
@@ -51,7 +53,6 @@ def tensordot(a, b, axes=2):
     """NumPy's ``tensordot``: the sum of products over ``a``'s last
     ``axes`` axes and ``b``'s first (an int), or over the axes two
     sequences name."""
-    from ._numpy import _lazy
     a, b = _lazy([a, b])
     a, b = (x if isinstance(x, Array) else _lazy([np.asarray(x)])[0] for x in (a, b))
     try:
@@ -84,7 +85,6 @@ def tensordot(a, b, axes=2):
 def inner(a, b):
     """NumPy's ``inner``: the sum of products over the last axes (a
     product for a 0-d operand)."""
-    from ._numpy import _lazy
     a, b = _lazy([a, b])
     if not isinstance(a, Array) or not isinstance(b, Array) or a.ndim == 0 or b.ndim == 0:
         return a * b
@@ -139,8 +139,6 @@ def vecmat(x1, x2):
 def _operands(name, x1, x2):
     """Both operands as lazy arrays in one context (numbers too: a
     gufunc's operands are arrays)."""
-    from ._array import COMPLEX
-    from ._numpy import _lazy
     arrays = (Array,) + COMPLEX.types
     return _lazy([x if isinstance(x, arrays) else np.asarray(x) for x in (x1, x2)])
 
@@ -350,7 +348,6 @@ def _grouped(value, labels, groups, sizes):
     """``value`` as ``(*batch, rows, columns)``: its axes ordered by
     ``groups`` (batch labels, then two groups, each merged into one axis),
     length-1 axes of the contracted labels broadcast to their length."""
-    from ._numpy import broadcast_to
     batch, rows, columns = groups
     order = [labels.index(label) for label in batch + rows + columns]
     if order != list(range(len(order))):
@@ -369,3 +366,7 @@ def _product(sizes):
     for s in sizes:
         n *= s
     return n
+
+
+# The ufuncs `np.vecdot`, `np.matvec` and `np.vecmat` of lazy arrays (`_ufuncs`).
+register(OPERATIONS, vecdot, matvec, vecmat)

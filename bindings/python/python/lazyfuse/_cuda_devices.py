@@ -8,6 +8,7 @@ runs ``target="cuda"`` code, and reports what Numba's simulator reports
 import collections
 
 from . import _array_api
+from .errors import ArgumentError
 
 #: What Numba's simulator reports as the compute capability of its device.
 _STAND_IN_CAPABILITY = (5, 2)
@@ -114,7 +115,6 @@ def list_devices():
 def select_device(device_id):
     """Numba's ``cuda.select_device``: device 0 is the only one."""
     if device_id != 0:
-        from .errors import ArgumentError
         raise ArgumentError(f"select_device: device {device_id} does not exist (expected 0)")
     return gpus[0]
 

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ._jit import DeviceFunction
+from .errors import ArgumentError
 
 _MASK = (1 << 64) - 1
 _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
@@ -151,7 +152,6 @@ def _jump_power(k):
 def init_xoroshiro128p_states_host(n, seed, subsequence_start=0):
     """Numba's states as an ``(n, 2)`` uint64 NumPy array."""
     if n < 0:
-        from .errors import ArgumentError
         raise ArgumentError(f"create_xoroshiro128p_states: n={n} (expected a count >= 0)")
     states = np.zeros((n, 2), np.uint64)
     if n == 0:

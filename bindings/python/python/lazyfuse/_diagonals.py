@@ -7,15 +7,17 @@ import operator
 
 import numpy as np
 
-from ._array import Array
+from ._array import Array, _axes
+from ._creation import _one
+from ._fancy import put_flat
+from ._joins import moveaxis
+from ._registry import OPERATIONS, register
 from .errors import ArgumentError
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """NumPy's ``diagonal``: the ``offset``-th diagonal of the matrices on
     ``axis1`` and ``axis2``, as a last axis."""
-    from ._numpy import _one, moveaxis
-    from ._reductions import _axes
     a, offset = _one(a), operator.index(offset)
     if a.ndim < 2:
         raise ArgumentError(f"diagonal: an array of shape {a.shape} (expected at least 2 axes)")
@@ -40,7 +42,6 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def diag(v, k=0):
     """NumPy's ``diag``: a 1-d ``v`` on the ``k``-th diagonal of a square
     matrix of zeros, or a copy of a matrix's ``k``-th diagonal."""
-    from ._numpy import _one
     v, k = _one(v), operator.index(k)
     if v.ndim == 2:
         return diagonal(v, k).copy()
@@ -55,7 +56,6 @@ def diag(v, k=0):
 
 def diagflat(v, k=0):
     """NumPy's ``diagflat``: ``diag`` of ``v`` flattened."""
-    from ._numpy import _one
     return diag(_one(v).reshape(-1), k)
 
 
@@ -64,7 +64,6 @@ def fill_diagonal(a, val, wrap=False):
     the main diagonal of ``a``, which takes the new value."""
     if not isinstance(a, Array):
         return np.fill_diagonal(a, val.numpy() if isinstance(val, Array) else val, wrap)
-    from ._fancy import put_flat
     if a.ndim < 2:
         raise ArgumentError("fill_diagonal: array must be at least 2-d")
     if a.ndim == 2:
@@ -77,3 +76,6 @@ def fill_diagonal(a, val, wrap=False):
         end = a.size
     put_flat(a, np.arange(0, end, step), val)
     return None
+
+
+register(OPERATIONS, diagonal, trace)  # `Array`'s methods

@@ -33,6 +33,9 @@ import operator
 
 import numpy as np
 
+from ._array import Array, _store
+from ._creation import asarray
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, DTypeError
 
 #: Candidates per gamma value of an array shape (see the module's
@@ -70,7 +73,6 @@ def _float_dtype(dtype, what):
 
 def _lazy(value):
     """A lazy array, or a number as it is (weak in arithmetic)."""
-    from . import Array, asarray
     if isinstance(value, (Array, bool, int, float)):
         return value
     return asarray(value)
@@ -95,14 +97,12 @@ def _written(result, out):
     """``result``, or ``out`` holding it."""
     if out is None:
         return result
-    from ._array import _store
     return _store(result, out, "random", "unsafe")
 
 
 def _check(what, message, bad, *values):
     """Raises ``ArgumentError(what: message)`` when ``bad`` holds for any
     known value (numbers, NumPy arrays; lazy arrays are not computed)."""
-    from . import Array
     for value in values:
         if not isinstance(value, Array) and np.any(bad(np.asarray(value, dtype=float))):
             raise ArgumentError(f"{what}: {message}")
@@ -140,7 +140,6 @@ class Distributions:
 
     def _computed(self, values):
         """NumPy's ``values``, given to the current context."""
-        from . import asarray
         return asarray(values)
 
     # --- transforms ----------------------------------------------------------
@@ -276,13 +275,12 @@ class Distributions:
         """``x`` with each line along ``axis`` (the flattened array when
         None) shuffled independently: the order that sorts fresh uniform
         values, lazily."""
-        from . import Array, asarray, take_along_axis
         source = asarray(x)
         flat = axis is None
         values = source.reshape(-1) if flat else source
         axis = -1 if flat else operator.index(axis)
         order = np.argsort(self._uniform(list(values.shape)), axis=axis, kind="stable")
-        shuffled = take_along_axis(values, order, axis=axis)
+        shuffled = FUNCTIONS["take_along_axis"](values, order, axis=axis)  # (complex arrays too)
         if flat:
             shuffled = shuffled.reshape(source.shape)
         if out is None:
@@ -405,7 +403,7 @@ class Distributions:
     def _inverse(self, low, log_pmf, size):
         """Values ``low + i`` with probabilities ``exp(log_pmf[i])``
         (normalised): each uniform's place among the running sums."""
-        from . import searchsorted
+        from ._sorting import searchsorted
         pmf = np.exp(log_pmf - log_pmf.max())
         pmf[pmf < NEGLIGIBLE * pmf.sum()] = 0.0
         running = np.cumsum(pmf)

@@ -17,8 +17,10 @@ with one value: a lazy ``where``."""
 
 import numpy as np
 
-from ._array import Array
+from ._array import Array, _axes, _store
+from ._creation import _one
 from ._selection import check_mask, is_array_index, lazy_mask, resolve
+from ._registry import OPERATIONS, register
 from .errors import ArgumentError, ShapeError
 
 
@@ -84,9 +86,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     """NumPy's ``take``: the elements at ``indices`` along ``axis`` (of
     the flattened array for ``None``), ``mode`` ``"raise"``, ``"wrap"`` or
     ``"clip"``. Lazy; see the module for which indices are checked."""
-    from ._numpy import _one
-    from ._array import _store
-    from ._reductions import _axes
     a = _one(a)
     if axis is None:
         a, axis = a.reshape(-1), 0
@@ -133,8 +132,6 @@ def put_along_axis(arr, indices, values, axis):
 
 
 def _along_axis(arr, indices, axis, name):
-    from ._numpy import _one
-    from ._reductions import _axes
     arr = _one(arr)
     indices = indices if isinstance(indices, Array) else np.asarray(indices)
     if axis is None:
@@ -239,3 +236,6 @@ def _integers(ind, what):
     if not np.issubdtype(ind.dtype, np.integer):
         raise IndexError(f"{what}: indices must be integers, not {ind.dtype}")
     return ind
+
+
+register(OPERATIONS, take, put=put_flat)  # `Array`'s methods

@@ -7,9 +7,9 @@ import ast
 import inspect
 import textwrap
 
-from .errors import CompileError
 from ._control import own_nodes
 from ._sources import keep_exec_sources, source_lines
+from .errors import CompileError
 
 keep_exec_sources()  # kernels made by exec() of a string translate too
 

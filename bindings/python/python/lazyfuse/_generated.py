@@ -9,16 +9,13 @@ import operator
 import numpy as np
 
 from ._array import Array, where
+from ._creation import _one, arange, asarray, ones, zeros
+from ._ranges import _below
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, DTypeError
 
 
-def _one(a):
-    from ._numpy import _one as one
-    return one(a)
-
-
 def _numpy_function(name):
-    from ._numpy import FUNCTIONS
     return FUNCTIONS[name]
 
 
@@ -26,7 +23,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """NumPy's ``geomspace`` of two numbers: ``logspace`` between their
     logarithms, the ends exactly ``start`` and ``stop`` (NumPy's), signs
     kept."""
-    from . import arange, logspace
+    from ._statistics import logspace
     if any(isinstance(v, Array) or np.ndim(v) for v in (start, stop)):
         raise ArgumentError("geomspace: lazyfuse takes numbers for start and stop")
     if start == 0 or stop == 0:
@@ -49,8 +46,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 def tri(N, M=None, k=0, dtype=float, *, like=None):
     """NumPy's ``tri``: ones at and below the ``k``-th diagonal."""
-    from ._numpy import _below
-    from . import zeros
     M = N if M is None else M
     return (_below((N, M), k, zeros((), np.int64)) <= k).astype(dtype)
 
@@ -65,7 +60,6 @@ def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
 def ix_(*args):
     """NumPy's ``ix_``: each 1-d sequence (or the positions of a bool one)
     as an array along its own axis, to index a cross product."""
-    from . import asarray
     out = []
     for k, a in enumerate(args):
         a = asarray(a) if not isinstance(a, Array) else a
@@ -87,7 +81,6 @@ def ix_(*args):
 def _window(M, shape):
     """NumPy's window of ``M`` points from ``shape(n, M)`` of ``n = arange(1
     - M, M, 2)``, with its edge cases (empty below 1 point, ``[1.]`` at 1)."""
-    from . import arange, ones
     M = float(M)
     if M < 1:
         return arange(0, dtype=np.float64)
@@ -120,7 +113,6 @@ def hanning(M):
 
 def kaiser(M, beta):
     """NumPy's ``kaiser`` window: ``i0`` of the Kaiser shape over ``i0(beta)``."""
-    from . import arange, ones
     M = float(M)
     if M == 1:
         return ones(1)
@@ -236,5 +228,5 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     return _numpy_function("moveaxis")(bits, -1, axis)
 
 
-FUNCTIONS = (geomspace, tri, fromfunction, ix_, bartlett, blackman, hamming, hanning, kaiser,
+EXPORTED = (geomspace, tri, fromfunction, ix_, bartlett, blackman, hamming, hanning, kaiser,
              i0, packbits, unpackbits)

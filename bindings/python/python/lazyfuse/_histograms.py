@@ -17,17 +17,13 @@ import operator
 import numpy as np
 
 from ._array import Array
+from ._creation import _lazy, _one
+from ._joins import stack
 from .errors import ArgumentError
-
-
-def _one(a):
-    from ._numpy import _one as one
-    return one(a)
 
 
 def _extremes(x, dtype):
     """``[min, max]`` of ``x`` as ``dtype``, computed in one demand."""
-    from ._numpy import stack
     return stack([x.min().astype(dtype), x.max().astype(dtype)]).numpy()
 
 
@@ -37,7 +33,6 @@ def bincount(x, weights=None, minlength=0):
     (float64). The largest value decides the length, so ``x`` is reduced
     to its extremes first (one small demand, as CuPy's), then counted
     lazily (``lazyfuse::bincount``)."""
-    from ._numpy import _lazy
     x = _one(x)
     if x.ndim != 1:
         raise ArgumentError(f"bincount: values of shape {x.shape} (expected 1-d)")
@@ -111,7 +106,6 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     or ``D`` arrays of ``N``): each coordinate's bin found as
     ``histogram``'s (edges computed where they are data), the bins
     combined into one index (C order), counted by one lazy ``bincount``."""
-    from ._numpy import _lazy
     if isinstance(sample, (list, tuple)):
         columns = [_one(c).reshape(-1) for c in _lazy(list(sample))]
     else:
@@ -208,4 +202,4 @@ def _equal_bins(a, bins, range):
     return first, last, n, bin_type
 
 
-FUNCTIONS = (bincount, histogram, histogram_bin_edges, histogramdd, histogram2d)
+EXPORTED = (bincount, histogram, histogram_bin_edges, histogramdd, histogram2d)

@@ -11,13 +11,14 @@ import numpy as np
 
 from . import _array
 from ._array import Array
+from ._creation import _one, asarray
 
 #: Computed in NumPy, array results given to the context.
 _COMPUTED = (
     "intersect1d", "union1d", "setdiff1d", "setxor1d", "polydiv", "poly", "roots", "polyfit",
     "apply_along_axis", "apply_over_axes", "mask_indices", "frombuffer", "fromfile", "fromiter",
-    "fromstring", "fromregex", "loadtxt", "genfromtxt", "load", "from_dlpack",
-)
+    "fromstring", "fromregex", "loadtxt", "genfromtxt", "load",
+)  # (`from_dlpack` is the array API's, lazily: `_array_api`)
 #: Questions and formatting: NumPy's answer about the computed values, as it is.
 _ANSWERED = (
     "isscalar", "iterable", "min_scalar_type", "common_type", "mintypecode", "typename",
@@ -42,7 +43,6 @@ def _computed(x):
 def _given(result, like):
     """NumPy's ``result`` with its arrays given to ``like``'s context."""
     if isinstance(result, np.ndarray):
-        from . import asarray
         return like._like(result) if like is not None else asarray(result)
     if isinstance(result, tuple) and not hasattr(result, "_fields"):
         return tuple(_given(r, like) for r in result)
@@ -74,7 +74,6 @@ def trim_zeros(filt, trim="fb", axis=None):
     """NumPy's ``trim_zeros``: ``filt`` without its leading (``f``) and
     trailing (``b``) zeros along every axis (or ``axis``): the ends are
     computed (which lines hold a non-zero), the result is a lazy view."""
-    from ._numpy import _one
     a = _one(filt)
     trim = trim.lower()
     if trim not in ("fb", "bf", "f", "b"):
@@ -95,6 +94,6 @@ def trim_zeros(filt, trim="fb", axis=None):
     return a[tuple(keys)]
 
 
-FUNCTIONS = (*(_in_numpy(name, True) for name in _COMPUTED if hasattr(np, name)),
+EXPORTED = (*(_in_numpy(name, True) for name in _COMPUTED if hasattr(np, name)),
              *(_in_numpy(name, False) for name in _ANSWERED if hasattr(np, name)),
              trim_zeros)

@@ -9,7 +9,7 @@ import copy
 from ._compile_time import _constant_locals
 from ._control import has_return
 from ._functions import (
-    _as_device_function, _rebinds, _Renamer, _returns_value, _tuple_arity, _defaults,
+    _Renamer, _as_device_function, _defaults, _rebinds, _returns_value, _tuple_arity
 )
 from ._reports import _RAISE, _Raises
 

@@ -8,13 +8,14 @@ import operator
 
 import numpy as np
 
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, ShapeError
 
 
 def _function(name):
-    """NumPy's function ``name`` as lazyfuse has it (`_numpy.FUNCTIONS`)."""
-    from . import _numpy
-    return _numpy.FUNCTIONS[name]
+    """NumPy's function ``name`` as lazyfuse has it (`_registry.FUNCTIONS`:
+    this base of ``Array`` imports none of the modules above it)."""
+    return FUNCTIONS[name]
 
 
 class NdarrayMethods:
@@ -67,8 +68,7 @@ class NdarrayMethods:
 
     @property
     def imag(self):
-        from . import zeros_like
-        return zeros_like(self)
+        return FUNCTIONS["zeros_like"](self)
 
     def conj(self):
         return self.astype(self.dtype)
@@ -100,8 +100,7 @@ class NdarrayMethods:
 
     def fill(self, value):
         """Every element set to ``value``, in place."""
-        from . import full_like
-        self._rebind(full_like(self, value)._a)
+        self._rebind(FUNCTIONS["full_like"](self, value)._a)
 
     def item(self, *args):
         """One element as a Python scalar: the only one, the one at a flat

@@ -14,6 +14,9 @@ import numbers
 import numpy as np
 
 from . import _complex, _complex_calls, _native, _trace
+from ._array import Array, _store
+from ._contexts import Context, current_context
+from ._creation import asarray
 from .errors import CompileError
 
 
@@ -68,13 +71,12 @@ def _package_names():
     """``Array``, ``_store``, ``asarray`` and ``ComplexArray`` of the package."""
     global _PACKAGE_NAMES
     if _PACKAGE_NAMES is None:
-        from . import Array, ComplexArray, _store, asarray
+        from ._complex import ComplexArray
         _PACKAGE_NAMES = (Array, _store, asarray, ComplexArray)
     return _PACKAGE_NAMES
 
 
 def _context_for(target):
-    from . import Context, current_context
     if target == "cuda":
         try:
             return Context("cuda")

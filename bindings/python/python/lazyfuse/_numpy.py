@@ -13,15 +13,17 @@ A few functions answer a question and so demand their operands:
 ``allclose`` and ``array_equal`` return Python bools."""
 
 import collections
-import operator
 
 import numpy as np
 
-from . import (_arrangements, _array, _compat, _contractions, _diagonals, _fancy, _generated, _ufuncs,
-               _histograms, _host, _pad, _polynomials, _quantiles, _reductions, _sorting,
+from . import (_arrangements, _compat, _complex, _contractions, _diagonals, _fancy, _generated, _ufuncs,
+               _histograms, _host, _joins, _pad, _polynomials, _quantiles, _ranges, _sorting,
                _statistics)
-from ._array import Array, _dtype_name, _store, where
-from .errors import ArgumentError, DTypeError, ShapeError
+from ._array import Array, COMPLEX, _axes, _store, where
+from ._creation import _lazy, _one, full_like
+from ._joins import _pieces, concatenate, moveaxis
+from ._registry import FUNCTIONS
+from .errors import ArgumentError, ShapeError
 
 # NumPy's ufuncs lazyfuse computes lazily (``Array.__array_ufunc__``),
 # offered under their NumPy names.
@@ -44,34 +46,9 @@ _ALIASES = {"abs": "absolute", "bitwise_not": "invert", "pow": "power", "acos": 
             "atan2": "arctan2", "atanh": "arctanh", "bitwise_invert": "invert",
             "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}
 
-FUNCTIONS = {}
-
-
 def _function(f):
     FUNCTIONS[f.__name__] = f
     return f
-
-
-def _lazy(args):
-    """``args`` with the arrays among them lazy: NumPy arrays and sequences
-    go to the context of the first lazyfuse array (else the current one);
-    numbers stay numbers (weak, as NEP 50 has them). With no array at all,
-    the first argument becomes one."""
-    from . import asarray
-    first = next((a for a in args if isinstance(a, Array)), None)
-    lazy = []
-    for a in args:
-        if not isinstance(a, (Array, bool, int, float, np.generic) + _array.COMPLEX.types):
-            a = asarray(a) if first is None else first._like(np.asarray(a))
-            first = a if first is None else first
-        lazy.append(a)
-    if first is None and lazy:
-        lazy[0] = asarray(lazy[0])
-    return lazy
-
-
-def _one(a):
-    return _lazy([a])[0]
 
 
 class ufunc:
@@ -97,7 +74,7 @@ class ufunc:
             result = self._direct(*args)
             if result is not None:
                 return result
-            if isinstance(args[0], _array.COMPLEX.types):
+            if isinstance(args[0], COMPLEX.types):
                 return self._ufunc(*args)  # straight to the complex array's __array_ufunc__
         inputs = _lazy(args[:self._nin]) + list(args[self._nin:])
         return self._ufunc(*inputs, **kwargs)
@@ -187,7 +164,6 @@ def _cumulative(x, name, identity, axis, dtype, include_initial):
     result = getattr(a, name)(axis=axis, dtype=dtype)
     if not include_initial:
         return result
-    from . import full_like
     axis = axis + a.ndim if axis < 0 else axis
     front = full_like(result, identity, shape=tuple(1 if i == axis else n
                                                     for i, n in enumerate(result.shape)))
@@ -373,7 +349,7 @@ def size(a, axis=None):
     """NumPy's ``size``, of all axes or of one (nothing computed)."""
     if not isinstance(a, Array):
         return np.size(a, axis)
-    return a.size if axis is None else a.shape[_reductions._axes(a, axis, "size")[0]]
+    return a.size if axis is None else a.shape[_axes(a, axis, "size")[0]]
 
 
 @_function
@@ -435,9 +411,9 @@ for _diagonal_function in (_diagonals.diagonal, _diagonals.trace, _diagonals.dia
                            _diagonals.diagflat, _diagonals.fill_diagonal):
     FUNCTIONS[_diagonal_function.__name__] = _diagonal_function
 for _function_ in (_contractions.einsum, _contractions.tensordot, _contractions.inner,
-                   *_arrangements.FUNCTIONS, *_pad.FUNCTIONS, *_statistics.FUNCTIONS,
-                   *_quantiles.FUNCTIONS, *_histograms.FUNCTIONS, *_polynomials.FUNCTIONS, *_compat.FUNCTIONS, *_generated.FUNCTIONS,
-                   *_host.FUNCTIONS):
+                   *_arrangements.EXPORTED, *_pad.EXPORTED, *_statistics.EXPORTED,
+                   *_quantiles.EXPORTED, *_histograms.EXPORTED, *_polynomials.EXPORTED, *_compat.EXPORTED, *_generated.EXPORTED,
+                   *_host.EXPORTED, *_joins.EXPORTED, *_ranges.EXPORTED):
     FUNCTIONS[_function_.__name__] = _function_
 FUNCTIONS["put"] = _fancy.put_flat
 FUNCTIONS["take_along_axis"] = _fancy.take_along_axis
@@ -445,228 +421,7 @@ FUNCTIONS["put_along_axis"] = _fancy.put_along_axis
 FUNCTIONS["putmask"] = _fancy.putmask
 FUNCTIONS["place"] = _fancy.place
 
-@_function
-def expand_dims(a, axis):
-    """NumPy's ``expand_dims``: length-1 axes inserted (a view)."""
-    a = _one(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    ndim = a.ndim + len(axes)
-    axes = _reductions._axes(np.empty((1,) * ndim), tuple(axes), "expand_dims")
-    if len(axes) != len(set(axes)) or len(axes) != ndim - a.ndim:
-        raise ArgumentError(f"expand_dims: repeated axis in {axis}")
-    shape, rest = [], iter(a.shape)
-    for d in range(ndim):
-        shape.append(1 if d in axes else next(rest))
-    return a.reshape(shape)
 
-
-@_function
-def moveaxis(a, source, destination):
-    """NumPy's ``moveaxis`` (a view)."""
-    a = _one(a)
-    src = source if isinstance(source, (tuple, list)) else (source,)
-    dst = destination if isinstance(destination, (tuple, list)) else (destination,)
-    src = [_reductions._axes(a, s, "moveaxis")[0] for s in src]
-    dst = [_reductions._axes(a, d, "moveaxis")[0] for d in dst]
-    if len(src) != len(dst):
-        raise ArgumentError("moveaxis: `source` and `destination` arguments must have the same "
-                            "number of elements")
-    order = [n for n in range(a.ndim) if n not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return a.transpose(order)
-
-
-@_function
-def broadcast_to(array, shape):
-    """NumPy's ``broadcast_to``, lazily."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return Array(_one(array)._a.broadcast_to(list(shape)))
-
-
-def _pieces(arrays, what):
-    if isinstance(arrays, Array) or not hasattr(arrays, "__iter__"):
-        raise ArgumentError(f"{what}: expected a sequence of arrays")
-    pieces = _lazy(list(arrays))
-    if not pieces:
-        raise ArgumentError(f"{what}: need at least one array to join")
-    first = next(p for p in pieces if isinstance(p, Array))
-    return [p if isinstance(p, Array) else first._like(np.asarray(p)) for p in pieces]
-
-
-@_function
-def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    """NumPy's ``concatenate`` (``axis=None``: of the flattened arrays),
-    lazily: each array is written into its part of the result (fused with
-    the work that computes it)."""
-    if any(isinstance(p, _array.COMPLEX.types) for p in arrays):
-        return _array.COMPLEX.join(concatenate, list(arrays), axis=axis, out=out, dtype=dtype,
-                                   casting=casting)
-    pieces = _pieces(arrays, "concatenate")
-    if axis is None:
-        pieces, axis = [p.reshape(-1) for p in pieces], 0
-    first = pieces[0]
-    if first.ndim == 0:
-        raise ArgumentError("concatenate: zero-dimensional arrays cannot be concatenated")
-    axis = _reductions._axes(first, axis, "concatenate")[0]
-    for p in pieces:
-        others = [n for d, n in enumerate(p.shape) if d != axis]
-        if p.ndim != first.ndim or others != [n for d, n in enumerate(first.shape) if d != axis]:
-            raise ShapeError(
-                f"concatenate: all the input array dimensions except for the concatenation axis "
-                f"must match exactly (shapes {', '.join(str(q.shape) for q in pieces)}, axis "
-                f"{axis})")
-    if dtype is None:
-        dtype = np.result_type(*[p.dtype for p in pieces])
-    elif not all(np.can_cast(p.dtype, dtype, casting) for p in pieces):
-        raise DTypeError(
-            f"concatenate: cannot cast the arrays to {np.dtype(dtype)} with casting={casting!r}")
-    shape = list(first.shape)
-    shape[axis] = sum(p.shape[axis] for p in pieces)
-    result = Array(first._a.full_like(shape, 0, _dtype_name(dtype)))
-    at = 0
-    for p in pieces:
-        n = p.shape[axis]
-        if n:
-            region = [(at if d == axis else 0, 1, n if d == axis else length)
-                      for d, length in enumerate(shape)]
-            result = Array(result._a.with_region(region, p.astype(dtype)._a))
-        at += n
-    return result if out is None else _store(result, out, "concatenate")
-
-
-@_function
-def stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    """NumPy's ``stack``: arrays of one shape along a new axis, lazily."""
-    if any(isinstance(p, _array.COMPLEX.types) for p in arrays):
-        return _array.COMPLEX.join(stack, list(arrays), axis=axis, out=out, dtype=dtype,
-                                   casting=casting)
-    pieces = _pieces(arrays, "stack")
-    if len({p.shape for p in pieces}) != 1:
-        raise ShapeError(f"stack: all input arrays must have the same shape (got "
-                         f"{', '.join(str(p.shape) for p in pieces)})")
-    axis = _reductions._axes(np.empty((1,) * (pieces[0].ndim + 1)), axis, "stack")[0]
-    return concatenate([expand_dims(p, axis) for p in pieces], axis, out, dtype, casting)
-
-
-@_function
-def hstack(tup, *, dtype=None, casting="same_kind"):
-    """NumPy's ``hstack``: along the first axis for 1-d arrays, else the second."""
-    pieces = [p.reshape(1) if p.ndim == 0 else p for p in _pieces(tup, "hstack")]
-    return concatenate(pieces, 0 if pieces[0].ndim == 1 else 1, dtype=dtype, casting=casting)
-
-
-@_function
-def vstack(tup, *, dtype=None, casting="same_kind"):
-    """NumPy's ``vstack``: 1-d arrays as rows, along the first axis."""
-    pieces = [p.reshape(1, -1) if p.ndim < 2 else p for p in _pieces(tup, "vstack")]
-    return concatenate(pieces, 0, dtype=dtype, casting=casting)
-
-
-# --- triangles and constructors -----------------------------------------------
-
-def _below(shape, k, like):
-    """``j - i`` over the last two axes of ``shape`` compared with ``k``:
-    ``(i, j)`` index arrays that broadcast."""
-    rows, cols = shape[-2], shape[-1]
-    i = Array(like._a.arange_like(rows, "int64")).reshape(rows, 1)
-    j = Array(like._a.arange_like(cols, "int64")).reshape(1, cols)
-    return j - i
-
-
-@_function
-def tril(m, k=0):
-    """NumPy's ``tril``: zeros above the ``k``-th diagonal, lazily."""
-    m = _one(m)
-    if m.ndim < 2:
-        raise ArgumentError(f"tril: an array of shape {m.shape} (expected at least 2 axes)")
-    return where(_below(m.shape, k, m) <= k, m, 0)
-
-
-@_function
-def triu(m, k=0):
-    """NumPy's ``triu``: zeros below the ``k``-th diagonal, lazily."""
-    m = _one(m)
-    if m.ndim < 2:
-        raise ArgumentError(f"triu: an array of shape {m.shape} (expected at least 2 axes)")
-    return where(_below(m.shape, k, m) >= k, m, 0)
-
-
-@_function
-def eye(N, M=None, k=0, dtype=float, order="C", *, context=None):
-    """NumPy's ``eye``: ones on the ``k``-th diagonal (generated where it is
-    used)."""
-    from . import zeros
-    M = N if M is None else M
-    like = zeros((), np.int64, context)
-    return (_below((N, M), k, like) == k).astype(dtype)
-
-
-@_function
-def identity(n, dtype=None, *, context=None):
-    """NumPy's ``identity``: ``eye(n)``."""
-    return eye(n, dtype=float if dtype is None else dtype, context=context)
-
-
-@_function
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
-             context=None):
-    """NumPy's ``linspace``, with its arithmetic (``i * step + start``, the
-    last value ``stop`` exactly), generated where it is used. ``start`` and
-    ``stop`` may be arrays: the samples then run along a new ``axis``
-    (whether a step is 0 picks NumPy's formula for all, lazily)."""
-    from . import arange
-    num = operator.index(num)
-    if num < 0:
-        raise ArgumentError(f"linspace: number of samples, {num}, must be non-negative")
-    div = num - 1 if endpoint else num
-    if any(isinstance(v, Array) or np.ndim(v) for v in (start, stop)):
-        y, step = _linspace_of_arrays(start, stop, num, div, endpoint, context)
-        if axis != 0:
-            y = moveaxis(y, 0, axis)
-    else:
-        dt = np.result_type(start, stop, float(num))
-        delta = stop - start
-        step = delta / div if div > 0 else np.nan
-        y = arange(0, num, dtype=dt, context=context)
-        if div > 0:
-            y = y / div * delta if step == 0 else y * step
-        else:
-            y = y * delta
-        y = y + start
-        if endpoint and num > 1:
-            y = where(arange(0, num, dtype=np.int64, context=context) == num - 1, stop, y)
-    if dtype is not None:
-        if np.dtype(dtype).kind in "iu":
-            y = FUNCTIONS["floor"](y)
-        y = y.astype(dtype)
-    if retstep:
-        return y, step
-    return y
-
-
-def _linspace_of_arrays(start, stop, num, div, endpoint, context):
-    """``linspace`` between arrays: the samples along a new first axis, and
-    the steps."""
-    from . import arange
-    start, stop = (_one(v) for v in _lazy([start, stop]))
-    dt = np.result_type(start.dtype, stop.dtype)
-    if dt.kind not in "f":
-        dt = np.dtype(np.float64)
-    start, stop = start.astype(dt), stop.astype(dt)
-    delta = stop - start
-    ndim = max(start.ndim, stop.ndim)
-    along = (-1,) + (1,) * ndim
-    y = arange(0, num, dtype=dt, context=context).reshape(along)
-    if div > 0:
-        step = delta / div
-        # NumPy's formula for all samples when any step is 0: picked lazily.
-        y = where((step == 0).any(), y / div * delta, y * step)
-    else:
-        step = delta * np.nan
-        y = y * delta
-    y = y + start
-    if endpoint and num > 1:
-        last = arange(0, num, dtype=np.int64, context=context).reshape(along) == num - 1
-        y = where(last, stop, y)
-    return y, step
+# Last, when every function is in: complex arrays accepted where a function
+# has no complex form of its own.
+_complex.accept_complex(FUNCTIONS)

@@ -18,7 +18,12 @@ import functools
 
 import numpy as np
 
-from ._array import Array
+from ._array import Array, where
+from ._creation import _one
+from ._fancy import take
+from ._joins import concatenate
+from ._ranges import linspace
+from ._registry import FUNCTIONS
 from .errors import ArgumentError
 
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
@@ -27,11 +32,6 @@ _STATISTICS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "me
 _OPTIONS = {"constant": ("constant_values",), "empty": (), "edge": (), "wrap": (),
             "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
             "linear_ramp": ("end_values",), **{m: ("stat_length",) for m in _STATISTICS}}
-
-
-def _one(a):
-    from ._numpy import _one as one
-    return one(a)
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
@@ -81,7 +81,6 @@ def _pairs(values, ndim, name, index=False):
 def _join(array, axis, before, after):
     """``array`` between the blocks ``before`` and ``after`` (None: no
     block) along ``axis``."""
-    from ._numpy import concatenate
     pieces = [p for p in (before, array, after) if p is not None]
     return concatenate(pieces, axis=axis) if len(pieces) > 1 else array
 
@@ -116,8 +115,6 @@ def _pad_axis(array, axis, before, after, left, right):
     """``array`` widened along ``axis``: its edge values gathered over the
     pad, then ``left`` and ``right`` (values broadcasting along the axis)
     where the pad is: a gather and a fused ``where``."""
-    from ._array import where
-    from ._fancy import take
     n = array.shape[axis]
     padded = take(array, np.pad(np.arange(n), (before, after), mode="edge"), axis)
     along = [1] * array.ndim
@@ -133,7 +130,6 @@ def _pad_axis(array, axis, before, after, left, right):
 def _pad_by_positions(array, widths, mode, reflect_type):
     """A gather of NumPy's padding of the positions along each axis (an
     odd reflection: of the identity)."""
-    from ._fancy import take
     for axis, (before, after) in enumerate(widths):
         n = array.shape[axis]
         if not (before or after):
@@ -150,7 +146,6 @@ def _odd_reflection(array, axis, before, after, mode):
     repeated where the pad is wider than the axis. Each padded value is the
     same sum of values times integers as in NumPy's padding of the identity
     (the coefficients of a row: its nonzero entries), computed as that sum."""
-    from ._fancy import take
     n = array.shape[axis]
     matrix = np.pad(np.eye(n, dtype=np.int64), ((before, after), (0, 0)), mode=mode,
                     reflect_type="odd")
@@ -173,7 +168,6 @@ def _pad_statistic(array, widths, mode, stat_length):
     """The statistic of the first and last ``stat_length`` values of each
     axis (all of them by default) where its pad is, rounded into an integer
     array as NumPy rounds them."""
-    from ._numpy import FUNCTIONS
     statistic = FUNCTIONS[_STATISTICS[mode]]
     lengths = ([(None, None)] * array.ndim if stat_length is None
                else _pairs(stat_length, array.ndim, "stat_length", index=True))
@@ -202,7 +196,6 @@ def _pad_statistic(array, widths, mode, stat_length):
 def _pad_linear_ramp(array, widths, end_values):
     """Blocks of ``linspace`` from each end value towards the edge (the
     edge itself left out), in the array's dtype."""
-    from ._numpy import linspace
     ends = _pairs(end_values, array.ndim, "end_values")
     for axis, ((before, after), (first, last)) in enumerate(zip(widths, ends)):
         n = array.shape[axis]
@@ -218,4 +211,4 @@ def _pad_linear_ramp(array, widths, end_values):
     return array
 
 
-FUNCTIONS = (pad,)
+EXPORTED = (pad,)

@@ -10,6 +10,10 @@ import operator
 import numpy as np
 
 from ._array import Array
+from ._creation import _lazy as _lazy_arguments, _one
+from ._fancy import take
+from ._joins import concatenate
+from ._registry import FUNCTIONS
 from .errors import ArgumentError
 
 # Kernels up to this length are a fused sum of shifted slices (each slice
@@ -18,8 +22,7 @@ _SHIFTED_UP_TO = 32
 
 
 def _lazy(*values):
-    from ._numpy import _lazy as lazy, _one
-    return [_one(v) for v in lazy(list(values))]
+    return [_one(v) for v in _lazy_arguments(list(values))]
 
 
 def polyval(p, x):
@@ -61,8 +64,6 @@ def correlate(a, v, mode="valid"):
 
 
 def _sliding(a, v, mode, name, flip):
-    from ._numpy import concatenate
-    from ._fancy import take
     a, v = _lazy(a, v)
     if a.ndim != 1 or v.ndim != 1:
         raise ArgumentError(f"{name}: arrays of shapes {a.shape} and {v.shape} (expected 1-d)")
@@ -99,7 +100,6 @@ def _sliding(a, v, mode, name, flip):
 def ediff1d(ary, to_end=None, to_begin=None):
     """NumPy's ``ediff1d``: the differences of the flattened array, with
     ``to_begin`` before and ``to_end`` after."""
-    from ._numpy import concatenate
     (ary,) = _lazy(ary)
     flat = ary.reshape(-1)
     pieces = [flat[1:] - flat[:-1]]
@@ -118,7 +118,6 @@ def _coefficients(*values):
 def _padded_pair(a1, a2):
     """``a1`` and ``a2`` of one length, the shorter with zeros in front
     (its highest powers)."""
-    from ._numpy import FUNCTIONS
     a1, a2 = _coefficients(a1, a2)
     diff = a2.size - a1.size
     if diff > 0:
@@ -162,7 +161,6 @@ def polyder(p, m=1):
 def polyint(p, m=1, k=None):
     """NumPy's ``polyint``: the ``m``-th antiderivative's coefficients,
     with integration constants ``k`` (zeros by default)."""
-    from ._numpy import FUNCTIONS
     m = operator.index(m)
     if m < 0:
         raise ArgumentError("polyint: Order of integral must be positive (see polyder)")
@@ -178,5 +176,5 @@ def polyint(p, m=1, k=None):
     return p
 
 
-FUNCTIONS = (polyval, vander, convolve, correlate, ediff1d, polyadd, polysub, polymul, polyder,
+EXPORTED = (polyval, vander, convolve, correlate, ediff1d, polyadd, polysub, polymul, polyder,
              polyint)

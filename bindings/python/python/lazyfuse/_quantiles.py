@@ -11,8 +11,10 @@ running share reaches the quantile."""
 
 import numpy as np
 
-from ._array import Array, _store
-from ._statistics import _axes, _one
+from ._array import Array, _axes, _store
+from ._creation import _lazy, _one
+from ._fancy import take, take_along_axis
+from ._registry import FUNCTIONS
 from .errors import ArgumentError
 
 
@@ -138,8 +140,6 @@ def _weighted_inverted_cdf(a, q, weights, axis, name, skip_nan=False):
     holding a NaN, or, with ``skip_nan``, NaNs weigh nothing and only a row
     of NaNs gives NaN. ``(Q, R)``, lazily, after a computed check of the
     weights (NumPy's errors)."""
-    from ._fancy import take_along_axis
-    from ._numpy import _lazy, FUNCTIONS
     from ._sorting import argsort
     axes = _axes(a, axis, name)
     w = _one(_lazy([a, weights])[1])
@@ -178,7 +178,6 @@ def _check_weights(weights, counted, skipped, name):
     """NumPy's errors for quantile weights: a negative weight, or a row
     whose ``counted`` weights sum to zero, inf or NaN (but ``skipped`` rows:
     those of NaNs only). Computed: one demand of two flags."""
-    from ._numpy import FUNCTIONS
     total = counted.sum(axis=-1)
     empty = ~(np.isfinite(total) & (total > 0))
     if skipped is not None:
@@ -238,7 +237,6 @@ def _at(rows, index):
     """The values of ``rows`` (sorted, ``(R, n)``) at ``index``: known
     ``(Q,)`` positions, the same in every row, or lazy ``(Q, R)`` ones, each
     row's own; ``(Q, R)``."""
-    from ._fancy import take
     if not isinstance(index, Array):
         return take(rows, index, axis=1).transpose(1, 0)
     count, n = rows.shape
@@ -275,4 +273,4 @@ def _sorted_rows(a, axis, name, needed=None):
     return sort(rows, -1), kept, axes
 
 
-FUNCTIONS = (quantile, percentile, nanquantile, nanpercentile, nanmedian)
+EXPORTED = (quantile, percentile, nanquantile, nanpercentile, nanmedian)

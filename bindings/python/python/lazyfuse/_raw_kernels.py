@@ -15,9 +15,13 @@ import re
 import numpy as np
 
 from . import _c_lex, _c_parse, _c_translate, _c_tree, _native, _rounds
-from ._array import Array
+from ._array import Array, _store
 from ._c_tree import Pointer
+from ._contexts import current_context
+from ._creation import asarray, full, zeros
+from ._joins import concatenate
 from ._kernel_args import In
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, CompileError
 
 
@@ -143,7 +147,6 @@ class SourceKernel:
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None,
                  enable_cooperative_groups=False):
-        from . import asarray, current_context
         from ._kernel_args import _launch_dims
         lazy = next((a for a in args if isinstance(a, Array)), None)
         backend = lazy._a.backend if lazy is not None else current_context().backend
@@ -341,7 +344,6 @@ class ElementwiseKernel:
     def _launched(self, in_types, out_types, ins, outs, shape, types):
         """Launches the operation as a kernel over the elements (one thread
         each, in a grid-stride loop); returns the outputs."""
-        from . import zeros
         scalars = tuple(_is_scalar(a) for a in ins)
         key = ("kernel", tuple(in_types), tuple(out_types), scalars)
         params = self.in_params + self.out_params
@@ -393,10 +395,9 @@ def _is_scalar(arg):
 
 
 def _broadcast(arg, shape):
-    from . import broadcast_to
     if isinstance(arg, np.ndarray):
         return np.ascontiguousarray(np.broadcast_to(arg, shape))
-    return broadcast_to(arg, shape)
+    return FUNCTIONS["broadcast_to"](arg, shape)  # (complex arrays too: the namespace's)
 
 
 # ------------------------------------------------------------- reductions
@@ -426,12 +427,11 @@ def _pairwise(combine, x, axes, keepdims):
     two arrays): the even and odd elements along the axis combined, in
     ``log2 n`` rounds, lazily (the rounds fuse where the combine is a lazy
     ufunc)."""
-    from . import concatenate, expand_dims, moveaxis
     for axis in sorted(axes, reverse=True):
-        (x,) = _rounds.pairwise((moveaxis(x, axis, -1),), lambda a, b: (combine(a[0], b[0]),),
+        (x,) = _rounds.pairwise((FUNCTIONS["moveaxis"](x, axis, -1),), lambda a, b: (combine(a[0], b[0]),),
                                 lambda arrays: concatenate(arrays, axis=-1))
         if keepdims:
-            x = expand_dims(x, axis)
+            x = FUNCTIONS["expand_dims"](x, axis)
     return x
 
 
@@ -460,7 +460,6 @@ class ReductionKernel:
         self._made = {}
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
-        from . import asarray, full
         what = f"ReductionKernel '{self.name}'"
         if len(args) != len(self.in_params):
             raise TypeError(f"{what} takes {len(self.in_params)} inputs, got {len(args)}")
@@ -503,7 +502,6 @@ class ReductionKernel:
         result = post(reduced.astype(reduce_type)) if self.post_map_expr else reduced
         if out is None:
             return result
-        from ._array import _store
         return _store(result, out, what)
 
 
@@ -520,7 +518,6 @@ def _identity_value(text, dtype, types):
 
 def _with_identity(kind, reduced, identity, dtype):
     """``reduce_expr(identity, reduced)``: the identity joins the elements."""
-    import lazyfuse as lf
     natural = {"sum": 0, "prod": 1, "any": False, "all": True}
     if kind in natural and identity == natural[kind]:
         return reduced
@@ -529,9 +526,9 @@ def _with_identity(kind, reduced, identity, dtype):
     if kind == "prod":
         return reduced * np.asarray(identity, dtype)
     if kind == "max":
-        return lf.maximum(reduced, np.asarray(identity, dtype)) if not _lowest(identity, dtype) else reduced
+        return FUNCTIONS["maximum"](reduced, np.asarray(identity, dtype)) if not _lowest(identity, dtype) else reduced
     if kind == "min":
-        return lf.minimum(reduced, np.asarray(identity, dtype)) if not _highest(identity, dtype) else reduced
+        return FUNCTIONS["minimum"](reduced, np.asarray(identity, dtype)) if not _highest(identity, dtype) else reduced
     if kind == "any":
         return reduced | bool(identity)
     return reduced & bool(identity)

@@ -11,7 +11,9 @@ Everything stays lazy."""
 import numpy as np
 
 from . import _array
-from .errors import ArgumentError, AxisError, ShapeError
+from ._array import _axes
+from ._registry import OPERATIONS, register
+from .errors import ArgumentError, ShapeError
 
 # What a masked-out element counts as, per reduction with an identity.
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
@@ -23,16 +25,6 @@ UFUNC_REDUCTIONS = {
     "minimum": ("min", "cummin"), "logical_and": ("all", "cummin"),
     "logical_or": ("any", "cummax"),
 }
-
-
-def _axes(x, axis, name):
-    """The axes `axis` names (None: all), each checked and made positive."""
-    ndim = x.ndim
-    given = tuple(range(ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-    axes = sorted({int(a) + ndim if int(a) < 0 else int(a) for a in given})
-    if any(not 0 <= a < ndim for a in axes):
-        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
-    return axes
 
 
 def _mask(x, where, name):
@@ -186,3 +178,7 @@ def matmul(a, b):
         raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} (expected the last axis of the "
                          f"first, {a.shape[-1]}, to match the second-last of the second, {inner})")
     return _array.Array(a._a.matmul(b._a))
+
+
+# What `Array`'s methods call (`x.sum()`, `x @ y`, `np.add.reduce(x)`).
+register(OPERATIONS, reduce, arg_reduce, moment, accumulate, matmul, ufunc_reduction=ufunc_method)

@@ -6,7 +6,10 @@ sorting rows and searching sorted arrays; NaNs last, as NumPy's)."""
 
 import numpy as np
 
-from ._array import Array
+from ._array import Array, _axes, _store, where
+from ._creation import _lazy, _one, zeros_like
+from ._fancy import take, take_along_axis
+from ._registry import FUNCTIONS, OPERATIONS, register
 from .errors import ArgumentError
 
 
@@ -45,8 +48,6 @@ def _reversed(a, axis):
 def _along(a, axis, order, name):
     """``a`` as a lazy array and ``axis`` checked (None: the flattened
     array's only axis); ``order`` refused, as there are no fields."""
-    from ._numpy import _one
-    from ._reductions import _axes
     if order is not None:
         raise ArgumentError(f"{name}: lazyfuse arrays have no fields (order= is for structured arrays)")
     a = _one(a)
@@ -76,8 +77,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     """NumPy's ``isin``: whether each of ``element`` is among
     ``test_elements``, lazily: the test elements sorted, a binary search
     for each element, and a comparison with what it finds."""
-    from ._numpy import _lazy, _one
-    from ._fancy import take
     element, tests = (_one(x) for x in _lazy([element, test_elements]))
     tests = sort(tests.reshape(-1), 0)
     if tests.size == 0:
@@ -91,8 +90,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 def select(condlist, choicelist, default=0):
     """NumPy's ``select``: from each position, the choice of the first true
     condition (``default`` where none is), lazily: nested ``where``s."""
-    from ._numpy import _lazy
-    from ._array import where
     if len(condlist) != len(choicelist):
         raise ArgumentError("select: list of cases must be same length as list of conditions")
     if not condlist:
@@ -115,8 +112,6 @@ def choose(a, choices, out=None, mode="raise"):
     broadcast together), lazily: nested ``where``s. ``mode="raise"``
     checks ``a``'s range first (computing it); ``"wrap"`` and ``"clip"``
     stay lazy."""
-    from ._numpy import _lazy, _one
-    from ._array import _store, where
     a = _one(a)
     choices = _lazy(list(choices))
     n = len(choices)
@@ -143,8 +138,6 @@ def lexsort(keys, axis=-1):
     """NumPy's ``lexsort``: the positions sorting by the last key, ties by
     the one before, and so on, lazily: a stable argsort per key, from the
     first, each of the keys reordered by the positions so far."""
-    from ._numpy import _lazy
-    from ._fancy import take_along_axis
     keys = _lazy(list(keys)) if not isinstance(keys, Array) else [keys[k] for k in range(len(keys))]
     if not keys:
         raise ArgumentError("lexsort: need sequence of keys with len > 0")
@@ -159,8 +152,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
     value) where ``condlist[k]`` holds, a later condition winning; an extra
     function for where none holds, else 0. Lazily: each function is called
     once on the whole of ``x`` (NumPy calls it on the selected elements)."""
-    from ._numpy import _one
-    from ._array import where
     x = _one(x)
     if isinstance(condlist, (Array, np.ndarray)) and getattr(condlist, "ndim", 1) == x.ndim:
         condlist = [condlist]
@@ -173,7 +164,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
     elif len(funclist) != len(conditions):
         raise ArgumentError(f"with {len(conditions)} condition(s), either {len(conditions)} or "
                             f"{len(conditions) + 1} functions are expected")
-    from . import zeros_like
     result = zeros_like(x)
     for condition, f in zip(conditions, funclist):
         value = f(x, *args, **kw) if callable(f) else f
@@ -186,8 +176,6 @@ def searchsorted(a, v, side="left", sorter=None):
     1-d ``a`` (ordered by ``sorter``'s positions if given) to keep it
     sorted, lazily: a binary search per value (``lazyfuse::searchsorted``).
     A number ``v`` gives a 0-d array."""
-    from ._numpy import _lazy, _one
-    from ._fancy import take
     if side not in ("left", "right"):
         raise ArgumentError(f"searchsorted: side {side!r} (expected 'left' or 'right')")
     a, v = (_one(x) for x in _lazy([a, v]))
@@ -201,7 +189,6 @@ def searchsorted(a, v, side="left", sorter=None):
 def digitize(x, bins, right=False):
     """NumPy's ``digitize``: the index of the bin each of ``x`` falls in,
     for monotonic ``bins`` (checked: ``bins`` are computed when lazy)."""
-    from ._numpy import _lazy, _one
     x, bins = (_one(b) for b in _lazy([x, bins]))
     if bins.ndim != 1:
         raise ArgumentError(f"digitize: bins of shape {bins.shape} (expected 1-d)")
@@ -222,8 +209,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     gathers and a fused interpolation. With a ``period``, NumPy's periodic
     form: everything taken modulo the period, the points sorted and
     extended by one period at each end."""
-    from ._numpy import _lazy, _one, FUNCTIONS
-    from ._fancy import take
     x, xp, fp = (_one(b) for b in _lazy([x, xp, fp]))
     if period is not None:
         if period == 0:
@@ -269,9 +254,6 @@ def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """NumPy's ``median``: the middle of the sorted values (the mean of the
     two middle ones for an even count), NaN where a NaN is among them."""
-    from ._array import _store
-    from ._numpy import _one
-    from ._reductions import _axes
     a = _one(a)
     axes = tuple(range(a.ndim)) if axis is None else _axes(a, axis, "median")
     kept = [d for d in range(a.ndim) if d not in axes]
@@ -307,7 +289,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     asked for); the count of distinct values decides the result's shape,
     so the sorted values are computed and the rest follows from them in
     one pass. Along an ``axis``, NumPy on the computed values."""
-    from ._numpy import _one
     a = _one(ar)
     if axis is not None:
         results = np.unique(a.numpy(), return_index, return_inverse, return_counts, axis,
@@ -338,3 +319,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         starts = np.flatnonzero(keep)
         results.append(a._like(np.diff(np.append(starts, values.size)).astype(np.intp)))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+register(OPERATIONS, sort_in_place, argsort, searchsorted)  # `Array`'s methods

@@ -11,18 +11,12 @@ import warnings
 
 import numpy as np
 
-from ._array import Array, _store
+from ._array import Array, _axes, _store, where
+from ._creation import _lazy, _one
+from ._joins import broadcast_to, concatenate, moveaxis, stack
+from ._ranges import linspace
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, ShapeError
-
-
-def _one(a):
-    from ._numpy import _one as one
-    return one(a)
-
-
-def _axes(a, axis, name):
-    from ._reductions import _axes as axes
-    return axes(a, axis, name)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -36,7 +30,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """NumPy's ``average``: the mean, or with ``weights`` (of ``a``'s shape,
     or 1-d along a single ``axis``) the weighted mean; ``returned`` adds
     the sum of the weights."""
-    from ._numpy import _lazy
     a = _one(a)
     if weights is None:
         result = a.mean(axis=axis, keepdims=keepdims)
@@ -61,7 +54,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
     result = (a.astype(kind) * w.astype(kind)).sum(axis=axis, keepdims=keepdims) / scale
     if returned:
-        from ._numpy import broadcast_to
         scale = scale if scale.shape == result.shape else broadcast_to(scale, result.shape)
         return result, scale
     return result
@@ -74,7 +66,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     deviations from the (weighted) mean, one matrix product, divided by
     NumPy's normalization; length-1 axes squeezed. Lazy; weights are
     checked (NumPy's errors) on computed values."""
-    from ._numpy import _lazy, concatenate
     if ddof is not None and ddof != int(ddof):
         raise ArgumentError(f"cov: ddof={ddof!r} (expected an integer)")
     m = _one(m)
@@ -129,7 +120,6 @@ def _cov_weights(x, weights, name):
         raise ArgumentError(f"cov: {name} of shape {w.shape} (expected one axis)")
     if w.shape[0] != x.shape[1]:
         raise ShapeError(f"cov: {w.shape[0]} {name} for {x.shape[1]} observations")
-    from ._numpy import FUNCTIONS
     checks = [(w < 0).any()] + ([(w != np.round(w)).any()] if name == "fweights" else [])
     negative, *fractional = np.asarray(FUNCTIONS["stack"](checks))
     if any(fractional):
@@ -157,7 +147,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     the coordinates along it (a 1-d array; NumPy's non-uniform formulas,
     or its uniform ones when the coordinates are evenly spaced, which is
     computed)."""
-    from ._numpy import concatenate
     f = _one(f)
     axes = _axes(f, axis, "gradient")
     if len(varargs) == 0:
@@ -255,7 +244,6 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
 
 
 def _nan_arg(a, name, fill, axis, out, keepdims):
-    from ._array import where
     a = _one(a)
     if a.dtype.kind == "f":
         missing = np.isnan(a)
@@ -268,7 +256,6 @@ def _nan_arg(a, name, fill, axis, out, keepdims):
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """NumPy's ``diff``: the ``n``-th differences along ``axis`` (``!=`` for
     booleans), ``prepend``/``append`` joined first."""
-    from ._numpy import broadcast_to, concatenate
     a = _one(a)
     n = operator.index(n)
     if n < 0:
@@ -313,7 +300,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     third component; two 2-element ones give the scalar z component),
     broadcast over the other axes. 2-element vectors are deprecated as in
     NumPy 2.0 to 2.4 (NumPy 2.5 refuses them)."""
-    from ._numpy import _lazy, broadcast_to, moveaxis, stack
     a, b = (_one(x) for x in _lazy([a, b]))
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -340,7 +326,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def kron(a, b):
     """NumPy's ``kron``: the Kronecker product (blocks of ``b`` scaled by
     each element of ``a``), one broadcast product reshaped."""
-    from ._numpy import _lazy
     a, b = (_one(x) for x in _lazy([a, b]))
     d = max(a.ndim, b.ndim)
     sa, sb = (1,) * (d - a.ndim) + a.shape, (1,) * (d - b.ndim) + b.shape
@@ -353,11 +338,10 @@ def kron(a, b):
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """NumPy's ``logspace``: ``base`` to the powers of ``linspace(start,
     stop, num)``."""
-    from ._numpy import linspace
     powers = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     result = np.power(base, powers) if isinstance(powers, Array) else base ** powers
     return result if dtype is None else result.astype(dtype)
 
 
-FUNCTIONS = (ptp, average, cov, corrcoef, gradient, nanargmax, nanargmin, diff, trapezoid, cross,
+EXPORTED = (ptp, average, cov, corrcoef, gradient, nanargmax, nanargmin, diff, trapezoid, cross,
              kron, logspace)

@@ -4,6 +4,8 @@
 import contextlib
 import time
 import weakref
+from ._contexts import current_context
+from .errors import ArgumentError
 
 
 class Stream:
@@ -35,7 +37,6 @@ _STREAMS = weakref.WeakSet()
 
 def stream():
     """A new stream on the current context."""
-    from . import current_context
     made = Stream(current_context()._cx.stream())
     _STREAMS.add(made)
     return made
@@ -50,7 +51,6 @@ legacy_default_stream = per_thread_default_stream = default_stream
 def external_stream(ptr):
     """Numba's stream made from a CUDA stream handle: lazyfuse queues its
     work on its own streams, so a handle from elsewhere is refused."""
-    from .errors import ArgumentError
     raise ArgumentError(
         f"external_stream: lazyfuse cannot queue work on a CUDA stream it did not make "
         f"(got the handle {ptr!r}; expected cuda.stream())")
@@ -100,7 +100,6 @@ def event(timing=True):
 
 def event_elapsed_time(evtstart, evtend):
     """Milliseconds between two recorded events, as Numba's."""
-    from .errors import ArgumentError
     if not (evtstart.timing and evtend.timing):
         raise ArgumentError("event_elapsed_time: events made with timing=False have no time")
     if evtstart._recorded is None or evtend._recorded is None:

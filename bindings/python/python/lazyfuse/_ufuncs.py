@@ -6,6 +6,7 @@ of them for the rest it computes lazily (``fabs``, ``signbit``, ``fmax``,
 import numpy as np
 
 from . import _array, _native
+from ._registry import OPERATIONS, register
 from .errors import ArgumentError, DTypeError
 
 # NumPy ufunc name -> lazyfuse operation name, where they differ.
@@ -300,8 +301,7 @@ def _apply(ufunc, inputs, out, casting="same_kind", **options):
     name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
     first = next(x for x in inputs if isinstance(x, Array))
     if name in ("vecdot", "matvec", "vecmat"):
-        from . import _contractions
-        result = getattr(_contractions, name)(*inputs, **options)
+        result = OPERATIONS[name](*inputs, **options)  # `_contractions`'s
         return result if out is None else _store(result, out[0], f"ufunc '{name}'")
     if name in ("matmul", "divmod"):
         a, b = inputs  # Python numbers stay weak (NEP 50) in divmod
@@ -346,3 +346,6 @@ def _apply(ufunc, inputs, out, casting="same_kind", **options):
         (target,) = out
         return _store(result, target, f"ufunc '{ufunc.__name__}'")
     return result
+
+
+register(OPERATIONS, ufunc_direct=direct, ufunc_call=call, ufunc_method=method, ufunc_options=options)

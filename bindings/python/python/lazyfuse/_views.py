@@ -17,6 +17,8 @@ import numpy as np
 
 from . import _fancy
 from ._array import Array
+from ._registry import OPERATIONS, register
+from .errors import ShapeError
 
 
 def _resolve(shape, key):
@@ -161,7 +163,6 @@ def put(array, key, value):
     while len(shape) > len(target) and shape[0] == 1:
         shape = shape[1:]  # NumPy drops leading length-1 axes of the value
     if len(shape) > len(target) or any(v not in (1, t) for v, t in zip(shape[::-1], target[::-1])):
-        from .errors import ShapeError
         raise ShapeError(f"could not broadcast a value of shape {value.shape} into the indexed "
                          f"shape {target} of an array of shape {array.shape}")
     # The value's axes lined up with the region's: ones where ints dropped
@@ -315,3 +316,7 @@ class Reshaped(_Shared):
     @property
     def _contiguous(self):
         return _contiguous(self._base)
+
+
+# What `Array`'s indexing, `reshape`, `transpose` and `.T` call.
+register(OPERATIONS, transposed, reshaped, index=get, assign_index=put)

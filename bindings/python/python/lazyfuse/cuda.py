@@ -11,6 +11,8 @@ import types
 import numpy as np
 
 from . import _array_api, _cuda_random, _native, _trace
+from ._array import Array, _dtype_name, compute, where
+from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
 from ._numba import _package_names
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
@@ -35,7 +37,6 @@ def to_device(obj, stream=0, copy=True, to=None):
     it do not reach the device copy. With ``to=`` (a device array of the
     same shape and dtype) that array takes the value and is returned.
     ``copy`` is accepted as Numba's is (the device copy is always made)."""
-    from . import Array, asarray
     if to is not None:
         if not isinstance(to, Array):
             raise TypeError(f"to_device: to= must be a device array, not {type(to).__name__}")
@@ -59,7 +60,6 @@ def _layout(what, strides, order):
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """Numba's ``cuda.device_array``: an uninitialised device array (zeros
     here). ``order="F"`` gives a column-major one (a transposed view)."""
-    from . import empty
     _layout("device_array", strides, order)
     if order == "F":
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -71,7 +71,6 @@ def device_array_like(ary, stream=0):
     """A device array of ``ary``'s shape and dtype (a lazyfuse ``ary``: in
     its context), laid out as NumPy's ``empty_like`` lays it out (a
     column-major ``ary`` gives a column-major one: ``strides``, ``flags``)."""
-    from . import empty_like
     return like_layout(ary, lambda shape: empty_like(ary, shape=shape))
 
 
@@ -81,7 +80,7 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     straight into it and ``to_device(it)`` uploads straight from it, with no
     staging copy (``stats()["staged_bytes"]``). ``asarray`` of it copies it,
     as of any NumPy array."""
-    from . import _dtype_name, current_context
+    from ._contexts import current_context  # (the module's own is Numba's)
     _layout("pinned_array", strides, order)
     shape = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
     if order == "F":
@@ -108,7 +107,7 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", portable=Fals
     ``stats()["mapped_bytes"]`` counts that traffic). ``asarray``/
     ``to_device`` of it copy it, as of any NumPy array (NumPy may write it).
     ``portable`` and ``wc`` are accepted and have no effect."""
-    from . import _dtype_name, current_context
+    from ._contexts import current_context  # (the module's own is Numba's)
     _layout("mapped_array", strides, order)
     shape = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
     if order == "F":
@@ -120,7 +119,7 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", portable=Fals
 def defer_cleanup():
     """While inside, device buffers whose arrays are gone are queued rather
     than reused or freed; they are released on leaving."""
-    from . import current_context
+    from ._contexts import current_context  # (the module's own is Numba's)
     guard = current_context()._cx.defer_cleanup()
     try:
         yield
@@ -165,7 +164,6 @@ class Reduce:
         return self._reducers[dtype]
 
     def __call__(self, arr, size=None, res=None, init=0, stream=0):
-        from . import Array, asarray
         a = arr if isinstance(arr, Array) else asarray(arr)
         if size is not None:
             a = a.reshape(-1)[:size]
@@ -183,7 +181,6 @@ class Reduce:
             return result
         if isinstance(res, Array):
             # Numba writes the result into res[0]; the rest of res stays.
-            from . import where
             flat = res.reshape(-1)
             first = Array(flat._a.arange_like(flat.size, "int64")) == 0
             res._rebind(where(first, result, flat).astype(res.dtype).reshape(res.shape)._a)
@@ -326,7 +323,6 @@ class Dispatcher:
                                 [a._a if isinstance(a, Array) else a for a in lazy + constants])
         kept = {p for p, a in zip(params, args) if isinstance(a, In) and not a.copy_back}
         if prints:  # its lines appear now, as a launch's do in Numba
-            from . import compute
             compute(*[Array(r) for r in results])
         if raises:
             _raise_reported(raises, np.asarray(Array(results[written.index(_jit.RAISED)])))
@@ -345,7 +341,7 @@ class Dispatcher:
         tuple shapes, dynamic shared memory): the native kernel, the names
         it writes (its results' order), the extra arrays every launch
         passes after the arguments, whether it prints, what it raises."""
-        from . import asarray, _jit
+        from . import _jit
         arrays = [n for n, k in zip(names, key[0]) if isinstance(k, tuple)]
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
@@ -381,7 +377,6 @@ def _refuse_aliases(name, params, args, written):
     argument its own value, so the writes through one would not be seen
     through the other, as they are in Numba. Refused, naming both, rather
     than run."""
-    from . import Array
     arrays = [(p, a) for p, a in zip(params, args) if isinstance(a, (Array, np.ndarray))]
     for i, (p, a) in enumerate(arrays):
         for q, b in arrays[i + 1:]:
@@ -409,7 +404,6 @@ def _views_overlap(a, b):
             x = x._base
         return x
 
-    from . import Array
     if not isinstance(a, Array) or not isinstance(b, Array) or root(a) is not root(b):
         return False
     if not (isinstance(a, View) and isinstance(b, View) and a._base is b._base):
@@ -484,7 +478,6 @@ threadIdx = blockIdx = blockDim = gridDim = _Namespace(x=0, y=0, z=0)
 
 def is_cuda_array(obj):
     """Whether ``obj`` is a device array (a lazyfuse array)."""
-    from . import Array
     return isinstance(obj, Array)
 
 
@@ -497,7 +490,7 @@ def as_cuda_array(obj):
 def detect():
     """Numba's ``cuda.detect()``: prints whether a CUDA GPU is usable and
     what runs ``target="cuda"`` code otherwise; returns whether one is."""
-    from . import current_context
+    from ._contexts import current_context  # (the module's own is Numba's)
     if is_available():
         print("lazyfuse: a CUDA GPU is available (device 0 runs target='cuda' code)")
         return True

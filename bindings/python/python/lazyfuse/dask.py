@@ -40,7 +40,9 @@ from dask.array import dispatch
 from dask.array.backends import ArrayBackendEntrypoint, percentile
 from dask.sizeof import sizeof
 
-from . import Array, _native, asarray, empty
+from . import _native
+from ._array import Array
+from ._creation import asarray, empty
 from .errors import DTypeError
 
 __all__ = [

@@ -17,9 +17,11 @@ precision, everything else in double.
 
 import numpy as np
 
-from . import _array, _arrangements, _native
-from ._array import Array
+from . import _arrangements, _native
+from ._array import Array, where
 from ._complex import ComplexArray, _wrap
+from ._creation import arange, asarray
+from ._registry import FFT_FUNCTIONS, register
 from .errors import DTypeError
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
@@ -29,7 +31,6 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rf
 def _lazy(a):
     if isinstance(a, (Array, ComplexArray)):
         return a
-    from . import asarray
     return asarray(a)
 
 
@@ -103,14 +104,12 @@ def fftfreq(n, d=1.0, device=None, *, dtype=None):
     """NumPy's ``fftfreq``: the frequencies of an ``n``-point transform
     with sample spacing ``d`` (0, 1, …, then the negative ones), lazily;
     ``dtype`` (the array API's) a real floating dtype, float64 by default."""
-    from . import arange, where
     k = arange(n, dtype=np.int64, device=device)
     return _as(where(k <= (n - 1) // 2, k, k - n) / (n * d), dtype)
 
 
 def rfftfreq(n, d=1.0, device=None, *, dtype=None):
     """NumPy's ``rfftfreq``: the ``n // 2 + 1`` non-negative frequencies."""
-    from . import arange
     return _as(arange(n // 2 + 1, dtype=np.int64, device=device) / (n * d), dtype)
 
 
@@ -138,4 +137,5 @@ def ifftshift(x, axes=None):
     return _shifted(x, axes, -1)
 
 
-_array.FFT_FUNCTIONS.update({name: globals()[name] for name in __all__})
+# NumPy's `np.fft.f(lazy)` comes here (`Array.__array_function__`).
+register(FFT_FUNCTIONS, **{name: globals()[name] for name in __all__})

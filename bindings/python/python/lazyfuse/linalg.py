@@ -19,7 +19,9 @@ import operator
 
 import numpy as np
 
-from ._array import Array
+from ._array import Array, _axes, _store
+from ._creation import _lazy, _one, asarray
+from ._registry import FUNCTIONS, LINALG_FUNCTIONS, register
 from .errors import ArgumentError
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "outer", "tensordot", "vecdot"]
@@ -28,7 +30,6 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "outer", "tensordot",
 def _floating(x):
     """``x`` as a lazy array of a floating dtype (integers and bools as
     float64, as NumPy's norms take them)."""
-    from ._numpy import _one
     x = _one(x)
     return x if x.dtype.kind in "fc" else x.astype(np.float64)
 
@@ -89,7 +90,6 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", axes=(-2, -1)):
     ``1``/``-1`` (largest/smallest column sum of magnitudes), ``inf``/
     ``-inf`` (of row sums); ``2``, ``-2`` and ``"nuc"`` (singular values)
     run in NumPy on computed values."""
-    from ._reductions import _axes
     x = _floating(x)
     if x.ndim < 2:
         raise ArgumentError(f"matrix_norm: an array of shape {x.shape} (expected at least 2 axes)")
@@ -118,13 +118,11 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", axes=(-2, -1)):
 
 def matmul(x1, x2, /):
     """NumPy's ``linalg.matmul``: ``x1 @ x2``."""
-    from ._numpy import FUNCTIONS
     return FUNCTIONS["matmul"](x1, x2)
 
 
 def outer(x1, x2, /):
     """NumPy's ``linalg.outer`` of two vectors."""
-    from ._numpy import FUNCTIONS
     return FUNCTIONS["outer"](x1, x2)
 
 
@@ -145,15 +143,14 @@ def matrix_power(a, n):
     """NumPy's ``linalg.matrix_power``: ``a`` (square, or a stack) to the
     integer power ``n`` by repeated squaring, lazily (``n < 0``: of the
     inverse, computed in NumPy)."""
-    from ._numpy import _one, FUNCTIONS as numpy_functions
     a = _one(a)
     n = operator.index(n)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ArgumentError(f"matrix_power: an array of shape {a.shape} (expected square "
                             "matrices in its last two axes)")
     if n == 0:
-        identity = numpy_functions["eye"](a.shape[-1], dtype=a.dtype)
-        return numpy_functions["broadcast_to"](identity, a.shape) * 1
+        identity = FUNCTIONS["eye"](a.shape[-1], dtype=a.dtype)
+        return FUNCTIONS["broadcast_to"](identity, a.shape) * 1
     if n < 0:
         a, n = inv(a), -n
     result, square = None, a
@@ -170,8 +167,6 @@ def multi_dot(arrays, *, out=None):
     """NumPy's ``linalg.multi_dot``: the product of the matrices in the
     cheapest order (NumPy's dynamic programme over their shapes; the first
     and last may be 1-d), each product a lazy ``matmul``."""
-    from ._array import _store
-    from ._numpy import _lazy
     arrays = _lazy(list(arrays))
     if len(arrays) < 2:
         raise ArgumentError("multi_dot: expecting at least two arrays")
@@ -219,8 +214,7 @@ def _chain(arrays, split, i, j):
 
 def _numpy_alias(name):
     def apply(*args, **kwargs):
-        from ._numpy import FUNCTIONS as numpy_functions
-        return numpy_functions[name](*args, **kwargs)
+        return FUNCTIONS[name](*args, **kwargs)
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"NumPy's ``linalg.{name}``: ``lazyfuse.{name}``, lazily."
     return apply
@@ -232,15 +226,13 @@ cross, matrix_transpose = (_numpy_alias(n) for n in ("cross", "matrix_transpose"
 def diagonal(x, /, *, offset=0):
     """NumPy's (the array API's) ``linalg.diagonal``: the diagonals of the
     matrices in the last two axes (a view)."""
-    from ._numpy import FUNCTIONS as numpy_functions
-    return numpy_functions["diagonal"](x, offset, axis1=-2, axis2=-1)
+    return FUNCTIONS["diagonal"](x, offset, axis1=-2, axis2=-1)
 
 
 def trace(x, /, *, offset=0, dtype=None):
     """NumPy's (the array API's) ``linalg.trace``: the sums of the diagonals
     of the matrices in the last two axes."""
-    from ._numpy import FUNCTIONS as numpy_functions
-    return numpy_functions["trace"](x, offset, axis1=-2, axis2=-1, dtype=dtype)
+    return FUNCTIONS["trace"](x, offset, axis1=-2, axis2=-1, dtype=dtype)
 
 #: Computed in NumPy (LAPACK) on computed values, arrays given back.
 _COMPUTED = ("inv", "pinv", "solve", "lstsq", "det", "slogdet", "cond", "matrix_rank", "svd",
@@ -267,7 +259,6 @@ def _computed(name):
 def _given(name, result, like):
     """NumPy's ``result`` (an array, a number, or a named tuple of them)
     with its arrays as lazyfuse arrays of ``like``'s context."""
-    from . import asarray
     if isinstance(result, np.ndarray):
         if result.dtype.kind == "c" and not result.imag.any():
             # NumPy 2.5's eig/eigvals are complex even when every value is
@@ -288,7 +279,7 @@ del _name
 __all__ += ["matrix_power", "multi_dot", "cross", "diagonal", "trace", "matrix_transpose",
             "LinAlgError", *(n for n in _COMPUTED if hasattr(np.linalg, n))]
 
-FUNCTIONS = {f.__name__: f for f in (norm, vector_norm, matrix_norm, matmul, outer, tensordot,
-                                     vecdot, matrix_power, multi_dot, cross, diagonal, trace,
-                                     matrix_transpose)}
-FUNCTIONS.update({n: globals()[n] for n in _COMPUTED if n in globals()})
+# NumPy's `np.linalg.f(lazy)` comes here (`Array.__array_function__`).
+register(LINALG_FUNCTIONS, norm, vector_norm, matrix_norm, matmul, outer, tensordot, vecdot,
+         matrix_power, multi_dot, cross, diagonal, trace, matrix_transpose,
+         **{n: globals()[n] for n in _COMPUTED if n in globals()})

@@ -24,8 +24,13 @@ import os
 
 import numpy as np
 
-from ._distributions import (LEGACY, Distributions, _broadcast, _float_dtype, _lazy,
-                             _out_shape, _shape, _written)
+from ._array import Array
+from ._contexts import current_context
+from ._creation import arange, asarray
+from ._distributions import (
+    Distributions, LEGACY, _broadcast, _float_dtype, _lazy, _out_shape, _shape, _written
+)
+from ._registry import FUNCTIONS
 from .errors import ArgumentError, DTypeError
 
 _MASK = (1 << 64) - 1
@@ -111,11 +116,9 @@ class Generator(Distributions):
         return _mix(self._seed ^ _mix(self._calls))
 
     def _context(self):
-        from . import current_context
         return current_context()._cx
 
     def _uniform(self, shape, dtype="float64"):
-        from . import Array
         return Array(self._context().random_uniform(shape, dtype, self._key()))
 
     def random(self, size=None, dtype=np.float64, out=None):
@@ -125,7 +128,6 @@ class Generator(Distributions):
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
         """Standard normal values (Box–Muller of two uniform streams)."""
-        from . import Array
         name = _float_dtype(dtype, "standard_normal")
         shape = _out_shape(size, out)
         return _written(Array(self._context().random_normal(shape, name, self._key())), out)
@@ -183,19 +185,18 @@ class Generator(Distributions):
     def permutation(self, x, axis=0):
         """A shuffled ``arange(x)``, or ``x`` shuffled along ``axis``: the
         positions that sort fresh uniform values (a lazy argsort)."""
-        from . import asarray, take
         if isinstance(x, (int, np.integer)):
             return self._order(int(x))
         x = asarray(x)
         if x.ndim == 0:
             raise ArgumentError("permutation: x must be an integer or at least 1-dimensional")
         axis = operator.index(axis) % x.ndim
-        return take(x, self._order(x.shape[axis]), axis=axis)
+        # NumPy's namespace's `take`, which takes complex arrays too.
+        return FUNCTIONS["take"](x, self._order(x.shape[axis]), axis=axis)
 
     def shuffle(self, x, axis=0):
         """``x`` shuffled along ``axis``, in place (a lazy array is re-bound;
         a NumPy array is written)."""
-        from . import Array
         shuffled = self.permutation(x, axis)
         if isinstance(x, Array):
             x._rebind(shuffled._a)
@@ -207,7 +208,6 @@ class Generator(Distributions):
         probabilities ``p`` (a binary search of the running sum); without
         replacement, the first of a permutation (with ``p``, of the order
         of weighted keys: see ``_weighted_sample``)."""
-        from . import arange, asarray, take
         population = arange(a) if isinstance(a, (int, np.integer)) else asarray(a)
         if population.ndim == 0:
             raise ArgumentError("choice: a must be a positive integer or at least 1-dimensional")
@@ -222,8 +222,8 @@ class Generator(Distributions):
             if weights.shape != (n,):
                 raise ArgumentError(f"choice: p of shape {weights.shape} (expected ({n},))")
             if not replace:
-                return take(population, self._weighted_sample(p, weights, count, shape),
-                            axis=axis)
+                positions = self._weighted_sample(p, weights, count, shape)
+                return FUNCTIONS["take"](population, positions, axis=axis)
             running = np.cumsum(weights)
             at = np.searchsorted(running / running[-1], self._uniform(shape), side="right")
             positions = np.minimum(at, n - 1)
@@ -234,7 +234,7 @@ class Generator(Distributions):
                 raise ArgumentError(f"choice: cannot take a larger sample ({count}) than the "
                                     f"population ({n}) without replacement")
             positions = self._order(n)[:count].reshape(shape)
-        return take(population, positions, axis=axis)
+        return FUNCTIONS["take"](population, positions, axis=axis)
 
     def _weighted_sample(self, p, weights, count, shape):
         """``count`` positions drawn one after another without replacement,
@@ -242,7 +242,6 @@ class Generator(Distributions):
         NumPy's ``choice(replace=False, p=p)``): the ``count`` smallest
         keys ``E / w`` of exponential ``E`` (Efraimidis and Spirakis), in
         their order, which is that of the draws."""
-        from . import Array
         if not isinstance(p, Array) and np.count_nonzero(np.asarray(p) > 0) < count:
             raise ArgumentError("choice: fewer non-zero entries in p than size")
         keys = self._exponential(list(weights.shape)) / weights

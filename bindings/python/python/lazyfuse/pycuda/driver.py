@@ -23,7 +23,7 @@ class Device:
         return 1
 
     def name(self):
-        from .. import current_context
+        from .._contexts import current_context
         return f"lazyfuse {current_context().backend}"
 
     def compute_capability(self):
@@ -67,7 +67,7 @@ class DeviceAllocation:
     dtype last copied in (bytes, all zero, before)."""
 
     def __init__(self, nbytes):
-        from .. import zeros
+        from .._creation import zeros
         self.nbytes = int(nbytes)
         self.array = zeros(self.nbytes, dtype=np.uint8)
         self._fresh = True
@@ -80,7 +80,7 @@ class DeviceAllocation:
 
     def typed(self, dtype, what):
         """The memory as an array of ``dtype`` (the kernel's pointer type)."""
-        from .. import zeros
+        from .._creation import zeros
         dtype = np.dtype(dtype)
         if self.array is None:
             raise ArgumentError(f"{what}: the allocation was freed")
@@ -106,7 +106,7 @@ def mem_alloc_like(ary):
 
 def memcpy_htod(dest, src, stream=None):
     """Copies the NumPy array ``src`` into ``dest`` (a ``mem_alloc``)."""
-    from .. import asarray
+    from .._creation import asarray
     src = np.ascontiguousarray(src)
     if src.nbytes > dest.nbytes:
         raise ArgumentError(f"memcpy_htod: {src.nbytes} bytes into an allocation of {dest.nbytes}")

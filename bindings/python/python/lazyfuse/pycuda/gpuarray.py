@@ -4,12 +4,12 @@ import numpy as np
 
 
 def to_gpu(ary, allocator=None):
-    from .. import asarray
+    from .._creation import asarray
     return asarray(np.asarray(ary))
 
 
 def empty(shape, dtype, allocator=None, order="C"):
-    from .. import zeros
+    from .._creation import zeros
     return zeros(shape, dtype=dtype)
 
 
@@ -17,7 +17,7 @@ zeros = empty
 
 
 def empty_like(other):
-    from .. import zeros
+    from .._creation import zeros
     return zeros(other.shape, dtype=other.dtype)
 
 
