@@ -189,3 +189,27 @@ def test_complex_values_where_real_ones_are_needed_are_refused():
 
     with pytest.raises(CompileError, match="order comparison of complex"):
         ordered[1, 1](np.zeros(1), np.ones(2, np.complex128))
+
+
+def test_numpy_ufuncs_of_complex_arrays_follow_numpy(backend):
+    @cuda.jit
+    def apply(a, b, larger, fmin, less, size, root, product, truth):
+        np.maximum(a, b, larger)     # NumPy's order: real parts, then imaginary; a NaN wins
+        np.fmin(a, b, fmin)          # a NaN loses
+        np.less(a, b, less)
+        np.absolute(a, size)
+        np.sqrt(a, root)
+        np.multiply(a, b, product)
+        np.logical_and(a, b, truth)
+
+    a = np.array([1 + 2j, 1 + 2j, complex(math.nan, 0), 0j, -3 + 0.5j])
+    b = np.array([1 + 3j, 0 + 9j, 2 + 2j, complex(0, math.nan), -3 - 0.5j])
+    outs = [np.zeros(5, np.complex128), np.zeros(5, np.complex128), np.zeros(5, np.bool_),
+            np.zeros(5), np.zeros(5, np.complex128), np.zeros(5, np.complex128),
+            np.zeros(5, np.bool_)]
+    apply[1, 1](a, b, *outs)
+    with np.errstate(invalid="ignore"):
+        wants = [np.maximum(a, b), np.fmin(a, b), np.less(a, b), np.absolute(a), np.sqrt(a),
+                 a * b, np.logical_and(a, b)]
+    for got, want in zip(outs, wants):
+        np.testing.assert_allclose(got, want, rtol=1e-15)

@@ -727,3 +727,28 @@ def test_a_function_with_no_source_names_the_ways_to_give_one():
     function = eval("lambda x: x")  # a lambda's source is an expression: no `def` kept
     with pytest.raises(CompileError, match="exec"):
         cuda.jit(function)[1, 1](np.zeros(1))
+
+
+def test_numpy_ufuncs_on_whole_arrays_write_their_outputs(backend):
+    # Numba's array expressions in kernels: each output is written element
+    # by element (an F-ordered one too), numbers and fewer axes broadcast.
+    @cuda.jit
+    def apply(a, b, row, out, flags, big, turned):
+        np.sin(a, out)
+        np.greater(a, b, flags)
+        np.fmax(a, 0.25, big)
+        np.add(a, row, turned)
+        np.degrees(row, row)
+
+    a = np.linspace(-1, 1, 12).reshape(3, 4)
+    b = np.asfortranarray(a[::-1].copy())
+    row = np.array([0.5, np.nan, -1.0, 2.0])
+    out, big, turned = np.zeros((3, 4)), np.zeros((3, 4)), np.zeros((3, 4))
+    flags = np.asfortranarray(np.zeros((3, 4), np.int32))
+    original_row = row.copy()
+    apply[1, 1](a, b, row, out, flags, big, turned)
+    np.testing.assert_allclose(out, np.sin(a))
+    np.testing.assert_array_equal(flags, np.greater(a, b))
+    np.testing.assert_array_equal(big, np.fmax(a, 0.25))
+    np.testing.assert_array_equal(turned, a + original_row)
+    np.testing.assert_array_equal(row, np.degrees(original_row))

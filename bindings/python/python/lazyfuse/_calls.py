@@ -72,6 +72,25 @@ def _dtype_name(node, env):
             return np.dtype(name).name
     raise CompileError(f"line {node.lineno}: cannot read a dtype from {ast.unparse(node)!r}")
 
+#: NumPy's ufuncs the kernel builder knows by another of NumPy's names.
+_UFUNC_ALIASES = {"degrees": "rad2deg", "radians": "deg2rad"}
+
+
+def _ufunc_on_arrays(e, is_array):
+    """``np.<ufunc>`` of ``e`` when it is NumPy's ufunc called on arrays
+    with its outputs given (``np.sin(a, out)``), else None."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
+            and isinstance(e.func.value, ast.Name) and e.func.value.id in ("np", "numpy")
+            and _is_ufunc(e.func.attr) and not e.keywords):
+        return None
+    import numpy as np
+    ufunc = getattr(np, e.func.attr)
+    if len(e.args) != ufunc.nin + ufunc.nout or not all(
+            is_array(a) for a in e.args[ufunc.nin:]):
+        return None
+    return ufunc
+
+
 class Calls:
     """The call half of the translator. Expects ``expr``, ``fail``, ``env``,
     ``arrays``, ``written``, ``inlines`` (whether a called value is a device
@@ -173,7 +192,16 @@ class Calls:
             # Python's int.bit_count: the set bits of |x|.
             return ("call", "popc", [("unary", "absolute", self.expr(func.value))])
         if len(tail) == 2 and tail[0] in ("np", "numpy") and _is_ufunc(tail[1]):
-            return ("call", tail[1], [self.expr(a) for a in args])
+            values = [self.expr(a) for a in args]
+            if tail[1].startswith("logical_"):  # of numbers' truth, as NumPy's
+                values = [("cast", "bool", v) for v in values]
+            if tail[1] in ("fmax", "fmin") and len(values) == 2:
+                # The larger (smaller) of the two, a NaN losing: b != b is a NaN.
+                a, b = values
+                order = "greater_equal" if tail[1] == "fmax" else "less_equal"
+                keep_a = ("bin", "logical_or", ("bin", "not_equal", b, b), ("bin", order, a, b))
+                return ("select", keep_a, a, b)
+            return ("call", _UFUNC_ALIASES.get(tail[1], tail[1]), values)
         if path == "cuda.selp" and len(args) == 3:
             return ("select", self.expr(args[0]), self.expr(args[1]), self.expr(args[2]))
         if path == "len" and len(args) == 1 and self.is_sliced(args[0]):
@@ -197,6 +225,50 @@ class Calls:
         if dtype is not None and len(args) == 1:
             return ("cast", dtype, self.expr(args[0]))
         self.fail(e, f"a call of '{path}'")
+
+    def ufunc_loop(self, e, ufunc):
+        """NumPy's ufunc on arrays in a kernel, written into its output
+        arrays (Numba's array expressions): a loop nest over the first
+        output's axes, each element the ufunc of the inputs' elements (an
+        input array of fewer axes is indexed by the last ones, a number is
+        used as it is)."""
+        outputs = [a.id for a in e.args[ufunc.nin:]]
+        shaped = self.complex_arrays[outputs[0]][0] if outputs[0] in self.complex_arrays else outputs[0]
+        ndim = self.ndim_of(shaped)
+        indices = [self.fresh("i") for _ in range(ndim)]
+        self.bound |= set(indices)
+
+        def element(arg):
+            if not self.is_array_name(arg):
+                return arg
+            dims = self.ndim_of(self.complex_arrays.get(arg.id, (arg.id,))[0])
+            items = [ast.Name(i, ast.Load()) for i in indices[ndim - dims:]]
+            return ast.Subscript(arg, ast.Tuple(items, ast.Load()) if dims != 1 else items[0],
+                                 ast.Load())
+
+        inputs = [element(a) for a in e.args[:ufunc.nin]]
+        call = ast.Call(e.func, inputs, [])
+        if ufunc.nout == 1:
+            body = [ast.Assign([ast.Subscript(ast.Name(outputs[0], ast.Load()),
+                                              element(ast.Name(outputs[0], ast.Load())).slice,
+                                              ast.Store())], call)]
+        else:
+            body = [ast.Assign([ast.Tuple([ast.Subscript(ast.Name(o, ast.Load()),
+                                                         element(ast.Name(o, ast.Load())).slice,
+                                                         ast.Store()) for o in outputs],
+                                          ast.Store())], call)]
+        for d in reversed(range(ndim)):
+            length = ast.Subscript(ast.Attribute(ast.Name(shaped, ast.Load()), "shape", ast.Load()),
+                                   ast.Constant(d), ast.Load())
+            body = [ast.For(ast.Name(indices[d], ast.Store()),
+                            ast.Call(ast.Name("range", ast.Load()), [length], []), body, [])]
+        loop = body[0]
+        ast.copy_location(loop, e)
+        ast.fix_missing_locations(loop)
+        return self.stmt(loop)
+
+    def is_array_name(self, node):
+        return isinstance(node, ast.Name) and (node.id in self.arrays or node.id in self.complex_arrays)
 
     def warp_call(self, op, args):
         """``("warp", op, mask, value, lane)`` of a warp function's arguments."""

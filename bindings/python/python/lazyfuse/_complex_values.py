@@ -34,6 +34,22 @@ _CMATH_COMPLEX = {
     "cosh", "tanh", "asinh", "acosh", "atanh", "rect",
 }
 _ZERO = ("const", 0.0)
+#: NumPy's ufuncs of complex values with complex results: ``cmath``'s
+#: function of the same value, or ``_kernel_cmath``'s.
+_NP_CMATH = {
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "log": "log", "log10": "log10",
+    "sqrt": "sqrt", "log2": "log2", "maximum": "maximum", "minimum": "minimum",
+    "fmax": "fmax", "fmin": "fmin",
+}
+#: NumPy's arithmetic ufuncs, as Python's operators.
+_NP_OPERATORS = {
+    "add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "divide": ast.Div,
+    "true_divide": ast.Div, "power": ast.Pow,
+}
+#: NumPy's ufuncs of complex values with real (boolean) results.
+_NP_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
 
 def _path(func):
@@ -117,6 +133,10 @@ def _call_is_complex(scope, e):
         return True
     if isinstance(e.func, ast.Attribute) and e.func.attr == "conjugate":
         return is_complex(scope, e.func.value)
+    if (len(tail) == 2 and tail[0] in ("np", "numpy") and tail[1] in (
+            set(_NP_CMATH) | set(_NP_OPERATORS) | {"negative", "positive", "conjugate", "conj",
+                                                   "square", "reciprocal"})):
+        return any(is_complex(scope, a) for a in e.args)
     if _complex_type(e.func, scope.env):
         return True
     target = scope.env.get(e.func.id) if isinstance(e.func, ast.Name) else None
@@ -439,6 +459,8 @@ class ComplexValues:
             value = self.cval(args[0])
             real = "float32" if dtype == "complex64" else "float64"
             return CVal(value.stmts, ("cast", real, value.re), ("cast", real, value.im))
+        if len(tail) == 2 and tail[0] in ("np", "numpy"):
+            return self.numpy_complex(tail[1], e)
         if len(tail) == 2 and tail[0] == "cmath":
             name = "log_base" if tail[1] == "log" and len(args) == 2 else tail[1]
             from . import _kernel_cmath
@@ -447,6 +469,27 @@ class ComplexValues:
         if self.inlines(target):
             return self.as_cval(self.inline_call(target, e), e)
         self.fail(e, f"a call of '{path}' with a complex value")
+
+    def numpy_complex(self, name, e):
+        """NumPy's ufunc ``name`` of complex values (a complex result)."""
+        args = e.args
+        if name in _NP_OPERATORS and len(args) == 2:
+            return self.complex_binop(_NP_OPERATORS[name](), self.cval(args[0]),
+                                      self.cval(args[1]), e)
+        value = self.cval(args[0]) if len(args) == 1 else None
+        if name == "negative":
+            return CVal(value.stmts, ("unary", "negative", value.re), ("unary", "negative", value.im))
+        if name == "positive":
+            return value
+        if name in ("conjugate", "conj"):
+            return CVal(value.stmts, value.re, ("unary", "negative", value.im))
+        if name == "square":
+            return self.multiply(value, value)
+        if name == "reciprocal":
+            return self.library_complex("div", [CVal([], ("const", 1.0), _ZERO), value], e)
+        if name in _NP_CMATH:
+            return self.library_complex(_NP_CMATH[name], [self.cval(a) for a in args], e)
+        self.fail(e, f"np.{name} of complex values")
 
     def as_cval(self, value, node):
         if value[0] == "let" and value[2][0] == "complex":
@@ -525,7 +568,35 @@ class ComplexValues:
         if (isinstance(e.func, ast.Attribute) and e.func.attr == "conjugate" and not args
                 and _is_value(e.func.value, self) and not self.is_complex(e.func.value)):
             return self.expr(e.func.value)
+        tail = path.split(".")
+        if (len(tail) == 2 and tail[0] in ("np", "numpy")
+                and any(self.is_complex(a) for a in args)):
+            return self.numpy_complex_to_real(tail[1], e)
         return None
+
+    def numpy_complex_to_real(self, name, e):
+        """NumPy's ufunc ``name`` of complex values with a real result:
+        absolute values, tests, comparisons (NumPy orders complex values by
+        their real parts, then their imaginary parts), truth."""
+        values = [self.bind(self.cval(a)) for a in e.args]
+        stmts = [s for v in values for s in v.stmts]
+        if name in ("absolute", "abs") and len(values) == 1:
+            return _let(stmts, ("call", "hypot", [values[0].re, values[0].im]))
+        if name in ("isnan", "isinf", "isfinite") and len(values) == 1:
+            join = "logical_and" if name == "isfinite" else "logical_or"
+            return _let(stmts, ("bin", join, ("call", name, [values[0].re]),
+                                ("call", name, [values[0].im])))
+        if name in _NP_COMPARISONS and len(values) == 2:
+            return _let(stmts, _ordered(name, *values))
+        if name.startswith("logical_"):
+            truth = [("bin", "logical_or", ("bin", "not_equal", v.re, ("const", 0)),
+                      ("bin", "not_equal", v.im, ("const", 0))) for v in values]
+            if name == "logical_not" and len(truth) == 1:
+                return _let(stmts, ("unary", "logical_not", truth[0]))
+            if len(truth) == 2 and name in ("logical_and", "logical_or", "logical_xor"):
+                op = "not_equal" if name == "logical_xor" else name
+                return _let(stmts, ("bin", op, *truth))
+        self.fail(e, f"np.{name} of complex values")
 
 
 class _ShapeOfPlane(ast.NodeTransformer):
@@ -569,6 +640,19 @@ def _is_value(node, translator):
 
 def _is_polar(node):
     return isinstance(node, ast.Call) and _path(node.func) == "cmath.polar" and len(node.args) == 1
+
+
+def _ordered(name, a, b):
+    """NumPy's comparison ``name`` of complex values ``a`` and ``b``."""
+    if name in ("equal", "not_equal"):
+        same = ("bin", "logical_and", ("bin", "equal", a.re, b.re), ("bin", "equal", a.im, b.im))
+        return same if name == "equal" else ("unary", "logical_not", same)
+    if name in ("greater", "greater_equal"):
+        a, b = b, a
+        name = name.replace("greater", "less")
+    parts = ("bin", name, a.im, b.im)
+    return ("bin", "logical_or", ("bin", "less", a.re, b.re),
+            ("bin", "logical_and", ("bin", "equal", a.re, b.re), parts))
 
 
 def _let(stmts, value):

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import CompileError
 
-from ._calls import SPECIAL, Calls
+from ._calls import SPECIAL, Calls, _ufunc_on_arrays
 from ._compile_time import CompileTime, _constant, _constant_locals
 from ._complex_values import ComplexValues
 from ._control import ControlFlow
@@ -175,6 +175,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 and "print" not in self.bound):
             return [self.print_call(s.value)]
         if isinstance(s, ast.Expr):
+            ufunc = _ufunc_on_arrays(s.value, self.is_array_name)
+            if ufunc is not None:
+                return self.ufunc_loop(s.value, ufunc)
             return [("expr", self.expr(s.value))]
         if isinstance(s, ast.FunctionDef) and not s.decorator_list:
             # A function defined here: a value known when compiling, inlined

@@ -19,6 +19,7 @@ FLT_MIN = 1.175494351e-38
 DBL_MAX = 1.7976931348623157e308
 LN_4 = 1.3862943611198906
 LN_10 = 2.302585092994045684
+LN_2 = 0.6931471805599453
 PI_12 = 1.5707963267948966
 THRES = FLT_MAX / 4
 THRES_LARGE = 9.223371869213755e18  # math.sqrt(FLT_MAX / 4)
@@ -328,3 +329,49 @@ def atan(z):
     if math.isinf(z.real) and math.isnan(z.imag):
         return complex(r.imag, r.real)
     return complex(r.imag, -r.real)
+
+
+def log2(z):
+    """``np.log2`` of a complex value."""
+    w = cmath.log(z)
+    return complex(w.real / LN_2, w.imag / LN_2)
+
+
+def _has_nan(z):
+    return math.isnan(z.real) or math.isnan(z.imag)
+
+
+def _greater_equal(a, b):
+    return a.real > b.real or (a.real == b.real and a.imag >= b.imag)
+
+
+def _less_equal(a, b):
+    return a.real < b.real or (a.real == b.real and a.imag <= b.imag)
+
+
+def maximum(a, b):
+    """``np.maximum`` of complex values: NumPy's order, a NaN wins."""
+    if _has_nan(a) or _greater_equal(a, b):
+        return a
+    return b
+
+
+def minimum(a, b):
+    """``np.minimum`` of complex values: NumPy's order, a NaN wins."""
+    if _has_nan(a) or _less_equal(a, b):
+        return a
+    return b
+
+
+def fmax(a, b):
+    """``np.fmax`` of complex values: NumPy's order, a NaN loses."""
+    if _has_nan(b) or _greater_equal(a, b):
+        return a
+    return b
+
+
+def fmin(a, b):
+    """``np.fmin`` of complex values: NumPy's order, a NaN loses."""
+    if _has_nan(b) or _less_equal(a, b):
+        return a
+    return b

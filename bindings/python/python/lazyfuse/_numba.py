@@ -35,6 +35,12 @@ class _Type:
     def __repr__(self):
         return self.name
 
+    def __eq__(self, other):
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
     @property
     def underlying_float(self):
         """The real type of a complex one's parts (Numba's attribute)."""
@@ -54,6 +60,12 @@ uint8, uint16, uint32, uint64 = _Type("uint8"), _Type("uint16"), _Type("uint32")
 complex64, complex128 = _Type("complex64"), _Type("complex128")
 bool_ = boolean = _Type("bool")
 intp, uintp = _Type("intp"), _Type("uintp")
+longlong, ulonglong = int64, uint64
+#: Numba's sets of number types.
+signed_domain = frozenset({int8, int16, int32, int64})
+unsigned_domain = frozenset({uint8, uint16, uint32, uint64})
+real_domain = frozenset({float32, float64})
+complex_domain = frozenset({complex64, complex128})
 #: The result type of kernels and gufuncs: ``void(float32[:], intp[:])``.
 void = _Type("void")
 # Numba's short names.
@@ -278,13 +290,14 @@ class ArrayType:
     __slots__ = ("dtype", "ndim", "layout")
 
     def __init__(self, dtype, ndim, layout="A"):
-        self.dtype, self.ndim, self.layout = str(dtype), int(ndim), layout
+        self.dtype = dtype if isinstance(dtype, _Type) else _Type(str(dtype))
+        self.ndim, self.layout = int(ndim), layout
 
     def __repr__(self):
         dims = [":"] * self.ndim
         if dims and self.layout in ("C", "F"):
             dims[-1 if self.layout == "C" else 0] = "::1"
-        return f"{self.dtype}[{', '.join(dims)}]"
+        return f"{self.dtype!r}[{', '.join(dims)}]"
 
     def __eq__(self, other):
         return isinstance(other, ArrayType) and repr(self) == repr(other)
@@ -293,9 +306,18 @@ class ArrayType:
         return hash(repr(self))
 
 
+def typeof(value):
+    """Numba's type of a NumPy array or number (``numba.typeof``)."""
+    if isinstance(value, np.ndarray):
+        layout = "C" if value.flags.c_contiguous else "F" if value.flags.f_contiguous else "A"
+        return ArrayType(value.dtype.name, value.ndim, layout)
+    dtype = np.asarray(value).dtype
+    return _Type("bool" if dtype == np.bool_ else dtype.name)
+
+
 def as_dtype(numba_type):
     """NumPy's dtype of a Numba type (``numpy_support.as_dtype``)."""
-    return np.dtype(str(numba_type.dtype) if isinstance(numba_type, ArrayType) else numba_type.name)
+    return np.dtype((numba_type.dtype if isinstance(numba_type, ArrayType) else numba_type).name)
 
 
 def _array_type(self, key):

@@ -1,5 +1,3 @@
 """``numba.cuda.typing.typeof``: Numba's type of a value (not lazyfuse's)."""
 
-from .._absent import Absent
-
-typeof = Absent("typeof")
+from lazyfuse._numba import typeof  # noqa: F401
