@@ -213,3 +213,41 @@ def test_numpy_ufuncs_of_complex_arrays_follow_numpy(backend):
                  a * b, np.logical_and(a, b)]
     for got, want in zip(outs, wants):
         np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+@pytest.mark.parametrize("target", ["cpu", "sim"])
+def test_guvectorize_over_complex_arguments(target):
+    @lf.guvectorize(["void(complex64[:], complex64, complex64[:])",
+                     "void(complex128[:], complex128, complex128[:])"], "(n),()->(n)",
+                    target=target)
+    def turned_running_sum(x, turn, out):
+        acc = 0
+        for i in range(x.shape[0]):
+            acc += x[i] * turn
+            out[i] = acc * cmath.exp(1j * i)
+
+    @lf.guvectorize(["void(complex128[:], float64[:])"], "(n)->()", target=target)
+    def largest_size(x, res):
+        best = 0.0
+        for i in range(x.shape[0]):
+            best = max(best, abs(x[i]))
+        res[0] = best
+
+    x = np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)
+    want = np.cumsum(x * 0.5j, axis=1) * np.exp(1j * np.arange(4))
+    got = turned_running_sum(x, 0.5j)
+    assert isinstance(got, lf.ComplexArray)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13)
+    single = np.asarray(turned_running_sum(x.astype(np.complex64), np.complex64(0.5j)))
+    assert single.dtype == np.complex64
+    np.testing.assert_allclose(single, want, rtol=1e-5)
+    out = np.zeros_like(x)
+    turned_running_sum(x, 0.5j, out)
+    np.testing.assert_allclose(out, want, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(largest_size(x)), np.abs(x).max(axis=1))
+
+
+def test_guvectorize_refuses_a_parameter_complex_in_one_signature_only():
+    with pytest.raises(lf.ArgumentError, match="complex in some signatures"):
+        lf.guvectorize(["void(complex64[:], float32[:])", "void(float64[:], float64[:])"],
+                       "(n)->(n)")(lambda x, out: None)

@@ -41,7 +41,18 @@ class ComplexValues:
         # One dict of each for the kernel and every device function inlined
         # into it (their locals are renamed apart).
         self.complex_arrays, self.complex_locals = {}, {}
+        # A gufunc's complex scalars (`()` cores) are read into locals first.
+        self.complex_prelude = []
         for name, parts in (complexes or {}).items():
+            if parts[0] in self.arrays and self.ndims.get(parts[0]) == 0 and not any(
+                    isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                    and n.value.id == name for n in ast.walk(self.tree)):
+                locals_ = (f"{name}__lfcre", f"{name}__lfcim")
+                self.complex_prelude += [("assign", local, ("array", part))
+                                         for local, part in zip(locals_, parts)]
+                self.complex_locals[name] = locals_
+                self.bound |= {name, *parts, *locals_}
+                continue
             owner = self.complex_arrays if parts[0] in self.arrays else self.complex_locals
             owner[name] = tuple(parts)
             self.bound |= {name, *parts}

@@ -436,7 +436,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
 
 
     def kernel(self):
-        body = self.start_of_function(self.tree) + self.body(self.tree.body)
+        body = (self.complex_prelude + self.start_of_function(self.tree)
+                + self.body(self.tree.body))
         hoisted = self.hoisted_parts(self.function_scoped())
         return [("hoist", hoisted)] + body if hoisted else body
 

@@ -106,14 +106,9 @@ def _launch_dims(what, dims):
         raise ValueError(f"{what} must be a sequence of 1, 2 or 3 integers, got {listed}")
     return [int(d) for d in listed]
 
-def _scalar_types(signature):
-    """The dtype a signature gives each scalar parameter (None for arrays),
-    or None without a signature: ``void(float32[:], int32)`` gives
-    ``[None, "int32"]``. Several signatures (a list) declare none."""
-    if signature is None or isinstance(signature, list):
-        return None
-    from ._numba import _signature_text
-    text = _signature_text(signature)
+def signature_params(text):
+    """``(result, [parameter, ...])`` of a signature's text:
+    ``void(float32[:, :], int32)`` gives ``("void", ["float32[:, :]", "int32"])``."""
     inner = text[text.index("(") + 1:text.rindex(")")]
     params, depth, current = [], 0, ""
     for ch in inner:
@@ -126,6 +121,16 @@ def _scalar_types(signature):
             current += ch
     if current.strip():
         params.append(current.strip())
+    return text[:text.index("(")].strip(), params
+
+def _scalar_types(signature):
+    """The dtype a signature gives each scalar parameter (None for arrays),
+    or None without a signature: ``void(float32[:], int32)`` gives
+    ``[None, "int32"]``. Several signatures (a list) declare none."""
+    if signature is None or isinstance(signature, list):
+        return None
+    from ._numba import _signature_text
+    params = signature_params(_signature_text(signature))[1]
     try:
         return [None if "[" in p else np.dtype(p).name for p in params]
     except TypeError:

@@ -345,15 +345,25 @@ class GUVectorized:
         from . import _jit
         self.__name__ = function.__name__
         params = list(__import__("inspect").signature(function).parameters)
-        cores = [c.strip() for c in layout.replace("->", ",").replace(" ", "").split("),(")]
-        ndims = {p: len([d for d in c.strip("()").split(",") if d]) for p, c in zip(params, cores)}
-        translator = _jit.Translator(function, params, gufunc=True, ndims=ndims)
+        cores = [c.strip("() ") for c in layout.replace("->", ",").replace(" ", "").split("),(")]
+        texts = [_signature_text(s) for s in signatures]
+        nin = layout.split("->")[0].count("(")
+        # Complex parameters are two real ones each (`_complex_gufuncs`).
+        self._complex = None
+        if any("complex" in t for t in texts):
+            from ._complex_gufuncs import ComplexParams
+            self._complex = ComplexParams(function.__name__, params, cores, texts)
+            params, cores, texts = self._complex.params, self._complex.cores, self._complex.signatures
+            layout = self._complex.layout(nin)
+        ndims = {p: len([d for d in c.split(",") if d]) for p, c in zip(params, cores)}
+        translator = _jit.Translator(function, params, gufunc=True, ndims=ndims,
+                                     complexes=self._complex.parts if self._complex else None)
         body = translator.kernel()
         self._target, self._context = target, None
-        self._g = _native.build_gufunc(
-            function.__name__, layout, [_signature_text(s) for s in signatures], params, body
-        )
+        self._g = _native.build_gufunc(function.__name__, layout, texts, params, body)
         self._nin, self._nout = self._g.arity
+        if self._complex:
+            self._nin, self._nout = nin, len(self._complex.complex) - nin
 
     def __call__(self, *args):
         Array, _, asarray, _ = _PACKAGE_NAMES or _package_names()
@@ -364,9 +374,11 @@ class GUVectorized:
                 f"{self.__name__} takes {self._nin} inputs (and optionally its {self._nout} outputs), got {len(args)} arguments"
             )
         lazy = next((a for a in args if isinstance(a, Array)), None)  # outputs too
-        ins = [a if isinstance(a, Array) else (
+        to_lazy = lambda a: a if isinstance(a, Array) else (  # noqa: E731
             lazy._like(a) if lazy is not None else asarray(a, context=self._context))
-            for a in args[:self._nin]]
+        if self._complex:
+            return self._call_complex(args, to_lazy)
+        ins = [to_lazy(a) for a in args[:self._nin]]
         outs = args[self._nin:]
         if not outs:
             results = [Array(r) for r in self._g.call([a._a for a in ins])]
@@ -381,6 +393,19 @@ class GUVectorized:
                 else:
                     Array(result).copy_to_host(out)  # straight into it when it is dense
         return outs[0] if self._nout == 1 else tuple(outs)
+
+    def _call_complex(self, args, to_lazy):
+        from ._complex_gufuncs import write
+        Array, _, asarray, ComplexArray = _PACKAGE_NAMES or _package_names()
+        lazy = lambda a: a if isinstance(a, (Array, ComplexArray)) else (  # noqa: E731
+            asarray(a, context=self._context) if np.iscomplexobj(a) else to_lazy(a))
+        natives = self._complex.inputs([lazy(a) for a in args[:self._nin]], self._nin, to_lazy)
+        results = self._complex.results(self._g.call(natives), self._nin, Array, ComplexArray)
+        outs = args[self._nin:]
+        for out, result in zip(outs, results):
+            write(out, result, Array)
+        given = outs or results
+        return given[0] if self._nout == 1 else tuple(given)
 
 
 def guvectorize(signatures, layout, target="cpu", **options):
