@@ -88,7 +88,8 @@ NATIVE = ("_native",)
 LAYERS = [
     # Needs no array: errors, the compiled extension, the tables, and the
     # tracer of Python functions into expressions (`where` takes its values).
-    ("base", ["errors", "_native", "_registry", "_rounds", "_sources", "_trace", "_branches"]),
+    ("base", ["errors", "_native", "_registry", "_rounds", "_sources", "_signatures", "_trace",
+              "_branches"]),
     # The Array type, its contexts and constructors, and what its methods
     # do: indexing and views, reductions, ufuncs, the array API's devices.
     ("core", ["_contexts", "_methods", "_array", "_creation", "_reductions", "_ufuncs",

@@ -7,7 +7,7 @@ results of the planes it gets back."""
 
 import numpy as np
 
-from ._kernel_args import signature_params
+from ._signatures import signature_params
 from .errors import ArgumentError
 
 _PART_TYPE = {"complex64": "float32", "complex128": "float64"}

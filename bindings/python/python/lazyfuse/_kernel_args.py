@@ -6,6 +6,8 @@ the exception a ``debug=True`` kernel reported. Used by
 
 import numpy as np
 
+from ._signatures import _signature_text, signature_params
+
 
 class In:
     """A NumPy argument only read by the kernel: not copied back (Numba's
@@ -106,30 +108,12 @@ def _launch_dims(what, dims):
         raise ValueError(f"{what} must be a sequence of 1, 2 or 3 integers, got {listed}")
     return [int(d) for d in listed]
 
-def signature_params(text):
-    """``(result, [parameter, ...])`` of a signature's text:
-    ``void(float32[:, :], int32)`` gives ``("void", ["float32[:, :]", "int32"])``."""
-    inner = text[text.index("(") + 1:text.rindex(")")]
-    params, depth, current = [], 0, ""
-    for ch in inner:
-        depth += ch == "[" or ch == "("
-        depth -= ch == "]" or ch == ")"
-        if ch == "," and depth == 0:
-            params.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        params.append(current.strip())
-    return text[:text.index("(")].strip(), params
-
 def _scalar_types(signature):
     """The dtype a signature gives each scalar parameter (None for arrays),
     or None without a signature: ``void(float32[:], int32)`` gives
     ``[None, "int32"]``. Several signatures (a list) declare none."""
     if signature is None or isinstance(signature, list):
         return None
-    from ._numba import _signature_text
     params = signature_params(_signature_text(signature))[1]
     try:
         return [None if "[" in p else np.dtype(p).name for p in params]

@@ -17,6 +17,7 @@ from . import _complex, _complex_calls, _native, _trace
 from ._array import Array, _store
 from ._contexts import Context, current_context
 from ._creation import asarray
+from ._signatures import _signature_text
 from .errors import CompileError
 
 
@@ -328,14 +329,6 @@ def _array_type(self, key):
 
 
 _Type.__getitem__ = _array_type
-
-
-def _signature_text(signature):
-    """A Numba signature as lazyfuse's gufunc parser reads it."""
-    import re
-    if isinstance(signature, (tuple, list)):
-        signature = f"void({', '.join(repr(t) for t in signature)})"
-    return re.sub(r"\buintp\b", "uint64", re.sub(r"\bintp\b", "int64", str(signature)))
 
 
 class GUVectorized:
