@@ -163,14 +163,25 @@ def test_random_seeds_of_every_form_numpy_takes():
         random.default_rng("seed")
 
 
+def test_complex_chunks_are_lazyfuse_complex_arrays():
+    z = X[:, :8] + 1j * X[:, 8:16]
+    d = ld.from_array(z, chunks=(75, 4))
+    assert isinstance(d._meta, lf.ComplexArray)
+    total = (d * 2j + 1).sum(axis=0).compute()
+    assert isinstance(total, lf.ComplexArray)
+    np.testing.assert_allclose(np.asarray(total), (z * 2j + 1).sum(axis=0), rtol=2e-5)
+    power = (d.conj() * d).real.mean(axis=1).compute()
+    np.testing.assert_allclose(np.asarray(power), (z.conj() * z).real.mean(axis=1), rtol=2e-5)
+    spectrum = da.fft.fft(d.rechunk((75, 8)), axis=1).compute()
+    np.testing.assert_allclose(np.asarray(spectrum), np.fft.fft(z, axis=1), rtol=2e-5, atol=2e-4)
+    np.testing.assert_array_equal(np.asarray(da.concatenate([d, d[:2]]).compute()),
+                                  np.concatenate([z, z[:2]]))
+    moved = da.from_array(z, chunks=(75, 4)).to_backend("lazyfuse")
+    assert isinstance(moved._meta, lf.ComplexArray)
+    assert pickle.loads(pickle.dumps(d.compute())).dtype == z.dtype
+
+
 def test_bad_chunks_give_clear_errors():
-    # Complex chunks are not a Dask chunk type yet: refused when the Dask
-    # array is made.
-    with pytest.raises(TypeError, match="complex"):
-        ld.from_array(np.ones(8, np.complex64), chunks=4)
-    # Mapped by hand, they reach Dask's NumPy concatenation as values.
-    got = da.from_array(np.ones(8, np.complex64), chunks=4).map_blocks(lf.asarray).compute()
-    np.testing.assert_array_equal(got, np.ones(8, np.complex64))
     d = ld.from_array(X, chunks=(75, 40))
     with pytest.raises(ValueError):
         (d + ld.from_array(X[:, :7], chunks=(75, 7))).compute()
@@ -189,6 +200,9 @@ def client():
 
 
 def test_a_two_process_cluster_computes_numpy_equal_results(client):
+    z = X[:, :8] - 2j * X[:, 8:16]
+    spectrum = np.abs(da.fft.fft(ld.from_array(z, chunks=(75, 8)), axis=1)).compute()
+    np.testing.assert_allclose(np.asarray(spectrum), np.abs(np.fft.fft(z, axis=1)), rtol=2e-5, atol=2e-4)
     d, y = _chunked()
     for name in ("standardise", "matmul", "sum axis 0", "rechunk"):
         lazy, want = OPERATIONS[name]

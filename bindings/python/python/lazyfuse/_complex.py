@@ -149,6 +149,12 @@ class ComplexArray:
     def item(self):
         return complex(self.numpy().item())
 
+    def __reduce__(self):
+        # Pickled as its computed value, as a real array is (Dask's
+        # distributed scheduler moves chunks so); unpickled into the
+        # receiving process's default context.
+        return (_array._unpickled, (self.numpy(),))
+
     def __complex__(self):
         return self.item()
 

@@ -42,8 +42,8 @@ from dask.sizeof import sizeof
 
 from . import _native
 from ._array import Array
+from ._complex import ComplexArray
 from ._creation import asarray, empty
-from .errors import DTypeError
 
 __all__ = [
     "LazyfuseBackendEntrypoint", "LocalCluster", "computed", "from_array", "optimize",
@@ -65,17 +65,19 @@ def register():
     if _registered:
         return
     _registered.append(True)
-    da.register_chunk_type(Array)
-    dispatch.concatenate_lookup.register(Array, np.concatenate)
-    dispatch.take_lookup.register(Array, np.take)
-    dispatch.tensordot_lookup.register(Array, np.tensordot)
-    dispatch.einsum_lookup.register(Array, np.einsum)
-    dispatch.empty_lookup.register(Array, _empty)
-    dispatch.percentile_lookup.register(Array, percentile)
-    dispatch.to_numpy_dispatch.register(Array, lambda data, **kwargs: np.asarray(data))
+    # Complex chunks are lazyfuse's complex arrays (two real planes).
+    for chunk in (Array, ComplexArray):
+        da.register_chunk_type(chunk)
+        dispatch.concatenate_lookup.register(chunk, np.concatenate)
+        dispatch.take_lookup.register(chunk, np.take)
+        dispatch.tensordot_lookup.register(chunk, np.tensordot)
+        dispatch.einsum_lookup.register(chunk, np.einsum)
+        dispatch.empty_lookup.register(chunk, _empty)
+        dispatch.percentile_lookup.register(chunk, percentile)
+        dispatch.to_numpy_dispatch.register(chunk, lambda data, **kwargs: np.asarray(data))
+        to_lazyfuse_dispatch.register(chunk, lambda data, **kwargs: data)
+        sizeof.register(chunk, lambda x: int(x.nbytes))
     to_lazyfuse_dispatch.register(np.ndarray, lambda data, **kwargs: asarray(data))
-    to_lazyfuse_dispatch.register(Array, lambda data, **kwargs: data)
-    sizeof.register(Array, lambda x: int(x.nbytes))
     _register_serialisation()
     if dask.config.get("array_optimize", None) is None:
         dask.config.set(array_optimize=optimize)
@@ -97,12 +99,12 @@ def _register_serialisation():
     except ImportError:
         return
 
-    @dask_serialize.register(Array)
+    @dask_serialize.register((Array, ComplexArray))
     def _serialise(x):
         header, frames = serialize(np.asarray(x), serializers=("dask", "pickle"))
         return {"sub": header}, frames
 
-    @dask_deserialize.register(Array)
+    @dask_deserialize.register((Array, ComplexArray))
     def _deserialise(header, frames):
         return asarray(deserialize(header["sub"], frames))
 
@@ -114,7 +116,7 @@ def computed(value):
     inside the tuples, lists and dicts Dask's reductions pass between tasks
     (a variance's ``{"total", "n", "M2"}``): all of them in one program, so
     work they share runs once. Anything else is returned as it is."""
-    if isinstance(value, Array):
+    if isinstance(value, (Array, ComplexArray)):
         return value.eval()
     arrays = []
     pending = [value]
@@ -122,6 +124,8 @@ def computed(value):
         item = pending.pop()
         if isinstance(item, Array):
             arrays.append(item._a)
+        elif isinstance(item, ComplexArray):
+            arrays.extend(item._demanded())
         elif isinstance(item, (tuple, list)):
             pending.extend(item)
         elif isinstance(item, dict):
@@ -149,11 +153,8 @@ def optimize(dsk, keys, **kwargs):
 
 def from_array(x, chunks="auto", **kwargs):
     """``dask.array.from_array`` with lazyfuse chunks: each chunk is read
-    from ``x`` and copied into lazyfuse by its task. (Complex chunks,
-    ``lazyfuse.ComplexArray``, are not a Dask chunk type yet.)"""
-    if np.dtype(x.dtype).kind == "c":
-        raise DTypeError(f"lazyfuse.dask.from_array: chunks of dtype {np.dtype(x.dtype)} (complex "
-                         "chunks are not supported yet; expected a real dtype)")
+    from ``x`` and copied into lazyfuse by its task (complex chunks are
+    ``lazyfuse.ComplexArray``)."""
     return da.from_array(x, chunks=chunks, asarray=False, meta=empty((0,) * np.ndim(x), np.dtype(x.dtype)),
                          **kwargs).map_blocks(asarray, dtype=x.dtype)
 
