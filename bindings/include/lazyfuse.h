@@ -477,6 +477,30 @@ lf_status lf_searchsorted(const lf_array *sorted,
 lf_status lf_take(const lf_array *a, const lf_array *indices, int64_t axis, lf_array **out);
 
 /*
+ Applies NumPy's complex operation `op` to the complex values with parts
+ `a_re`, `a_im` and, for a binary operation, `b_re`, `b_im` (an `*_im`
+ of NULL: real values). Unary (`b_re` NULL): `negative`, `conjugate`,
+ `absolute`, `angle`, `real`, `imag`, `exp`, `log`, `sqrt`, `sin`, …,
+ `isnan`, `isinf`, `isfinite`; binary (the operands broadcast as
+ NumPy's): `add`, `subtract`, `multiply`, `divide`, `power`, `equal`,
+ `not_equal`. A complex result's parts go to `re_out` and `im_out`
+ (`float` parts for `float` operands, else `double`), a real one to
+ `re_out` with `*im_out` set to NULL.
+
+ # Safety
+ `op` is a NUL-terminated string; `a_re` (and each other part unless
+ NULL) are live arrays of one context, an operand's two parts of one
+ shape; `re_out` and `im_out` are valid for a write.
+ */
+lf_status lf_complex_apply(const char *op,
+                           const lf_array *a_re,
+                           const lf_array *a_im,
+                           const lf_array *b_re,
+                           const lf_array *b_im,
+                           lf_array **re_out,
+                           lf_array **im_out);
+
+/*
  The discrete Fourier transform (`inverse`: its inverse) of the complex
  values with parts `re` and `im` (`im` NULL: real values) along `axis`
  (negative counts from the end) with `n` points (0: the axis' length;

@@ -9,11 +9,13 @@
 
 mod api;
 mod arrange;
+mod complex;
 mod guard;
 mod spectral;
 
 pub use api::*;
 pub use arrange::*;
+pub use complex::*;
 pub use spectral::*;
 
 use lazyfuse::{Array, Context, DType, Ufunc};

@@ -37,7 +37,11 @@ class _Type:
         return self.name
 
     def __eq__(self, other):
-        return type(other) is type(self) and other.name == self.name
+        # Anything else (a NumPy dtype) compares by its own rules: NumPy's
+        # dtype equals lazyfuse.float64 through its `dtype` attribute.
+        if type(other) is not type(self):
+            return NotImplemented
+        return other.name == self.name
 
     def __hash__(self):
         return hash(self.name)
@@ -301,7 +305,9 @@ class ArrayType:
         return f"{self.dtype!r}[{', '.join(dims)}]"
 
     def __eq__(self, other):
-        return isinstance(other, ArrayType) and repr(self) == repr(other)
+        if not isinstance(other, ArrayType):
+            return NotImplemented
+        return repr(self) == repr(other)
 
     def __hash__(self):
         return hash(repr(self))
