@@ -253,3 +253,11 @@ def test_special_functions_erf_erfc_gamma_lgamma():
             gammas[1, 8](x, out)
         want = [[math.gamma(v), math.lgamma(v), math.erf(v)] for v in x]
         np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-15)
+
+
+def test_numba_type_objects_equal_numpys_dtypes_and_one_another():
+    # The array API suite looks dtypes up in tuples of the namespace's.
+    assert np.dtype("float64") in (lf.float32, lf.float64)
+    assert lf.float32 == np.dtype("float32") and np.dtype("int8") == lf.int8
+    assert lf.complex64(lf.complex64).args == (lf.complex64,)
+    assert lf.float64 != lf.float32 and len({lf.float64, lf.float64}) == 1
