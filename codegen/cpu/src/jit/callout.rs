@@ -113,6 +113,92 @@ routines!(
     (u64, unary_u64, binary_u64)
 );
 
+/// One thread's call of a user kernel (`kernel::lowering`): `op` of one
+/// value (and a second one, for binary operations) by the loops the
+/// machine runs, as the wide loops call them over many.
+macro_rules! scalar_routines {
+    ($(($t:ty, $unary:ident, $binary:ident)),*) => {$(
+        extern "C" fn $unary(op: u32, a: $t) -> $t {
+            let mut out = [<$t>::default()];
+            // Nothing may unwind into generated code.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: one value at `a`, room for one at `out`.
+                unsafe { unary_slice::<$t>(op, (&a as *const $t).cast(), out.as_mut_ptr().cast(), 1) }
+            }));
+            out[0]
+        }
+
+        extern "C" fn $binary(op: u32, a: $t, b: $t) -> $t {
+            let mut out = [<$t>::default()];
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: one value at each of `a` and `b`, room for one at `out`.
+                unsafe {
+                    binary_slice::<$t>(
+                        op,
+                        (&a as *const $t).cast(),
+                        (&b as *const $t).cast(),
+                        out.as_mut_ptr().cast(),
+                        1,
+                    )
+                }
+            }));
+            out[0]
+        }
+    )*};
+}
+scalar_routines!(
+    (f32, unary_scalar_f32, binary_scalar_f32),
+    (f64, unary_scalar_f64, binary_scalar_f64),
+    (i32, unary_scalar_i32, binary_scalar_i32),
+    (i64, unary_scalar_i64, binary_scalar_i64),
+    (u32, unary_scalar_u32, binary_scalar_u32),
+    (u64, unary_scalar_u64, binary_scalar_u64)
+);
+
+/// Calls `call` on the scalar `operands` of `dtype` (one thread of a user
+/// kernel): the machine's loop over one value, its result.
+pub(super) fn scalar_call(
+    b: &mut FunctionBuilder<'_>,
+    call_conv: cranelift_codegen::isa::CallConv,
+    call: Call,
+    dtype: DType,
+    operands: &[Value],
+) -> Result<Value, Unsupported> {
+    let unary = call.operands() == 1;
+    if operands.len() != call.operands() {
+        return Err("a call with the wrong number of operands");
+    }
+    let address = match (dtype, unary) {
+        (DType::F32, true) => unary_scalar_f32 as *const () as usize,
+        (DType::F32, false) => binary_scalar_f32 as *const () as usize,
+        (DType::F64, true) => unary_scalar_f64 as *const () as usize,
+        (DType::F64, false) => binary_scalar_f64 as *const () as usize,
+        (DType::I32, true) => unary_scalar_i32 as *const () as usize,
+        (DType::I32, false) => binary_scalar_i32 as *const () as usize,
+        (DType::I64, true) => unary_scalar_i64 as *const () as usize,
+        (DType::I64, false) => binary_scalar_i64 as *const () as usize,
+        (DType::U32, true) => unary_scalar_u32 as *const () as usize,
+        (DType::U32, false) => binary_scalar_u32 as *const () as usize,
+        (DType::U64, true) => unary_scalar_u64 as *const () as usize,
+        (DType::U64, false) => binary_scalar_u64 as *const () as usize,
+        _ => return Err("a call of a dtype without routines"),
+    };
+    let ty = super::support::scalar_type(dtype).ok_or("a call of a dtype without routines")?;
+    let mut signature = Signature::new(call_conv);
+    signature.params.push(AbiParam::new(types::I32));
+    signature
+        .params
+        .extend(std::iter::repeat_n(AbiParam::new(ty), operands.len()));
+    signature.returns.push(AbiParam::new(ty));
+    let signature = b.import_signature(signature);
+    let mut args: SmallVec<[Value; 3]> = SmallVec::new();
+    args.push(b.ins().iconst(types::I32, i64::from(call.index())));
+    args.extend_from_slice(operands);
+    let callee = b.ins().iconst(types::I64, address as i64);
+    let inst = b.ins().call_indirect(signature, callee, &args);
+    Ok(b.inst_results(inst)[0])
+}
+
 /// The Philox step over `n` counters and keys of u64 (`op` unused).
 ///
 /// # Safety

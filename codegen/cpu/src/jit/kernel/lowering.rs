@@ -12,9 +12,11 @@ use lazyfuse_core::{BinaryOp, DType, Literal, UnaryOp, Wide};
 use lazyfuse_device::ir::{DeviceKernel, Dim, Expr, ParamKind, Special, Stmt, Var};
 use smallvec::smallvec;
 
+use super::super::callout::scalar_call;
 use super::super::ops::Lowering;
 use super::super::support::{
-    binary_supported, cast_supported, scalar_type, unary_supported, Unsupported,
+    binary_supported, call_binary, call_unary, cast_supported, scalar_type, unary_supported, Call,
+    Unsupported,
 };
 
 /// A parameter's value in the function.
@@ -300,17 +302,28 @@ impl<'a> KernelLowering<'a, '_, '_> {
             }
             Expr::Unary(op, a) => {
                 let (x, from) = self.expr(a)?;
-                let dtype = unary_result(*op, from)?;
-                (self.ops.unary(*op, &smallvec![x], from, dtype)?[0], dtype)
+                match unary_result(*op, from) {
+                    Ok(dtype) => (self.ops.unary(*op, &smallvec![x], from, dtype)?[0], dtype),
+                    // A math function: the machine's loop over this value.
+                    Err(_) if call_unary(*op, from, from) => {
+                        (self.call(Call::Unary(*op), &[x], from)?, from)
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Expr::Binary(op, a, c) => {
                 let (x, from) = self.expr(a)?;
                 let (y, _) = self.expr(c)?;
-                let dtype = binary_result(*op, from)?;
-                (
-                    self.ops.binary(*op, &smallvec![x], &smallvec![y], from)?[0],
-                    dtype,
-                )
+                match binary_result(*op, from) {
+                    Ok(dtype) => (
+                        self.ops.binary(*op, &smallvec![x], &smallvec![y], from)?[0],
+                        dtype,
+                    ),
+                    Err(_) if call_binary(*op, from, from) => {
+                        (self.call(Call::Binary(*op), &[x, y], from)?, from)
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Expr::Fma(..) => return Err("a fused multiply-add (the simulator runs it)"),
             Expr::Select(c, a, d) => {
@@ -356,6 +369,15 @@ impl<'a> KernelLowering<'a, '_, '_> {
             // Two's complement bits: u64 values above i64::MAX wrap as C's do.
             Wide::Int(x) => b.ins().iconst(ty, x as i64),
         })
+    }
+}
+
+impl KernelLowering<'_, '_, '_> {
+    /// `call` of scalar `operands` of `dtype`: the machine's loop over one
+    /// value (a function call per thread, where the machine would run it
+    /// for every thread of the launch, interpreting the rest).
+    fn call(&mut self, call: Call, operands: &[Value], dtype: DType) -> Result<Value, Unsupported> {
+        scalar_call(self.ops.b, self.call_conv, call, dtype, operands)
     }
 }
 
