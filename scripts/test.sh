@@ -205,7 +205,7 @@ if [ -x "$venv/bin/python" ] &&
   for bench in "bench.py --sizes 10000 --repeats 2" "bench_join.py --n 1000 --repeats 3" \
                "bench_index.py --n 64 --repeats 3" "bench_functions.py --n 64 --repeats 3" \
                "bench_programs.py --sizes 1000 --repeats 1" "bench_xoroshiro.py --sizes 1000 --repeats 1" \
-               "bench_launch.py --rounds 1 --calls 10" \
+               "bench_launch.py --rounds 1 --calls 10" "bench_kernels.py --sides 50 --repeats 1" \
                "bench_dask.py --gigabytes 0.01 --memory-gigabytes 0.005 --chunk-mb 1 --repeats 1"; do
     # shellcheck disable=SC2086 # the script and its arguments, split
     if "$venv/bin/python" bindings/python/$bench >target/pybench.log 2>&1; then
