@@ -102,3 +102,55 @@ fn math_functions_in_kernels_are_the_element_wise_ones_and_compiled_on_the_cpu()
     }
     Ok(())
 }
+
+#[test]
+fn a_row_of_threads_calls_math_functions_on_vectors() -> Result<()> {
+    // out[i] = exp(a[i]) * hypot(a[i], 2): every access at the thread's
+    // position, so rows of threads run on vectors, the calls over a group.
+    let kernel = Kernel::build("row_math", |k| {
+        let a = k.array("a", DType::F64, 1);
+        let out = k.array_mut("out", DType::F64, 1);
+        let n = k.scalar("n", DType::I64);
+        let i = k.grid(1).remove(0);
+        k.if_(i.lt(&n), |k| {
+            let x = k.let_(a.at(&i));
+            let two = Val::constant(2.0, DType::F64);
+            let value = x
+                .apply(UnaryOp::Exp)
+                .apply_binary(BinaryOp::Mul, x.apply_binary(BinaryOp::Hypot, two));
+            k.store(&out, &i, value);
+        });
+    })
+    .unwrap();
+    let host: Vec<f64> = (0..1000).map(|v| f64::from(v) / 250.0 - 2.0).collect();
+    let want: Vec<f64> = host.iter().map(|x| x.exp() * x.hypot(2.0)).collect();
+    for cx in common::backends() {
+        let (a, out) = (cx.from_slice(&host), cx.zeros(&[host.len()], DType::F64));
+        let n = host.len();
+        let got = kernel.launch(
+            &cx,
+            4u32,
+            256u32,
+            &[(&a).into(), (&out).into(), (n as i64).into()],
+        )?;
+        if cx.backend_name() == "cpu" {
+            let plan = got[0].explain();
+            let launch = plan
+                .lines()
+                .find(|l| l.starts_with("u0: kernel 'row_math'"));
+            assert!(
+                launch.is_some_and(|l| l.contains("threads on vectors")),
+                "{plan}"
+            );
+        }
+        let got = got[0].to_vec::<f64>()?;
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(g, w)| (g - w).abs() <= 1e-12 * w.abs().max(1.0)),
+            "{}",
+            cx.backend_name()
+        );
+    }
+    Ok(())
+}

@@ -9,10 +9,11 @@
 //! values. Registers that only feed indices stay scalars of the first
 //! thread (indices use nothing else: they are affine in `threadIdx.x`).
 //!
-//! What the vectors cannot lower (`threadIdx.x` used as data, a bool from
-//! a uniform value, an operation the element-wise JIT has no vector form
-//! of) fails the lowering: the kernel is then compiled again without
-//! vectors (`compile`).
+//! A math function (no vector instruction) is a call of the register
+//! machine's loop over the group's values, through a stack buffer. What
+//! the vectors cannot lower (`threadIdx.x` used as data, a bool from a
+//! uniform value) fails the lowering: the kernel is then compiled again
+//! without vectors (`compile`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -23,8 +24,9 @@ use lazyfuse_core::DType;
 use lazyfuse_device::ir::{Dim, Expr, ParamKind, Special, Stmt, Var};
 use smallvec::SmallVec;
 
+use super::super::callout::Scratch;
 use super::super::ops::Val;
-use super::super::support::{cast_supported, Lanes, Unsupported};
+use super::super::support::{call_binary, call_unary, cast_supported, Call, Lanes, Unsupported};
 use super::lowering::{binary_result, unary_result, KernelLowering, Slot};
 
 /// Groups of threads per turn of the vector loop.
@@ -259,14 +261,25 @@ impl KernelLowering<'_, '_, '_> {
             }
             Expr::Unary(op, a) => {
                 let (x, from) = self.vector_expr(a, group)?;
-                let dtype = unary_result(*op, from)?;
-                (self.ops.unary(*op, &x, from, dtype)?, dtype)
+                match unary_result(*op, from) {
+                    Ok(dtype) => (self.ops.unary(*op, &x, from, dtype)?, dtype),
+                    // A math function: the machine's loop over the group.
+                    Err(_) if call_unary(*op, from, from) => {
+                        (self.vector_call(Call::Unary(*op), &[&x], from)?, from)
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Expr::Binary(op, a, c) => {
                 let (x, from) = self.vector_expr(a, group)?;
                 let (y, _) = self.vector_expr(c, group)?;
-                let dtype = binary_result(*op, from)?;
-                (self.ops.binary(*op, &x, &y, from)?, dtype)
+                match binary_result(*op, from) {
+                    Ok(dtype) => (self.ops.binary(*op, &x, &y, from)?, dtype),
+                    Err(_) if call_binary(*op, from, from) => {
+                        (self.vector_call(Call::Binary(*op), &[&x, &y], from)?, from)
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Expr::Fma(..) => return Err("a fused multiply-add (the simulator runs it)"),
             Expr::Select(c, a, d) => {
@@ -288,6 +301,30 @@ impl KernelLowering<'_, '_, '_> {
         };
         self.ops.vector = true;
         Ok(value)
+    }
+
+    /// `call` of the group's `operands` (vectors of `dtype`): stored to a
+    /// stack buffer, the machine's loop called over the group's elements,
+    /// the results loaded back (as the element-wise JIT's wide loops call
+    /// it over theirs).
+    fn vector_call(
+        &mut self,
+        call: Call,
+        operands: &[&Val],
+        dtype: DType,
+    ) -> Result<Val, Unsupported> {
+        let elements = self.ops.lanes.group();
+        let scratch = Scratch::new(self.ops.b, types::I64, elements);
+        // The buffer holds this group alone: its elements start at 0.
+        let group = std::mem::replace(&mut self.ops.group, 0);
+        for (k, x) in operands.iter().enumerate() {
+            scratch.put(&mut self.ops, (k, 0), x, dtype);
+        }
+        let result = scratch
+            .call(self.ops.b, call, dtype, elements)
+            .and_then(|()| scratch.take(&mut self.ops, 0, dtype));
+        self.ops.group = group;
+        result
     }
 
     /// The scalar `x` of `dtype` in every lane of the group.
