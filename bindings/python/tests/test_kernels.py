@@ -517,3 +517,24 @@ def test_builtins_selp_laneid_and_warpsize(backend):
             + np.where(a > 0, 1, -1))
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(lanes, np.arange(a.size) % 40 % 32 + 3200)
+
+
+def test_a_device_array_updated_and_copied_back_in_a_loop_runs_each_launch_once():
+    @cuda.jit
+    def increment(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    d = cuda.to_device(np.zeros(1000, np.float32))
+    host = np.zeros(1000, np.float32)
+    launches = []
+    for _ in range(6):
+        before = lf.stats()["kernel_launches"]
+        increment[4, 256](d)
+        d.copy_to_host(host)
+        launches.append(lf.stats()["kernel_launches"] - before)
+    # The array keeps each value it is copied back from: the launches that
+    # re-bound it do not run again at the next copy.
+    assert launches[-1] == launches[1], launches
+    np.testing.assert_array_equal(host, np.full(1000, 6, np.float32))
