@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lazyfuse as lf
-from lazyfuse import CompileError, cuda, float32, int32, uint32, uint64, void
+from lazyfuse import CompileError, cuda, float32, int16, int32, uint32, uint64, void
 
 
 def test_every_atomic_of_numba_with_its_semantics(backend):
@@ -752,3 +752,35 @@ def test_numpy_ufuncs_on_whole_arrays_write_their_outputs(backend):
     np.testing.assert_array_equal(big, np.fmax(a, 0.25))
     np.testing.assert_array_equal(turned, a + original_row)
     np.testing.assert_array_equal(row, np.degrees(original_row))
+
+
+class _Color(__import__("enum").Enum):
+    red = 1
+    blue = 3
+
+
+class _Flavour(__import__("enum").Enum):
+    mint = 3
+
+
+class _Status(__import__("enum").IntEnum):
+    ok = 200
+    missing = 404
+
+
+def test_enum_members_are_constants_compared_with_pythons_rules(backend):
+    @cuda.jit
+    def classify(codes, out):
+        i = cuda.grid(1)
+        if i < codes.size:
+            # Folded when compiling, as Python decides: blue and mint are
+            # both 3 but not equal; an IntEnum member is its number.
+            same = _Color.blue == _Flavour.mint
+            by_name = _Color["red"] != _Color.blue
+            out[i] = (codes[i] == _Status.missing) + 2 * same + 4 * by_name + int16(_Status.ok) // 100
+
+    codes = np.array([200, 404, 500])
+    out = np.zeros(3, np.int64)
+    classify[1, 3](codes, out)
+    np.testing.assert_array_equal(out, [6, 7, 6])
+    assert int16(_Status.missing) == 404 and type(int16(3)) is np.int16

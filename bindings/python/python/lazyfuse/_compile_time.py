@@ -6,7 +6,9 @@ parameters (``cuda.const.array_like``). A mixin of the translator
 
 import ast
 import collections
+import enum
 import math
+import operator
 
 import numpy as np
 
@@ -156,9 +158,40 @@ class CompileTime:
             value = self.env.get(head)
             for attr in path.split(".")[1:]:
                 value = getattr(value, attr, None)
-            if value is not None and (_constant(value) or hasattr(value, "dtype")):
+            if value is not None and (_constant(value) or hasattr(value, "dtype")
+                                      or isinstance(value, enum.Enum)):
                 return True, value
+        if isinstance(node, ast.Subscript):  # an Enum's member by name: Color["red"]
+            known, cls = self.static_value(node.value)
+            key = node.slice
+            if known and isinstance(cls, enum.EnumMeta) and isinstance(key, ast.Constant):
+                member = cls.__members__.get(key.value)
+                if member is not None:
+                    return True, member
         return False, None
+
+    def folded_compare(self, e):
+        """A comparison of values all known when compiling (Enum members,
+        constants), decided now with Python's rules (``Color.red ==
+        Shake.mint`` is False though both values are 3); None otherwise."""
+        values = []
+        for operand in [e.left, *e.comparators]:
+            known, value = self.static_value(operand)
+            if not known or isinstance(value, _Intrinsic):
+                return None
+            values.append(value)
+        ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+               ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+               ast.Is: operator.is_, ast.IsNot: operator.is_not}
+        result = True
+        for op, (a, b) in zip(e.ops, zip(values, values[1:])):
+            if type(op) not in ops:
+                return None
+            try:
+                result = result and bool(ops[type(op)](a, b))
+            except TypeError:
+                return None
+        return ("const", int(result), "bool")
 
     def constant_expr(self, value, node):
         """A compile-time number as an expression."""

@@ -320,6 +320,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             if isinstance(e.op, ast.Invert):
                 return ("unary", "invert", self.expr(e.operand))
         if isinstance(e, ast.Compare):
+            folded = self.folded_compare(e)
+            if folded is not None:
+                return folded
             parts, left = [], self.expr(e.left)
             for op, right in zip(e.ops, e.comparators):
                 name = _COMPARE.get(type(op))

@@ -31,6 +31,10 @@ class _Type:
         self.name = name
 
     def __call__(self, *args):
+        # A number converts, as Numba's types do in Python (`int16(x)`);
+        # types make a signature (`float32(float32, float32)`).
+        if len(args) == 1 and isinstance(args[0], (bool, int, float, np.generic)):
+            return np.dtype(self.name).type(args[0])
         return Signature(self, args)
 
     def __repr__(self):
