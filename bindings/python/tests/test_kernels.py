@@ -538,3 +538,12 @@ def test_a_device_array_updated_and_copied_back_in_a_loop_runs_each_launch_once(
     # re-bound it do not run again at the next copy.
     assert launches[-1] == launches[1], launches
     np.testing.assert_array_equal(host, np.full(1000, 6, np.float32))
+    # lf.compute keeps a re-bound array's value too.
+    launches = []
+    for _ in range(4):
+        before = lf.stats()["kernel_launches"]
+        increment[4, 256](d)
+        (value,) = lf.compute(d)
+        launches.append(lf.stats()["kernel_launches"] - before)
+    assert launches[-1] == launches[1], launches
+    np.testing.assert_array_equal(value, np.full(1000, 10, np.float32))

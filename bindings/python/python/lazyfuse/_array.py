@@ -74,6 +74,7 @@ class Array(NdarrayMethods):
 
     def __init__(self, native):
         self._a = native
+        self._rebound = False
 
     # --- properties -------------------------------------------------------
     @property
@@ -706,19 +707,35 @@ def compute(*arrays):
     in order (a tuple, as ``dask.compute``): one program runs for all of
     them, so work they share (Black–Scholes' ``call`` and ``put``) runs
     once. On the CPU the results are computed straight into the new NumPy
-    arrays and not kept (``x.eval()`` keeps a value); arguments that are
-    not lazyfuse arrays come back as ``np.asarray`` of them.
+    arrays and not kept (``x.eval()`` keeps a value), but for arrays that
+    kernels, ``out=`` or ``+=`` re-bound (state a loop carries: their
+    values are kept); arguments that are not lazyfuse arrays come back as
+    ``np.asarray`` of them.
 
         >>> import numpy as np, lazyfuse as lf
         >>> x = lf.asarray(np.arange(3.0))
         >>> lf.compute(x * 2, x.sum())
         (array([0., 2., 4.]), array(3.))
     """
-    natives = [a._a for a in arrays if type(a) is Array]
-    if len(natives) == len(arrays):
+    # Arrays re-bound by kernels, `out=` or `+=` keep their values (as
+    # `copy_to_host` says why): computed and kept first, then copied.
+    natives, rebound = [], []
+    for a in arrays:
+        if type(a) is not Array:
+            break
+        natives.append(a._a)
+        if a._rebound and not a._a.is_materialized:
+            rebound.append(a._a)
+    else:
         # The common case, kept short: a demand of small arrays costs a
         # few microseconds, and this loop is part of them.
+        if rebound:
+            _native.eval_all(rebound)
         return tuple(_native.compute(natives))
+    rebound = [a._a for a in arrays if isinstance(a, Array)
+               and getattr(a, "_rebound", False) and not a._a.is_materialized]
+    if rebound:
+        _native.eval_all(rebound)
     lazy = [i for i, a in enumerate(arrays) if isinstance(a, (Array,) + COMPLEX.types)]
     values = [a if i in lazy else np.asarray(a) for i, a in enumerate(arrays)]
     # Other lazy types (complex arrays) name the native arrays to compute
