@@ -12,17 +12,27 @@ use crate::arrange::hand_over;
 use crate::guard::{borrow, guard, string, write, Failure};
 use crate::{lf_array, lf_status};
 
-/// The complex value of parts `re` and `im` (`im` NULL: real values).
-fn complex_of(
-    re: *const lf_array,
-    im: *const lf_array,
-    what: &str,
-) -> Result<ComplexArray, Failure> {
-    let re = &borrow(re, what)?.array;
+/// The complex value of parts `re` and `im`, or of `re` alone (`im` NULL:
+/// real values).
+pub(crate) fn signal(re: *const lf_array, im: *const lf_array) -> Result<ComplexArray, Failure> {
+    let re = &borrow(re, "the real part")?.array;
     Ok(match im.is_null() {
         true => ComplexArray::from_real(re, None)?,
-        false => ComplexArray::new(re, &borrow(im, what)?.array)?,
+        false => ComplexArray::new(re, &borrow(im, "the imaginary part")?.array)?,
     })
+}
+
+/// Hands both parts of `z` to the caller.
+pub(crate) fn hand_over_parts(
+    z: ComplexArray,
+    re_out: *mut *mut lf_array,
+    im_out: *mut *mut lf_array,
+) -> Result<(), Failure> {
+    if re_out.is_null() || im_out.is_null() {
+        return Err(Failure::invalid("a NULL output pointer (expected two)"));
+    }
+    hand_over(re_out, z.re().clone())?;
+    hand_over(im_out, z.im().clone())
 }
 
 /// Hands a result to the caller: a complex one's parts to `re_out` and
@@ -33,15 +43,12 @@ fn hand_over_result(
     re_out: *mut *mut lf_array,
     im_out: *mut *mut lf_array,
 ) -> Result<(), Failure> {
-    if re_out.is_null() || im_out.is_null() {
-        return Err(Failure::invalid("a NULL output pointer (expected two)"));
-    }
     match result {
-        ComplexResult::Complex(z) => {
-            hand_over(re_out, z.re().clone())?;
-            hand_over(im_out, z.im().clone())
-        }
+        ComplexResult::Complex(z) => hand_over_parts(z, re_out, im_out),
         ComplexResult::Real(x) => {
+            if im_out.is_null() {
+                return Err(Failure::invalid("a NULL output pointer (expected two)"));
+            }
             hand_over(re_out, x)?;
             write(im_out, null_mut(), "the imaginary part's output pointer")
         }
@@ -74,7 +81,7 @@ pub unsafe extern "C" fn lf_complex_apply(
 ) -> lf_status {
     guard("lf_complex_apply", || {
         let name = string(op, "op")?;
-        let a = complex_of(a_re, a_im, "the first operand's real part")?;
+        let a = signal(a_re, a_im)?;
         let result = if b_re.is_null() {
             let Some(op) = ComplexUnary::from_name(name) else {
                 return Err(Failure::invalid(format!(
@@ -84,7 +91,7 @@ pub unsafe extern "C" fn lf_complex_apply(
             };
             a.apply(op)
         } else {
-            let b = complex_of(b_re, b_im, "the second operand's real part")?;
+            let b = signal(b_re, b_im)?;
             let Some(op) = ComplexBinary::from_name(name) else {
                 return Err(Failure::invalid(format!(
                     "'{name}' of two complex operands (expected add, subtract, multiply, divide, \

@@ -2,9 +2,10 @@
 //! two arrays of one shape, their real and imaginary parts (`float` or
 //! `double`), as `lazyfuse::ComplexArray` holds them. All lazy.
 
-use lazyfuse::{fft, Array, ComplexArray, Norm};
+use lazyfuse::{fft, Array, Norm};
 
 use crate::arrange::hand_over;
+use crate::complex::{hand_over_parts, signal};
 use crate::guard::{borrow, guard, Failure};
 use crate::{lf_array, lf_status};
 
@@ -26,16 +27,6 @@ fn norm_of(norm: i32) -> Result<Norm, Failure> {
     }
 }
 
-/// The complex input of a transform: parts `re` and `im`, or `re` alone
-/// (`im` NULL: real values).
-fn signal(re: *const lf_array, im: *const lf_array) -> Result<ComplexArray, Failure> {
-    let re = &borrow(re, "the real part")?.array;
-    Ok(match im.is_null() {
-        true => ComplexArray::from_real(re, None)?,
-        false => ComplexArray::new(re, &borrow(im, "the imaginary part")?.array)?,
-    })
-}
-
 /// `n` of 0: the axis' length.
 fn points(n: i64) -> Result<Option<usize>, Failure> {
     match n {
@@ -46,19 +37,6 @@ fn points(n: i64) -> Result<Option<usize>, Failure> {
             ))
         }),
     }
-}
-
-/// Hands both parts of `z` to the caller.
-fn hand_over_parts(
-    z: ComplexArray,
-    re_out: *mut *mut lf_array,
-    im_out: *mut *mut lf_array,
-) -> Result<(), Failure> {
-    if re_out.is_null() || im_out.is_null() {
-        return Err(Failure::invalid("a NULL output pointer (expected two)"));
-    }
-    hand_over(re_out, z.re().clone())?;
-    hand_over(im_out, z.im().clone())
 }
 
 /// The discrete Fourier transform (`inverse`: its inverse) of the complex

@@ -466,15 +466,7 @@ class Array(NdarrayMethods):
         Numba wants the same dtype)."""
         if not isinstance(stream, int):
             stream.synchronize()
-        if getattr(self, "_rebound", False) and not self._a.is_materialized:
-            # An array re-bound by kernels (or `out=`, `+=`) is state a loop
-            # carries: its value is computed and kept, then copied.
-            # Computed straight into `out` and not kept, the chain of
-            # launches that re-bound it would run again from the start at
-            # every later demand (an increment kernel launched and copied
-            # back in a loop: 3.8 ms an iteration at the 250th, 0.1 ms
-            # kept). Other arrays are computed straight into `out`.
-            self._a.eval()
+        _keep_rebound((self,))
         if out is None:
             return self._a.numpy()
         if (type(out) is np.ndarray and out.dtype is _numpy_dtype(self._a.dtype_name)
@@ -615,6 +607,21 @@ class Array(NdarrayMethods):
         return func(*computed(args), **{k: computed(v) for k, v in kwargs.items()})
 
 
+def _keep_rebound(arrays):
+    """Computes and keeps the values of the arrays among ``arrays`` that
+    kernels, ``out=`` or ``+=`` re-bound and that are not computed yet
+    (`copy_to_host`, `compute`). Such an array is state a loop carries:
+    computed straight into a destination and not kept, the chain of
+    launches that re-bound it would run again from the start at every later
+    demand (an increment kernel launched and copied back in a loop: 3.8 ms
+    an iteration at the 250th, 0.07 ms kept). Other arrays are computed
+    straight into their destination."""
+    rebound = [a._a for a in arrays
+               if getattr(a, "_rebound", False) and not a._a.is_materialized]
+    if rebound:
+        _native.eval_all(rebound)
+
+
 def _unpickled(value):
     """A pickled array (``Array.__reduce__``) rebuilt in this process's
     default context."""
@@ -717,8 +724,8 @@ def compute(*arrays):
         >>> lf.compute(x * 2, x.sum())
         (array([0., 2., 4.]), array(3.))
     """
-    # Arrays re-bound by kernels, `out=` or `+=` keep their values (as
-    # `copy_to_host` says why): computed and kept first, then copied.
+    # Re-bound arrays keep their values (`_keep_rebound`), checked inline
+    # on this short path.
     natives, rebound = [], []
     for a in arrays:
         if type(a) is not Array:
@@ -732,10 +739,7 @@ def compute(*arrays):
         if rebound:
             _native.eval_all(rebound)
         return tuple(_native.compute(natives))
-    rebound = [a._a for a in arrays if isinstance(a, Array)
-               and getattr(a, "_rebound", False) and not a._a.is_materialized]
-    if rebound:
-        _native.eval_all(rebound)
+    _keep_rebound(arrays)
     lazy = [i for i, a in enumerate(arrays) if isinstance(a, (Array,) + COMPLEX.types)]
     values = [a if i in lazy else np.asarray(a) for i, a in enumerate(arrays)]
     # Other lazy types (complex arrays) name the native arrays to compute

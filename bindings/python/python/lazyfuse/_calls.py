@@ -246,17 +246,12 @@ class Calls:
             return ast.Subscript(arg, ast.Tuple(items, ast.Load()) if dims != 1 else items[0],
                                  ast.Load())
 
-        inputs = [element(a) for a in e.args[:ufunc.nin]]
-        call = ast.Call(e.func, inputs, [])
-        if ufunc.nout == 1:
-            body = [ast.Assign([ast.Subscript(ast.Name(outputs[0], ast.Load()),
-                                              element(ast.Name(outputs[0], ast.Load())).slice,
-                                              ast.Store())], call)]
-        else:
-            body = [ast.Assign([ast.Tuple([ast.Subscript(ast.Name(o, ast.Load()),
-                                                         element(ast.Name(o, ast.Load())).slice,
-                                                         ast.Store()) for o in outputs],
-                                          ast.Store())], call)]
+        call = ast.Call(e.func, [element(a) for a in e.args[:ufunc.nin]], [])
+        targets = [element(a) for a in e.args[ufunc.nin:]]
+        for target in targets:
+            target.ctx = ast.Store()
+        body = [ast.Assign([targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())],
+                           call)]
         for d in reversed(range(ndim)):
             length = ast.Subscript(ast.Attribute(ast.Name(shaped, ast.Load()), "shape", ast.Load()),
                                    ast.Constant(d), ast.Load())

@@ -114,7 +114,7 @@ class ComplexValues:
             parts = self.complex_locals[target.id]
             if any(_reads(tree, parts) for tree in (value.re, value.im)):
                 value = self.bind(value)  # z = complex(z.imag, z.real)
-            return [*value.stmts, ("assign", parts[0], value.re), ("assign", parts[1], value.im)]
+            return self.assign_parts(parts, value)
         stores = []
         for plane, part in zip(self.complex_arrays[target.value.id], (value.re, value.im)):
             array, indices = self.through_view(plane, self.index_items(target.slice), node)
@@ -126,14 +126,13 @@ class ComplexValues:
         """``r, phi = cmath.polar(z)``."""
         if len(target.elts) != 2 or not all(isinstance(t, ast.Name) for t in target.elts):
             self.fail(node, "unpacking cmath.polar into other than two names")
-        r, phi = self.polar(call)
-        out = list(r.stmts)
-        out += [("assign", target.elts[0].id, r.re), ("assign", target.elts[1].id, phi)]
-        return out
+        return self.assign_parts([t.id for t in target.elts], self.polar(call))
 
     def polar(self, call):
+        """``cmath.polar(z)``: its radius and angle as the two parts of a
+        ``CVal``."""
         z = self.bind(self.cval(call.args[0]))
-        return CVal(z.stmts, ("call", "hypot", [z.re, z.im]), None), ("call", "arctan2", [z.im, z.re])
+        return CVal(z.stmts, ("call", "hypot", [z.re, z.im]), ("call", "arctan2", [z.im, z.re]))
 
     def return_complex(self, value):
         """A ``return`` of a device function that returns complex values."""
@@ -268,8 +267,7 @@ class ComplexValues:
         args = e.args
         if path == "complex":
             if len(args) == 1 and isinstance(args[0], ast.Starred) and _is_polar(args[0].value):
-                r, phi = self.polar(args[0].value)
-                return CVal(r.stmts, r.re, phi)
+                return self.polar(args[0].value)
             if e.keywords or len(args) > 2 or any(isinstance(a, ast.Starred) for a in args):
                 self.fail(e, "complex() with these arguments")
             if not args:
@@ -339,21 +337,19 @@ class ComplexValues:
             value = self.bind(value)
             stmts += value.stmts
             local = self.fresh("complex")
-            self.complex_locals[local] = (value.re[1], value.im[1]) if (
-                value.re[0] == value.im[0] == "var") else self.temporaries(local, value, stmts)
-            self.bound.add(local)
+            if value.re[0] == value.im[0] == "var":
+                parts = (value.re[1], value.im[1])  # the locals it is in
+            else:
+                parts = (f"{local}__lfre", f"{local}__lfim")
+                stmts += self.assign_parts(parts, CVal([], value.re, value.im))
+            self.complex_locals[local] = parts
+            self.bound |= {local, *parts}
             names.append(ast.Name(local, ast.Load()))
         call = ast.Call(ast.Name(name, ast.Load()), names, [])
         ast.copy_location(call, node)
         ast.fix_missing_locations(call)
         done = self.as_cval(self.inline_call(getattr(_kernel_cmath, name), call), node)
         return CVal(stmts + done.stmts, done.re, done.im)
-
-    def temporaries(self, local, value, stmts):
-        parts = (f"{local}__lfre", f"{local}__lfim")
-        stmts += [("assign", parts[0], value.re), ("assign", parts[1], value.im)]
-        self.bound |= set(parts)
-        return parts
 
     # --- real values of complex ones ---------------------------------------
     def complex_to_real(self, e):
