@@ -278,3 +278,30 @@ fn integer_division_by_one_number_is_the_references_for_every_integer_dtype() ->
     }
     Ok(())
 }
+
+#[test]
+fn a_kernel_run_again_reads_its_new_inputs_and_arguments() -> Result<()> {
+    // A machine keeps its workers' registers between launches: a line it
+    // gathered (a strided row read by every row, kept from one chunk to
+    // the next) and the arguments it was given must be those of the
+    // launch that runs, not of the last one.
+    for cx in contexts() {
+        let (rows, cols) = (4, 600);
+        for (round, scale) in [(1u64, 2.0f64), (2, 3.0), (3, -0.5)] {
+            let m = values(rows * cols, round);
+            let r = values(2 * cols, round + 10);
+            let lazy_m = cx.from_vec(m.clone(), &[rows, cols])?;
+            let every_other = cx
+                .from_vec(r.clone(), &[2 * cols])?
+                .slice_axis(0, None, None, 2);
+            let got = (lazy_m * scale + every_other).to_vec::<f64>()?;
+            let want: Vec<f64> = (0..rows * cols)
+                .map(|i| m[i] * scale + r[2 * (i % cols)])
+                .collect();
+            assert_eq!(got, want, "round {round}");
+        }
+        let s = cx.stats();
+        assert_eq!(s.kernels_compiled, 1, "{s:?}");
+    }
+    Ok(())
+}

@@ -58,7 +58,7 @@ impl TileReg {
         }
     }
 
-    fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.lines.len() * 64 / self.dtype.size()
     }
 }

@@ -11,23 +11,22 @@
 //! reduction goes to a chunk register that the runner reads per tile or
 //! per chunk. Each step is one monomorphised loop (`steps`).
 
-use lazyfuse_core::{
-    with_dtype, DType, Element, Error, HostBuffer, Literal, ReduceOp, Result, SliceMut,
-};
+use lazyfuse_core::{DType, Error, HostBuffer, ReduceOp, Result, SliceMut};
 use lazyfuse_fusion::{Body, Inst, ValueId};
 use smallvec::SmallVec;
 
-use std::sync::Arc;
+use std::sync::Mutex;
 
-use super::frame::{Frame, FrameStorage, TileReg};
-use super::jit::{Form, Jit, JitCode};
+use super::frame::{Frame, TileReg};
+use super::jit::{Form, Jit};
 use super::steps::{self, Step};
-use super::stream::Stage;
 
 mod compiled;
+mod registers;
 
 use compiled::call_streaming;
 pub use compiled::Done;
+pub use registers::{ChunkRegs, Gathered, Registers};
 
 /// Elements per chunk: the unit in which inputs are located and the
 /// runners walk a launch's domain.
@@ -132,90 +131,6 @@ fn chunk_owners(home: &[Home], count: usize) -> Vec<usize> {
     owners
 }
 
-/// Chunk-sized registers, each allocated when first used (most leaves are
-/// windows and never need theirs).
-#[derive(Debug)]
-pub struct ChunkRegs {
-    buffers: Vec<HostBuffer>,
-    dtypes: Vec<DType>,
-    capacity: usize,
-    /// What each register holds when it is a gathered line left as it was
-    /// (see [`ChunkRegs::holds`]).
-    gathered: Vec<Option<Gathered>>,
-}
-
-/// A line of an input gathered into a register: input, first element,
-/// length and stride.
-pub type Gathered = (usize, isize, usize, isize);
-
-impl ChunkRegs {
-    /// True when register `r` still holds the `line` gathered into it by
-    /// [`ChunkRegs::gather_into`] (a line every line of a domain reads,
-    /// such as a row broadcast down the columns, is gathered once).
-    pub fn holds(&self, r: usize, line: Gathered) -> bool {
-        self.gathered.get(r).copied().flatten() == Some(line)
-    }
-
-    /// Register `r` to gather `line` into (remembered for [`ChunkRegs::holds`]).
-    pub fn gather_into(&mut self, r: usize, line: Gathered) -> Result<&mut HostBuffer> {
-        self.get(r)?;
-        if let Some(slot) = self.gathered.get_mut(r) {
-            *slot = Some(line);
-        }
-        self.get_unchanged(r)
-    }
-
-    /// Register `r`, holding at least a chunk (whatever it held is
-    /// forgotten: the caller may write it).
-    pub fn get(&mut self, r: usize) -> Result<&mut HostBuffer> {
-        if let Some(slot) = self.gathered.get_mut(r) {
-            *slot = None;
-        }
-        self.get_unchanged(r)
-    }
-
-    fn get_unchanged(&mut self, r: usize) -> Result<&mut HostBuffer> {
-        let (buffer, &dtype) = self
-            .buffers
-            .get_mut(r)
-            .zip(self.dtypes.get(r))
-            .ok_or_else(|| internal("a chunk register out of range"))?;
-        if buffer.len() < self.capacity {
-            let old = std::mem::replace(buffer, crate::spare::take(dtype, self.capacity)?);
-            crate::spare::give(old);
-        }
-        Ok(buffer)
-    }
-}
-
-impl Drop for ChunkRegs {
-    /// The registers go back to this thread's spares, for the next launch.
-    fn drop(&mut self) {
-        for buffer in self.buffers.drain(..) {
-            crate::spare::give(buffer);
-        }
-    }
-}
-
-/// A worker's scratch: registers, the launch's arguments in their value
-/// dtypes, and storage reused from chunk to chunk.
-#[derive(Debug)]
-pub struct Registers {
-    chunk: ChunkRegs,
-    tile: Vec<TileReg>,
-    /// Elements per tile register.
-    tile_len: usize,
-    /// `(slot, value)` for every argument value.
-    constants: Vec<(usize, HostBuffer)>,
-    views: Vec<Option<View>>,
-    frame: FrameStorage,
-    /// The pointer table of compiled code, and the variant used last.
-    table: Vec<*mut u8>,
-    compiled: Option<(u64, Form, Arc<JitCode>)>,
-    /// Where compiled code writes a tile of each output that is streamed.
-    stage: Stage,
-}
-
 /// A body ready to run: where each value lives, and its steps.
 #[derive(Debug)]
 pub struct Machine {
@@ -244,6 +159,13 @@ pub struct Machine {
     reduce_op: Option<ReduceOp>,
     /// Compiled code for the body, when the JIT compiles it.
     jit: Option<Jit>,
+    /// The body's work per element (`run::body_weight`), weighed once: an
+    /// unrolled reduction's body is hundreds of instructions.
+    weight: usize,
+    /// Registers of finished launches, for the next: a small launch's
+    /// fixed cost is mostly making them (an unrolled reduction has a
+    /// chunk register per leaf and a constant per argument).
+    spare: Mutex<Vec<Registers>>,
 }
 
 impl Machine {
@@ -373,45 +295,14 @@ impl Machine {
             reduced,
             reduce_op: op.filter(|_| reduced.is_some()),
             jit,
+            weight: crate::run::body_weight(body),
+            spare: Mutex::new(Vec::new()),
         })
     }
 
-    /// Scratch for one worker running chunks of at most `len` elements of
-    /// a launch with arguments `args` (small launches do not pay for
-    /// full-size registers).
-    pub fn registers(&self, len: usize, args: &[Literal]) -> Result<Registers> {
-        let len = len.max(1);
-        let chunk = ChunkRegs {
-            buffers: self
-                .chunk_dtypes
-                .iter()
-                .map(|&d| HostBuffer::try_zeros(d, 0))
-                .collect::<Result<_>>()?,
-            dtypes: self.chunk_dtypes.clone(),
-            capacity: len,
-            gathered: vec![None; self.chunk_dtypes.len()],
-        };
-        // Tile registers are made when the machine first runs steps (never
-        // for launches that run compiled code).
-        let tile = Vec::new();
-        let tile_len = len.min(TILE);
-        let mut constants = Vec::with_capacity(self.arg_slots.len());
-        for &(i, k) in &self.arg_slots {
-            let literal = args.get(k).ok_or_else(|| internal("a missing argument"))?;
-            let value = with_dtype!(self.body.dtypes[i], T => T::into_buffer(vec![T::from_wide(literal.to_wide())]));
-            constants.push((i, value));
-        }
-        Ok(Registers {
-            chunk,
-            tile,
-            tile_len,
-            constants,
-            views: Vec::new(),
-            frame: FrameStorage::default(),
-            table: Vec::new(),
-            compiled: None,
-            stage: Stage::default(),
-        })
+    /// The body's work per element, in elements (see `run::body_weight`).
+    pub fn weight(&self) -> usize {
+        self.weight
     }
 
     /// The dtype of a value.

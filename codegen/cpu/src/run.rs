@@ -392,6 +392,14 @@ impl<'a> Walker<'a> {
     }
 }
 
+impl Drop for Walker<'_> {
+    /// The registers go back to the machine, for its next launch.
+    fn drop(&mut self) {
+        let regs = std::mem::replace(&mut self.regs, Registers::empty());
+        self.machine.give_back(regs);
+    }
+}
+
 /// Elements `at..at + len` of each output slice.
 fn output_pieces<'a>(
     slices: &'a mut [SliceMut<'_>],
@@ -496,7 +504,7 @@ pub fn elementwise(
     // Heavy bodies (an unrolled reduction: hundreds of operations per
     // element) take smaller tasks and go parallel at fewer elements: a
     // task is about `TASK` elements' worth of simple operations.
-    let weight = body_weight(&kernel.body);
+    let weight = machine.weight();
     let work = n.saturating_mul(weight);
     let most = (TASK / weight / CHUNK).max(1) * CHUNK;
     let task = balanced_task(n, most, workers(pool, work), TASK_GRANULE);

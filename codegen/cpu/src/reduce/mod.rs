@@ -202,7 +202,7 @@ impl<'a> Layout<'a> {
     /// blocks are the same either way.
     fn work(&self) -> usize {
         let elements = self.kept_len.saturating_mul(self.reduced_len);
-        elements.saturating_mul(super::run::body_weight(&self.launch.kernel.body))
+        elements.saturating_mul(self.machine.weight())
     }
 
     /// The frame slot of the reduced value.
