@@ -65,6 +65,11 @@ COMPLEX = types.SimpleNamespace(types=(), operation=None, from_real=None, from_n
 _DIRECT = {}
 
 
+# Python numbers the native operation takes as they are (NumPy's weak
+# scalars), checked by exact type before anything else.
+_PLAIN_NUMBERS = frozenset((float, int, bool))
+
+
 class Array(NdarrayMethods):
     """A lazy n-dimensional array (see the module documentation)."""
 
@@ -127,6 +132,9 @@ class Array(NdarrayMethods):
 
     # --- building ---------------------------------------------------------
     def _binary(self, op, other, reflected=False):
+        if type(other) in _PLAIN_NUMBERS:
+            # The commonest operand after an array (`x * 2.0`): one check.
+            return Array(self._a.binary(op, other, reflected))
         if isinstance(other, Array):
             other = other._a
         elif (isinstance(other, (complex, np.complexfloating))
