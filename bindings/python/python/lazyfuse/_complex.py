@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _array, _native, _rounds
 from ._array import Array
-from ._registry import FFT_FUNCTIONS, FUNCTIONS
+from ._registry import FFT_FUNCTIONS, FUNCTIONS, OPERATIONS
 from .errors import ArgumentError, DTypeError, ShapeError
 
 # NumPy's ufuncs lazyfuse computes on complex arrays, from the native
@@ -420,6 +420,10 @@ class ComplexArray:
     # --- NumPy's protocols ------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         name = ufunc.__name__
+        if method == "__call__" and name in ("vecdot", "matvec", "vecmat"):
+            out = kwargs.pop("out", None)
+            result = OPERATIONS[name](*inputs, **kwargs)  # `_contractions`'s
+            return result if out is None else _store(result, out[0], name, "same_kind")
         out = kwargs.pop("out", None)
         if method != "__call__" or kwargs:
             return NotImplemented

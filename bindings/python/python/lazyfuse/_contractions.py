@@ -128,8 +128,10 @@ def matvec(x1, x2):
 
 def vecmat(x1, x2):
     """NumPy's ``vecmat`` (gufunc ``(n),(n,m)->(m)``): vectors times
-    matrices, one matrix product."""
+    matrices, one matrix product (a complex vector conjugated, as NumPy's)."""
     x1, x2 = _operands("vecmat", x1, x2)
+    if np.dtype(x1.dtype).kind == "c":
+        x1 = np.conj(x1)
     if x1.ndim < 1 or x2.ndim < 2:
         raise ShapeError(f"vecmat: operands of shapes {x1.shape} and {x2.shape} (expected a "
                          "stack of vectors and a stack of matrices, signature (n),(n,m)->(m))")

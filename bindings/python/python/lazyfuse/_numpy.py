@@ -21,7 +21,7 @@ from . import (_arrangements, _compat, _complex, _contractions, _diagonals, _fan
                _statistics)
 from ._array import Array, COMPLEX, _axes, _store, where
 from ._creation import _lazy, _one, full_like
-from ._joins import _pieces, concatenate, moveaxis
+from ._joins import concatenate, moveaxis
 from ._registry import FUNCTIONS
 from .errors import ArgumentError, ShapeError
 
@@ -305,7 +305,7 @@ def dot(a, b, out=None):
     """NumPy's ``dot``: products of 0-d operands, ``matmul`` up to 2-d (and
     for a 1-d ``b``), else the sum over ``a``'s last axis and ``b``'s
     second-to-last. Lazy."""
-    a, b = _pieces([a, b], "dot")  # numbers too: ``dot`` asks for shapes
+    a, b = _contractions._operands("dot", a, b)  # numbers too: ``dot`` asks for shapes
     if a.ndim == 0 or b.ndim == 0:
         result = a * b
     elif b.ndim <= 2:

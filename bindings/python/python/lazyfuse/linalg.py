@@ -248,25 +248,31 @@ def _computed(name):
     def apply(*args, **kwargs):
         from ._host import _computed as values, _first_array
         like = _first_array(args, kwargs)
-        result = numpy_function(*values(args), **values(kwargs))
-        return _given(name, result, like)
+        args, kwargs = values(args), values(kwargs)
+        result = numpy_function(*args, **kwargs)
+        # NumPy 2.5's eig/eigvals of a real matrix are complex even when
+        # every value is real; NumPy 2.4 and older gave the real values,
+        # as here. Of a complex matrix they stay complex, as does every
+        # other result.
+        real_values = name in ("eig", "eigvals") and not any(
+            np.iscomplexobj(a) for a in (*args, *kwargs.values()))
+        return _given(name, result, like, real_values)
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = (f"NumPy's ``linalg.{name}``, computed in NumPy on computed values; its "
                      "arrays given back to the context.")
     return apply
 
 
-def _given(name, result, like):
+def _given(name, result, like, real_values=False):
     """NumPy's ``result`` (an array, a number, or a named tuple of them)
-    with its arrays as lazyfuse arrays of ``like``'s context."""
+    with its arrays as lazyfuse arrays of ``like``'s context; complex
+    arrays of real values made real where ``real_values``."""
     if isinstance(result, np.ndarray):
-        if result.dtype.kind == "c" and not result.imag.any():
-            # NumPy 2.5's eig/eigvals are complex even when every value is
-            # real; NumPy 2.4 and older gave the real values, as here.
+        if real_values and result.dtype.kind == "c" and not result.imag.any():
             result = result.real.copy()
         return like._like(result) if like is not None else asarray(result)
     if isinstance(result, tuple):
-        parts = [_given(name, r, like) for r in result]
+        parts = [_given(name, r, like, real_values) for r in result]
         return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
     return result
 
