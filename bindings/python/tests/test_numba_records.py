@@ -193,3 +193,29 @@ def test_what_records_cannot_do_is_named():
 
     with pytest.raises(CompileError, match="dtype <U4"):
         strings[1, 1](np.zeros(1, [("n", np.int32), ("s", "U4")]))
+
+
+def test_local_arrays_of_records_and_rows_of_array_fields(backend):
+    @cuda.jit(device=True)
+    def total(row):
+        s = 0.0
+        for k in range(len(row)):
+            s += row[k]
+        return s
+
+    @cuda.jit
+    def kernel(a, r, out):
+        loc = cuda.local.array(2, dtype=GRID)
+        loc[1] = r
+        a[0] = loc[1]
+        out[0] = total(r.j[1])
+        out[1] = total(a.j[0, 2])
+
+    a = np.zeros(2, GRID)
+    r = np.zeros(1, GRID)[0]
+    r["i"] = 4
+    r["j"] = np.arange(6).reshape(3, 2)
+    out = np.zeros(2)
+    kernel[1, 1](a, r, out)
+    assert a[0] == r and not a[1]["j"].any()
+    np.testing.assert_array_equal(out, [r["j"][1].sum(), r["j"][2].sum()])

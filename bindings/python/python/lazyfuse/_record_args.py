@@ -69,6 +69,9 @@ class Records:
             host, single = (value.reshape(1), True) if value.ndim == 0 else (value, False)
         else:
             return False
+        if "__lf" in name:
+            raise CompileError(f"argument '{name.split('__lf')[0]}': a record inside a tuple "
+                               "(pass records and arrays of records as arguments of their own)")
         fields = []
         for k, (path, base, shape) in enumerate(record_fields(value.dtype, f"argument '{name}'")):
             leaf = f"{name}__lff{k}"

@@ -77,6 +77,13 @@ class RecordValues:
         self.records[unique] = RecordInfo(max(value.ndim, 1), value.ndim == 0, tuple(fields))
         return unique
 
+    def returns_complex_field(self):
+        """Whether the (rewritten) function returns a complex value: known
+        only once its records' fields are arrays (``return r.c``)."""
+        from ._complex_inference import own_nodes
+        return any(self.is_complex(n.value) for n in own_nodes(self.tree)
+                   if isinstance(n, ast.Return) and n.value is not None)
+
     def rewrite_records(self, tree):
         """``tree`` with its record accesses made accesses of the fields'
         arrays (see the module's text); ``tree`` itself when it has none."""
@@ -127,6 +134,7 @@ class _Rewriter(ast.NodeTransformer):
         self.t.fail(node, what)
 
     def temp(self):
+        """A fresh local's name (no Python name can clash with it)."""
         self.t.record_temps[0] += 1
         name = f"_lf_rec{self.t.record_temps[0]}"
         self.t.bound.add(name)
@@ -178,6 +186,8 @@ class _Rewriter(ast.NodeTransformer):
         return list(dict.fromkeys(names))
 
     def field(self, ref, name, node):
+        """The field ``name`` of record (or array of records) ``ref``: a
+        field ``Ref``, or the record nested there."""
         path = ref.path + (name,)
         for p, leaf, shape, _ in ref.info.fields:
             if p == path:
@@ -218,11 +228,11 @@ class _Rewriter(ast.NodeTransformer):
         base = self.resolve(node.value)
         if base is not None and base.kind == "field":
             extra = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if len(extra) > len(base.shape) + (0 if base.items else base.info.ndim):
+            dims = len(base.shape) + (0 if base.items else base.info.ndim)
+            if len(extra) > dims:
                 self.fail(node, "more indices than the field has dimensions")
-            extra = [self.visit(e) for e in extra]
-            if base.items:
-                extra += [ast.Slice() for _ in range(len(base.shape) - len(extra))]
+            # fewer: the rest whole (a row of an array field, a view)
+            extra = [self.visit(e) for e in extra] + [ast.Slice() for _ in range(dims - len(extra))]
             return ast.copy_location(self.element(base, extra, node.ctx), node)
         ref = self.resolve(node)
         return self.generic_visit(node) if ref is None else self.use(ref, node)
