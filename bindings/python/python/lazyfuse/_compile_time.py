@@ -112,6 +112,11 @@ class CompileTime:
             if (isinstance(node, ast.Name) and node.id not in self.bound
                     and node.id not in self.arrays and isinstance(self.env.get(node.id), np.ndarray)):
                 value = self.env[node.id]
+                if value.dtype.names is not None:  # records: a frozen array per field
+                    if id(value) not in self.implicit_names:
+                        self.implicit_names[id(value)] = self.record_global(node.id, value)
+                    found[node.id] = self.implicit_names[id(value)]
+                    continue
                 if id(value) not in self.implicit_names:
                     name = f"_lf_global{len(self.implicit_names)}_{node.id}"
                     self.implicit_names[id(value)] = name

@@ -62,10 +62,15 @@ class Inlining:
         if target.vararg:  # the elements of `*args`, made by the caller
             sub.bound |= set(self.tuples[names[target.vararg]])
         sub.tree = sub.global_arrays(sub.tree)
+        sub.tree = sub.rewrite_records(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
         sub.tree = _Raises(sub).apply(sub.tree)
         sub.tree = sub.find_complex_locals(sub.tree)
+        if not returns_complex and sub.records and sub.any_complex and sub.returns_complex_field():
+            # `return r.c` of a complex field: the caller typed the call as real.
+            self.fail(call, f"'{name}' returning a complex field of a record (read the field "
+                            "where the record is, or pass the value)")
         sub.complex_result = (f"{prefix}return__lfre", f"{prefix}return__lfim") if (
             returns_complex) else None
         arity = _tuple_arity(tree)

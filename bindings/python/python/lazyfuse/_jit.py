@@ -33,6 +33,7 @@ from ._functions import (  # noqa: F401  (DeviceFunction: the package's name for
     DeviceFunction, _binds, _LocalFunction, _parse, _where,
 )
 from ._inlining import Inlining
+from ._record_values import RecordValues
 from ._reports import RAISED, _RAISE, Reports, _Raises  # noqa: F401
 from ._sequences import Sequences
 from ._slices import Slices
@@ -61,12 +62,13 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues):
+                 ComplexValues, RecordValues):
     """Translates one function; ``arrays`` names its array arguments,
-    ``complexes`` the two leaves (parts) of each complex argument."""
+    ``complexes`` the two leaves (parts) of each complex argument,
+    ``records`` the fields of each record argument (``_record_values``)."""
 
     def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
-                 dynamic_shared=None, debug=False, complexes=None):
+                 dynamic_shared=None, debug=False, complexes=None, records=None):
         self.function = function
         # The exceptions the kernel raises, by code (1, 2, ...), and whether
         # they are reported (Numba's `debug=True`): a list shared with the
@@ -92,8 +94,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.implicit, self.implicit_names = {}, {}
         # Names the function binds: they are its locals, never globals.
         self.bound = _binds(self.params, self.tree)
+        self.start_records(records)
         self.tree = self.global_arrays(self.tree)
-        self.bound = _binds(self.params, self.tree)
+        self.tree = self.rewrite_records(self.tree)
+        self.bound = _binds(self.params, self.tree) | self.record_names()
         self.env.setdefault("_lf_raise", _RAISE)
         self.constant_locals = {}
         self.tree = _Raises(self).apply(self.tree)

@@ -31,14 +31,17 @@ def wrap_arg(value, default=InOut):
     a dispatcher's ``extensions``, as Numba's)."""
     return value if isinstance(value, In) else default(value)
 
-def _flatten(name, value, dtype, leaves, tuples, fields, complexes=None):
+def _flatten(name, value, dtype, leaves, tuples, fields, complexes=None, records=None):
     """Appends ``(leaf name, value, declared dtype)`` for each number or
     array of a kernel argument: the argument itself, or the elements of a
     tuple (recursively), named ``<name>__lf<i>``; ``tuples`` gets each
     tuple's element names, ``fields`` a namedtuple's field names. A complex
-    argument is two leaves, its real and imaginary parts (``Complexes``)."""
+    argument is two leaves, its real and imaginary parts (``Complexes``); a
+    structured array or a record one leaf per field (``_record_args``)."""
     if not isinstance(value, tuple):
         value = value.value if isinstance(value, In) else value
+        if records is not None and records.split(name, value, leaves, complexes):
+            return
         if complexes is None or not complexes.split(name, value, dtype, leaves):
             leaves.append((name, value, dtype))
         return
@@ -47,7 +50,7 @@ def _flatten(name, value, dtype, leaves, tuples, fields, complexes=None):
     if hasattr(value, "_fields"):
         fields[name] = list(value._fields)
     for element, item in zip(elements, value):
-        _flatten(element, item, None, leaves, tuples, fields, complexes)
+        _flatten(element, item, None, leaves, tuples, fields, complexes, records)
 
 
 class Complexes:

@@ -63,6 +63,24 @@ class _Type:
         return np.dtype(self.name)
 
 
+class Record(_Type):
+    """Numba's type of a record of a structured dtype (``from_dtype`` of
+    it): named as Numba names it, its ``dtype`` the structured dtype."""
+
+    __slots__ = ("_dtype",)
+
+    def __init__(self, dtype):
+        self._dtype = np.dtype(dtype)
+        fields = ";".join(f"{n}[type={self._dtype.fields[n][0]};offset={self._dtype.fields[n][1]}]"
+                          for n in self._dtype.names)
+        super().__init__(f"Record({fields};{self._dtype.itemsize};{self._dtype.isalignedstruct})")
+
+    @property
+    def dtype(self):
+        """The structured dtype."""
+        return self._dtype
+
+
 float16, float32, float64 = _Type("float16"), _Type("float32"), _Type("float64")
 int8, int16, int32, int64 = _Type("int8"), _Type("int16"), _Type("int32"), _Type("int64")
 uint8, uint16, uint32, uint64 = _Type("uint8"), _Type("uint16"), _Type("uint32"), _Type("uint64")
@@ -328,14 +346,17 @@ def typeof(value):
 
 def as_dtype(numba_type):
     """NumPy's dtype of a Numba type (``numpy_support.as_dtype``)."""
-    return np.dtype((numba_type.dtype if isinstance(numba_type, ArrayType) else numba_type).name)
+    numba_type = numba_type.dtype if isinstance(numba_type, ArrayType) else numba_type
+    if isinstance(numba_type, Record):
+        return numba_type.dtype
+    return np.dtype(numba_type.name)
 
 
 def _array_type(self, key):
     dims = key if isinstance(key, tuple) else (key,)
     if not all(isinstance(d, slice) for d in dims):
         raise TypeError(f"{self.name}[...] takes slices, as float32[:, :]")
-    return ArrayType(self.name, len(dims))
+    return ArrayType(self, len(dims))
 
 
 _Type.__getitem__ = _array_type

@@ -15,6 +15,7 @@ from ._array import Array, _dtype_name, compute, where
 from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
 from ._numba import _package_names
+from ._record_args import RecordDeviceArray, Records, record_device_array
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
     Complexes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
     _scalar_types, wrap_arg,
@@ -37,6 +38,9 @@ def to_device(obj, stream=0, copy=True, to=None):
     it do not reach the device copy. With ``to=`` (a device array of the
     same shape and dtype) that array takes the value and is returned.
     ``copy`` is accepted as Numba's is (the device copy is always made)."""
+    if getattr(getattr(obj, "dtype", None), "names", None) is not None and to is None:
+        # Records stay NumPy's (`_record_args.RecordDeviceArray`).
+        return np.array(obj).view(RecordDeviceArray)
     if to is not None:
         if not isinstance(to, Array):
             raise TypeError(f"to_device: to= must be a device array, not {type(to).__name__}")
@@ -61,6 +65,8 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """Numba's ``cuda.device_array``: an uninitialised device array (zeros
     here). ``order="F"`` gives a column-major one (a transposed view)."""
     _layout("device_array", strides, order)
+    if np.dtype(dtype).names is not None:  # records: see `_record_args.RecordDeviceArray`
+        return record_device_array(shape, dtype)
     if order == "F":
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         return empty(shape[::-1], dtype).T
@@ -70,7 +76,10 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
 def device_array_like(ary, stream=0):
     """A device array of ``ary``'s shape and dtype (a lazyfuse ``ary``: in
     its context), laid out as NumPy's ``empty_like`` lays it out (a
-    column-major ``ary`` gives a column-major one: ``strides``, ``flags``)."""
+    column-major ``ary`` gives a column-major one: ``strides``, ``flags``).
+    Of a structured ``ary``: a zeroed ``RecordDeviceArray``."""
+    if getattr(getattr(ary, "dtype", None), "names", None) is not None:
+        return record_device_array(ary.shape, ary.dtype)
     return like_layout(ary, lambda shape: empty_like(ary, shape=shape))
 
 
@@ -299,9 +308,9 @@ class Dispatcher:
         # Tuples (also nested, and namedtuples) are passed element by
         # element: one parameter per number or array.
         leaves, tuples, fields = [], {}, {}
-        complexes = Complexes(Array, ComplexArray)
+        complexes, records = Complexes(Array, ComplexArray), Records()
         for p, a, dtype in zip(params, args, declared):
-            _flatten(p, a, dtype, leaves, tuples, fields, complexes)
+            _flatten(p, a, dtype, leaves, tuples, fields, complexes, records)
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
@@ -310,10 +319,10 @@ class Dispatcher:
             key.append(kind)
         key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
                tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared,
-               tuple(sorted(complexes.names.items())))
+               tuple(sorted(complexes.names.items())), records.key())
         if key not in self._kernels:
             self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
-                                               complexes.names)
+                                               complexes.names, records.infos)
         kernel, written, constants, prints, raises = self._kernels[key]
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
@@ -335,8 +344,9 @@ class Dispatcher:
             else:
                 Array(result).copy_to_host(original)  # straight into it when it is dense
         complexes.join(set(written), kept)
+        records.join(set(written), kept, complexes)
 
-    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes):
+    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes, records):
         """The kernel for a launch's ``key`` (leaf dtypes and dimensions,
         tuple shapes, dynamic shared memory): the native kernel, the names
         it writes (its results' order), the extra arrays every launch
@@ -346,7 +356,7 @@ class Dispatcher:
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                      fields=fields, dynamic_shared=dynamic_shared,
-                                     debug=self._debug, complexes=complexes)
+                                     debug=self._debug, complexes=complexes, records=records)
         body = translator.kernel()
         spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
                 else (n, k, -1, False) for n, k in zip(names, key[0])]
@@ -562,7 +572,11 @@ random.__dict__.update(
 
 
 def from_dtype(dtype):
-    """Numba's type object for a NumPy dtype: ``from_dtype(np.float32)`` is ``float32``."""
+    """Numba's type object for a NumPy dtype: ``from_dtype(np.float32)`` is
+    ``float32``; of a structured dtype a ``Record`` (``rec[:]`` is an array
+    type, ``cuda.shared.array(n, rec)`` an array of records)."""
     from . import _numba
+    if np.dtype(dtype).names is not None:
+        return _numba.Record(dtype)
     name = np.dtype(dtype).name
     return getattr(_numba, "bool_" if name == "bool" else name)

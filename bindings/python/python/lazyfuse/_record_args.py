@@ -1,0 +1,123 @@
+"""Record (structured) arguments of a kernel launch: a NumPy structured
+array, or one record of it (``np.void``/``np.record``), passed as one
+array per field (a structure of arrays), and written back into the
+argument after the launch (Numba copies host arrays back). Used by
+``cuda.Dispatcher`` through ``_kernel_args._flatten``; the translator
+reads the fields through ``_record_values``.
+
+lazyfuse's arrays hold numbers only, so a structured array never becomes
+one: each field is copied out into an array of its own dtype, of the
+argument's shape followed by the field's own (a field ``("h", float32,
+2)`` of an array of ``n`` records is an ``(n, 2)`` array); a single
+record is an array of one record. Fields that are records themselves are
+flattened into their fields (``r.a.x``).
+"""
+
+import numpy as np
+
+from .errors import CompileError
+
+
+def record_fields(dtype, what="a record argument"):
+    """``[(path, base dtype, shape)]`` of a structured dtype's fields, a
+    nested record's fields flattened (``("a", "x")``): the leaves a
+    kernel reads. A record nested with a shape of its own (an array of
+    records inside a record) is refused."""
+    out = []
+    for name in dtype.names:
+        field = dtype.fields[name][0]
+        base, shape = field.base, field.shape
+        if base.names is not None:
+            if shape:
+                raise CompileError(f"{what}: the field '{name}' is an array of records "
+                                   "(records nested with a shape are not supported in kernels)")
+            out += [((name, *path), b, s) for path, b, s in record_fields(base, what)]
+            continue
+        if base.kind not in "biufc":
+            raise CompileError(f"{what}: the field '{name}' is of dtype {base} (kernels read "
+                               "records of numbers, booleans and complex numbers only)")
+        out.append(((name,), base, shape))
+    return out
+
+
+def _field(host, path):
+    view = host
+    for part in path:
+        view = view[part]
+    return view
+
+
+class Records:
+    """A launch's record arguments, each as one leaf per field
+    (``<name>__lff<k>``): ``infos`` tells the translator each argument's
+    dimensions, whether it is one record, and its fields' paths, leaves
+    and shapes; ``join`` writes the fields the kernel wrote back."""
+
+    def __init__(self):
+        # name -> (ndim, single, ((path, leaf, field shape, dtype name), ...))
+        self.infos = {}
+        # (argument name, leaf, the argument's field, its copy passed)
+        self.joins = []
+
+    def split(self, name, value, leaves, complexes):
+        """Appends the leaves of a structured ``value`` (complex fields
+        split into their parts by ``complexes``); False when ``value`` is
+        not structured."""
+        if isinstance(value, np.void) and value.dtype.names is not None:
+            host, single = np.asarray(value).reshape(1), True  # a view of the record
+        elif isinstance(value, np.ndarray) and value.dtype.names is not None:
+            host, single = (value.reshape(1), True) if value.ndim == 0 else (value, False)
+        else:
+            return False
+        if "__lf" in name:
+            raise CompileError(f"argument '{name.split('__lf')[0]}': a record inside a tuple "
+                               "(pass records and arrays of records as arguments of their own)")
+        fields = []
+        for k, (path, base, shape) in enumerate(record_fields(value.dtype, f"argument '{name}'")):
+            leaf = f"{name}__lff{k}"
+            view = _field(host, path)
+            data = np.array(view, order="C")  # a copy always: written back only when wanted
+            if complexes is None or not complexes.split(leaf, data, None, leaves):
+                leaves.append((leaf, data, None))
+            self.joins.append((name, leaf, view, data))
+            fields.append((path, leaf, tuple(shape), base.name))
+        self.infos[name] = (host.ndim, single, tuple(fields))
+        return True
+
+    def key(self):
+        """The part of a launch's cache key the records make."""
+        return tuple(sorted(self.infos.items()))
+
+    def join(self, written, kept, complexes):
+        """Copies each field the launch wrote (a leaf, or a part of a
+        complex one) back into its argument, except arguments passed as
+        ``In`` (their names in ``kept``)."""
+        for name, leaf, view, data in self.joins:
+            if name.split("__lf")[0] in kept:
+                continue
+            names = {leaf, *complexes.names.get(leaf, ())}
+            if names & written:
+                view[...] = data
+
+
+class RecordDeviceArray(np.ndarray):
+    """A "device array" of records (``cuda.device_array_like`` of a
+    structured array): lazyfuse's device arrays hold numbers only, so it
+    stays a NumPy structured array, passed to kernels field by field as
+    any NumPy argument, with Numba's ``copy_to_host``."""
+
+    def copy_to_host(self, ary=None, stream=0):
+        """The records as a NumPy array (into ``ary`` when given)."""
+        if ary is None:
+            return np.array(self).view(np.ndarray)
+        ary[...] = self
+        return ary
+
+    def copy_to_device(self, ary, stream=0):
+        """Takes ``ary``'s records."""
+        self[...] = ary
+
+
+def record_device_array(shape, dtype):
+    """A zeroed ``RecordDeviceArray`` of ``shape`` and a structured ``dtype``."""
+    return np.zeros(shape, dtype).view(RecordDeviceArray)
