@@ -11,7 +11,7 @@
 //! reduction goes to a chunk register that the runner reads per tile or
 //! per chunk. Each step is one monomorphised loop (`steps`).
 
-use lazyfuse_core::{DType, Error, HostBuffer, ReduceOp, Result, SliceMut};
+use lazyfuse_core::{BinaryOp, DType, Error, HostBuffer, ReduceOp, Result, SliceMut};
 use lazyfuse_fusion::{Body, Inst, ValueId};
 use smallvec::SmallVec;
 
@@ -45,6 +45,36 @@ pub const TILE: usize = 4096;
 /// Elements per partial of a compiled reduction: each of 16 lanes adds 32
 /// values in a row before the partials are combined pairwise.
 pub const BLOCK: usize = 512;
+
+/// Instructions of a body that count as one more element's work when an
+/// element-wise launch is cut into tasks.
+const WEIGHT_UNIT: usize = 16;
+/// Simple instructions' worth of one call of a vectorised math loop (the
+/// call, its scratch and the function: one more element's worth).
+const CALL_COST: usize = WEIGHT_UNIT;
+/// Simple instructions' worth of one Philox counter: ten rounds of two
+/// 32×32→64-bit products and their mixing, about 60 vector instructions.
+const PHILOX_COST: usize = 64;
+
+/// The elements' worth of work one element of `body` is (at least 1): a
+/// simple instruction is 1/`WEIGHT_UNIT`, the generator `PHILOX_COST`
+/// times that, a call of the machine's loops (a math function) `CALL_COST`
+/// times. A launch goes parallel, and an element-wise one takes smaller
+/// tasks, by its weighted size: a random array of 10^5 elements is as much
+/// work as a sum of 10^6, and Black–Scholes over 10^4 options (six math
+/// functions an element) goes parallel (98 → 81 µs a demand).
+fn body_weight(body: &Body) -> usize {
+    let cost: usize = body
+        .insts
+        .iter()
+        .map(|inst| match inst {
+            Inst::Binary(BinaryOp::Philox, ..) => PHILOX_COST,
+            _ => 1,
+        })
+        .sum::<usize>()
+        + CALL_COST * crate::jit::calls(body);
+    1 + cost / WEIGHT_UNIT
+}
 
 fn internal(message: &str) -> Error {
     Error::internal("cpu machine", message)
@@ -159,7 +189,7 @@ pub struct Machine {
     reduce_op: Option<ReduceOp>,
     /// Compiled code for the body, when the JIT compiles it.
     jit: Option<Jit>,
-    /// The body's work per element (`run::body_weight`), weighed once: an
+    /// The body's work per element (`body_weight`), weighed once: an
     /// unrolled reduction's body is hundreds of instructions.
     weight: usize,
     /// Registers of finished launches, for the next: a small launch's
@@ -295,12 +325,12 @@ impl Machine {
             reduced,
             reduce_op: op.filter(|_| reduced.is_some()),
             jit,
-            weight: crate::run::body_weight(body),
+            weight: body_weight(body),
             spare: Mutex::new(Vec::new()),
         })
     }
 
-    /// The body's work per element, in elements (see `run::body_weight`).
+    /// The body's work per element, in elements (see `body_weight`).
     pub fn weight(&self) -> usize {
         self.weight
     }

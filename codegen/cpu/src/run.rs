@@ -5,10 +5,8 @@
 //! reductions combine task results in a fixed order, so results do not
 //! depend on the number of threads (`tasks` shares them out).
 
-use lazyfuse_core::{
-    with_slice_mut, BinaryOp, DType, Element, Error, HostBuffer, Result, SliceMut,
-};
-use lazyfuse_fusion::{Body, Inst, Launch};
+use lazyfuse_core::{with_slice_mut, DType, Element, Error, HostBuffer, Result, SliceMut};
+use lazyfuse_fusion::{Inst, Launch};
 use smallvec::SmallVec;
 
 use super::interp::{self, Space};
@@ -27,36 +25,6 @@ const SHORT_LINE: usize = 256;
 /// The shortest lines compiled code takes several of in one call (one
 /// vector iteration's worth).
 const LINE_CALL_MIN: usize = 16;
-/// Instructions of a body that count as one more element's work when an
-/// element-wise launch is cut into tasks.
-const WEIGHT_UNIT: usize = 16;
-/// Simple instructions' worth of one call of a vectorised math loop (the
-/// call, its scratch and the function: one more element's worth).
-const CALL_COST: usize = WEIGHT_UNIT;
-/// Simple instructions' worth of one Philox counter: ten rounds of two
-/// 32×32→64-bit products and their mixing, about 60 vector instructions.
-const PHILOX_COST: usize = 64;
-
-/// The elements' worth of work one element of `body` is (at least 1): a
-/// simple instruction is 1/`WEIGHT_UNIT`, the generator `PHILOX_COST`
-/// times that, a call of the machine's loops (a math function) `CALL_COST`
-/// times. A launch goes parallel, and an element-wise one takes smaller
-/// tasks, by its weighted size: a random array of 10^5 elements is as much
-/// work as a sum of 10^6, and Black–Scholes over 10^4 options (six math
-/// functions an element) goes parallel (98 → 81 µs a demand).
-pub(crate) fn body_weight(body: &Body) -> usize {
-    let cost: usize = body
-        .insts
-        .iter()
-        .map(|inst| match inst {
-            Inst::Binary(BinaryOp::Philox, ..) => PHILOX_COST,
-            _ => 1,
-        })
-        .sum::<usize>()
-        + CALL_COST * crate::jit::calls(body);
-    1 + cost / WEIGHT_UNIT
-}
-
 fn internal(message: &str) -> Error {
     Error::internal("cpu backend", message)
 }

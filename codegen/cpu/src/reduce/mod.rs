@@ -198,7 +198,7 @@ impl<'a> Layout<'a> {
     }
 
     /// The launch's work in elements (weighted by its body: see
-    /// `run::body_weight`), which decides whether it goes parallel; its
+    /// `body_weight`), which decides whether it goes parallel; its
     /// blocks are the same either way.
     fn work(&self) -> usize {
         let elements = self.kept_len.saturating_mul(self.reduced_len);
