@@ -219,9 +219,12 @@ def test_what_is_not_read_is_a_compile_error_naming_the_line():
         "__global__ void f(float* a) {\n  float* p = a + 1;\n}": "line 2: the pointer variable 'p'",
         "__global__ void f(float* a) { a[0] = b; }": "the name 'b' is not declared",
         "__global__ void f(float* a) { int i = 0; a[i++] = 1; }": "++ and -- inside an expression",
-        "__global__ void f(float* a) { a[0] = printf(\"x\"); }": "strings are not supported",
+        "__global__ void f(float* a) { a[0] = \"x\"; }": "a string literal",
+        "__global__ void f(float* a) { printf(\"%e\\n\", a[0]); }": "printf's '%e'",
         "__global__ void f(float* a) { switch (1) {} }": "switch statements are not supported",
-        "template <typename T> __global__ void f(T* a) {}": "templates are not supported",
+        "template <typename T> __global__ void f(T* a) { f(a); }\n"
+        "__global__ void g(float* a) { f(a); }": "line 2: a use of the template 'f' without",
+        "template <typename T = float> __global__ void f(T* a) {}": "default template arguments",
         "__global__ void f(float* a) { a[0] = frobnicate(1.0f); }": "a call of 'frobnicate'",
         "#if defined(X)\n#endif": "#if of other than a number",
     }

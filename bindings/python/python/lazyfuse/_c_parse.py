@@ -7,14 +7,16 @@ blocks, ``typedef`` of a type; statements (declarations, ``__shared__``
 and local arrays, ``if``/``for``/``while``/``do``, ``break``,
 ``continue``, ``return``) and C's expressions with its precedence.
 
-What it does not read — structs, templates, pointer arithmetic,
+Function templates are read by ``_c_templates``. What it does not read —
+structs, pointer arithmetic,
 ``goto``, ``switch`` — is a ``CompileError`` naming the line. The tree
 is translated into lazyfuse's kernel dialect by ``_c_translate``."""
 
+from . import _c_templates
 from ._c_lex import number, tokens
 from ._c_tree import (
     Assign, Binary, Block, Call, Cast, Constant, Decl, ExprStmt, For, Function, If, Index, Jump,
-    Member, Name, Num, Pointer, Return, SCALARS, Ternary, Unary, While, _IGNORED_WORDS, _PLACES,
+    Member, Name, Num, Pointer, Return, SCALARS, Str, Ternary, Unary, While, _IGNORED_WORDS, _PLACES,
     _SIGN_AND_SIZE
 )
 from .errors import CompileError
@@ -26,7 +28,7 @@ _BINARY = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<
            ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
 _ASSIGN = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
 _REFUSED = {"struct": "structs", "union": "unions", "class": "classes",
-            "template": "templates", "goto": "goto", "switch": "switch statements",
+            "template": "templates here", "goto": "goto", "switch": "switch statements",
             "enum": "enums", "namespace": "namespaces", "operator": "operator overloading"}
 
 
@@ -40,6 +42,33 @@ class Parser:
         self.pos = 0
         self.types = dict(SCALARS)
         self.types.update(types or {})
+        # Function templates by name and their instances by Python name
+        # (`_c_templates`), kept by the parser of the whole file.
+        self.templates, self.instances, self.root = {}, {}, self
+
+    def _reader_of(self, toks, types):
+        """A parser of one template instance's tokens, sharing this file's
+        templates and instances."""
+        parser = object.__new__(Parser)
+        parser.toks, parser.pos = toks, 0
+        parser.types = {**self.root.types, **types}
+        parser.templates, parser.instances, parser.root = {}, {}, self.root
+        return parser
+
+    def instantiate(self, name, args):
+        """The Python name of the instance ``name<args>`` of a template of
+        this file, read (once) into the file's instances."""
+        root = self.root
+        if name not in root.templates:
+            self.fail(f"'{name}' is not a template of this source")
+        key = _c_templates.instance_name(name, args)
+        if key not in root.instances:
+            root.instances[key] = None  # a template instantiating itself reads it once
+            toks, types = _c_templates.bind(root.templates[name], args)
+            functions = []
+            self._reader_of(toks, types).top(functions, [])
+            root.instances[key] = functions[0]
+        return key
 
     # -- the token stream
 
@@ -149,6 +178,11 @@ class Parser:
         return functions, constants
 
     def top(self, functions, constants):
+        if self.at("template"):
+            template = _c_templates.read(self)
+            if template is not None:
+                self.root.templates[template.name] = template
+            return
         if self.accept("typedef"):
             base, _, _ = self.specifiers()
             alias = self.name()
@@ -397,6 +431,12 @@ class Parser:
             self.take()
             value, ctype = number(t)
             return Num(t.line, value, ctype)
+        if t.kind == "id" and t.text in self.root.templates:
+            self.take()
+            if not self.at("<"):
+                self.fail(f"a use of the template '{t.text}' without its arguments (write "
+                          f"{t.text}<float>(...): deduced arguments are not read)", t)
+            return Name(t.line, self.instantiate(t.text, _c_templates.arguments(self)))
         if t.kind == "id":
             if t.text in ("true", "false"):
                 self.take()
@@ -410,9 +450,39 @@ class Parser:
             e = self.expr()
             self.expect(")")
             return e
+        if t.kind == "str" and t.text.startswith("'"):
+            self.take()
+            text = _unescape(t.text[1:-1], t, self)
+            if len(text) != 1:
+                self.fail("a character literal of other than one character", t)
+            return Num(t.line, ord(text), "int32", char=True)
         if t.kind == "str":
-            self.fail("strings are not supported (printf is not read)")
+            text = ""
+            while self.tok.kind == "str" and self.tok.text.startswith('"'):  # "a" "b" is "ab"
+                s = self.take()
+                text += _unescape(s.text[1:-1], s, self)
+            return Str(t.line, text)
         self.fail("expected an expression")
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"',
+            "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
+
+
+def _unescape(body, token, parser):
+    """A literal's text with C's simple escapes read."""
+    out, i = [], 0
+    while i < len(body):
+        if body[i] != "\\":
+            out.append(body[i])
+            i += 1
+            continue
+        escape = body[i + 1:i + 2]
+        if escape not in _ESCAPES:
+            parser.fail(f"the escape \\{escape} in a literal", token)
+        out.append(_ESCAPES[escape])
+        i += 2
+    return "".join(out)
 
 
 def _size(dtype):
@@ -438,6 +508,19 @@ def kernel_parameters(source, name, types=None, defines=None):
     return None
 
 
-def parse(source, types=None, defines=None):
-    """``(functions, constants)`` of a CUDA C source."""
-    return Parser(source, types, defines).unit()
+def parse(source, types=None, defines=None, expressions=()):
+    """``(functions, constants, instances)`` of a CUDA C source, with the
+    template instances ``expressions`` names (``"f<float>"``) read too
+    (``instances``: each expression's Python name)."""
+    parser = Parser(source, types, defines)
+    functions, constants = parser.unit()
+    instances = {}
+    for expression in expressions:
+        name, args = _c_templates.split(expression, parser.types)
+        if name not in parser.templates:
+            known = ", ".join(sorted(parser.templates)) or "none"
+            raise CompileError(f"the name expression {expression!r}: '{name}' is not a template "
+                               f"of this source (its templates: {known})")
+        instances[expression] = parser.instantiate(name, args)
+    functions += [f for f in parser.instances.values() if f is not None]
+    return functions, constants, instances

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _c_tree as c
 from ._c_parse import parse
+from ._c_printf import printf_call
 from ._c_statements import Statements, flatten_values
 from ._c_tables import (
     ATOMICS, BOOLEAN_MATH, CONSTANTS, FLOATS, INTRINSICS, LocalArray, MATH, MIN_MAX_ABS,
@@ -106,6 +107,9 @@ class FunctionTranslator(Statements):
 
     def expr_name(self, e):
         return self.lookup(e)
+
+    def expr_str(self, e):
+        self.fail(e, "a string literal (only printf's format and %s read one)")
 
     def expr_member(self, e):
         if isinstance(e.value, c.Name) and e.value.id in ("threadIdx", "blockIdx", "blockDim",
@@ -232,6 +236,8 @@ class FunctionTranslator(Statements):
             return self.device_call(e)
         if name in ATOMICS:
             return self.atomic(e)
+        if name == "printf":
+            return printf_call(self, e)
         if name == "__ldg" and len(args) == 1:
             return self.expr(self.address(args[0]))
         if name in INTRINSICS:
@@ -344,12 +350,13 @@ class FunctionTranslator(Statements):
 
 class Unit:
     """A translated source: its functions (by name), its ``__constant__``
-    arrays (NumPy arrays) and the Python module text."""
+    arrays (NumPy arrays), the Python module text, and the Python name of
+    each template instance ``expressions`` named (``instances``)."""
 
     _count = 0
 
-    def __init__(self, source, types=None, defines=None):
-        functions, constants = parse(source, types, defines)
+    def __init__(self, source, types=None, defines=None, expressions=()):
+        functions, constants, self.instances = parse(source, types, defines, expressions)
         self.functions = {f.name: f for f in functions}
         self.globals = {}
         self.arrays = {}

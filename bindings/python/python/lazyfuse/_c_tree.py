@@ -52,6 +52,13 @@ class Node:
 class Num(Node):
     value: object
     ctype: str
+    char: bool = False   # a character literal ('a': an int in C)
+
+
+@dataclass
+class Str(Node):
+    """A string literal (its escapes read): only ``printf`` reads one."""
+    value: str
 
 
 @dataclass

@@ -178,6 +178,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 and isinstance(s.value.func, ast.Name) and s.value.func.id == "print"
                 and "print" not in self.bound):
             return [self.print_call(s.value)]
+        if (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                and isinstance(s.value.func, ast.Name) and s.value.func.id == "_lf_printf"):
+            return [self.printf_call(s.value)]  # CUDA C's printf (`_c_printf`)
         if isinstance(s, ast.Expr):
             ufunc = _ufunc_on_arrays(s.value, self.is_array_name)
             if ufunc is not None:

@@ -52,15 +52,22 @@ class RawModule:
             with open(path, encoding="utf-8") as f:
                 code = f.read()
         self.code, self.options = code, tuple(options or ())
-        # Outside the subset lazyfuse translates, the source runs as
-        # written on the cuda backend only (NVRTC), and elsewhere a launch
-        # raises the translation's error, which names the construct and line.
+        self.name_expressions = list(name_expressions or ())
+        self._kernels = {}
+        self._translate()
+
+    def _translate(self):
+        """Reads the source (with the template instances named so far).
+        Outside the subset lazyfuse translates, the source runs as written
+        on the cuda backend only (NVRTC), and elsewhere a launch raises the
+        translation's error, which names the construct and line."""
         try:
-            self._unit, self._untranslated = _c_translate.Unit(code, defines=_defines(options)), None
+            self._unit = _c_translate.Unit(self.code, defines=_defines(self.options),
+                                           expressions=self.name_expressions)
+            self._untranslated = None
         except CompileError as error:
             self._unit, self._untranslated = None, error
         self._env = None
-        self._kernels = {}
 
     def _namespace(self):
         if self._env is None:
@@ -68,12 +75,21 @@ class RawModule:
         return self._env
 
     def get_function(self, name):
-        """The kernel ``name`` (a ``__global__`` function of the source)."""
+        """The kernel ``name``: a ``__global__`` function of the source, or
+        an instance of a template (``"f<float, 4>"``, as in CuPy's
+        ``name_expressions``; one not named there is read now)."""
+        if self._unit is not None and "<" in name and name not in self._unit.instances:
+            # Read with the new instance; the module stays as it was when
+            # the expression names no instance this source can make.
+            unit = _c_translate.Unit(self.code, defines=_defines(self.options),
+                                     expressions=self.name_expressions + [name])
+            self.name_expressions.append(name)
+            self._unit, self._env = unit, None
         if self._unit is None:
             if name not in self._kernels:
                 self._kernels[name] = SourceKernel(self, name)
             return self._kernels[name]
-        function = self._unit.functions.get(name)
+        function = self._unit.functions.get(self._unit.instances.get(name, name))
         if function is None or function.kind != "__global__":
             kernels = sorted(n for n, f in self._unit.functions.items() if f.kind == "__global__")
             raise AttributeError(f"RawModule: no __global__ function '{name}' "

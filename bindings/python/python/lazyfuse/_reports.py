@@ -91,6 +91,19 @@ class Reports:
             pieces += self.printed(arg)
         return ("print", pieces)
 
+    def printf_call(self, call):
+        """``_lf_printf(piece, ...)``, CUDA C's ``printf`` as ``_c_printf``
+        reads it: string constants as text, values as ``print`` writes
+        them, nothing between them; one line per thread."""
+        self.prints[0] = True
+        pieces = []
+        for arg in call.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                pieces.append(("text", arg.value))
+            else:
+                pieces.append(self.expr(arg))
+        return ("print", pieces)
+
     def printed(self, node):
         """The pieces that print one argument."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bool)) or (
