@@ -25,6 +25,11 @@ def asarray(x, dtype=None, context=None, *, copy=None, device=None):
     ``False`` never copies, and raises ``ValueError`` where a copy is needed
     — a cast, or memory from outside lazyfuse, which its owner may still
     write while a lazyfuse value never changes."""
+    if type(x) is np.ndarray and dtype is None and copy is None and device is None \
+            and x.dtype.kind in "biuf" and x.flags.c_contiguous:
+        # The commonest call (a NumPy array of numbers, as it is): one copy
+        # into the context, no other checks.
+        return Array(_context(context, None)._cx.asarray(x))
     if copy is False:
         _asarray_without_copy(x, dtype)
     if isinstance(x, COMPLEX.types):
