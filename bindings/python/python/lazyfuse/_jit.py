@@ -37,6 +37,7 @@ from ._record_values import RecordValues
 from ._reports import RAISED, _RAISE, Reports, _Raises  # noqa: F401
 from ._sequences import Sequences
 from ._slices import Slices
+from ._vector_values import VectorValues
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -62,7 +63,7 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues):
+                 ComplexValues, RecordValues, VectorValues):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
@@ -131,6 +132,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # ("range", start, step, length). One dict for the kernel and every
         # device function inlined into it.
         self.views = {}
+        # How many `if` blocks deep the translation is (`branch_bodies`).
+        self.branches = 0
         self.start_complex(complexes)
 
     def fail(self, node, what):
@@ -155,7 +158,11 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 if isinstance(target, ast.Tuple):
                     return self.unpack_parts(target, parts, s)
                 if isinstance(target, ast.Name):
-                    return self.assign_tuple(target.id, parts, s)
+                    count = self.vector_of(s.value)
+                    done = self.assign_tuple(target.id, parts, s)
+                    if count:
+                        self.bind_vector(target.id, count)
+                    return done
             if isinstance(target, ast.Name) and self.is_sliced(s.value):
                 return self.make_view(target.id, s.value)
             unpacking = isinstance(target, ast.Tuple)
@@ -169,7 +176,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             current = self.expr(s.target)
             return [self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)]
         if isinstance(s, ast.If):
-            return [("if", self.expr(s.test), self.body(s.body), self.body(s.orelse))]
+            return [("if", self.expr(s.test), *self.branch_bodies(s.body, s.orelse))]
         if isinstance(s, ast.While):
             return self.while_loop(s)
         if isinstance(s, ast.For):
@@ -189,6 +196,16 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             self.env[s.name] = _LocalFunction(s, self.function, self.env, self.bound)
             return []
         self.fail(s, type(s).__name__)
+
+    def branch_bodies(self, *blocks):
+        """The blocks of an ``if``, translated (``branches`` counts how deep
+        in them the translation is: a tuple re-bound to another length
+        there is refused)."""
+        self.branches += 1
+        try:
+            return [self.body(block) for block in blocks]
+        finally:
+            self.branches -= 1
 
     def assign(self, target, value, node):
         if isinstance(target, ast.Name):

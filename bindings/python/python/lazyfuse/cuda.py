@@ -521,6 +521,11 @@ from ._numba import (  # noqa: E402,F401
 )
 
 
+# CUDA's vector types (`cuda.float32x4`, `cuda.float4`…): `_vectors`.
+from ._vector_types import all_names as _vector_names, vector_types  # noqa: E402,F401
+globals().update(_vector_names)
+
+
 def is_float16_supported():
     """float16 kernels run on every backend (computed in float32, rounded once)."""
     return True
