@@ -37,6 +37,7 @@ from ._record_values import RecordValues
 from ._reports import RAISED, _RAISE, Reports, _Raises  # noqa: F401
 from ._sequences import Sequences
 from ._slices import Slices
+from ._enum_values import EnumValues
 from ._vector_values import VectorValues
 
 _BINOPS = {
@@ -63,14 +64,16 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues, VectorValues):
+                 ComplexValues, RecordValues, VectorValues, EnumValues):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
 
     def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
-                 dynamic_shared=None, debug=False, complexes=None, records=None):
+                 dynamic_shared=None, debug=False, complexes=None, records=None, enums=None):
         self.function = function
+        # The Enum arguments' classes (`_enum_values`): {parameter: class}.
+        self.enums = dict(enums or {})
         # The exceptions the kernel raises, by code (1, 2, ...), and whether
         # they are reported (Numba's `debug=True`): a list shared with the
         # device functions inlined.
@@ -344,6 +347,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             folded = self.folded_compare(e)
             if folded is not None:
                 return folded
+            enum_result = self.enum_compare(e)
+            if enum_result is not None:
+                return enum_result
             parts, left = [], self.expr(e.left)
             for op, right in zip(e.ops, e.comparators):
                 name = _COMPARE.get(type(op))

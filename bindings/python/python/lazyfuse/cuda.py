@@ -15,6 +15,7 @@ from ._array import Array, _dtype_name, compute, where
 from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
 from ._numba import _package_names
+from ._enum_values import Enums
 from ._record_args import RecordDeviceArray, Records, record_device_array
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
     Complexes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
@@ -308,9 +309,9 @@ class Dispatcher:
         # Tuples (also nested, and namedtuples) are passed element by
         # element: one parameter per number or array.
         leaves, tuples, fields = [], {}, {}
-        complexes, records = Complexes(Array, ComplexArray), Records()
+        complexes, records, enums = Complexes(Array, ComplexArray), Records(), Enums()
         for p, a, dtype in zip(params, args, declared):
-            _flatten(p, a, dtype, leaves, tuples, fields, complexes, records)
+            _flatten(p, enums.value(p, a), dtype, leaves, tuples, fields, complexes, records)
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
@@ -319,10 +320,10 @@ class Dispatcher:
             key.append(kind)
         key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
                tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared,
-               tuple(sorted(complexes.names.items())), records.key())
+               tuple(sorted(complexes.names.items())), records.key(), enums.key())
         if key not in self._kernels:
             self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
-                                               complexes.names, records.infos)
+                                               complexes.names, records.infos, enums.classes)
         kernel, written, constants, prints, raises = self._kernels[key]
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
@@ -346,7 +347,7 @@ class Dispatcher:
         complexes.join(set(written), kept)
         records.join(set(written), kept, complexes)
 
-    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes, records):
+    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes, records, enums):
         """The kernel for a launch's ``key`` (leaf dtypes and dimensions,
         tuple shapes, dynamic shared memory): the native kernel, the names
         it writes (its results' order), the extra arrays every launch
@@ -356,7 +357,8 @@ class Dispatcher:
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                      fields=fields, dynamic_shared=dynamic_shared,
-                                     debug=self._debug, complexes=complexes, records=records)
+                                     debug=self._debug, complexes=complexes, records=records,
+                                     enums=enums)
         body = translator.kernel()
         spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
                 else (n, k, -1, False) for n, k in zip(names, key[0])]
