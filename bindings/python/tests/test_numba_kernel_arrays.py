@@ -40,3 +40,23 @@ def test_alignment_refused_none_accepted(backend):
     out = np.zeros(1)
     unaligned[1, 1](out)
     assert out[0] == 2.5
+
+
+def test_shape_at_run_time_index(backend):
+    @cuda.jit(debug=True)
+    def lengths(a, out):
+        i = cuda.threadIdx.x
+        out[i] = a.shape[i - 3]  # -3, -2, -1, 0, 1, 2
+
+    a = np.zeros((2, 3, 4))
+    out = np.zeros(6, np.int64)
+    lengths[1, 6](a, out)
+    assert out.tolist() == [2, 3, 4, 2, 3, 4]
+
+    @cuda.jit(debug=True)
+    def outside(a, out):
+        x = cuda.threadIdx.x
+        out[x] = a.shape[-x]
+
+    with pytest.raises(IndexError, match="tuple index out of range"):
+        outside[1, 3](np.zeros(2), np.zeros(3, np.int64))

@@ -382,7 +382,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 negative = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub)
                 value = dim.operand if negative else dim
                 if not (isinstance(value, ast.Constant) and type(value.value) is int):
-                    self.fail(e, "a shape index that is not a constant")
+                    known, constant = self.static_value(e.slice)
+                    if known and type(constant) is int:
+                        return self.dim_length(e.value.value.id, constant, e)
+                    return self.shape_at(e.value.value.id, self.expr(e.slice), e)
                 dim = -value.value if negative else value.value
                 return self.dim_length(e.value.value.id, dim, e)
             element = self.tuple_element(e)

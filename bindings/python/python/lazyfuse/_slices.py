@@ -40,6 +40,32 @@ class Slices:
             return ("const", declared[dim])
         return ("shape", name, dim)
 
+    def shape_at(self, name, index, node):
+        """``name.shape[index]`` with an index known only when running: the
+        axis's length, a negative index counting from the end. Out of
+        range, Python's ``IndexError("tuple index out of range")`` is
+        raised (reported by a ``debug=True`` kernel, as Numba's; the
+        thread goes on with a length of 0)."""
+        ndim = self.ndim_of(name)
+        if ndim is None:
+            self.fail(node, f"{name}.shape of an array of unknown dimensions")
+        axis = self.fresh("axis")
+        at = ("var", axis)
+        self.raises.append((IndexError, "tuple index out of range"))
+        code = len(self.raises)
+        length = ("cast", "int64", ("const", 0))
+        for d in reversed(range(ndim)):
+            length = ("select", ("bin", "equal", at, ("const", d)),
+                      ("cast", "int64", self.dim_length(name, d, node)), length)
+        outside = ("bin", "logical_or", ("bin", "less", at, ("const", 0)),
+                   ("bin", "greater_equal", at, ("const", ndim)))
+        return ("let", [
+            ("assign", axis, ("cast", "int64", index)),
+            ("assign", axis, ("select", ("bin", "less", at, ("const", 0)),
+                              ("bin", "add", at, ("const", ndim)), at)),
+            ("if", outside, [("expr", self.raised(code))], []),
+        ], length)
+
     def through_view(self, name, indices, node):
         """``(array, indices)`` of an element of ``name``: a slice's indices
         mapped onto its array's."""
