@@ -1,6 +1,8 @@
 """Arrays inside ``@cuda.jit`` kernels (issue 47): ``alignment=`` of shared
 and local arrays (refused: the kernel builder places them itself; ``None``
-is no alignment)."""
+is no alignment), ``a.shape[i]`` with an index known when running,
+``a.reshape(shape)`` (a view in C order, ``-1`` inferred, written
+through) and ``a.copy()`` (a local array), checked against NumPy."""
 
 import numpy as np
 import pytest
@@ -60,3 +62,60 @@ def test_shape_at_run_time_index(backend):
 
     with pytest.raises(IndexError, match="tuple index out of range"):
         outside[1, 3](np.zeros(2), np.zeros(3, np.int64))
+
+
+GLOBAL = np.array([1, 2, 3])[::-1]
+
+
+def test_reshape_reads_and_writes_through(backend):
+    @cuda.jit
+    def kernel(a, shape, got):
+        y = a.reshape(shape)
+        z = y.reshape(-1)
+        for i in range(y.shape[0]):
+            for j in range(y.shape[1]):
+                got[i, j] = y[i, j]
+        z[0] = y.size + len(z) * 100
+        y[y.shape[0] - 1, y.shape[1] - 1] = -1
+
+    a = np.arange(24.0).reshape(2, 1, 12)
+    for shape in [(4, 6), (-1, 3), (12, -1)]:
+        want_a = a.copy()
+        want = want_a.reshape(shape).copy()
+        want_a.reshape(-1)[0] = 24 + 2400
+        want_a.reshape(shape)[-1, -1] = -1
+        got_a, got = a.copy(), np.zeros(want.shape)
+        kernel[1, 1](got_a, shape, got)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_a, want_a)
+
+
+def test_copy_of_known_shapes(backend):
+    @cuda.jit
+    def kernel(out):
+        q = GLOBAL.copy()
+        s = cuda.local.array((2, 2), np.int32)
+        for i in range(2):
+            for j in range(2):
+                s[i, j] = i * 2 + j
+        t = s.copy()
+        s[0, 0] = 7
+        q[0] = q[0] * 10
+        for i in range(len(out) - 2):
+            out[i] = q[i]
+        out[3] = t[0, 0] + t[1, 1]
+        out[4] = GLOBAL[0]
+
+    out = np.zeros(5)
+    kernel[1, 1](out)
+    assert out.tolist() == [30, 2, 1, 3, 3]
+
+
+def test_copy_of_an_argument_refused():
+    @cuda.jit
+    def kernel(a):
+        b = a.copy()
+        a[0] = b[0]
+
+    with pytest.raises(CompileError, match="known only when running"):
+        kernel[1, 1](np.zeros(3))

@@ -38,6 +38,7 @@ from ._reports import RAISED, _RAISE, Reports, _Raises  # noqa: F401
 from ._sequences import Sequences
 from ._slices import Slices
 from ._enum_values import EnumValues
+from ._reshapes import Reshapes
 from ._vector_values import VectorValues
 
 _BINOPS = {
@@ -64,7 +65,7 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues, VectorValues, EnumValues):
+                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
@@ -129,7 +130,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.bound |= {e for elements in self.tuples.values() for e in elements}
         # The shapes of the shared and local arrays declared so far (known
         # when compiling: `a.size`, `a.shape[d]`, `len(a)` are constants).
-        self.declared_shapes = {}
+        self.declared_shapes, self.declared_dtypes = {}, {}
+        # Reshapes of arrays (`y = a.reshape(n, -1)`): each name's array
+        # and the locals holding its lengths (`_reshapes`).
+        self.reshapes = {}
         # Slices of arrays (`row = a[i, :]`, `part = tile[1:3]`): each name's
         # array and, per dimension of that array, ("fixed", index) or
         # ("range", start, step, length). One dict for the kernel and every
@@ -168,6 +172,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                     return done
             if isinstance(target, ast.Name) and self.is_sliced(s.value):
                 return self.make_view(target.id, s.value)
+            if isinstance(target, ast.Name):
+                done = self.array_method(target.id, s.value, s)
+                if done is not None:
+                    return done
             unpacking = isinstance(target, ast.Tuple)
             value = self.expr(s.value, tuples=True) if unpacking else self.expr(s.value)
             done = self.assign(target, value, s)
@@ -216,6 +224,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 self.fail(node, f"re-binding the array argument '{target.id}'")
             if isinstance(value, tuple) and value[0] in ("shared_array", "local_array"):
                 self.declared_shapes[target.id] = tuple(value[2])
+                self.declared_dtypes[target.id] = value[1]
                 return ("declare_array", target.id, value)
             return ("assign", target.id, value)
         if isinstance(target, ast.Subscript):
@@ -448,7 +457,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             return ("special", chain[1], chain[2])
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.declared_shapes:
             return ("const", int(np.prod(self.declared_shapes[chain[0]], dtype=np.int64)))
-        if len(chain) == 2 and chain[1] == "size" and chain[0] in self.views:
+        if len(chain) == 2 and chain[1] == "size" and (chain[0] in self.views or chain[0] in self.reshapes):
             size = ("const", 1)
             for d in range(self.ndim_of(chain[0])):
                 size = ("bin", "multiply", size, self.dim_length(chain[0], d, e))

@@ -24,6 +24,8 @@ class Slices:
         """The dimensions of an array, a shared or local array, or a slice."""
         if name in self.views:
             return sum(d[0] == "range" for d in self.views[name][1])
+        if name in self.reshapes:
+            return len(self.reshapes[name][1])
         if name in self.declared_shapes:
             return len(self.declared_shapes[name])
         return self.ndims.get(name)
@@ -35,6 +37,11 @@ class Slices:
             if not -len(ranges) <= dim < len(ranges):
                 self.fail(node, f"{name}.shape[{dim}] of a slice of {len(ranges)} dimensions")
             return ranges[dim][3]
+        if name in self.reshapes:
+            lengths = self.reshapes[name][1]
+            if not -len(lengths) <= dim < len(lengths):
+                self.fail(node, f"{name}.shape[{dim}] of a reshape of {len(lengths)} dimensions")
+            return ("var", lengths[dim])
         declared = self.declared_shapes.get(name)
         if declared is not None:
             return ("const", declared[dim])
@@ -69,6 +76,8 @@ class Slices:
     def through_view(self, name, indices, node):
         """``(array, indices)`` of an element of ``name``: a slice's indices
         mapped onto its array's."""
+        if name in self.reshapes:
+            return self.reshaped_indices(name, indices, node)
         if name not in self.views:
             return name, indices
         base, dims = self.views[name]
