@@ -119,3 +119,26 @@ def test_copy_of_an_argument_refused():
 
     with pytest.raises(CompileError, match="known only when running"):
         kernel[1, 1](np.zeros(3))
+
+
+def test_datetime_arrays_and_numbers(backend):
+    @cuda.jit
+    def kernel(dates, target, delta, matches, shifted, gaps):
+        i = cuda.grid(1)
+        if i < dates.size:
+            matches[i] = dates[i] == target
+            shifted[i] = dates[i] - delta
+            gaps[i] = dates[i] - dates[0]
+
+    dates = np.arange("2005-02", "2005-04", dtype="datetime64[D]")
+    target, delta = dates[5], np.timedelta64(3, "D")
+    matches = np.zeros(dates.size, np.bool_)
+    shifted = np.zeros_like(dates)
+    gaps = np.zeros(dates.size, "timedelta64[D]")
+    kernel[1, 64](dates, target, delta, matches, shifted, gaps)
+    assert matches.nonzero()[0].tolist() == [5]
+    np.testing.assert_array_equal(shifted, dates - delta)
+    np.testing.assert_array_equal(gaps, dates - dates[0])
+
+    with pytest.raises(CompileError, match="different units"):
+        kernel[1, 1](dates, target, np.timedelta64(3, "h"), matches, shifted, gaps)

@@ -18,7 +18,7 @@ from ._numba import _package_names
 from ._enum_values import Enums
 from ._record_args import RecordDeviceArray, Records, record_device_array
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
-    Complexes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
+    Complexes, Datetimes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
     _scalar_types, wrap_arg,
 )
 from ._streams import (  # noqa: F401  (Numba's names)
@@ -310,8 +310,10 @@ class Dispatcher:
         # element: one parameter per number or array.
         leaves, tuples, fields = [], {}, {}
         complexes, records, enums = Complexes(Array, ComplexArray), Records(), Enums()
+        dates = Datetimes(self.__name__)
         for p, a, dtype in zip(params, args, declared):
-            _flatten(p, enums.value(p, a), dtype, leaves, tuples, fields, complexes, records)
+            a = dates.value(p, enums.value(p, a))
+            _flatten(p, a, dtype, leaves, tuples, fields, complexes, records)
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
         for name, a, dtype in leaves:
