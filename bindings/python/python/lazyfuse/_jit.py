@@ -97,6 +97,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # constants; `cuda.const.array_like(G)` names one): each becomes a
         # read-only array parameter the launch passes, by parameter name.
         self.implicit, self.implicit_names = {}, {}
+        # Complex global arrays: each one's two planes (implicit arrays).
+        self.global_complexes = {}
         # Names the function binds: they are its locals, never globals.
         self.bound = _binds(self.params, self.tree)
         self.start_records(records)
@@ -141,7 +143,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.views = {}
         # How many `if` blocks deep the translation is (`branch_bodies`).
         self.branches = 0
-        self.start_complex(complexes)
+        self.start_complex({**(complexes or {}), **self.global_complexes})
 
     def fail(self, node, what):
         where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
