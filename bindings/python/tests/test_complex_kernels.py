@@ -251,3 +251,20 @@ def test_guvectorize_refuses_a_parameter_complex_in_one_signature_only():
     with pytest.raises(lf.ArgumentError, match="complex in some signatures"):
         lf.guvectorize(["void(complex64[:], float32[:])", "void(float64[:], float64[:])"],
                        "(n)->(n)")(lambda x, out: None)
+
+
+CONST_Z = (np.arange(12).reshape(3, 4) * (1 + 0.5j)).astype(np.complex64)
+
+
+def test_complex_global_arrays_frozen(backend):
+    @cuda.jit
+    def kernel(out):
+        c = cuda.const.array_like(CONST_Z)
+        i, j = cuda.grid(2)
+        if i < out.shape[0] and j < out.shape[1]:
+            out[i, j] = c[i, j] * 2 + CONST_Z[i, j].imag + abs(CONST_Z[0, 1])
+
+    out = np.zeros((3, 4), np.complex128)
+    kernel[1, (3, 4)](out)
+    want = CONST_Z * 2 + CONST_Z.imag + abs(CONST_Z[0, 1])
+    np.testing.assert_allclose(out, want, rtol=1e-6)

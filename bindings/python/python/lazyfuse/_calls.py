@@ -96,6 +96,21 @@ class Calls:
     ``arrays``, ``written``, ``inlines`` (whether a called value is a device
     function) and ``inline_call``."""
 
+    def array_keywords(self, e, path, kw):
+        """Refuses what ``cuda.shared.array``/``cuda.local.array`` cannot
+        honour: an ``alignment=`` (the kernel builder places these arrays
+        itself, as Numba's simulator does, which refuses it too) and
+        keywords Numba does not have."""
+        unknown = sorted(set(kw) - {"shape", "dtype", "alignment"})
+        if unknown:
+            self.fail(e, f"{path} with the keyword {unknown[0]}= (it takes shape, dtype, alignment)")
+        alignment = kw.get("alignment")
+        if alignment is not None and not (isinstance(alignment, ast.Constant) and alignment.value is None) \
+                and self.static_value(alignment) != (True, None):
+            self.fail(e, f"{path}(alignment=…): an alignment is not supported in cudasim (Numba's "
+                         "simulator) nor by lazyfuse, whose kernel builder places shared and local "
+                         "arrays itself")
+
     def call(self, e):
         callee = self.env.get(e.func.id) if isinstance(e.func, ast.Name) else None
         if e.keywords and not (isinstance(e.func, ast.Attribute) and e.func.attr == "array") \
@@ -129,6 +144,7 @@ class Calls:
             return self.block_vote(tail[-1], self.expr(args[0]))
         if len(tail) >= 2 and tail[-2] in ("shared", "local") and tail[-1] == "array":
             kw = {k.arg: k.value for k in e.keywords}
+            self.array_keywords(e, path, kw)
             shape = kw.get("shape", args[0] if args else None)
             dtype = kw.get("dtype", args[1] if len(args) > 1 else None)
             if shape is None or dtype is None:

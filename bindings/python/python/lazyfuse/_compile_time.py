@@ -120,9 +120,15 @@ class CompileTime:
                 if id(value) not in self.implicit_names:
                     name = f"_lf_global{len(self.implicit_names)}_{node.id}"
                     self.implicit_names[id(value)] = name
-                    self.implicit[name] = value
-                    self.arrays.add(name)
-                    self.ndims[name] = value.ndim
+                    if value.dtype.kind == "c":  # its two planes, a complex array (`_complex_values`)
+                        planes = self.global_complexes[name] = (f"{name}__lfre", f"{name}__lfim")
+                        parts = zip(planes, (value.real, value.imag))
+                    else:
+                        parts = [(name, value)]
+                    for part, plane in parts:
+                        self.implicit[part] = plane
+                        self.arrays.add(part)
+                        self.ndims[part] = value.ndim
                 found[node.id] = self.implicit_names[id(value)]
         return _Renamer(found).visit(tree) if found else tree
 

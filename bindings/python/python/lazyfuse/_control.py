@@ -117,7 +117,7 @@ class ControlFlow:
             rest = stmts[k + 1:]
             if isinstance(s, ast.If) and _jumps_out(s):
                 test = self.expr(s.test)
-                out.append(("if", test, self.body(s.body + rest), self.body(s.orelse + rest)))
+                out.append(("if", test, *self.branch_bodies(s.body + rest, s.orelse + rest)))
                 return out
             out.extend(self.stmt(s))
             if isinstance(s, (ast.For, ast.While)) and has_return(s) and rest:

@@ -37,6 +37,9 @@ from ._record_values import RecordValues
 from ._reports import RAISED, _RAISE, Reports, _Raises  # noqa: F401
 from ._sequences import Sequences
 from ._slices import Slices
+from ._enum_values import EnumValues
+from ._reshapes import Reshapes
+from ._vector_values import VectorValues
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -62,14 +65,16 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues):
+                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
 
     def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
-                 dynamic_shared=None, debug=False, complexes=None, records=None):
+                 dynamic_shared=None, debug=False, complexes=None, records=None, enums=None):
         self.function = function
+        # The Enum arguments' classes (`_enum_values`): {parameter: class}.
+        self.enums = dict(enums or {})
         # The exceptions the kernel raises, by code (1, 2, ...), and whether
         # they are reported (Numba's `debug=True`): a list shared with the
         # device functions inlined.
@@ -92,6 +97,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # constants; `cuda.const.array_like(G)` names one): each becomes a
         # read-only array parameter the launch passes, by parameter name.
         self.implicit, self.implicit_names = {}, {}
+        # Complex global arrays: each one's two planes (implicit arrays).
+        self.global_complexes = {}
         # Names the function binds: they are its locals, never globals.
         self.bound = _binds(self.params, self.tree)
         self.start_records(records)
@@ -125,13 +132,18 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.bound |= {e for elements in self.tuples.values() for e in elements}
         # The shapes of the shared and local arrays declared so far (known
         # when compiling: `a.size`, `a.shape[d]`, `len(a)` are constants).
-        self.declared_shapes = {}
+        self.declared_shapes, self.declared_dtypes = {}, {}
+        # Reshapes of arrays (`y = a.reshape(n, -1)`): each name's array
+        # and the locals holding its lengths (`_reshapes`).
+        self.reshapes = {}
         # Slices of arrays (`row = a[i, :]`, `part = tile[1:3]`): each name's
         # array and, per dimension of that array, ("fixed", index) or
         # ("range", start, step, length). One dict for the kernel and every
         # device function inlined into it.
         self.views = {}
-        self.start_complex(complexes)
+        # How many `if` blocks deep the translation is (`branch_bodies`).
+        self.branches = 0
+        self.start_complex({**(complexes or {}), **self.global_complexes})
 
     def fail(self, node, what):
         where = _where(self.function, node if hasattr(node, "lineno") else self.tree)
@@ -155,9 +167,17 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 if isinstance(target, ast.Tuple):
                     return self.unpack_parts(target, parts, s)
                 if isinstance(target, ast.Name):
-                    return self.assign_tuple(target.id, parts, s)
+                    count = self.vector_of(s.value)
+                    done = self.assign_tuple(target.id, parts, s)
+                    if count:
+                        self.bind_vector(target.id, count)
+                    return done
             if isinstance(target, ast.Name) and self.is_sliced(s.value):
                 return self.make_view(target.id, s.value)
+            if isinstance(target, ast.Name):
+                done = self.array_method(target.id, s.value, s)
+                if done is not None:
+                    return done
             unpacking = isinstance(target, ast.Tuple)
             value = self.expr(s.value, tuples=True) if unpacking else self.expr(s.value)
             done = self.assign(target, value, s)
@@ -169,7 +189,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             current = self.expr(s.target)
             return [self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)]
         if isinstance(s, ast.If):
-            return [("if", self.expr(s.test), self.body(s.body), self.body(s.orelse))]
+            return [("if", self.expr(s.test), *self.branch_bodies(s.body, s.orelse))]
         if isinstance(s, ast.While):
             return self.while_loop(s)
         if isinstance(s, ast.For):
@@ -193,12 +213,23 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             return []
         self.fail(s, type(s).__name__)
 
+    def branch_bodies(self, *blocks):
+        """The blocks of an ``if``, translated (``branches`` counts how deep
+        in them the translation is: a tuple re-bound to another length
+        there is refused)."""
+        self.branches += 1
+        try:
+            return [self.body(block) for block in blocks]
+        finally:
+            self.branches -= 1
+
     def assign(self, target, value, node):
         if isinstance(target, ast.Name):
             if target.id in self.arrays:
                 self.fail(node, f"re-binding the array argument '{target.id}'")
             if isinstance(value, tuple) and value[0] in ("shared_array", "local_array"):
                 self.declared_shapes[target.id] = tuple(value[2])
+                self.declared_dtypes[target.id] = value[1]
                 return ("declare_array", target.id, value)
             return ("assign", target.id, value)
         if isinstance(target, ast.Subscript):
@@ -330,6 +361,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             folded = self.folded_compare(e)
             if folded is not None:
                 return folded
+            enum_result = self.enum_compare(e)
+            if enum_result is not None:
+                return enum_result
             parts, left = [], self.expr(e.left)
             for op, right in zip(e.ops, e.comparators):
                 name = _COMPARE.get(type(op))
@@ -362,7 +396,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 negative = isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub)
                 value = dim.operand if negative else dim
                 if not (isinstance(value, ast.Constant) and type(value.value) is int):
-                    self.fail(e, "a shape index that is not a constant")
+                    known, constant = self.static_value(e.slice)
+                    if known and type(constant) is int:
+                        return self.dim_length(e.value.value.id, constant, e)
+                    return self.shape_at(e.value.value.id, self.expr(e.slice), e)
                 dim = -value.value if negative else value.value
                 return self.dim_length(e.value.value.id, dim, e)
             element = self.tuple_element(e)
@@ -425,7 +462,7 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             return ("special", chain[1], chain[2])
         if len(chain) == 2 and chain[1] == "size" and chain[0] in self.declared_shapes:
             return ("const", int(np.prod(self.declared_shapes[chain[0]], dtype=np.int64)))
-        if len(chain) == 2 and chain[1] == "size" and chain[0] in self.views:
+        if len(chain) == 2 and chain[1] == "size" and (chain[0] in self.views or chain[0] in self.reshapes):
             size = ("const", 1)
             for d in range(self.ndim_of(chain[0])):
                 size = ("bin", "multiply", size, self.dim_length(chain[0], d, e))

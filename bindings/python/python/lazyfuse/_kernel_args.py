@@ -100,6 +100,34 @@ class Complexes:
             else:
                 value._re, value._im = re._a, im._a
 
+class Datetimes:
+    """A launch's ``datetime64``/``timedelta64`` arguments (arrays and
+    numbers), passed as their ``int64`` counts: an array as an ``int64``
+    view of its memory (what the kernel writes lands in it), a number as
+    its count. Kernels compute on the counts, so every such argument of a
+    launch must have one unit (``[D]`` and ``[D]``: differences, sums and
+    comparisons of counts are then NumPy's); NaT is the smallest int64,
+    not NumPy's NaT in arithmetic."""
+
+    def __init__(self, kernel):
+        self.kernel, self.units = kernel, {}
+
+    def value(self, name, value):
+        """``value`` as the launch passes it."""
+        inner = value.value if isinstance(value, In) else value
+        if not isinstance(inner, (np.ndarray, np.datetime64, np.timedelta64)) or inner.dtype.kind not in "mM":
+            return value
+        self.units[name] = np.datetime_data(inner.dtype)
+        if len(set(self.units.values())) > 1:
+            from .errors import CompileError
+            raise CompileError(
+                f"kernel '{self.kernel}': datetime64/timedelta64 arguments of different units "
+                f"({', '.join(f'{n}: {u[1]}{u[0]}' for n, u in sorted(self.units.items()))}); "
+                "kernels compute on their int64 counts, which need one unit (convert with astype)")
+        counts = inner.view(np.int64) if isinstance(inner, np.ndarray) else np.int64(inner.view(np.int64))
+        return type(value)(counts) if isinstance(value, In) else counts
+
+
 def _launch_dims(what, dims):
     """A launch's grid or block as a list of 1 to 3 ints (Numba's messages)."""
     if type(dims) is int:

@@ -31,6 +31,13 @@ class Sequences:
         for anything else."""
         if isinstance(node, ast.Name) and node.id in self.tuples:
             return [("array", p) if p in self.arrays else ("var", p) for p in self.tuples[node.id]]
+        if isinstance(node, ast.Call) and self.vector_type(node.func) is not None:
+            return self.vector_parts(node)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Tuple):
+            # (u, v)[k] of tuples written out: the k-th tuple's elements.
+            element = self.written_out_element(node)
+            if element is not None and self.tuple_valued(element):
+                return self.tuple_parts(element)
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             element = self.tuple_element(node)
             if element is not None and element[0] == "var" and element[1] in self.tuples:
@@ -65,6 +72,9 @@ class Sequences:
     def tuple_element(self, node):
         """The element ``t[i]`` (a constant ``i``) or ``t.field`` (of a
         namedtuple argument) of a tuple, or None when ``node`` is neither."""
+        component = self.vector_component(node)
+        if component is not None:
+            return component
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             names = self.fields.get(node.value.id)
             if names and node.attr in names:
@@ -86,6 +96,11 @@ class Sequences:
             self.fail(node, f"an element of a tuple of {len(parts)} other than at a constant index")
         return parts[i]
 
+    def tuple_valued(self, node):
+        """Whether ``node`` is a tuple local or a vector (whose elements
+        ``tuple_parts`` gives)."""
+        return (isinstance(node, ast.Name) and node.id in self.tuples) or bool(self.vector_of(node))
+
     def assign_tuple(self, name, parts, node):
         """``name = <tuple>``: each element into a local of its own (every
         value first, as ``unpack`` does, so ``t = (t[1], t[0])`` swaps)."""
@@ -97,7 +112,14 @@ class Sequences:
             self.fail(node, f"re-binding the array argument '{name}'")
         known = self.tuples.get(name)
         if known is not None and len(known) != len(parts):
-            self.fail(node, f"re-binding the tuple '{name}' of {len(known)} values to {len(parts)}")
+            if self.loops or self.branches:
+                # The binding in effect after the block would depend on
+                # the path taken (Numba refuses to unify such types too).
+                self.fail(node, f"re-binding the tuple '{name}' of {len(known)} values to "
+                                f"{len(parts)} inside a branch or a loop")
+            # Straight-line code (a loop over a tuple, unrolled, binding
+            # vectors of each size in turn): new elements from here on.
+            known = [f"{name}__lf{i}_{self.fresh('tuple')}" for i in range(len(parts))]
         elements = known or [f"{name}__lf{i}" for i in range(len(parts))]
         temps = [self.fresh("element") for _ in parts]
         statements += [("assign", t, p) for t, p in zip(temps, parts)]
@@ -159,6 +181,15 @@ class Sequences:
         known when compiling (a tuple), else None."""
         name = lambda n: ast.Name(n, ast.Load())
         at = lambda i: ast.Constant(i) if isinstance(i, int) else name(i)
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                and iterable.func.id == "tuple" and "tuple" not in self.bound
+                and len(iterable.args) == 1 and not iterable.keywords):
+            iterable = iterable.args[0]  # tuple(t): the same elements
+        if isinstance(iterable, ast.Tuple) and any(self.tuple_valued(e) for e in iterable.elts):
+            # A tuple of tuples (of vectors) written out: each element
+            # bound whole in its copy of the body.
+            return (ast.Constant(len(iterable.elts)),
+                    lambda i: ast.Subscript(iterable, at(i), ast.Load()), len(iterable.elts))
         parts = None if isinstance(iterable, ast.Call) else self.tuple_parts(iterable)
         if parts is not None:
             return (ast.Constant(len(parts)),

@@ -24,6 +24,8 @@ class Slices:
         """The dimensions of an array, a shared or local array, or a slice."""
         if name in self.views:
             return sum(d[0] == "range" for d in self.views[name][1])
+        if name in self.reshapes:
+            return len(self.reshapes[name][1])
         if name in self.declared_shapes:
             return len(self.declared_shapes[name])
         return self.ndims.get(name)
@@ -35,14 +37,47 @@ class Slices:
             if not -len(ranges) <= dim < len(ranges):
                 self.fail(node, f"{name}.shape[{dim}] of a slice of {len(ranges)} dimensions")
             return ranges[dim][3]
+        if name in self.reshapes:
+            lengths = self.reshapes[name][1]
+            if not -len(lengths) <= dim < len(lengths):
+                self.fail(node, f"{name}.shape[{dim}] of a reshape of {len(lengths)} dimensions")
+            return ("var", lengths[dim])
         declared = self.declared_shapes.get(name)
         if declared is not None:
             return ("const", declared[dim])
         return ("shape", name, dim)
 
+    def shape_at(self, name, index, node):
+        """``name.shape[index]`` with an index known only when running: the
+        axis's length, a negative index counting from the end. Out of
+        range, Python's ``IndexError("tuple index out of range")`` is
+        raised (reported by a ``debug=True`` kernel, as Numba's; the
+        thread goes on with a length of 0)."""
+        ndim = self.ndim_of(name)
+        if ndim is None:
+            self.fail(node, f"{name}.shape of an array of unknown dimensions")
+        axis = self.fresh("axis")
+        at = ("var", axis)
+        self.raises.append((IndexError, "tuple index out of range"))
+        code = len(self.raises)
+        length = ("cast", "int64", ("const", 0))
+        for d in reversed(range(ndim)):
+            length = ("select", ("bin", "equal", at, ("const", d)),
+                      ("cast", "int64", self.dim_length(name, d, node)), length)
+        outside = ("bin", "logical_or", ("bin", "less", at, ("const", 0)),
+                   ("bin", "greater_equal", at, ("const", ndim)))
+        return ("let", [
+            ("assign", axis, ("cast", "int64", index)),
+            ("assign", axis, ("select", ("bin", "less", at, ("const", 0)),
+                              ("bin", "add", at, ("const", ndim)), at)),
+            ("if", outside, [("expr", self.raised(code))], []),
+        ], length)
+
     def through_view(self, name, indices, node):
         """``(array, indices)`` of an element of ``name``: a slice's indices
         mapped onto its array's."""
+        if name in self.reshapes:
+            return self.reshaped_indices(name, indices, node)
         if name not in self.views:
             return name, indices
         base, dims = self.views[name]

@@ -15,9 +15,10 @@ from ._array import Array, _dtype_name, compute, where
 from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
 from ._numba import _package_names
+from ._enum_values import Enums
 from ._record_args import RecordDeviceArray, Records, record_device_array
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
-    Complexes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
+    Complexes, Datetimes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
     _scalar_types, wrap_arg,
 )
 from ._streams import (  # noqa: F401  (Numba's names)
@@ -308,8 +309,10 @@ class Dispatcher:
         # Tuples (also nested, and namedtuples) are passed element by
         # element: one parameter per number or array.
         leaves, tuples, fields = [], {}, {}
-        complexes, records = Complexes(Array, ComplexArray), Records()
+        complexes, records, enums = Complexes(Array, ComplexArray), Records(), Enums()
+        dates = Datetimes(self.__name__)
         for p, a, dtype in zip(params, args, declared):
+            a = dates.value(p, enums.value(p, a))
             _flatten(p, a, dtype, leaves, tuples, fields, complexes, records)
         names = [name for name, _, _ in leaves]
         lazy, key = [], []
@@ -319,10 +322,10 @@ class Dispatcher:
             key.append(kind)
         key = (tuple(key), tuple(sorted((t, len(e)) for t, e in tuples.items())),
                tuple(sorted((t, tuple(f)) for t, f in fields.items())), dynamic_shared,
-               tuple(sorted(complexes.names.items())), records.key())
+               tuple(sorted(complexes.names.items())), records.key(), enums.key())
         if key not in self._kernels:
             self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
-                                               complexes.names, records.infos)
+                                               complexes.names, records.infos, enums.classes)
         kernel, written, constants, prints, raises = self._kernels[key]
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
@@ -346,7 +349,7 @@ class Dispatcher:
         complexes.join(set(written), kept)
         records.join(set(written), kept, complexes)
 
-    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes, records):
+    def _compile(self, key, names, tuples, fields, dynamic_shared, complexes, records, enums):
         """The kernel for a launch's ``key`` (leaf dtypes and dimensions,
         tuple shapes, dynamic shared memory): the native kernel, the names
         it writes (its results' order), the extra arrays every launch
@@ -356,7 +359,8 @@ class Dispatcher:
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                      fields=fields, dynamic_shared=dynamic_shared,
-                                     debug=self._debug, complexes=complexes, records=records)
+                                     debug=self._debug, complexes=complexes, records=records,
+                                     enums=enums)
         body = translator.kernel()
         spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
                 else (n, k, -1, False) for n, k in zip(names, key[0])]
@@ -519,6 +523,11 @@ from ._numba import (  # noqa: E402,F401
     i2, i4, i8, int8, int16, int32, int64, intp, u1, u2, u4, u8, uint8, uint16, uint32, uint64,
     uintp, void,
 )
+
+
+# CUDA's vector types (`cuda.float32x4`, `cuda.float4`…): `_vectors`.
+from ._vector_types import all_names as _vector_names, vector_types  # noqa: E402,F401
+globals().update(_vector_names)
 
 
 def is_float16_supported():

@@ -1,6 +1,4 @@
-"""``numba.cuda.simulator.vector_types``: CUDA's vector types, not
-lazyfuse's."""
+"""``numba.cuda.simulator.vector_types``: CUDA's vector types by name
+(lazyfuse's ``cuda.vector_types``)."""
 
-from .._absent import Absent
-
-vector_types = Absent("CUDA vector types")
+from lazyfuse.cuda import vector_types  # noqa: F401
