@@ -11,7 +11,7 @@
 //! producer is then never materialised, and the second pass writes its
 //! values straight into the output before scanning them in place.
 
-use lazyfuse_core::reference::{self, scan_identity, Lines, SCAN_CHUNK};
+use lazyfuse_core::reference::{self, Lines, SCAN_CHUNK};
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{DType, Element, Error, HostBuffer, ReduceOp, Result, SliceMut, Wide};
 use lazyfuse_fusion::{Launch, ScanLaunch};
@@ -170,7 +170,7 @@ fn by_op<T: Accumulator>(
         ReduceOp::Prod => scan_lines(T::mul, T::from_wide(Wide::Int(1)), n, pool, source, out),
         ReduceOp::Max | ReduceOp::Min => {
             // -inf or +inf: a float's, or the integer dtype's extreme.
-            let identity = T::from_wide(Wide::Float(scan_identity(op, T::DTYPE)));
+            let identity = T::from_wide(Wide::Float(op.scan_start(T::DTYPE)));
             let combine = op.combiner();
             scan_lines(
                 move |a, b| T::binary(combine, a, b),

@@ -9,7 +9,7 @@
 //! 3. `apply`: one thread per chunk combines its elements again, from its
 //!    carry, writing every running value.
 
-use lazyfuse_core::reference::{scan_identity, Lines, SCAN_CHUNK};
+use lazyfuse_core::reference::{Lines, SCAN_CHUNK};
 use lazyfuse_core::{Counter, DType, Error, EvalEnv, KernelLaunch, ReduceOp, Result, Scalar};
 
 use std::sync::Arc;
@@ -70,7 +70,7 @@ impl ScanKernels {
             .map(|p| format!("_{}", p.tag()))
             .unwrap_or_default();
         let name = |part: &str| format!("lf_scan_{part}_{}_{}{tag}", op.name(), dtype.short_name());
-        let identity = scan_identity(op, dtype);
+        let identity = op.scan_start(dtype);
         let combine = move |a: Val, b: Val| match op {
             ReduceOp::Sum => a + b,
             ReduceOp::Prod => a * b,

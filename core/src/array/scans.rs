@@ -8,9 +8,9 @@ use smallvec::smallvec;
 use super::build::{cast_node, new_node};
 use super::Array;
 use crate::node::Op;
-use crate::ops::ReduceOp;
+use crate::ops::{ReduceClass, ReduceOp};
 use crate::shape::{normalize_axis, AxisIndex};
-use crate::typing::{plan_reduce, Reduction};
+use crate::typing::{plan_reduce, ReducePlan, Reduction};
 
 impl Array {
     /// Running sums along `axis` (NumPy's `cumsum`; integers and bool give
@@ -38,23 +38,20 @@ impl Array {
     }
 
     fn scan(&self, op: ReduceOp, axis: impl AxisIndex) -> Array {
-        let name = match op {
-            ReduceOp::Sum => "cumsum",
-            ReduceOp::Prod => "cumprod",
-            ReduceOp::Max => "cummax",
-            ReduceOp::Min => "cummin",
-        };
+        let name = op.scan_name();
         let result = (|| {
             let node = self.valid_node()?;
             let axis = axis.to_axis().unwrap_or(i64::MAX);
             let axis = normalize_axis(name, axis, node.shape().len())?;
-            let mut plan = plan_reduce(Reduction::Builtin(op), node.dtype());
-            if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+            let plan = match op.class() {
+                ReduceClass::Arith => plan_reduce(Reduction::Builtin(op), node.dtype()),
                 // Scans run in the accumulator dtypes (i64, u64, f32, f64):
                 // the extremes there, exact, and back to the dtype.
-                plan.acc = plan_reduce(Reduction::Builtin(ReduceOp::Sum), node.dtype()).acc;
-                plan.out = node.dtype();
-            }
+                ReduceClass::Extreme => ReducePlan {
+                    acc: plan_reduce(Reduction::Builtin(ReduceOp::Sum), node.dtype()).acc,
+                    out: node.dtype(),
+                },
+            };
             let input = cast_node(&node, plan.acc);
             let scanned = new_node(
                 name,
