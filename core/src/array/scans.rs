@@ -17,27 +17,30 @@ impl Array {
     /// i64/u64, f16 and bf16 accumulate in f32). Deterministic for any
     /// thread count: see [`crate::reference::scan`] for the order.
     pub fn cumsum(&self, axis: impl AxisIndex) -> Array {
-        self.scan(ReduceOp::Sum, axis)
+        self.apply_scan(ReduceOp::Sum, axis)
     }
 
     /// Running products along `axis` (NumPy's `cumprod`), as [`Array::cumsum`].
     pub fn cumprod(&self, axis: impl AxisIndex) -> Array {
-        self.scan(ReduceOp::Prod, axis)
+        self.apply_scan(ReduceOp::Prod, axis)
     }
 
     /// Running maxima along `axis` (NumPy's `np.maximum.accumulate`, pandas'
     /// `cummax`): the dtype is kept, and a NaN, once met, stays.
     pub fn cummax(&self, axis: impl AxisIndex) -> Array {
-        self.scan(ReduceOp::Max, axis)
+        self.apply_scan(ReduceOp::Max, axis)
     }
 
     /// Running minima along `axis` (NumPy's `np.minimum.accumulate`), as
     /// [`Array::cummax`].
     pub fn cummin(&self, axis: impl AxisIndex) -> Array {
-        self.scan(ReduceOp::Min, axis)
+        self.apply_scan(ReduceOp::Min, axis)
     }
 
-    fn scan(&self, op: ReduceOp, axis: impl AxisIndex) -> Array {
+    /// The scan of the built-in reduction `op` along `axis` (the running
+    /// results; NumPy's `np.<combiner>.accumulate`, cast as the methods
+    /// say): `a.apply_scan(ReduceOp::Sum, 0)` is `a.cumsum(0)`.
+    pub fn apply_scan(&self, op: ReduceOp, axis: impl AxisIndex) -> Array {
         let name = op.scan_name();
         let result = (|| {
             let node = self.valid_node()?;
