@@ -71,12 +71,9 @@ impl ScanKernels {
             .unwrap_or_default();
         let name = |part: &str| format!("lf_scan_{part}_{}_{}{tag}", op.name(), dtype.short_name());
         let identity = op.scan_start(dtype);
-        let combine = move |a: Val, b: Val| match op {
-            ReduceOp::Sum => a + b,
-            ReduceOp::Prod => a * b,
-            // The extremes propagate NaN, as core's maximum and minimum.
-            ReduceOp::Max | ReduceOp::Min => a.apply_binary(op.combiner(), &b),
-        };
+        // The operation's combiner (the extremes propagate NaN, as core's
+        // maximum and minimum).
+        let combine = move |a: Val, b: Val| a.apply_binary(op.combiner(), &b);
         let totals = Kernel::build(&name("totals"), |k| {
             let x = Reader::declare(k, dtype, producer);
             let totals = k.array_mut("totals", dtype, 1);
