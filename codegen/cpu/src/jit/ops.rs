@@ -151,7 +151,7 @@ impl Lowering<'_, '_> {
         dtype: DType,
     ) -> Result<Val, Unsupported> {
         let CpuReduce::Extreme { max } = cpu_reduce(op) else {
-            return Err("min_max of an operation that is no extreme".into());
+            return Err("min_max of an operation that is no extreme");
         };
         let ty = self.ty(dtype)?;
         let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
