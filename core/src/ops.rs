@@ -31,7 +31,8 @@ macro_rules! named_ops {
                 Self::ALL.iter().copied().find(|op| op.name() == name)
             }
 
-            /// Looks an operation up by its NumPy name or one of its [`ALIASES`].
+            /// Looks an operation up by its NumPy name or one of its
+            /// [`ALIASES`](crate::ops::ALIASES).
             pub fn lookup(name: &str) -> Option<$name> {
                 Self::from_name(canonical(name))
             }
