@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use lazyfuse::core::half::{bf16, f16};
-use lazyfuse::core::{BinaryOp, UnaryOp};
+use lazyfuse::core::{BinaryOp, ReduceOp, UnaryOp};
 use lazyfuse::{Array, Context, DType, HostBuffer, Operand, Scalar, Ufunc};
 
 use crate::guard::{
@@ -241,6 +241,10 @@ pub unsafe extern "C" fn lf_ufunc_free(f: *mut lf_ufunc) {
     guard_free(|| take_back(f));
 }
 
+/// The reductions `lf_reduce` takes by name besides the core's built-in
+/// ones (`ReduceOp`) and their scans, over all axes or one.
+const COMPOSED_REDUCTIONS: [&str; 7] = ["mean", "argmax", "argmin", "any", "all", "var", "std"];
+
 /// Reduces `a` with "sum", "prod", "min", "max" or "mean": over all axes
 /// when `all_axes`, else over `axis` (negative counts from the end). The
 /// scans "cumsum", "cumprod", "cummax" and "cummin" keep the axis (over
@@ -259,16 +263,26 @@ pub unsafe extern "C" fn lf_reduce(
     guard("lf_reduce", || {
         let op = string(op, "op")?;
         let a = &borrow(a, "the array")?.array;
+        // The built-in reductions and their scans by the core's table
+        // (`reduce_table!`); the rest are composed reductions by name.
+        if let Some(builtin) = ReduceOp::from_name(op) {
+            let result = match all_axes {
+                true => a.apply_reduce(builtin),
+                false => a.apply_reduce_axis(builtin, axis),
+            };
+            result.check()?;
+            return give(out, lf_array { array: result });
+        }
+        if let Some(builtin) = ReduceOp::from_scan_name(op) {
+            let result = match all_axes {
+                true => a.reshape(&[a.len()]).apply_scan(builtin, 0),
+                false => a.apply_scan(builtin, axis),
+            };
+            result.check()?;
+            return give(out, lf_array { array: result });
+        }
         let result = match (op, all_axes) {
-            ("sum", true) => a.sum(),
-            ("prod", true) => a.prod(),
-            ("min", true) => a.min(),
-            ("max", true) => a.max(),
             ("mean", true) => a.mean(),
-            ("sum", false) => a.sum_axis(axis),
-            ("prod", false) => a.prod_axis(axis),
-            ("min", false) => a.min_axis(axis),
-            ("max", false) => a.max_axis(axis),
             ("mean", false) => a.mean_axis(axis),
             ("argmax", true) => a.argmax(),
             ("argmin", true) => a.argmin(),
@@ -287,24 +301,15 @@ pub unsafe extern "C" fn lf_reduce(
             ("nanmean", true) => a.nanmean(),
             ("nanmin", true) => a.nanmin(),
             ("nanmax", true) => a.nanmax(),
-            ("cumsum" | "cumprod" | "cummax" | "cummin", _) => {
-                let (line, axis) = match all_axes {
-                    true => (a.reshape(&[a.len()]), 0),
-                    false => (a.clone(), axis),
-                };
-                match op {
-                    "cumsum" => line.cumsum(axis),
-                    "cumprod" => line.cumprod(axis),
-                    "cummax" => line.cummax(axis),
-                    _ => line.cummin(axis),
-                }
-            }
             _ => {
+                let builtins = ReduceOp::ALL.iter().map(|op| op.name());
+                let scans = ReduceOp::ALL.iter().map(|op| op.scan_name());
+                let names: Vec<&str> = builtins.chain(COMPOSED_REDUCTIONS).chain(scans).collect();
                 return Err(Failure::invalid(format!(
-                    "unknown reduction '{op}' (expected sum, prod, min, max, mean, argmax, \
-                     argmin, any, all, var, std, cumsum, cumprod, cummax, cummin, or over all \
-                     axes count_nonzero, nansum, nanmean, nanmin, nanmax)"
-                )))
+                    "unknown reduction '{op}' (expected {}, or over all axes count_nonzero, \
+                     nansum, nanmean, nanmin, nanmax)",
+                    names.join(", ")
+                )));
             }
         };
         result.check()?;

@@ -59,7 +59,9 @@ pub use error::{Error, Result};
 pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};
 pub use node::{Combine, CustomCombine, DeviceBuffer, KernelCall, Node, Op, Residency};
-pub use ops::{BinaryClass, BinaryOp, ReduceOp, UnaryClass, UnaryOp, ALIASES};
+pub use ops::{
+    BinaryClass, BinaryOp, IdentityRule, ReduceClass, ReduceOp, UnaryClass, UnaryOp, ALIASES,
+};
 pub use pinned::{MappedBuf, PinnedBuf, PinnedRanges};
 pub use reducer::Reducer;
 pub use reference::ReferenceEngine;

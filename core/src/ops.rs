@@ -5,7 +5,6 @@
 //! and every float-only operation sees a float. Which dtypes each operation
 //! accepts after normalisation is stated on the enum; `typing` enforces it.
 
-use crate::{DType, Literal, Wide};
 use std::fmt;
 
 macro_rules! named_ops {
@@ -32,7 +31,8 @@ macro_rules! named_ops {
                 Self::ALL.iter().copied().find(|op| op.name() == name)
             }
 
-            /// Looks an operation up by its NumPy name or one of its [`ALIASES`].
+            /// Looks an operation up by its NumPy name or one of its
+            /// [`ALIASES`](crate::ops::ALIASES).
             pub fn lookup(name: &str) -> Option<$name> {
                 Self::from_name(canonical(name))
             }
@@ -45,6 +45,10 @@ macro_rules! named_ops {
         }
     };
 }
+
+// After `named_ops!`, which it uses (a macro is in scope below its definition).
+mod reduce;
+pub use reduce::{IdentityRule, ReduceClass, ReduceOp};
 
 /// Other names of element-wise operations, each with the operation's
 /// NumPy name: NumPy's own aliases (`abs`, `divide`, `mod`) and the short
@@ -506,49 +510,6 @@ impl BinaryOp {
     /// shifts, and the Philox generator.
     pub const fn is_bitwise(self) -> bool {
         matches!(self.class(), BinaryClass::Bitwise)
-    }
-}
-
-named_ops! {
-    /// Built-in reductions. The operand is already in the accumulator dtype
-    /// (promotion inserted the casts); the result has the same dtype.
-    ReduceOp {
-        /// Sum (pairwise for floats, or better).
-        Sum => "sum",
-        /// Product.
-        Prod => "prod",
-        /// Minimum, NaN-propagating; undefined on an empty extent.
-        Min => "min",
-        /// Maximum, NaN-propagating; undefined on an empty extent.
-        Max => "max",
-    }
-}
-
-impl ReduceOp {
-    /// The element-wise operation that combines two partial results.
-    pub const fn combiner(self) -> BinaryOp {
-        match self {
-            ReduceOp::Sum => BinaryOp::Add,
-            ReduceOp::Prod => BinaryOp::Mul,
-            ReduceOp::Min => BinaryOp::Minimum,
-            ReduceOp::Max => BinaryOp::Maximum,
-        }
-    }
-
-    /// The neutral element in `dtype`: 0, 1, or the largest (smallest)
-    /// value for a minimum (maximum), `±inf` for floats.
-    pub fn identity(self, dtype: DType) -> Literal {
-        let wide = match (self, dtype.int_range()) {
-            (ReduceOp::Sum, _) => Wide::Int(0),
-            (ReduceOp::Prod, _) => Wide::Int(1),
-            (ReduceOp::Min, Some((_, max))) => Wide::Int(max),
-            (ReduceOp::Max, Some((min, _))) => Wide::Int(min),
-            (ReduceOp::Min, None) if dtype.is_bool() => Wide::Int(1),
-            (ReduceOp::Max, None) if dtype.is_bool() => Wide::Int(0),
-            (ReduceOp::Min, None) => Wide::Float(f64::INFINITY),
-            (ReduceOp::Max, None) => Wide::Float(f64::NEG_INFINITY),
-        };
-        Literal::cast_from(wide, dtype)
     }
 }
 

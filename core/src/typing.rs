@@ -5,7 +5,7 @@
 
 use crate::dtype::{promote, DType, Kind};
 use crate::error::{Error, Result};
-use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::ops::{BinaryOp, ReduceClass, ReduceOp, UnaryOp};
 use crate::scalar::Scalar;
 
 /// The type of one operand: an array's dtype (strong) or a Rust scalar (weak).
@@ -303,20 +303,22 @@ pub struct ReducePlan {
 /// The dtypes a reduction of a `dtype` array accumulates in and returns (NumPy's rules).
 pub fn plan_reduce(reduction: Reduction, dtype: DType) -> ReducePlan {
     match reduction {
-        Reduction::Builtin(ReduceOp::Sum | ReduceOp::Prod) => {
-            let out = match dtype.kind() {
-                Kind::Bool | Kind::Int => DType::I64,
-                Kind::UInt => DType::U64,
-                Kind::Float => dtype,
-            };
-            ReducePlan {
-                acc: out.accumulator(),
-                out,
+        Reduction::Builtin(op) => match op.class() {
+            ReduceClass::Arith => {
+                let out = match dtype.kind() {
+                    Kind::Bool | Kind::Int => DType::I64,
+                    Kind::UInt => DType::U64,
+                    Kind::Float => dtype,
+                };
+                ReducePlan {
+                    acc: out.accumulator(),
+                    out,
+                }
             }
-        }
-        Reduction::Builtin(ReduceOp::Min | ReduceOp::Max) => ReducePlan {
-            acc: dtype,
-            out: dtype,
+            ReduceClass::Extreme => ReducePlan {
+                acc: dtype,
+                out: dtype,
+            },
         },
         Reduction::Mean => {
             let out = if dtype.is_float() { dtype } else { DType::F64 };

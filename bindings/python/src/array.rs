@@ -2,7 +2,7 @@
 //! reductions, views) and demands. The Python side adds the dunder
 //! methods and NumPy's protocols over these.
 
-use lazyfuse::core::{BinaryOp, UnaryOp};
+use lazyfuse::core::{BinaryOp, ReduceOp, UnaryOp};
 use lazyfuse::{Array, Operand, Scalar};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -166,11 +166,15 @@ impl PyArr {
                 "{name} takes one axis or None"
             ))),
         };
+        // The built-in reductions and their scans by the core's table
+        // (`reduce_table!`); the rest are composed reductions by name.
+        if let Some(op) = ReduceOp::from_name(name) {
+            return PyArr::checked(a.apply_reduce_axes(op, &over, keepdims));
+        }
+        if let Some(op) = ReduceOp::from_scan_name(name) {
+            return PyArr::checked(a.apply_scan(op, one(&axes)?.unwrap_or(-1)));
+        }
         PyArr::checked(match name {
-            "sum" => a.sum_axes(&over, keepdims),
-            "prod" => a.prod_axes(&over, keepdims),
-            "min" => a.min_axes(&over, keepdims),
-            "max" => a.max_axes(&over, keepdims),
             "mean" => a.mean_axes(&over, keepdims),
             "any" => a.any_axes(&over, keepdims),
             "all" => a.all_axes(&over, keepdims),
@@ -178,10 +182,6 @@ impl PyArr {
             "argmin" => one(&axes)?.map_or_else(|| a.argmin(), |x| a.argmin_axis(x)),
             "var" => one(&axes)?.map_or_else(|| a.var(ddof), |x| a.var_axis(x, ddof)),
             "std" => one(&axes)?.map_or_else(|| a.std(ddof), |x| a.std_axis(x, ddof)),
-            "cumsum" => a.cumsum(one(&axes)?.unwrap_or(-1)),
-            "cumprod" => a.cumprod(one(&axes)?.unwrap_or(-1)),
-            "cummax" => a.cummax(one(&axes)?.unwrap_or(-1)),
-            "cummin" => a.cummin(one(&axes)?.unwrap_or(-1)),
             other => return Err(PyValueError::new_err(format!("no reduction '{other}'"))),
         })
     }

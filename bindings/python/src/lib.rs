@@ -369,6 +369,19 @@ fn binary_operation_names() -> Vec<&'static str> {
     names.chain(aliases).collect()
 }
 
+/// lazyfuse's built-in reductions, from the core's table
+/// (`reduce_table!`): each as its name (`"sum"`), its scan's name
+/// (`"cumsum"`) and the NumPy name of the ufunc that combines
+/// (`"add"`: `np.add.reduce`), so that the Python package can keep no list
+/// of its own. `Array.reduce` takes the first two.
+#[pyfunction]
+fn builtin_reductions() -> Vec<(&'static str, &'static str, &'static str)> {
+    use lazyfuse::core::ReduceOp;
+    (ReduceOp::ALL.iter())
+        .map(|op| (op.name(), op.scan_name(), op.combiner().name()))
+        .collect()
+}
+
 #[pyfunction]
 fn cuda_source(arrays: Vec<PyRef<'_, PyArr>>) -> PyResult<String> {
     let refs: Vec<&lazyfuse::Array> = arrays.iter().map(|a| &a.inner).collect();
@@ -388,6 +401,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda_source, m)?)?;
     m.add_function(wrap_pyfunction!(has_unary_operation, m)?)?;
     m.add_function(wrap_pyfunction!(binary_operation_names, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_reductions, m)?)?;
     m.add_function(wrap_pyfunction!(eval_all, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_function(wrap_pyfunction!(explain_all, m)?)?;

@@ -19,6 +19,7 @@ pub mod pages;
 pub mod pairwise;
 pub mod primitive;
 pub mod reduce;
+mod reduce_table;
 mod rows;
 pub mod run;
 mod scan;

@@ -5,6 +5,8 @@
 
 use lazyfuse_core::ReduceOp;
 
+use crate::reduce_table::{cpu_reduce, CpuReduce};
+
 /// Elements per leaf of the pairwise reduction, and independent
 /// accumulators within a leaf (four AVX2 vectors of f32): each accumulator
 /// adds 8 elements sequentially, as NumPy's 128-element leaves with 8
@@ -139,10 +141,9 @@ macro_rules! float_chunks {
                 // Lanes of a 128-bit vector, and vectors of accumulators.
                 const L: usize = 16 / std::mem::size_of::<$t>();
                 const P: usize = BLOCK_LANES / L;
-                let min_max = match op {
-                    ReduceOp::Max => Some(true),
-                    ReduceOp::Min => Some(false),
-                    _ => None,
+                let min_max = match cpu_reduce(op) {
+                    CpuReduce::Extreme { max } => Some(max),
+                    CpuReduce::Plus | CpuReduce::Times => None,
                 };
                 let mut acc = [identity; BLOCK_LANES];
                 let full = x.len() / BLOCK_LANES * BLOCK_LANES;
@@ -279,10 +280,10 @@ pub(crate) fn reduce_chunk<T: ChunkReduce>(
     identity: T,
     combine: &impl Fn(T, T) -> T,
 ) -> Option<T> {
-    match op {
-        ReduceOp::Sum => reduce_chunk_by(op, x, identity, &T::plus),
-        ReduceOp::Prod => reduce_chunk_by(op, x, identity, &T::times),
-        _ => reduce_chunk_by(op, x, identity, combine),
+    match cpu_reduce(op) {
+        CpuReduce::Plus => reduce_chunk_by(op, x, identity, &T::plus),
+        CpuReduce::Times => reduce_chunk_by(op, x, identity, &T::times),
+        CpuReduce::Extreme { .. } => reduce_chunk_by(op, x, identity, combine),
     }
 }
 

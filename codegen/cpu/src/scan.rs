@@ -11,7 +11,7 @@
 //! producer is then never materialised, and the second pass writes its
 //! values straight into the output before scanning them in place.
 
-use lazyfuse_core::reference::{self, scan_identity, Lines, SCAN_CHUNK};
+use lazyfuse_core::reference::{self, Lines, SCAN_CHUNK};
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{DType, Element, Error, HostBuffer, ReduceOp, Result, SliceMut, Wide};
 use lazyfuse_fusion::{Launch, ScanLaunch};
@@ -22,6 +22,7 @@ use super::machine::Machine;
 use super::run::{self, Walker};
 use super::settings::CpuSettings;
 use super::tasks::for_each_task;
+use crate::reduce_table::{cpu_reduce, CpuReduce};
 
 /// Elements computed, then combined, at a time (see [`blocks`]).
 const BLOCK: usize = 1024;
@@ -162,15 +163,13 @@ fn by_op<T: Accumulator>(
     source: &Source<'_, T>,
     out: &mut [T],
 ) -> Result<()> {
-    match op {
-        ReduceOp::Sum => {
-            let identity = T::from_wide(Wide::Float(-0.0));
-            scan_lines(T::add, identity, n, pool, source, out)
-        }
-        ReduceOp::Prod => scan_lines(T::mul, T::from_wide(Wide::Int(1)), n, pool, source, out),
-        ReduceOp::Max | ReduceOp::Min => {
-            // -inf or +inf: a float's, or the integer dtype's extreme.
-            let identity = T::from_wide(Wide::Float(scan_identity(op, T::DTYPE)));
+    // -0.0 (0 for integers), 1, or -inf or +inf: a float's, or the
+    // integer dtype's extreme.
+    let identity = T::from_wide(Wide::Float(op.scan_start(T::DTYPE)));
+    match cpu_reduce(op) {
+        CpuReduce::Plus => scan_lines(T::add, identity, n, pool, source, out),
+        CpuReduce::Times => scan_lines(T::mul, identity, n, pool, source, out),
+        CpuReduce::Extreme { .. } => {
             let combine = op.combiner();
             scan_lines(
                 move |a, b| T::binary(combine, a, b),

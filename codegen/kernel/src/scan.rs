@@ -9,7 +9,7 @@
 //! 3. `apply`: one thread per chunk combines its elements again, from its
 //!    carry, writing every running value.
 
-use lazyfuse_core::reference::{scan_identity, Lines, SCAN_CHUNK};
+use lazyfuse_core::reference::{Lines, SCAN_CHUNK};
 use lazyfuse_core::{Counter, DType, Error, EvalEnv, KernelLaunch, ReduceOp, Result, Scalar};
 
 use std::sync::Arc;
@@ -70,13 +70,10 @@ impl ScanKernels {
             .map(|p| format!("_{}", p.tag()))
             .unwrap_or_default();
         let name = |part: &str| format!("lf_scan_{part}_{}_{}{tag}", op.name(), dtype.short_name());
-        let identity = scan_identity(op, dtype);
-        let combine = move |a: Val, b: Val| match op {
-            ReduceOp::Sum => a + b,
-            ReduceOp::Prod => a * b,
-            // The extremes propagate NaN, as core's maximum and minimum.
-            ReduceOp::Max | ReduceOp::Min => a.apply_binary(op.combiner(), &b),
-        };
+        let identity = op.scan_start(dtype);
+        // The operation's combiner (the extremes propagate NaN, as core's
+        // maximum and minimum).
+        let combine = move |a: Val, b: Val| a.apply_binary(op.combiner(), &b);
         let totals = Kernel::build(&name("totals"), |k| {
             let x = Reader::declare(k, dtype, producer);
             let totals = k.array_mut("totals", dtype, 1);

@@ -369,7 +369,7 @@ impl Array {
                 Reduction::Builtin(op) => op,
                 Reduction::Mean => ReduceOp::Sum,
             };
-            if count == 0 && matches!(op, ReduceOp::Min | ReduceOp::Max) {
+            if count == 0 && op.numpy_identity(plan.acc).is_none() {
                 return Err(Error::InvalidArgument {
                     op: name.into(),
                     message: format!(

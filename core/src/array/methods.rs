@@ -82,25 +82,39 @@ impl Array {
         )
     }
 
+    /// The built-in reduction `op` of all elements (a 0-d array):
+    /// `a.apply_reduce(ReduceOp::Sum)` is `a.sum()`. What the C API and
+    /// the Python package call, by [`ReduceOp::from_name`].
+    pub fn apply_reduce(&self, op: ReduceOp) -> Array {
+        self.reduce_builtin(Reduction::Builtin(op), None::<i64>)
+    }
+
+    /// The built-in reduction `op` along one axis (negative counts from
+    /// the end); the axis is removed. `a.apply_reduce_axis(ReduceOp::Sum,
+    /// 0)` is `a.sum_axis(0)`.
+    pub fn apply_reduce_axis(&self, op: ReduceOp, axis: impl AxisIndex) -> Array {
+        self.reduce_builtin(Reduction::Builtin(op), Some(axis))
+    }
+
     /// Sum of all elements (a 0-d array). Small integers and bool sum in
     /// i64/u64 as NumPy; floats sum pairwise; f16/bf16 accumulate in f32.
     pub fn sum(&self) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Sum), None::<i64>)
+        self.apply_reduce(ReduceOp::Sum)
     }
 
     /// Product of all elements (a 0-d array); promotes like [`Array::sum`].
     pub fn prod(&self) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Prod), None::<i64>)
+        self.apply_reduce(ReduceOp::Prod)
     }
 
     /// Smallest element (a 0-d array); NaN if any is NaN; an error when empty.
     pub fn min(&self) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Min), None::<i64>)
+        self.apply_reduce(ReduceOp::Min)
     }
 
     /// Largest element (a 0-d array); NaN if any is NaN; an error when empty.
     pub fn max(&self) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Max), None::<i64>)
+        self.apply_reduce(ReduceOp::Max)
     }
 
     /// Mean of all elements (a 0-d array): f64 for integers, the float type otherwise.
@@ -110,22 +124,22 @@ impl Array {
 
     /// Sum along one axis (negative counts from the end); the axis is removed.
     pub fn sum_axis(&self, axis: impl AxisIndex) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Sum), Some(axis))
+        self.apply_reduce_axis(ReduceOp::Sum, axis)
     }
 
     /// Product along one axis.
     pub fn prod_axis(&self, axis: impl AxisIndex) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Prod), Some(axis))
+        self.apply_reduce_axis(ReduceOp::Prod, axis)
     }
 
     /// Minimum along one axis (an error when that axis is empty).
     pub fn min_axis(&self, axis: impl AxisIndex) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Min), Some(axis))
+        self.apply_reduce_axis(ReduceOp::Min, axis)
     }
 
     /// Maximum along one axis (an error when that axis is empty).
     pub fn max_axis(&self, axis: impl AxisIndex) -> Array {
-        self.reduce_builtin(Reduction::Builtin(ReduceOp::Max), Some(axis))
+        self.apply_reduce_axis(ReduceOp::Max, axis)
     }
 
     /// Mean along one axis.

@@ -28,19 +28,26 @@ impl Array {
         self.over_axes(SUM, axes, keepdims)
     }
 
+    /// The built-in reduction `op` over several axes, as
+    /// [`Array::sum_axes`]: `a.apply_reduce_axes(ReduceOp::Sum, &[0],
+    /// true)` is `a.sum_axes(&[0], true)`.
+    pub fn apply_reduce_axes(&self, op: ReduceOp, axes: &[isize], keepdims: bool) -> Array {
+        self.over_axes(Reduction::Builtin(op), axes, keepdims)
+    }
+
     /// Product over several axes, as [`Array::sum_axes`].
     pub fn prod_axes(&self, axes: &[isize], keepdims: bool) -> Array {
-        self.over_axes(Reduction::Builtin(ReduceOp::Prod), axes, keepdims)
+        self.apply_reduce_axes(ReduceOp::Prod, axes, keepdims)
     }
 
     /// Minimum over several axes, as [`Array::sum_axes`].
     pub fn min_axes(&self, axes: &[isize], keepdims: bool) -> Array {
-        self.over_axes(Reduction::Builtin(ReduceOp::Min), axes, keepdims)
+        self.apply_reduce_axes(ReduceOp::Min, axes, keepdims)
     }
 
     /// Maximum over several axes, as [`Array::sum_axes`].
     pub fn max_axes(&self, axes: &[isize], keepdims: bool) -> Array {
-        self.over_axes(Reduction::Builtin(ReduceOp::Max), axes, keepdims)
+        self.apply_reduce_axes(ReduceOp::Max, axes, keepdims)
     }
 
     /// Mean over several axes, as [`Array::sum_axes`].

@@ -12,7 +12,7 @@ mod scan;
 
 pub use arg::{arg_reduce, ArgBest};
 pub use reduce::evaluate_body;
-pub use scan::{scan, scan_identity, Lines, SCAN_CHUNK};
+pub use scan::{scan, Lines, SCAN_CHUNK};
 
 use std::sync::Arc;
 

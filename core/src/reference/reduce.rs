@@ -10,7 +10,6 @@ use super::layout;
 use crate::element::HostBuffer;
 use crate::error::{Error, Result};
 use crate::node::{Combine, Node, Op};
-use crate::ops::ReduceOp;
 use crate::shape::len;
 use crate::with_buffer;
 use crate::Element;
@@ -53,18 +52,12 @@ pub(crate) fn reduce(
 fn identity(combine: &Combine, input: &HostBuffer, width: usize) -> Result<HostBuffer> {
     let literal = match combine {
         Combine::Custom(c) => c.identity,
-        Combine::Builtin(ReduceOp::Sum) => {
-            crate::Literal::cast_from(crate::Wide::Int(0), input.dtype())
-        }
-        Combine::Builtin(ReduceOp::Prod) => {
-            crate::Literal::cast_from(crate::Wide::Int(1), input.dtype())
-        }
-        Combine::Builtin(op) => {
-            return Err(Error::internal(
+        Combine::Builtin(op) => op.numpy_identity(input.dtype()).ok_or_else(|| {
+            Error::internal(
                 "reference reduce",
                 format!("{op} of an empty extent reached the evaluator"),
-            ))
-        }
+            )
+        })?,
     };
     Ok(HostBuffer::filled(literal, width))
 }

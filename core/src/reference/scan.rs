@@ -7,7 +7,6 @@
 //! result is the same bits on every backend and for any thread count. A
 //! line of at most one chunk is combined exactly as NumPy does.
 
-use crate::dtype::DType;
 use crate::element::{HostBuffer, Wide};
 use crate::error::{Error, Result};
 use crate::ops::ReduceOp;
@@ -15,20 +14,6 @@ use crate::semantics::Arithmetic;
 
 /// Elements per chunk.
 pub const SCAN_CHUNK: usize = 4096;
-
-/// The starting value of a scan: -0.0 for float sums (it keeps the sign of
-/// a lone -0.0), 0 for integer sums, 1 for products, -inf for running
-/// maxima and +inf for minima (an integer dtype's minimum and maximum: the
-/// conversion to it saturates).
-pub fn scan_identity(op: ReduceOp, dtype: DType) -> f64 {
-    match (op, dtype.is_float()) {
-        (ReduceOp::Sum, true) => -0.0,
-        (ReduceOp::Sum, false) => 0.0,
-        (ReduceOp::Prod, _) => 1.0,
-        (ReduceOp::Max, _) => f64::NEG_INFINITY,
-        (ReduceOp::Min, _) => f64::INFINITY,
-    }
-}
 
 /// The scan of `input` (of `shape`, in an accumulator dtype: i64, u64,
 /// f32 or f64) along `axis`.
@@ -75,7 +60,7 @@ impl Lines {
 }
 
 fn scan_lines<T: Arithmetic>(op: ReduceOp, values: &[T], lines: Lines) -> Vec<T> {
-    let identity = T::from_wide(Wide::Float(scan_identity(op, T::DTYPE)));
+    let identity = T::from_wide(Wide::Float(op.scan_start(T::DTYPE)));
     let combine = op.combiner();
     let Lines { outer, n, inner } = lines;
     let mut out = values.to_vec();

@@ -9,6 +9,8 @@ use lazyfuse_core::{BinaryOp, DType, ReduceOp, UnaryOp};
 use lazyfuse_fusion::{Body, Inst};
 use smallvec::SmallVec;
 
+use crate::reduce_table::{cpu_reduce, CpuReduce};
+
 use super::support::{
     is_float, is_unsigned, scalar_type, shift_by_one_count, vector_type, Lanes, Unsupported,
 };
@@ -148,15 +150,18 @@ impl Lowering<'_, '_> {
         x: &Val,
         dtype: DType,
     ) -> Result<Val, Unsupported> {
+        let CpuReduce::Extreme { max } = cpu_reduce(op) else {
+            return Err("min_max of an operation that is no extreme");
+        };
         let ty = self.ty(dtype)?;
         let little = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
         Ok(acc
             .iter()
             .zip(x)
             .map(|(&a, &v)| {
-                let keep = match op {
-                    ReduceOp::Max => self.b.ins().fcmp(FloatCC::LessThan, v, a),
-                    _ => self.b.ins().fcmp(FloatCC::LessThan, a, v),
+                let keep = match max {
+                    true => self.b.ins().fcmp(FloatCC::LessThan, v, a),
+                    false => self.b.ins().fcmp(FloatCC::LessThan, a, v),
                 };
                 let mask = self.b.ins().bitcast(ty, little, keep);
                 self.b.ins().bitselect(mask, a, v)

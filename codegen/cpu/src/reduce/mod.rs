@@ -16,6 +16,7 @@ use lazyfuse_core::half::{bf16, f16};
 use lazyfuse_core::{DType, Element, Error, HostBuffer, Literal, ReduceOp, Result, Wide};
 
 use super::settings::JitMode;
+use crate::reduce_table::{cpu_reduce, CpuReduce};
 use lazyfuse_fusion::{CombineIr, Launch, ValueId};
 
 use super::frame::Frame;
@@ -106,10 +107,10 @@ pub fn reduction(
                     };
                     Some(interp::epilogue(launch, <$t>::into_buffer(acc))?)
                 })*
-                DType::F16 if matches!(op, ReduceOp::Min | ReduceOp::Max) => {
+                DType::F16 if matches!(cpu_reduce(op), CpuReduce::Extreme { .. }) => {
                     Some(interp::epilogue(launch, in_f32::<f16>(&shape, identity, op, trailing)?)?)
                 }
-                DType::BF16 if matches!(op, ReduceOp::Min | ReduceOp::Max) => {
+                DType::BF16 if matches!(cpu_reduce(op), CpuReduce::Extreme { .. }) => {
                     Some(interp::epilogue(launch, in_f32::<bf16>(&shape, identity, op, trailing)?)?)
                 }
                 _ => None,
@@ -130,12 +131,15 @@ fn in_f32<H: Half + Element>(
     op: ReduceOp,
     trailing: bool,
 ) -> Result<HostBuffer> {
+    let CpuReduce::Extreme { max } = cpu_reduce(op) else {
+        return Err(Error::internal(
+            "cpu reduce",
+            format!("{op} is no extreme: it does not run in f32"),
+        ));
+    };
     // Half semantics: of two equal values (±0) keep the first, as NumPy.
     let combine = move |a: f32, b: f32| {
-        let first = match op {
-            ReduceOp::Min => a.is_nan() || a <= b,
-            _ => a.is_nan() || a >= b,
-        };
+        let first = a.is_nan() || if max { a >= b } else { a <= b };
         if first {
             a
         } else {
@@ -191,8 +195,8 @@ impl<'a> Layout<'a> {
     /// identity, except that a float sum starts from -0.0, which keeps the
     /// sign of a lone -0.0 (0.0 + -0.0 would not).
     fn jit_identity<T: Element>(&self, identity: T, op: ReduceOp) -> T {
-        match (op, identity.to_wide()) {
-            (ReduceOp::Sum, Wide::Float(0.0)) => T::from_wide(Wide::Float(-0.0)),
+        match (cpu_reduce(op), identity.to_wide()) {
+            (CpuReduce::Plus, Wide::Float(0.0)) => T::from_wide(Wide::Float(-0.0)),
             _ => identity,
         }
     }

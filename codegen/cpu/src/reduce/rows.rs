@@ -5,20 +5,24 @@
 use lazyfuse_core::semantics::Arithmetic;
 use lazyfuse_core::{Element, ReduceOp};
 
+use crate::reduce_table::{cpu_reduce, CpuReduce};
+
 /// `acc[i] = acc[i] op values[i]`, `op` chosen once for the whole loop.
 #[inline(always)]
 pub(super) fn combine_rows<T: Element + Arithmetic>(op: ReduceOp, acc: &mut [T], values: &[T]) {
-    macro_rules! each_op {
-        ($($op:ident: $combine:ident),*) => {
-            match op {
-                $(ReduceOp::$op => $combine(acc, values, |a, v| {
-                    T::binary(ReduceOp::$op.combiner(), a, v)
+    // Each arm's operation is a constant, so that its loop vectorises.
+    macro_rules! each_loop {
+        ($($row:ident $({ $field:ident: $value:literal })? => $combine:ident),*) => {
+            match cpu_reduce(op) {
+                $(CpuReduce::$row $({ $field: $value })? => $combine(acc, values, |a, v| {
+                    T::binary(CpuReduce::$row $({ $field: $value })?.combiner(), a, v)
                 }),)*
             }
         };
     }
-    each_op!(Sum: combine_in_place, Prod: combine_in_place, Min: combine_through_block,
-             Max: combine_through_block)
+    each_loop!(Plus => combine_in_place, Times => combine_in_place,
+               Extreme { max: false } => combine_through_block,
+               Extreme { max: true } => combine_through_block)
 }
 
 #[inline(always)]
@@ -70,7 +74,7 @@ mod tests {
         for len in [0, 1, 63, 64, 65, 130] {
             let acc: Vec<f32> = (0..len).map(|i| specials[i % 6]).collect();
             let values: Vec<f32> = (0..len).map(|i| specials[(i * 5 + 1) % 6]).collect();
-            for op in [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max] {
+            for &op in ReduceOp::ALL {
                 let mut combined = acc.clone();
                 combine_rows(op, &mut combined, &values);
                 for ((&c, &a), &v) in combined.iter().zip(&acc).zip(&values) {

@@ -9,6 +9,8 @@ use lazyfuse_core::{DType, ReduceOp};
 use lazyfuse_fusion::{Body, Inst};
 use smallvec::SmallVec;
 
+use crate::reduce_table::{cpu_reduce, CpuReduce};
+
 use super::super::ops::Val;
 use super::super::support::{
     is_float, mask_type, per_vector, scalar_type, vector_type, Unsupported,
@@ -184,7 +186,7 @@ impl Reduced {
             vector,
             identity,
             splat,
-            nan_masks: is_float(dtype) && matches!(op, ReduceOp::Min | ReduceOp::Max),
+            nan_masks: is_float(dtype) && matches!(cpu_reduce(op), CpuReduce::Extreme { .. }),
             parts: ELEMENTS / per_vector(dtype),
             mask_type: mask_type(dtype),
         })
