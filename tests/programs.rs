@@ -310,6 +310,15 @@ fn row_programs(cx: &Context, rows: usize, cols: usize) -> Result<Vec<Array>> {
             .log();
     let mc = x.max_axes(&[0], false);
     let column_lse = &mc + (&x - &mc).exp().sum_axes(&[0], false).log();
+    // Sibling reductions, neither reading the other: min-max scaling of
+    // the rows and down the columns, and a masked mean of each row.
+    let low = x.min_axes(&[1], true);
+    let scaled = (&x - &low) / (x.max_axes(&[1], true) - &low);
+    let column_low = x.min_axes(&[0], true);
+    let column_scaled = (&x - &column_low) / (x.max_axes(&[0], true) - &column_low);
+    let keep = x.gt(0.5);
+    let masked_mean = keep.where_(&x, 0.0).sum_axes(&[1], false)
+        / keep.astype(lazyfuse::DType::F64).sum_axes(&[1], false);
     Ok(vec![
         softmax,
         norm,
@@ -321,6 +330,9 @@ fn row_programs(cx: &Context, rows: usize, cols: usize) -> Result<Vec<Array>> {
         column_softmax,
         logsumexp,
         column_lse,
+        scaled,
+        column_scaled,
+        masked_mean,
     ])
 }
 
@@ -433,6 +445,35 @@ fn logsumexp_is_one_launch_writing_one_value_per_row() -> Result<()> {
         );
         assert!(stats.device_allocations <= 2, "{stats:?}\n{listing}");
     }
+    Ok(())
+}
+
+#[test]
+fn sibling_reductions_are_stages_of_one_launch() -> Result<()> {
+    // min-max scaling reads a row's minimum and maximum, a masked mean a
+    // row's sum and count: each pair is two stages of one row program.
+    let cx = Context::sim();
+    let (rows, cols) = (50, 300);
+    for k in [10, 11, 12] {
+        let (listing, stats) = evaluated(&cx, &row_programs(&cx, rows, cols)?.swap_remove(k))?;
+        assert_eq!(stats.kernel_launches, 1, "{stats:?}\n{listing}");
+        assert!(listing.contains("stage 1: reduce"), "{listing}");
+        assert_eq!(
+            listing.matches("written by a kernel").count(),
+            1,
+            "{listing}"
+        );
+    }
+    // A sibling another kernel reads too stays a kernel of its own, and
+    // the chain still merges without it.
+    let x = cx.from_vec(prices(rows * cols, 0.8, -4.0, 4.0), &[rows, cols])?;
+    let low = x.min_axes(&[1], true);
+    let high = x.max_axes(&[1], true);
+    let scaled = (&x - &low) / (&high - &low);
+    let shifted = &x + &high;
+    cx.reset_stats();
+    cx.eval(&[&scaled, &shifted])?;
+    assert_eq!(cx.stats().kernel_launches, 3, "{}", scaled.explain());
     Ok(())
 }
 

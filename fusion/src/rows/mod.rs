@@ -19,9 +19,12 @@
 //! same domain — a reduction over the same axes as a further stage, an
 //! element-wise kernel as the end — or if it is element-wise over the rows
 //! themselves reading nothing but row values (logsumexp's `m + log(s)`:
-//! an end computed once per row, [`FusedKernel::per_row`]). The chain
-//! becomes one kernel when it has such an end and nothing else reads its
-//! row buffers (no other kernel, no demand): they are never stored.
+//! an end computed once per row, [`FusedKernel::per_row`]). A reduction
+//! over the same domain and axes that the joining kernel reads besides
+//! the chain's rows (min-max scaling's `max` beside its `min`) joins as a
+//! stage too. The chain becomes one kernel when it has such an end and
+//! nothing else reads its row buffers (no other kernel, no demand): they
+//! are never stored.
 
 use std::sync::Arc;
 
@@ -156,6 +159,7 @@ fn chain_from(program: &Program, start: usize) -> Option<Chain> {
         let after = *chain.positions.last()? + 1;
         let next = (after..program.schedule.len()).find(|&p| reads_row_buffer(p, &chain.rows))?;
         let launch = fused(program, next)?;
+        add_siblings(program, &mut chain, (start, next), launch, &axes);
         if ends_per_row(launch, &first.domain, &axes, &chain.rows) {
             chain.positions.push(next);
             chain.per_row = true;
@@ -182,6 +186,52 @@ fn chain_from(program: &Program, start: usize) -> Option<Chain> {
         .filter(|p| !chain.positions.contains(p))
         .any(|p| reads_row_buffer(p, &chain.rows));
     (!outside).then_some(chain)
+}
+
+/// Adds to `chain` the sibling reductions `reader` (at schedule position
+/// `next`) reads besides the chain's rows: reductions over the same
+/// domain and axes as the chain's first, scheduled between it and
+/// `reader`, that read none of the chain's rows (min-max scaling's `min`
+/// and `max`, a masked mean's sums of the values and of the mask) — so
+/// that they become stages of the same row program instead of kernels
+/// that store their rows; one that another kernel reads too stays apart.
+/// Each joins in schedule order, its row buffer with it (the chain's
+/// positions are all reductions until its end).
+fn add_siblings(
+    program: &Program,
+    chain: &mut Chain,
+    (start, next): (usize, usize),
+    reader: &Launch,
+    axes: &[usize],
+) {
+    let Some(domain) = fused(program, start).map(|first| first.domain.clone()) else {
+        return;
+    };
+    for buffer in reader.inputs.iter().filter_map(|b| b.buffer) {
+        if chain.rows.contains(&buffer) {
+            continue;
+        }
+        let sibling = (start + 1..next).find(|&p| {
+            fused(program, p).is_some_and(|l| {
+                l.outputs.first() == Some(&buffer)
+                    && l.domain == domain
+                    && row_reduction(program, l).is_some_and(|r| r.axes.as_slice() == axes)
+                    && !program
+                        .reads(program.schedule[p])
+                        .any(|b| chain.rows.contains(&b))
+            })
+        });
+        // Read by `reader` alone: a sibling another kernel reads stays a
+        // kernel of its own (joined, it would stop the whole chain).
+        let only_reader = (0..program.schedule.len())
+            .filter(|&q| q != next)
+            .all(|q| !program.reads(program.schedule[q]).any(|b| b == buffer));
+        if let Some(p) = sibling.filter(|p| only_reader && !chain.positions.contains(p)) {
+            let at = chain.positions.partition_point(|&q| q < p);
+            chain.positions.insert(at, p);
+            chain.rows.insert(at, buffer);
+        }
+    }
 }
 
 /// The kernel of a chain being merged, with its launch's bindings.
