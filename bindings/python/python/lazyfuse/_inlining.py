@@ -12,6 +12,7 @@ from ._functions import (
     _Renamer, _as_device_function, _defaults, _rebinds, _returns_value, _tuple_arity
 )
 from ._reports import _RAISE, _Raises
+from ._zero_division import check_division
 
 
 class Inlining:
@@ -65,6 +66,8 @@ class Inlining:
         sub.tree = sub.rewrite_records(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
+        if sub.debug:  # Numba's Python error model: a division by zero raises
+            sub.tree = check_division(sub.tree, sub.env)
         sub.tree = _Raises(sub).apply(sub.tree)
         sub.tree = sub.find_complex_locals(sub.tree)
         if not returns_complex and sub.records and sub.any_complex and sub.returns_complex_field():

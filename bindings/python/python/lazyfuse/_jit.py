@@ -40,6 +40,7 @@ from ._slices import Slices
 from ._enum_values import EnumValues
 from ._reshapes import Reshapes
 from ._vector_values import VectorValues
+from ._zero_division import check_division
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -107,6 +108,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.bound = _binds(self.params, self.tree) | self.record_names()
         self.env.setdefault("_lf_raise", _RAISE)
         self.constant_locals = {}
+        if debug:  # Numba's Python error model: a division by zero raises
+            self.tree = check_division(self.tree, self.env)
         self.tree = _Raises(self).apply(self.tree)
         # Locals the function's body assigns once, at its top level, a
         # number or a tuple of numbers (`N = 100`): known when compiling

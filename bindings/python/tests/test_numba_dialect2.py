@@ -1,0 +1,82 @@
+"""More of Numba's CUDA dialect (issue 47): ``cuda.devicearray``
+(``auto_device``), division by zero reported by ``debug=True`` kernels,
+checked against NumPy on every backend."""
+
+import numpy as np
+import pytest
+
+from lazyfuse import cuda
+
+
+def test_auto_device_copies_numbers_and_contiguous_arrays(backend):
+    d, converted = cuda.devicearray.auto_device(2)
+    assert converted and d.copy_to_host() == 2
+    host = np.arange(6.0).reshape(2, 3)
+    d, converted = cuda.devicearray.auto_device(host.T)  # Fortran order: one region
+    np.testing.assert_array_equal(d.copy_to_host(), host.T)
+    same, converted = cuda.devicearray.auto_device(d)
+    assert same is d and not converted
+    assert cuda.devicearray.is_cuda_ndarray(d) and not cuda.devicearray.is_cuda_ndarray(host)
+    empty, _ = cuda.devicearray.auto_device(host, copy=False)
+    assert empty.shape == host.shape and empty.dtype == host.dtype
+
+
+def test_auto_device_refuses_strided_buffers():
+    import lazyfuse.cuda.devicearray as devicearray
+    with pytest.raises(ValueError, match="non-contiguous"):
+        devicearray.auto_device(np.arange(10.0)[::2])
+    # A broadcast axis repeats one element: its core is contiguous.
+    d, _ = devicearray.auto_device(np.broadcast_to(np.arange(3.0), (4, 3)))
+    np.testing.assert_array_equal(d.copy_to_host(), np.broadcast_to(np.arange(3.0), (4, 3)))
+
+
+@cuda.jit(device=True)
+def _floor_half(a, b):
+    return a // b
+
+
+@cuda.jit(debug=True)
+def _divides(r, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        # Guarded divisions are checked under their guards only.
+        r[i] = y[i] / x[i] if x[i] != 0 else -1.0
+        if x[i] != 0 and y[i] % x[i] == 0:
+            r[i] += 10
+        r[i] += _floor_half(int(y[i]), int(x[i]) + 1)
+
+
+def test_debug_kernels_report_division_by_zero(backend):
+    x, y = np.array([0.0, 1, 2, 4]), np.array([1.0, 2, 3, 8])
+    r = np.zeros(4)
+    _divides[1, 4](r, x, y)
+    want = np.where(x != 0, y / np.where(x != 0, x, 1), -1.0)
+    want += np.where((x != 0) & (y % np.where(x != 0, x, 1) == 0), 10, 0)
+    want += y.astype(int) // (x.astype(int) + 1)
+    np.testing.assert_array_equal(r, want)
+    x[2] = -1.0  # the device function divides by int(x) + 1 == 0 in thread 2
+    with pytest.raises(ZeroDivisionError, match=r"tid=\[2, 0, 0\].*division by zero") as e:
+        _divides[1, 4](np.zeros(4), x, y)
+    assert isinstance(e.value, FloatingPointError)  # as Numba's simulator raises
+
+
+def test_division_by_zero_stops_the_thread(backend):
+    @cuda.jit(debug=True)
+    def f(r, x, y):
+        r[0] = y[0] / x[0]
+        r[1] = y[0]
+        r[2] //= x[0]
+
+    r = np.zeros(3)
+    with pytest.raises(ZeroDivisionError):
+        f[1, 1](r, np.zeros(1), np.ones(1))
+    assert (r == 0).all()
+
+    @cuda.jit
+    def g(r, x, y):  # without debug: IEEE's infinity, and on
+        r[0] = y[0] / x[0]
+        r[1] = y[0]
+
+    r = np.zeros(2)
+    g[1, 1](r, np.zeros(1), np.ones(1))
+    assert np.isinf(r[0]) and r[1] == 1
