@@ -1,11 +1,13 @@
 """More of Numba's CUDA dialect (issue 47): ``cuda.devicearray``
 (``auto_device``), division by zero reported by ``debug=True`` kernels,
-checked against NumPy on every backend."""
+``lazyfuse.extending.overload`` and dead branches pruned, checked against
+NumPy on every backend."""
 
 import numpy as np
 import pytest
 
-from lazyfuse import cuda
+from lazyfuse import CompileError, cuda, extending
+from lazyfuse.extending import overload
 
 
 def test_auto_device_copies_numbers_and_contiguous_arrays(backend):
@@ -80,3 +82,82 @@ def test_division_by_zero_stops_the_thread(backend):
     r = np.zeros(2)
     g[1, 1](r, np.zeros(1), np.ones(1))
     assert np.isinf(r[0]) and r[1] == 1
+
+
+def _apply(value, func):
+    return func(value)
+
+
+def _clipped(x, lo, hi):  # overloaded below with a typer choosing by type
+    return min(max(x, lo), hi)
+
+
+_seen_types = []
+
+
+@overload(_apply)
+def _apply_typer(value, func):
+    assert isinstance(func, extending.Function)
+    return lambda value, func: func(value)
+
+
+@overload(_clipped)
+def _clipped_typer(x, lo, hi):
+    _seen_types.append((x, lo, hi))
+    if isinstance(lo, extending.Computed) or isinstance(hi, extending.Computed):
+        return None  # only bounds known when compiling
+
+    def impl(x, lo, hi):
+        if x < lo:
+            return lo
+        if x > hi:
+            return hi
+        return x
+    return impl
+
+
+def test_overload_inlines_the_implementation_its_typer_gives(backend):
+    @cuda.jit
+    def kernel(out, a):
+        i = cuda.grid(1)
+        if i < a.size:
+            def triple(v):
+                return 3 * v
+            out[i] = _apply(a[i], triple) + _clipped(a[i], 2, 5)
+
+    a = np.arange(8.0)
+    out = np.zeros(8)
+    kernel[1, 8](out, a)
+    np.testing.assert_array_equal(out, 3 * a + np.clip(a, 2, 5))
+    assert _seen_types[-1][1:] == (cuda.int64, cuda.int64)  # numbers known when compiling
+    assert isinstance(_seen_types[-1][0], extending.Computed)
+    assert _apply(2, lambda v: v + 1) == 3  # outside kernels: the Python function
+
+
+def test_overload_without_implementation_is_refused():
+    @cuda.jit
+    def kernel(out, a):
+        out[0] = _clipped(a[0], a[1], 5)
+
+    with pytest.raises(CompileError, match="no implementation"):
+        kernel[1, 1](np.zeros(1), np.arange(2.0))
+
+
+def test_dead_branches_of_known_tests_are_pruned(backend):
+    @cuda.jit
+    def kernel(out):
+        def total(*z):
+            if len(z) == 1:
+                tmp = z[0]
+            elif len(z) == 2:
+                tmp = z[0] + z[1]  # z[1] of a 1-tuple: never translated
+            else:
+                tmp = -1
+            return tmp
+        out[0] = total(4)
+        out[1] = total(4, 5)
+        out[2] = total(1, 2, 3)
+
+    out = np.zeros(3, np.int64)
+    kernel[1, 1](out)
+    np.testing.assert_array_equal(out, [4, 9, -1])

@@ -28,7 +28,7 @@ from .errors import CompileError
 from ._calls import SPECIAL, Calls, _ufunc_on_arrays
 from ._compile_time import CompileTime, _constant, _constant_locals
 from ._complex_values import ComplexValues
-from ._control import ControlFlow
+from ._control import ControlFlow, known_truth
 from ._functions import (  # noqa: F401  (DeviceFunction: the package's name for it)
     DeviceFunction, _binds, _LocalFunction, _parse, _where,
 )
@@ -192,7 +192,11 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             current = self.expr(s.target)
             return [self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)]
         if isinstance(s, ast.If):
-            return [("if", self.expr(s.test), *self.branch_bodies(s.body, s.orelse))]
+            test = self.expr(s.test)
+            truth = known_truth(test)
+            if truth is not None:  # a dead branch: pruned (`_control.known_truth`)
+                return self.body(s.body if truth else s.orelse)
+            return [("if", test, *self.branch_bodies(s.body, s.orelse))]
         if isinstance(s, ast.While):
             return self.while_loop(s)
         if isinstance(s, ast.For):
