@@ -161,3 +161,48 @@ def test_dead_branches_of_known_tests_are_pruned(backend):
     out = np.zeros(3, np.int64)
     kernel[1, 1](out)
     np.testing.assert_array_equal(out, [4, 9, -1])
+
+
+def test_views_reinterpret_integer_bytes(backend):
+    @cuda.jit
+    def kernel(b, words, out16, out8, start):
+        i = cuda.grid(1)
+        if i < out16.size:
+            out16[i] = b[start:start + 12].view(np.int16)[i]  # two bytes each
+            narrow = words.view(np.uint8)
+            out8[i] = narrow[i]  # a byte of a wider element
+            if i == 0:
+                wide = b.view(np.uint32)
+                wide[1] = 0xDEADBEEF  # four bytes written
+                w = words.view(np.int64)
+                w[0] += 1
+
+    b = np.arange(200, 216, dtype=np.uint8)
+    words = np.array([-2, 0x01020304], dtype=np.int32)
+    out16, out8 = np.zeros(6, np.int16), np.zeros(6, np.uint8)
+    want_b, want_words = b.copy(), words.copy()
+    want16 = want_b[3:15].view(np.int16).copy()
+    want8 = want_words.view(np.uint8)[:6].copy()
+    want_b.view(np.uint32)[1] = 0xDEADBEEF
+    want_words.view(np.int64)[0] += 1
+    kernel[1, 6](b, words, out16, out8, 3)
+    np.testing.assert_array_equal(out16, want16)
+    np.testing.assert_array_equal(out8, want8)
+    np.testing.assert_array_equal(b, want_b)
+    np.testing.assert_array_equal(words, want_words)
+
+
+def test_views_refused_where_bits_cannot_be_cast():
+    @cuda.jit
+    def as_float(out, a):
+        out[0] = a.view(np.float32)[0]
+
+    with pytest.raises(CompileError, match="bit cast"):
+        as_float[1, 1](np.zeros(1, np.float32), np.zeros(4, np.int32))
+
+    @cuda.jit
+    def narrowing_write(a):
+        a.view(np.uint8)[1] = 7
+
+    with pytest.raises(CompileError, match="narrower"):
+        narrowing_write[1, 1](np.zeros(2, np.int32))

@@ -40,6 +40,7 @@ from ._slices import Slices
 from ._enum_values import EnumValues
 from ._reshapes import Reshapes
 from ._vector_values import VectorValues
+from ._byte_views import ByteViews
 from ._zero_division import check_division
 
 _BINOPS = {
@@ -66,7 +67,7 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes):
+                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes, ByteViews):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
@@ -144,6 +145,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # ("range", start, step, length). One dict for the kernel and every
         # device function inlined into it.
         self.views = {}
+        # Views of arrays as another integer dtype (`w = a.view(np.uint16)`,
+        # `_byte_views`), and the dtypes of the array arguments (the launch's).
+        self.byte_views, self.array_dtypes = {}, {}
         # How many `if` blocks deep the translation is (`branch_bodies`).
         self.branches = 0
         self.start_complex({**(complexes or {}), **self.global_complexes})
@@ -190,7 +194,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             if op is None:
                 self.fail(s, "this augmented assignment")
             current = self.expr(s.target)
-            return [self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)]
+            done = self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)
+            return list(done[1]) if done[0] == "multi" else [done]
         if isinstance(s, ast.If):
             test = self.expr(s.test)
             truth = known_truth(test)
@@ -240,6 +245,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 return ("declare_array", target.id, value)
             return ("assign", target.id, value)
         if isinstance(target, ast.Subscript):
+            stored = self.view_store(target, value)
+            if stored is not None:
+                return ("multi", stored)
             array, indices = self.subscript(target)
             if array in self.arrays:
                 self.written.add(array)
@@ -409,6 +417,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                     return self.shape_at(e.value.value.id, self.expr(e.slice), e)
                 dim = -value.value if negative else value.value
                 return self.dim_length(e.value.value.id, dim, e)
+            viewed = self.view_element(e)  # `a.view(dtype)[k]` (`_byte_views`)
+            if viewed is not None:
+                return viewed
             element = self.tuple_element(e)
             if element is not None:
                 return element

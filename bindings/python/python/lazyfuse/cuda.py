@@ -340,6 +340,8 @@ class Dispatcher:
                                      fields=fields, dynamic_shared=dynamic_shared,
                                      debug=self._debug, complexes=complexes, records=records,
                                      enums=enums)
+        translator.array_dtypes.update((n, str(k[0])) for n, k in zip(names, key[0])
+                                       if isinstance(k, tuple))
         body = translator.kernel()
         spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
                 else (n, k, -1, False) for n, k in zip(names, key[0])]
