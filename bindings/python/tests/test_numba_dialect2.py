@@ -206,3 +206,10 @@ def test_views_refused_where_bits_cannot_be_cast():
 
     with pytest.raises(CompileError, match="narrower"):
         narrowing_write[1, 1](np.zeros(2, np.int32))
+
+
+def test_cusource_holds_its_source_and_linking_is_refused():
+    source = cuda.CUSource('extern "C" __device__ int times2(int *out, int a) { *out = 2 * a; return 0; }')
+    assert "times2" in source.data and source.kind == "cu"
+    with pytest.raises(CompileError, match="declare_device\\('times2'\\): linking external device"):
+        cuda.declare_device("times2", "int32(int32)", link=source)

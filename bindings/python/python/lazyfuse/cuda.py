@@ -23,6 +23,7 @@ from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's na
 )
 from ._devicearray import to_device  # noqa: F401  (Numba's name)
 from . import _devicearray as devicearray  # noqa: E402  (Numba's `cuda.devicearray`)
+from ._cu_sources import CUSource, declare_device  # noqa: F401  (Numba's names)
 from ._streams import (  # noqa: F401  (Numba's names)
     Event, Stream, default_stream, event, event_elapsed_time, external_stream,
     legacy_default_stream, per_thread_default_stream, stream, synchronize,
