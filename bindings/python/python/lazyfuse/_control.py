@@ -40,6 +40,40 @@ def _is_docstring(stmt):
     )
 
 
+_FOLDED = {
+    "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b,
+    "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b,
+    "greater": lambda a, b: a > b, "greater_equal": lambda a, b: a >= b,
+    "logical_and": lambda a, b: bool(a) and bool(b), "logical_or": lambda a, b: bool(a) or bool(b),
+}
+
+
+def known_truth(test):
+    """The truth of a translated ``if`` test made of constants only (``len(t)
+    == 2`` of a tuple, a comparison of numbers known when compiling), or
+    None: such an ``if`` keeps only the branch taken, as Numba prunes dead
+    branches (the other may not translate: ``t[1]`` of a 1-tuple)."""
+    if test[0] == "const":
+        return bool(test[1])
+    if test[0] == "cast" and test[1] == "bool":
+        return known_truth(test[2])
+    if test[0] == "unary" and test[1] == "logical_not":
+        inner = known_truth(test[2])
+        return None if inner is None else not inner
+    if test[0] == "bin" and test[1] in _FOLDED:
+        values = [_constant_of(operand) for operand in test[2:]]
+        if None not in values:
+            return _FOLDED[test[1]](*values)
+    return None
+
+
+def _constant_of(node):
+    if node[0] == "const":
+        return node[1]
+    truth = known_truth(node) if node[0] in ("bin", "unary") else None
+    return None if truth is None else int(truth)
+
+
 def own_nodes(node):
     """The nodes of ``node`` (a function or a statement) outside the
     functions defined inside it (their returns are theirs)."""
@@ -117,6 +151,9 @@ class ControlFlow:
             rest = stmts[k + 1:]
             if isinstance(s, ast.If) and _jumps_out(s):
                 test = self.expr(s.test)
+                truth = known_truth(test)
+                if truth is not None:  # a dead branch: pruned
+                    return out + self.body((s.body if truth else s.orelse) + rest)
                 out.append(("if", test, *self.branch_bodies(s.body + rest, s.orelse + rest)))
                 return out
             out.extend(self.stmt(s))

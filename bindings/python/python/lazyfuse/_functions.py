@@ -106,9 +106,31 @@ def _parse(function):
     tree = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(tree, first_line - 1)
     node = tree.body[0]
+    if function.__name__ == "<lambda>":
+        node = _lambda_definition(tree, function)
     if not isinstance(node, ast.FunctionDef):
         raise CompileError(f"{function!r} is not a plain function")
     return node
+
+def _lambda_definition(tree, function):
+    """A ``lambda``'s definition as a function returning its body: the one
+    lambda of its source lines with its parameters (of several, the one
+    whose body holds the code's first position)."""
+    code = function.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+             and [a.arg for a in n.args.args] == params]
+    if len(found) > 1:
+        line, col = next(((p[0], p[2]) for p in code.co_positions() if p[0] and p[2] is not None),
+                         (None, None))
+        found = [n for n in found if (n.lineno, n.col_offset) <= (line, col)
+                 <= (n.end_lineno, n.end_col_offset)][-1:]
+    if len(found) != 1:
+        raise CompileError(f"cannot find the source of {function!r} (a lambda of its line)")
+    node = found[0]
+    definition = ast.FunctionDef("_lf_lambda", node.args, [ast.Return(node.body)], [], None)
+    definition.type_params = []
+    return ast.fix_missing_locations(ast.copy_location(definition, node))
 
 def _where(function, node):
     """``file, line N`` of ``node`` (line numbers are the file's)."""
@@ -135,6 +157,13 @@ def _as_device_function(value):
         function = value
     if function is None:
         return None
+    if function not in _LIBRARY:
+        _LIBRARY[function] = DeviceFunction(function)
+    return _LIBRARY[function]
+
+def _inlined(function):
+    """A plain Python function (an ``@overload``'s implementation) as a
+    device function to inline, made once."""
     if function not in _LIBRARY:
         _LIBRARY[function] = DeviceFunction(function)
     return _LIBRARY[function]

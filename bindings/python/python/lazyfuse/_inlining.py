@@ -9,9 +9,11 @@ import copy
 from ._compile_time import _constant_locals
 from ._control import has_return
 from ._functions import (
-    _Renamer, _as_device_function, _defaults, _rebinds, _returns_value, _tuple_arity
+    _Renamer, _as_device_function, _defaults, _inlined, _rebinds, _returns_value, _tuple_arity
 )
+from .extending import Computed, Function, implementation, is_overloaded
 from ._reports import _RAISE, _Raises
+from ._zero_division import check_division
 
 
 class Inlining:
@@ -21,8 +23,9 @@ class Inlining:
 
     def inlines(self, target):
         """Whether a call of ``target`` is inlined: a device function, or a
-        function of ``_kernel_math`` (which call one another)."""
-        return _as_device_function(target) is not None
+        function of ``_kernel_math`` (which call one another), or a
+        function ``@overload`` (``lazyfuse.extending``) gave a typer."""
+        return _as_device_function(target) is not None or is_overloaded(target)
 
     def library_call(self, name, call):
         """A call of the ``_kernel_math`` function ``name``, inlined."""
@@ -35,7 +38,7 @@ class Inlining:
         parameter given a name it does not rebind (an array, or a local of
         the caller), which reads that name; its `return`s assign a result
         local, read after the statements."""
-        target = _as_device_function(target)
+        target = self.callee(target, call)
         name = target.name
         if target in self.inlining:
             self.fail(call, f"a recursive call of the device function '{name}'")
@@ -65,6 +68,8 @@ class Inlining:
         sub.tree = sub.rewrite_records(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
+        if sub.debug:  # Numba's Python error model: a division by zero raises
+            sub.tree = check_division(sub.tree, sub.env)
         sub.tree = _Raises(sub).apply(sub.tree)
         sub.tree = sub.find_complex_locals(sub.tree)
         if not returns_complex and sub.records and sub.any_complex and sub.returns_complex_field():
@@ -94,10 +99,44 @@ class Inlining:
         value = ("var", sub.result) if sub.result else ("const", 0)
         return ("let", statements, value)
 
-    def call_arguments(self, call, target):
-        """A call's arguments in the order of the callee's parameters:
-        ``*t`` of a tuple spread into its elements (as names or constants),
-        keyword arguments in their places, defaults where none is given."""
+    def callee(self, target, call):
+        """The device function a call of ``target`` inlines: ``target``'s
+        own, or for an ``@overload``-ed function the implementation its
+        typers give for this call (asked once per call site)."""
+        if not is_overloaded(target):
+            return _as_device_function(target)
+        if getattr(call, "_lf_overload", None) is None:
+            call._lf_overload = self.overload_implementation(target, call)
+        return call._lf_overload
+
+    def overload_implementation(self, func, call):
+        """The device function that implements a call of the ``@overload``-ed
+        ``func``: what its typers return for the arguments' types."""
+        name = getattr(func, "__name__", repr(func))
+        if call.keywords:
+            self.fail(call, f"keyword arguments in a call of the overloaded '{name}'")
+        types = [self.argument_type(a) for a in self.spread_arguments(call)]
+        found = implementation(func, types)
+        if found is None or not callable(found):
+            self.fail(call, f"a call of '{name}' with arguments of types ({', '.join(map(repr, types))}): "
+                            "its @overload gives no implementation for them")
+        return _as_device_function(found) or _inlined(found)
+
+    def argument_type(self, node):
+        """An argument's type as an ``@overload`` typer sees it (see
+        ``lazyfuse.extending``)."""
+        from ._registry import OPERATIONS  # `_numba`'s (it imports the translator)
+        typeof = OPERATIONS["numba_typeof"]
+        if isinstance(node, ast.Name) and (node.id in self.arrays or node.id in self.views):
+            return Computed(array=True)
+        known, value = self.static_value(node)
+        if not known:
+            return Computed()
+        return _value_type(value, typeof)
+
+    def spread_arguments(self, call):
+        """A call's positional arguments, ``*t`` of a tuple spread into its
+        elements (as names or constants)."""
         out = []
         for arg in call.args:
             if not isinstance(arg, ast.Starred):
@@ -108,6 +147,13 @@ class Inlining:
                 self.fail(call, "*arguments other than a tuple")
             out += [ast.Constant(p[1]) if p[0] == "const" else ast.Name(p[1], ast.Load())
                     for p in parts]
+        return out
+
+    def call_arguments(self, call, target):
+        """A call's arguments in the order of the callee's parameters:
+        ``*t`` of a tuple spread into its elements (as names or constants),
+        keyword arguments in their places, defaults where none is given."""
+        out = self.spread_arguments(call)
         given = {k.arg: k.value for k in call.keywords}
         if None in given or set(given) - set(target.params):
             self.fail(call, f"keyword arguments that '{target.name}' does not take")
@@ -159,3 +205,15 @@ class Inlining:
             extra = [self.expr(a) for a in args[len(target.params):]]
             setup += self.assign_tuple(names[target.vararg], extra, call)
         return setup, static
+
+
+def _value_type(value, typeof):
+    """The type of a value known when compiling: Numba's for numbers,
+    ``Function`` for functions, a tuple of types for a tuple."""
+    if isinstance(value, tuple):
+        return tuple(_value_type(v, typeof) for v in value)
+    if isinstance(value, (bool, int, float, complex)) or hasattr(value, "dtype") and not callable(value):
+        return typeof(value)
+    if callable(value) or _as_device_function(value) is not None:
+        return Function(value)
+    return Computed()

@@ -28,7 +28,7 @@ from .errors import CompileError
 from ._calls import SPECIAL, Calls, _ufunc_on_arrays
 from ._compile_time import CompileTime, _constant, _constant_locals
 from ._complex_values import ComplexValues
-from ._control import ControlFlow
+from ._control import ControlFlow, known_truth
 from ._functions import (  # noqa: F401  (DeviceFunction: the package's name for it)
     DeviceFunction, _binds, _LocalFunction, _parse, _where,
 )
@@ -40,6 +40,8 @@ from ._slices import Slices
 from ._enum_values import EnumValues
 from ._reshapes import Reshapes
 from ._vector_values import VectorValues
+from ._byte_views import ByteViews
+from ._zero_division import check_division
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -65,7 +67,7 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes):
+                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes, ByteViews):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
@@ -107,6 +109,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.bound = _binds(self.params, self.tree) | self.record_names()
         self.env.setdefault("_lf_raise", _RAISE)
         self.constant_locals = {}
+        if debug:  # Numba's Python error model: a division by zero raises
+            self.tree = check_division(self.tree, self.env)
         self.tree = _Raises(self).apply(self.tree)
         # Locals the function's body assigns once, at its top level, a
         # number or a tuple of numbers (`N = 100`): known when compiling
@@ -141,6 +145,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # ("range", start, step, length). One dict for the kernel and every
         # device function inlined into it.
         self.views = {}
+        # Views of arrays as another integer dtype (`w = a.view(np.uint16)`,
+        # `_byte_views`), and the dtypes of the array arguments (the launch's).
+        self.byte_views, self.array_dtypes = {}, {}
         # How many `if` blocks deep the translation is (`branch_bodies`).
         self.branches = 0
         self.start_complex({**(complexes or {}), **self.global_complexes})
@@ -187,9 +194,14 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
             if op is None:
                 self.fail(s, "this augmented assignment")
             current = self.expr(s.target)
-            return [self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)]
+            done = self.assign(s.target, ("bin", op, current, self.expr(s.value)), s)
+            return list(done[1]) if done[0] == "multi" else [done]
         if isinstance(s, ast.If):
-            return [("if", self.expr(s.test), *self.branch_bodies(s.body, s.orelse))]
+            test = self.expr(s.test)
+            truth = known_truth(test)
+            if truth is not None:  # a dead branch: pruned (`_control.known_truth`)
+                return self.body(s.body if truth else s.orelse)
+            return [("if", test, *self.branch_bodies(s.body, s.orelse))]
         if isinstance(s, ast.While):
             return self.while_loop(s)
         if isinstance(s, ast.For):
@@ -233,6 +245,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                 return ("declare_array", target.id, value)
             return ("assign", target.id, value)
         if isinstance(target, ast.Subscript):
+            stored = self.view_store(target, value)
+            if stored is not None:
+                return ("multi", stored)
             array, indices = self.subscript(target)
             if array in self.arrays:
                 self.written.add(array)
@@ -402,6 +417,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
                     return self.shape_at(e.value.value.id, self.expr(e.slice), e)
                 dim = -value.value if negative else value.value
                 return self.dim_length(e.value.value.id, dim, e)
+            viewed = self.view_element(e)  # `a.view(dtype)[k]` (`_byte_views`)
+            if viewed is not None:
+                return viewed
             element = self.tuple_element(e)
             if element is not None:
                 return element

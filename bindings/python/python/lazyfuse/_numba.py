@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from . import _complex, _complex_calls, _native, _trace
+from . import _complex, _complex_calls, _native, _registry, _trace
 from ._array import Array, _store
 from ._contexts import Context, current_context
 from ._creation import asarray
@@ -342,6 +342,10 @@ def typeof(value):
         return ArrayType(value.dtype.name, value.ndim, layout)
     dtype = np.asarray(value).dtype
     return _Type("bool" if dtype == np.bool_ else dtype.name)
+
+
+# The translator's `@overload` calls type arguments with it (`_inlining`).
+_registry.register(_registry.OPERATIONS, numba_typeof=typeof)
 
 
 def as_dtype(numba_type):

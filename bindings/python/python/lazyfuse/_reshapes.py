@@ -26,7 +26,10 @@ class Reshapes:
 
     def array_method(self, name, value, node):
         """``name = a.reshape(…)`` / ``name = a.copy()``: the statements,
-        or None when ``value`` is neither."""
+        or None when ``value`` is neither (``a.view(dtype)``: ``_byte_views``)."""
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "view" and not value.keywords):
+            return self.byte_view(name, value.func.value, value.args, node)
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                 and value.func.attr in ("reshape", "copy") and isinstance(value.func.value, ast.Name)):
             return None

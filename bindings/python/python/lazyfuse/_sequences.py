@@ -6,7 +6,7 @@ translator (``_jit.Translator``)."""
 import ast
 import copy
 
-from ._functions import _as_device_function, _tuple_arity
+from ._functions import _tuple_arity
 
 
 class Sequences:
@@ -65,7 +65,7 @@ class Sequences:
                     return [("grid_part", value[0], value[1], i) for i in range(value[1])]
                 return None
             target = self.env.get(path) if isinstance(node.func, ast.Name) else None
-            if self.inlines(target) and _tuple_arity(_as_device_function(target).tree):
+            if self.inlines(target) and _tuple_arity(self.callee(target, node).tree):
                 return self.expr(node, tuples=True)
         return None
 

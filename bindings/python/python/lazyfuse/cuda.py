@@ -16,11 +16,14 @@ from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
 from ._numba import _package_names
 from ._enum_values import Enums
-from ._record_args import RecordDeviceArray, Records, record_device_array
+from ._record_args import Records, record_device_array
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
     Complexes, Datetimes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
     _scalar_types, wrap_arg,
 )
+from ._devicearray import to_device  # noqa: F401  (Numba's name)
+from . import _devicearray as devicearray  # noqa: E402  (Numba's `cuda.devicearray`)
+from ._cu_sources import CUSource, declare_device  # noqa: F401  (Numba's names)
 from ._streams import (  # noqa: F401  (Numba's names)
     Event, Stream, default_stream, event, event_elapsed_time, external_stream,
     legacy_default_stream, per_thread_default_stream, stream, synchronize,
@@ -30,29 +33,6 @@ from ._streams import (  # noqa: F401  (Numba's names)
 def is_available():
     """Whether a CUDA GPU can be used."""
     return _array_api.cuda_usable()
-
-
-def to_device(obj, stream=0, copy=True, to=None):
-    """Numba's ``cuda.to_device``: copies a NumPy array to the device (now,
-    or queued on ``stream``). An array made by ``pinned_array`` is uploaded
-    straight from its pinned memory, with no staging copy; later writes of
-    it do not reach the device copy. With ``to=`` (a device array of the
-    same shape and dtype) that array takes the value and is returned.
-    ``copy`` is accepted as Numba's is (the device copy is always made)."""
-    if getattr(getattr(obj, "dtype", None), "names", None) is not None and to is None:
-        # Records stay NumPy's (`_record_args.RecordDeviceArray`).
-        return np.array(obj).view(RecordDeviceArray)
-    if to is not None:
-        if not isinstance(to, Array):
-            raise TypeError(f"to_device: to= must be a device array, not {type(to).__name__}")
-        to.copy_to_device(obj, stream=stream)
-        return to
-    if not isinstance(stream, Stream) and isinstance(getattr(obj, "base", None), _native.PinnedMemory):
-        return Array(obj.base.upload(list(obj.shape)))
-    a = asarray(obj)
-    if isinstance(stream, Stream):
-        return Array(stream._s.to_device(a._a))
-    return a.eval()._to_device()
 
 
 def _layout(what, strides, order):
@@ -361,6 +341,8 @@ class Dispatcher:
                                      fields=fields, dynamic_shared=dynamic_shared,
                                      debug=self._debug, complexes=complexes, records=records,
                                      enums=enums)
+        translator.array_dtypes.update((n, str(k[0])) for n, k in zip(names, key[0])
+                                       if isinstance(k, tuple))
         body = translator.kernel()
         spec = [(n, str(k[0]), k[1], n in translator.written) if isinstance(k, tuple)
                 else (n, k, -1, False) for n, k in zip(names, key[0])]
@@ -565,6 +547,8 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
     return to_device(_cuda_random.init_xoroshiro128p_states_host(n, seed, subsequence_start),
                      stream=stream)
 
+
+sys.modules[__name__ + ".devicearray"] = devicearray  # `import lazyfuse.cuda.devicearray`
 
 #: Numba's ``numba.cuda.random``, importable as ``lazyfuse.cuda.random``.
 random = types.ModuleType(__name__ + ".random", "Numba's xoroshiro128+ generator (``_cuda_random``).")

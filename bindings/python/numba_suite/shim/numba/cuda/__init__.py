@@ -21,8 +21,7 @@ from ._absent import Absent as _Absent  # noqa: E402
 compile_ptx = compile_ptx_for_current_device = compile = _Absent("PTX compiler")
 
 # More of Numba's APIs that lazyfuse does not have: cache-hinted loads and
-# stores, CUDA C sources linked into kernels, the launch configuration
-# context, libdevice's functions (see _absent.py).
+# stores, the launch configuration context, libdevice's functions (see
+# _absent.py).
 ldca = ldcg = ldcs = ldlu = ldcv = stcg = stcs = stwb = stwt = _Absent("cache-hinted loads and stores")
-CUSource = _Absent("CUDA C sources linked into kernels (CUSource)")
 from . import launchconfig, libdevice  # noqa: E402,F401
