@@ -10,21 +10,24 @@ Everything stays lazy."""
 
 import numpy as np
 
-from . import _array
+from . import _array, _native
 from ._array import _axes
 from ._registry import OPERATIONS, register
 from .errors import ArgumentError, ShapeError
 
-# What a masked-out element counts as, per reduction with an identity.
+# The engine's built-in reductions, from its table (`core/src/ops/reduce.rs`):
+# `(name, scan name, NumPy name of the combining ufunc)`.
+_BUILTIN = _native.builtin_reductions()
+# What a masked-out element counts as, per reduction with an identity
+# (NumPy's: min and max have none).
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 # How `initial=` combines with a reduction's result.
-_COMBINE = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum"}
-# NumPy ufunc -> its reduction and its accumulation (``np.add.reduce``).
-UFUNC_REDUCTIONS = {
-    "add": ("sum", "cumsum"), "multiply": ("prod", "cumprod"), "maximum": ("max", "cummax"),
-    "minimum": ("min", "cummin"), "logical_and": ("all", "cummin"),
-    "logical_or": ("any", "cummax"),
-}
+_COMBINE = {name: combiner for name, _, combiner in _BUILTIN}
+# NumPy ufunc -> its reduction and its accumulation (``np.add.reduce``):
+# the built-in ones, and the logical ones as reductions of bools (`all`
+# is the minimum of bools, `any` the maximum).
+UFUNC_REDUCTIONS = {combiner: (name, scan) for name, scan, combiner in _BUILTIN}
+UFUNC_REDUCTIONS.update(logical_and=("all", "cummin"), logical_or=("any", "cummax"))
 
 
 def _mask(x, where, name):
