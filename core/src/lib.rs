@@ -60,7 +60,8 @@ pub use graph::{ExprGraph, GraphNode};
 pub use kernel::{KernelLaunch, UserKernel};
 pub use node::{Combine, CustomCombine, DeviceBuffer, KernelCall, Node, Op, Residency};
 pub use ops::{
-    BinaryClass, BinaryOp, IdentityRule, ReduceClass, ReduceOp, UnaryClass, UnaryOp, ALIASES,
+    ArgExtreme, BinaryClass, BinaryOp, IdentityRule, ReduceClass, ReduceOp, UnaryClass, UnaryOp,
+    ALIASES,
 };
 pub use pinned::{MappedBuf, PinnedBuf, PinnedRanges};
 pub use reducer::Reducer;

@@ -25,7 +25,7 @@ use crate::dtype::DType;
 use crate::element::HostBuffer;
 use crate::error::Error;
 use crate::kernel::KernelLaunch;
-use crate::ops::{BinaryOp, ReduceOp, UnaryOp};
+use crate::ops::{ArgExtreme, BinaryOp, ReduceOp, UnaryOp};
 use crate::scalar::Literal;
 use crate::shape::Shape;
 
@@ -100,7 +100,7 @@ pub enum Op {
     /// from one reduction of packed keys, or two reductions.
     ArgReduce {
         /// `Max` or `Min`.
-        extreme: ReduceOp,
+        extreme: ArgExtreme,
         /// The reduced axis.
         axis: usize,
     },

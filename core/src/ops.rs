@@ -48,7 +48,7 @@ macro_rules! named_ops {
 
 // After `named_ops!`, which it uses (a macro is in scope below its definition).
 mod reduce;
-pub use reduce::{IdentityRule, ReduceClass, ReduceOp};
+pub use reduce::{ArgExtreme, IdentityRule, ReduceClass, ReduceOp};
 
 /// Other names of element-wise operations, each with the operation's
 /// NumPy name: NumPy's own aliases (`abs`, `divide`, `mod`) and the short

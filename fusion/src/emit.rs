@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use lazyfuse_core::shape::contiguous_strides;
 use lazyfuse_core::{
-    BinaryOp, Combine, DType, Error, Literal, Node, Op, ReduceOp, Result, UnaryOp,
+    ArgExtreme, BinaryOp, Combine, DType, Error, Literal, Node, Op, Result, UnaryOp,
 };
 use smallvec::SmallVec;
 
@@ -343,15 +343,12 @@ impl<'a> Emitter<'a> {
     /// beats it or by the first NaN.
     fn first_extreme(
         &mut self,
-        extreme: ReduceOp,
+        extreme: ArgExtreme,
         first: ValueId,
         rest: &[ValueId],
         dtype: DType,
     ) -> ValueId {
-        let beats = match extreme {
-            ReduceOp::Max => BinaryOp::Gt,
-            _ => BinaryOp::Lt,
-        };
+        let beats = extreme.beyond();
         let (mut best, mut index) = (first, {
             let zero = self.arg(Literal::of(0i64));
             self.body.push(Inst::Arg(zero), DType::I64)

@@ -244,7 +244,7 @@ fn scan_launches(
         let (kind, op, axis) = match node.op {
             Op::Scan { combine, axis } => (ScanKind::Running, combine, axis),
             Op::ArgReduce { .. } if partition.unrolled[i] => continue,
-            Op::ArgReduce { extreme, axis } => (ScanKind::Arg, extreme, axis),
+            Op::ArgReduce { extreme, axis } => (ScanKind::Arg, extreme.reduce_op(), axis),
             _ => continue,
         };
         let input = &graph.nodes[node.inputs[0]];

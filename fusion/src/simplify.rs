@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use lazyfuse_core::reference::kernels;
 use lazyfuse_core::{
-    BinaryOp, Combine, DType, ExprGraph, HostBuffer, Literal, Node, Op, ReduceOp, Residency,
-    Result, Shape, UnaryOp,
+    ArgExtreme, BinaryOp, Combine, DType, ExprGraph, HostBuffer, Literal, Node, Op, ReduceOp,
+    Residency, Result, Shape, UnaryOp,
 };
 use smallvec::SmallVec;
 
@@ -100,7 +100,7 @@ pub(crate) enum OpKey {
     Reduce(ReduceOp, SmallVec<[usize; 4]>),
     CustomReduce(usize, SmallVec<[usize; 4]>),
     Scan(ReduceOp, usize),
-    ArgReduce(ReduceOp, usize),
+    ArgReduce(ArgExtreme, usize),
 }
 
 pub(crate) fn op_key(op: &Op) -> Option<OpKey> {

@@ -9,13 +9,23 @@
 //! counting as the extreme. Other axes and dtypes take the reference path.
 
 use lazyfuse_core::reference::{self, ArgBest, Lines};
-use lazyfuse_core::{Element, Error, HostBuffer, ReduceOp, Result, SliceMut};
+use lazyfuse_core::{ArgExtreme, Element, Error, HostBuffer, Result, SliceMut};
 use lazyfuse_fusion::ScanLaunch;
 
 use super::interp::Space;
 use super::run;
 use super::scan::{blocks, line_tasks, Input, Source, Worker};
 use super::tasks::for_each_task;
+
+/// The extreme `arg` finds (its launch names it by its reduction).
+fn extreme_of(arg: &ScanLaunch) -> Result<ArgExtreme> {
+    ArgExtreme::of(arg.op).ok_or_else(|| {
+        Error::internal(
+            "cpu argmax",
+            format!("an arg-reduction by {}", arg.op.name()),
+        )
+    })
+}
 
 /// The indices of `arg` (an arg-reduction) of `input`, as i64.
 pub fn arg_reduce(
@@ -30,7 +40,7 @@ pub fn arg_reduce(
     }
     let values = match input {
         Input::Values(values) => {
-            return reference::arg_reduce(arg.op, values, &arg.shape, arg.axis)
+            return reference::arg_reduce(extreme_of(arg)?, values, &arg.shape, arg.axis)
         }
         Input::Producer(p) => {
             run::elementwise(p.machine, p.launch, p.inputs, pool, p.settings, Vec::new())?
@@ -40,7 +50,7 @@ pub fn arg_reduce(
                 .ok_or_else(|| Error::internal("cpu argmax", "the producer wrote no output"))?
         }
     };
-    reference::arg_reduce(arg.op, &values, &arg.shape, arg.axis)
+    reference::arg_reduce(extreme_of(arg)?, &values, &arg.shape, arg.axis)
 }
 
 /// The indices of `arg` of `input` written into `out`; `out` back,
@@ -84,7 +94,7 @@ fn fast_path(
                 },
                 Input::Producer(p) => Source::Producer(p),
             };
-            last_axis::<$T>(arg.op, lines.n, pool, &source, out)?;
+            last_axis::<$T>(extreme_of(arg)?, lines.n, pool, &source, out)?;
             Ok(true)
         }};
     }
@@ -106,7 +116,7 @@ fn fast_path(
 /// Lines of `n` contiguous values of `source`: every chunk's best in
 /// parallel, then each line's chunks merged in order.
 fn last_axis<T>(
-    extreme: ReduceOp,
+    extreme: ArgExtreme,
     n: usize,
     pool: Option<&rayon::ThreadPool>,
     source: &Source<'_, T>,
@@ -179,14 +189,11 @@ where
 /// line): the extreme in one sweep of independent lanes, which the
 /// compiler vectorises, then the first position holding it.
 #[allow(clippy::eq_op)]
-fn chunk_best<T: PartialOrd + Copy>(extreme: ReduceOp, values: &[T], offset: i64) -> ArgBest<T> {
+fn chunk_best<T: PartialOrd + Copy>(extreme: ArgExtreme, values: &[T], offset: i64) -> ArgBest<T> {
     const LANES: usize = 16;
     // `v != v` is a NaN test; a NaN, once taken, stays.
     let better = |acc: T, v: T| {
-        let wins = match extreme {
-            ReduceOp::Max => v > acc,
-            _ => v < acc,
-        };
+        let wins = extreme.beats(v, acc);
         if (wins || v != v) && acc == acc {
             v
         } else {
@@ -234,7 +241,7 @@ mod tests {
             ],
         ];
         for values in cases {
-            for extreme in [ReduceOp::Max, ReduceOp::Min] {
+            for extreme in [ArgExtreme::Max, ArgExtreme::Min] {
                 let got = chunk_best(extreme, values, 10).index - 10;
                 let want = reference::arg_reduce(
                     extreme,

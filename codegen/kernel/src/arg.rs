@@ -17,7 +17,9 @@
 use std::sync::Arc;
 
 use lazyfuse_core::reference::Lines;
-use lazyfuse_core::{Counter, DType, DeviceBuffer, Error, EvalEnv, ReduceOp, Result, Scalar};
+use lazyfuse_core::{
+    ArgExtreme, Counter, DType, DeviceBuffer, Error, EvalEnv, ReduceOp, Result, Scalar,
+};
 use lazyfuse_fusion::Launch;
 
 use crate::launch::ArgValue;
@@ -37,12 +39,12 @@ impl ArgKernels {
     /// The kernels finding `op`'s extreme (`Max` or `Min`) of `dtype`
     /// values, read from a buffer or computed by `producer`.
     fn build(op: ReduceOp, dtype: DType, producer: Option<&Producer<'_>>) -> Result<ArgKernels> {
-        if !matches!(op, ReduceOp::Max | ReduceOp::Min) {
-            return Err(Error::internal(
+        let extreme = ArgExtreme::of(op).ok_or_else(|| {
+            Error::internal(
                 "arg-reduction",
                 format!("{} has no arg-reduction", op.name()),
-            ));
-        }
+            )
+        })?;
         let tag = producer
             .map(|p| format!("_{}", p.tag()))
             .unwrap_or_default();
@@ -60,7 +62,7 @@ impl ArgKernels {
                 k.for_range(&chunk.start + 1.0, &chunk.end, 1i64, |k, j| {
                     let value = x.at(k, &chunk.flat(&j));
                     let v = k.let_(value);
-                    k.if_(better(op, &v, &best.get()), |k| {
+                    k.if_(better(extreme, &v, &best.get()), |k| {
                         k.set(&best, v.clone());
                         k.set(&best_index, j.clone());
                     });
@@ -83,7 +85,7 @@ impl ArgKernels {
                 k.for_range(1i64, &chunks, 1i64, |k, c| {
                     let at = k.let_(&first + &c);
                     let v = k.let_(values.at(&at));
-                    k.if_(better(op, &v, &best.get()), |k| {
+                    k.if_(better(extreme, &v, &best.get()), |k| {
                         k.set(&best, v.clone());
                         k.set(&best_index, indices.at(&at));
                     });
@@ -245,10 +247,10 @@ impl ArgKernels {
 
 /// Whether `v` replaces `best` as a later candidate: strictly more
 /// extreme, or a NaN where `best` is a number.
-fn better(op: ReduceOp, v: &Val, best: &Val) -> Val {
-    let beyond = match op {
-        ReduceOp::Min => v.lt(best),
-        _ => v.gt(best),
+fn better(extreme: ArgExtreme, v: &Val, best: &Val) -> Val {
+    let beyond = match extreme {
+        ArgExtreme::Min => v.lt(best),
+        ArgExtreme::Max => v.gt(best),
     };
     if v.dtype().is_float() {
         beyond.or(v.isnan().and(best.isnan().not()))

@@ -15,7 +15,7 @@ use super::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::node::{Axes, Op};
-use crate::ops::ReduceOp;
+use crate::ops::{ArgExtreme, ReduceOp};
 use crate::shape::{format_shape, normalize_axis, AxisIndex};
 use crate::typing::Reduction;
 
@@ -167,22 +167,22 @@ impl Array {
     /// first of equal ones, the first NaN if there is one (as NumPy); an
     /// error when empty.
     pub fn argmax(&self) -> Array {
-        self.arg_extreme("argmax", ReduceOp::Max, None)
+        self.arg_extreme("argmax", ArgExtreme::Max, None)
     }
 
     /// Index of the smallest element, as [`Array::argmax`].
     pub fn argmin(&self) -> Array {
-        self.arg_extreme("argmin", ReduceOp::Min, None)
+        self.arg_extreme("argmin", ArgExtreme::Min, None)
     }
 
     /// Indices of the largest elements along one axis, as [`Array::argmax`].
     pub fn argmax_axis(&self, axis: impl AxisIndex) -> Array {
-        self.arg_extreme("argmax", ReduceOp::Max, axis.to_axis().or(Some(i64::MAX)))
+        self.arg_extreme("argmax", ArgExtreme::Max, axis.to_axis().or(Some(i64::MAX)))
     }
 
     /// Indices of the smallest elements along one axis, as [`Array::argmax`].
     pub fn argmin_axis(&self, axis: impl AxisIndex) -> Array {
-        self.arg_extreme("argmin", ReduceOp::Min, axis.to_axis().or(Some(i64::MAX)))
+        self.arg_extreme("argmin", ArgExtreme::Min, axis.to_axis().or(Some(i64::MAX)))
     }
 
     /// Every axis, in order.
@@ -274,7 +274,7 @@ impl Array {
     /// The index of the first element equal to the extreme along `axis`
     /// (`None`: of the flattened array; a NaN counts as equal when the
     /// extreme is NaN, which it is when there is one).
-    fn arg_extreme(&self, name: &str, op: ReduceOp, axis: Option<i64>) -> Array {
+    fn arg_extreme(&self, name: &str, extreme: ArgExtreme, axis: Option<i64>) -> Array {
         let result = (|| -> Result<Array> {
             self.valid_node()?;
             let (a, k) = match axis {
@@ -300,10 +300,7 @@ impl Array {
                     .collect();
                 let index = new_node(
                     name,
-                    Op::ArgReduce {
-                        extreme: op,
-                        axis: k,
-                    },
+                    Op::ArgReduce { extreme, axis: k },
                     DType::I64,
                     shape.as_slice().into(),
                     smallvec![node],
@@ -316,7 +313,7 @@ impl Array {
                 .arange(0.0, n as f64, 1.0, DType::I64)
                 .reshape(&along);
             let one_axis: Axes = [k].into_iter().collect();
-            if let (Some(ordered), true) = (a.ordered_key(op), n <= u32::MAX as usize) {
+            if let (Some(ordered), true) = (a.ordered_key(extreme), n <= u32::MAX as usize) {
                 // One reduction: the largest (ordered value, reversed index)
                 // pair, packed in an i64, holds the first extreme's index.
                 const LOW: i64 = u32::MAX as i64;
@@ -325,7 +322,10 @@ impl Array {
                 return Ok(best.bitwise_and(LOW) * -1i64 + LOW);
             }
             let extreme = a
-                .reduce_over(Reduction::Builtin(op), Ok(one_axis.clone()))
+                .reduce_over(
+                    Reduction::Builtin(extreme.reduce_op()),
+                    Ok(one_axis.clone()),
+                )
                 .reshape(&a.kept_shape(&one_axis));
             let mut hits = a.eq(&extreme);
             if a.dtype().is_float() {
@@ -343,17 +343,14 @@ impl Array {
 }
 
 impl Array {
-    /// The values as i64 keys in the order `op`'s extreme is the largest
+    /// The values as i64 keys in the order `extreme` is the largest
     /// (`Max`: the values' order; `Min`: reversed), a NaN above every
     /// number, -0.0 equal to 0.0, each key within ±2^31; `None` for 64-bit
     /// dtypes, whose keys would not leave room for an index.
-    fn ordered_key(&self, op: ReduceOp) -> Option<Array> {
-        let reverse = |key: Array| {
-            if op == ReduceOp::Min {
-                key.invert()
-            } else {
-                key
-            }
+    fn ordered_key(&self, extreme: ArgExtreme) -> Option<Array> {
+        let reverse = |key: Array| match extreme {
+            ArgExtreme::Min => key.invert(),
+            ArgExtreme::Max => key,
         };
         Some(match self.dtype() {
             DType::F32 | DType::F16 | DType::BF16 => {

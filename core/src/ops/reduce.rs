@@ -170,6 +170,59 @@ impl ReduceOp {
     }
 }
 
+/// The extreme an arg-reduction finds: `argmax`'s or `argmin`'s
+/// (`Op::ArgReduce`). Its own type, so that no arg-reduction can be asked
+/// for a sum, and every match on it names both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgExtreme {
+    /// The smallest element (`argmin`).
+    Min,
+    /// The largest element (`argmax`).
+    Max,
+}
+
+impl ArgExtreme {
+    /// The reduction that finds the extreme's value.
+    pub const fn reduce_op(self) -> ReduceOp {
+        match self {
+            ArgExtreme::Min => ReduceOp::Min,
+            ArgExtreme::Max => ReduceOp::Max,
+        }
+    }
+
+    /// The extreme `op` finds, when it finds one (`min`, `max`).
+    pub const fn of(op: ReduceOp) -> Option<ArgExtreme> {
+        match op {
+            ReduceOp::Min => Some(ArgExtreme::Min),
+            ReduceOp::Max => Some(ArgExtreme::Max),
+            ReduceOp::Sum | ReduceOp::Prod => None,
+        }
+    }
+
+    /// `"min"` or `"max"` (`argmin`, `argmax` without the prefix).
+    pub const fn name(self) -> &'static str {
+        self.reduce_op().name()
+    }
+
+    /// The comparison by which a later value is strictly more extreme than
+    /// an earlier one (`Gt` for the maximum): the first extreme is kept.
+    pub const fn beyond(self) -> BinaryOp {
+        match self {
+            ArgExtreme::Min => BinaryOp::Lt,
+            ArgExtreme::Max => BinaryOp::Gt,
+        }
+    }
+
+    /// Whether `candidate` is strictly more extreme than `best`.
+    #[inline(always)]
+    pub fn beats<T: PartialOrd>(self, candidate: T, best: T) -> bool {
+        match self {
+            ArgExtreme::Min => candidate < best,
+            ArgExtreme::Max => candidate > best,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 
 use crate::element::{Element, HostBuffer, Wide};
 use crate::error::{Error, Result};
-use crate::ops::ReduceOp;
+use crate::ops::ArgExtreme;
 use crate::reference::Lines;
 
 /// The running best of one line: the extreme so far and its index. The
@@ -23,21 +23,17 @@ impl<T: PartialOrd + Copy> ArgBest<T> {
     /// a NaN test that also serves integers, which have none.)
     #[inline(always)]
     #[allow(clippy::eq_op)]
-    pub fn is_beaten_by(&self, extreme: ReduceOp, candidate: T) -> bool {
+    pub fn is_beaten_by(&self, extreme: ArgExtreme, candidate: T) -> bool {
         let best = self.value;
         if best != best {
             return false;
         }
-        candidate != candidate
-            || match extreme {
-                ReduceOp::Max => candidate > best,
-                _ => candidate < best,
-            }
+        candidate != candidate || extreme.beats(candidate, best)
     }
 
     /// The best of `self` and `later` (the best of a later part of the line).
     #[inline(always)]
-    pub fn merge(self, extreme: ReduceOp, later: ArgBest<T>) -> ArgBest<T> {
+    pub fn merge(self, extreme: ArgExtreme, later: ArgBest<T>) -> ArgBest<T> {
         if self.is_beaten_by(extreme, later.value) {
             later
         } else {
@@ -49,7 +45,7 @@ impl<T: PartialOrd + Copy> ArgBest<T> {
 /// The best of `values` (a line's elements, the first at index `start`).
 #[inline(always)]
 pub fn best_of<T: PartialOrd + Copy>(
-    extreme: ReduceOp,
+    extreme: ArgExtreme,
     values: impl IntoIterator<Item = T>,
     start: i64,
 ) -> Option<ArgBest<T>> {
@@ -72,7 +68,7 @@ pub fn best_of<T: PartialOrd + Copy>(
 /// The index of the extreme of every line of `input` (of `shape`) along
 /// `axis`, as i64, in row-major order of the remaining axes.
 pub fn arg_reduce(
-    extreme: ReduceOp,
+    extreme: ArgExtreme,
     input: &HostBuffer,
     shape: &[usize],
     axis: usize,
@@ -89,7 +85,7 @@ pub fn arg_reduce(
     })
 }
 
-fn lines_of<T: Element>(extreme: ReduceOp, values: &[T], lines: Lines) -> Vec<i64> {
+fn lines_of<T: Element>(extreme: ArgExtreme, values: &[T], lines: Lines) -> Vec<i64> {
     let mut out = Vec::with_capacity(lines.outer * lines.inner);
     for o in 0..lines.outer {
         for i in 0..lines.inner {
@@ -144,8 +140,8 @@ mod tests {
         for (values, argmax, argmin) in cases {
             let input = HostBuffer::F32(values.to_vec());
             let shape = [values.len()];
-            let max = arg_reduce(ReduceOp::Max, &input, &shape, 0).unwrap();
-            let min = arg_reduce(ReduceOp::Min, &input, &shape, 0).unwrap();
+            let max = arg_reduce(ArgExtreme::Max, &input, &shape, 0).unwrap();
+            let min = arg_reduce(ArgExtreme::Min, &input, &shape, 0).unwrap();
             assert_eq!(max, HostBuffer::I64(vec![argmax]), "{values:?}");
             assert_eq!(min, HostBuffer::I64(vec![argmin]), "{values:?}");
         }
@@ -155,8 +151,8 @@ mod tests {
     fn lines_along_a_middle_axis() {
         // shape [2, 3, 2]: argmax along axis 1.
         let input = HostBuffer::I32(vec![0, 9, 5, 1, 5, 9, 7, 7, 7, 8, 6, 8]);
-        let got = arg_reduce(ReduceOp::Max, &input, &[2, 3, 2], 1).unwrap();
+        let got = arg_reduce(ArgExtreme::Max, &input, &[2, 3, 2], 1).unwrap();
         assert_eq!(got, HostBuffer::I64(vec![1, 0, 0, 1]));
-        assert!(arg_reduce(ReduceOp::Max, &input, &[0, 2], 0).is_err());
+        assert!(arg_reduce(ArgExtreme::Max, &input, &[0, 2], 0).is_err());
     }
 }
