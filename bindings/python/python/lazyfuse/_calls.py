@@ -127,6 +127,8 @@ class Calls:
             return (tail[-1], n)
         if tail[-1] == "syncthreads":
             return ("sync",)
+        if path == "cuda.cg.grid_sync":  # g.sync() of g = cuda.cg.this_grid() (`_grid_groups`)
+            return self.grid_sync()
         if path in _WARP and len(args) == _WARP[path][1]:
             return self.warp_call(_WARP[path][0], [self.expr(a) for a in args])
         if path == "cuda.syncwarp" and len(args) <= 1:

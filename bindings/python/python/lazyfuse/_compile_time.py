@@ -212,6 +212,21 @@ class CompileTime:
             return ("const", int(value), "bool")
         return ("const", value.item() if hasattr(value, "item") else value)
 
+    def resolved_path(self, func):
+        """The intrinsic path of a called name or attribute chain of
+        globals (``cg.this_grid`` with ``from numba.cuda import cg``,
+        ``libdevice.sinf``), or None: found by the value, not the name."""
+        if isinstance(func, ast.Name):
+            return self.intrinsic_path(func)
+        chain = ast.unparse(func).split(".") if isinstance(func, ast.Attribute) else []
+        if not chain or chain[0] in self.bound or chain[0] in self.arrays \
+                or chain[0] not in self.env:
+            return None
+        value = self.env[chain[0]]
+        for attr in chain[1:]:
+            value = getattr(value, attr, None)
+        return _intrinsic_path(value) if value is not None else None
+
     def intrinsic_path(self, func):
         """The path of a kernel intrinsic a called name holds
         (``binop(ary, i, v)`` where ``binop`` is ``cuda.atomic.add``), or

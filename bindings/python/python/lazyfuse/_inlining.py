@@ -65,6 +65,7 @@ class Inlining:
         if target.vararg:  # the elements of `*args`, made by the caller
             sub.bound |= set(self.tuples[names[target.vararg]])
         sub.tree = sub.global_arrays(sub.tree)
+        sub.tree = sub.rewrite_grid_groups(sub.tree)
         sub.tree = sub.rewrite_records(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
