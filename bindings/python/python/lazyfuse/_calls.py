@@ -118,6 +118,11 @@ class Calls:
             self.fail(e, "keyword arguments")
         func = e.func
         path = self.intrinsic_path(func) or ast.unparse(func)
+        value = self.resolved_value(func)
+        # A function that translates its calls (`_libdevice`); looked up on
+        # the class, which no `__getattr__` answers for.
+        if getattr(type(value), "_lf_translate", None) is not None:
+            return value._lf_translate(self, e)
         tail = path.split(".")
         args = e.args
         if tail[-1] in ("grid", "gridsize") and len(tail) >= 2:

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import _array_api, _cuda_random, _native, _trace
+from . import _array_api, _cuda_random, _libdevice, _native, _trace
 from ._array import Array, _dtype_name, compute, where
 from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
@@ -564,6 +564,9 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
 
 
 sys.modules[__name__ + ".devicearray"] = devicearray  # `import lazyfuse.cuda.devicearray`
+#: Numba's ``cuda.libdevice`` and its table ``cuda.libdevicefuncs`` (``_libdevice``).
+libdevice, libdevicefuncs = _libdevice.modules(__name__)
+sys.modules.update({m.__name__: m for m in (libdevice, libdevicefuncs)})
 
 #: Numba's ``numba.cuda.random``, importable as ``lazyfuse.cuda.random``.
 random = types.ModuleType(__name__ + ".random", "Numba's xoroshiro128+ generator (``_cuda_random``).")
