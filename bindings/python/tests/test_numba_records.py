@@ -258,3 +258,13 @@ def test_a_record_result_of_another_layout_is_refused():
 
     with pytest.raises(CompileError, match="another layout"):
         kernel[1, 1](np.zeros(2, PAIR), np.zeros(1, NESTED))
+
+
+def test_arrays_of_strings_are_refused():
+    @cuda.jit
+    def kernel(arr):
+        arr[0] = 1
+
+    for dtype in ("<U12", "S12"):
+        with pytest.raises(CompileError, match="array of (unicode|byte) strings"):
+            kernel[1, 1](np.zeros(2, dtype))
