@@ -219,3 +219,52 @@ def test_local_arrays_of_records_and_rows_of_array_fields(backend):
     kernel[1, 1](a, r, out)
     assert a[0] == r and not a[1]["j"].any()
     np.testing.assert_array_equal(out, [r["j"][1].sum(), r["j"][2].sum()])
+
+
+PAIR = np.dtype([("g", np.int32), ("h", np.float32, 2)], align=True)
+
+
+@cuda.jit(device=True)
+def _pick(a, b, i):
+    if i % 2 == 0:
+        return a[i]
+    return b[i]
+
+
+def test_a_device_function_returning_a_record(backend):
+    @cuda.jit
+    def kernel(a, b, out):
+        i = cuda.grid(1)
+        if i < len(out):
+            out[i] = _pick(a, b, i)
+
+    a, b = np.zeros(4, PAIR), np.zeros(4, PAIR)
+    a["g"], a["h"] = np.arange(4), np.arange(8).reshape(4, 2)
+    b["g"], b["h"] = -np.arange(4), -np.arange(8).reshape(4, 2)
+    out = np.zeros(4, PAIR)
+    kernel[1, 4](a, b, out)
+    want = np.where(np.arange(4) % 2 == 0, a, b)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_record_result_of_another_layout_is_refused():
+    @cuda.jit(device=True)
+    def first(r):
+        return r[0]
+
+    @cuda.jit
+    def kernel(a, out):
+        out[0] = first(a)
+
+    with pytest.raises(CompileError, match="another layout"):
+        kernel[1, 1](np.zeros(2, PAIR), np.zeros(1, NESTED))
+
+
+def test_arrays_of_strings_are_refused():
+    @cuda.jit
+    def kernel(arr):
+        arr[0] = 1
+
+    for dtype in ("<U12", "S12"):
+        with pytest.raises(CompileError, match="array of (unicode|byte) strings"):
+            kernel[1, 1](np.zeros(2, dtype))

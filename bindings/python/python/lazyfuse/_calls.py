@@ -118,6 +118,11 @@ class Calls:
             self.fail(e, "keyword arguments")
         func = e.func
         path = self.intrinsic_path(func) or ast.unparse(func)
+        value = self.resolved_value(func)
+        # A function that translates its calls (`_libdevice`); looked up on
+        # the class, which no `__getattr__` answers for.
+        if getattr(type(value), "_lf_translate", None) is not None:
+            return value._lf_translate(self, e)
         tail = path.split(".")
         args = e.args
         if tail[-1] in ("grid", "gridsize") and len(tail) >= 2:
@@ -127,6 +132,8 @@ class Calls:
             return (tail[-1], n)
         if tail[-1] == "syncthreads":
             return ("sync",)
+        if path == "cuda.cg.grid_sync":  # g.sync() of g = cuda.cg.this_grid() (`_grid_groups`)
+            return self.grid_sync()
         if path in _WARP and len(args) == _WARP[path][1]:
             return self.warp_call(_WARP[path][0], [self.expr(a) for a in args])
         if path == "cuda.syncwarp" and len(args) <= 1:

@@ -212,6 +212,25 @@ class CompileTime:
             return ("const", int(value), "bool")
         return ("const", value.item() if hasattr(value, "item") else value)
 
+    def resolved_value(self, func):
+        """The value a called name or attribute chain of globals holds
+        (``cg.this_grid`` with ``from numba.cuda import cg``,
+        ``libdevice.sinf``), or None: called things are found by their
+        value, not their name."""
+        chain = ast.unparse(func).split(".") if isinstance(func, (ast.Name, ast.Attribute)) else []
+        if not chain or chain[0] in self.bound or chain[0] in self.arrays \
+                or chain[0] not in self.env:
+            return None
+        value = self.env[chain[0]]
+        for attr in chain[1:]:
+            value = getattr(value, attr, None)
+        return value
+
+    def resolved_path(self, func):
+        """The intrinsic path of what a call names (``resolved_value``), or None."""
+        value = self.resolved_value(func)
+        return _intrinsic_path(value) if value is not None else None
+
     def intrinsic_path(self, func):
         """The path of a kernel intrinsic a called name holds
         (``binop(ary, i, v)`` where ``binop`` is ``cuda.atomic.add``), or

@@ -65,6 +65,10 @@ class Inlining:
         if target.vararg:  # the elements of `*args`, made by the caller
             sub.bound |= set(self.tuples[names[target.vararg]])
         sub.tree = sub.global_arrays(sub.tree)
+        sub.tree = sub.rewrite_grid_groups(sub.tree)
+        # A record result the caller assigns to a record: returned as its
+        # elements (`_record_values`), a tuple of them.
+        sub.record_result = getattr(call, "_lf_record_result", None)
         sub.tree = sub.rewrite_records(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
@@ -78,7 +82,7 @@ class Inlining:
                             "where the record is, or pass the value)")
         sub.complex_result = (f"{prefix}return__lfre", f"{prefix}return__lfim") if (
             returns_complex) else None
-        arity = _tuple_arity(tree)
+        arity = _tuple_arity(sub.tree) if sub.record_result is not None else _tuple_arity(tree)
         if arity:
             sub.result = [f"{prefix}return{i}" for i in range(arity)]
         else:

@@ -41,6 +41,7 @@ from ._enum_values import EnumValues
 from ._reshapes import Reshapes
 from ._vector_values import VectorValues
 from ._byte_views import ByteViews
+from ._grid_groups import GridGroups
 from ._zero_division import check_division
 
 _BINOPS = {
@@ -67,7 +68,8 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes, ByteViews):
+                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes, ByteViews,
+                 GridGroups):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
     ``records`` the fields of each record argument (``_record_values``)."""
@@ -105,6 +107,10 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.bound = _binds(self.params, self.tree)
         self.start_records(records)
         self.tree = self.global_arrays(self.tree)
+        # Whether the kernel takes a grid group (`_grid_groups`): shared
+        # with the device functions inlined, read by the launch.
+        self.cooperative = [False]
+        self.tree = self.rewrite_grid_groups(self.tree)
         self.tree = self.rewrite_records(self.tree)
         self.bound = _binds(self.params, self.tree) | self.record_names()
         self.env.setdefault("_lf_raise", _RAISE)

@@ -310,6 +310,29 @@ class Signature(str):
         return text
 
 
+class Tuple(tuple):
+    """Numba's type of a tuple of values of the given types
+    (``Tuple((float64, int32))``): a tuple of the types."""
+
+    def __new__(cls, types):
+        return super().__new__(cls, types)
+
+    def __repr__(self):
+        return f"Tuple({', '.join(map(repr, self))})"
+
+
+class UniTuple(Tuple):
+    """Numba's type of a tuple of ``count`` values of one type."""
+
+    def __new__(cls, dtype, count):
+        return super().__new__(cls, [dtype] * count)
+
+    @property
+    def dtype(self):
+        """The type of every element."""
+        return self[0]
+
+
 class ArrayType:
     """An array type as Numba writes it: ``float32[:, :]`` (any layout),
     and as ``numba.types.Array(float32, 2, "C")`` makes it."""

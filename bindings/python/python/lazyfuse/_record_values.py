@@ -51,6 +51,10 @@ class RecordValues:
         self.records = {name: RecordInfo(*info) for name, info in (records or {}).items()}
         self.record_aliases = {}
         self.record_temps = [0]
+        # In a device function whose record result the caller assigns
+        # (`a[i] = f(...)`): the layout of that record, its fields'
+        # ``(path, shape)`` (``_Rewriter.visit_Return``); None elsewhere.
+        self.record_result = None
 
     def record_names(self):
         """The names that designate records or arrays of records."""
@@ -293,6 +297,46 @@ class _Rewriter(ast.NodeTransformer):
             return self.assign_field(ref, value, node)
         self.fail(node, "assigning to an array of records as a whole")
 
+    def visit_Return(self, node):
+        """``return r`` of a record, where the caller assigns the result to
+        a record: the record's elements, field by field, as a tuple (the
+        caller's per-field result locals, ``assign_returned``)."""
+        layout = self.t.record_result
+        if layout is None or node.value is None:
+            return self.generic_visit(node)
+        source = self.resolve(node.value) if isinstance(
+            node.value, (ast.Name, ast.Subscript, ast.Attribute)) else None
+        if source is None or source.kind != "rec":
+            self.fail(node, "returning other than a record where the caller assigns the result "
+                            "to a record")
+        of = self.leaves(source)
+        if [(a.path[len(source.path):], a.shape) for a in of] != layout:
+            self.fail(node, "returning a record of another layout than the one its result is "
+                            "assigned to (fields or their shapes differ)")
+        parts = [self.element(b, [ast.Constant(i) for i in idx], ast.Load())
+                 for b in of for idx in np.ndindex(*b.shape)]
+        return ast.copy_location(ast.Return(ast.Tuple(parts, ast.Load())), node)
+
+    def assign_returned(self, target, call, node):
+        """``a[i] = f(...)`` of a device function returning a record: the
+        call's result as one local per element of each field (``f``'s
+        ``return`` gives them: ``visit_Return``), then a store of each."""
+        out = []
+        target = self.bind_items(target, out, node)
+        into = self.leaves(target)
+        call = self.visit(call)
+        call._lf_record_result = [(a.path[len(target.path):], a.shape) for a in into]
+        temps = [self.temp() for a in into for _ in np.ndindex(*a.shape)]
+        out.append(ast.copy_location(ast.Assign(
+            [ast.Tuple([ast.Name(t, ast.Store()) for t in temps], ast.Store())], call), node))
+        values = iter(temps)
+        for a in into:
+            for idx in np.ndindex(*a.shape):
+                store = self.element(a, [ast.Constant(i) for i in idx], ast.Store())
+                out.append(ast.copy_location(ast.Assign([store], ast.Name(next(values), ast.Load())),
+                                             node))
+        return out
+
     def visit_AugAssign(self, node):
         ref = self.resolve(node.target) if isinstance(node.target, (ast.Subscript, ast.Attribute)) else None
         if ref is None:
@@ -369,10 +413,13 @@ class _Rewriter(ast.NodeTransformer):
     def assign_record(self, target, value, node):
         """``a[i] = b[j]``: each field's elements, field by field in order
         (NumPy assigns records by position)."""
+        if isinstance(value, ast.Call) and self.t.inlines(self.t.resolved_value(value.func)):
+            return self.assign_returned(target, value, node)
         source = self.resolve(value) if isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) else None
         if source is None or source.kind != "rec":
-            self.fail(node, "assigning to a record other than another record (a[i] = b[j]; "
-                            "a device function's record result or a tuple is not supported)")
+            self.fail(node, "assigning to a record other than another record or a device "
+                            "function's record result (a[i] = b[j], a[i] = f(...); a tuple is "
+                            "not supported)")
         out = []
         source, target = self.bind_items(source, out, node), self.bind_items(target, out, node)
         into, of = self.leaves(target), self.leaves(source)

@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import _array_api, _cuda_random, _native, _trace
+from . import _array_api, _cuda_random, _libdevice, _native, _trace
 from ._array import Array, _dtype_name, compute, where
 from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
@@ -23,6 +23,7 @@ from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's na
 )
 from ._devicearray import to_device  # noqa: F401  (Numba's name)
 from . import _devicearray as devicearray  # noqa: E402  (Numba's `cuda.devicearray`)
+from ._grid_groups import Overload, refuse_large_grid
 from ._cu_sources import CUSource, declare_device  # noqa: F401  (Numba's names)
 from ._streams import (  # noqa: F401  (Numba's names)
     Event, Stream, default_stream, event, event_elapsed_time, external_stream,
@@ -221,7 +222,7 @@ class Dispatcher:
     returns; lazyfuse arrays stay lazy (a written one is re-bound to the
     new value)."""
 
-    def __init__(self, function, scalar_types=None, debug=False):
+    def __init__(self, function, scalar_types=None, debug=False, signature=None):
         import inspect
         self.__name__ = function.__name__
         self._params = list(inspect.signature(function).parameters)
@@ -233,6 +234,7 @@ class Dispatcher:
         # The dtypes an explicit signature gives the scalar parameters
         # (Python numbers are converted to them, as Numba does).
         self._scalar_types = scalar_types
+        self._signature = signature
         #: Numba's dispatcher extensions: objects whose
         #: ``prepare_args(type, value, stream=, retr=)`` returns
         #: ``(type, value)`` for each argument before a launch.
@@ -242,6 +244,15 @@ class Dispatcher:
     def py_func(self):
         """The Python function the kernel is translated from."""
         return self._function
+
+    @property
+    def overloads(self):
+        """Numba's kernels by signature: for an explicit signature
+        (``cuda.jit((int32[:],))``) its argument types, keyed as Numba
+        keys them."""
+        sig = self._signature
+        args = tuple(sig) if isinstance(sig, tuple) else getattr(sig, "args", None)
+        return {} if args is None else {args: Overload(self, sig)}
 
     def specialize(self, *args):
         """Numba's ``specialize``: a kernel for these arguments' types.
@@ -306,7 +317,9 @@ class Dispatcher:
         if key not in self._kernels:
             self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
                                                complexes.names, records.infos, enums.classes)
-        kernel, written, constants, prints, raises = self._kernels[key]
+        kernel, written, constants, prints, raises, cooperative = self._kernels[key]
+        if cooperative:
+            refuse_large_grid(self.__name__, grid)
         constants = [asarray(c) if isinstance(c, np.ndarray) else c for c in constants]
         values = {name: a for name, a, _ in leaves}
         _refuse_aliases(self.__name__, names, [values[n] for n in names], written)
@@ -364,7 +377,7 @@ class Dispatcher:
             written.append("_lf_unused")
             extra.append(np.zeros(1, np.int8))
         return (_native.build_kernel(self.__name__, spec, body), written, extra,
-                translator.prints[0], raises)
+                translator.prints[0], raises, translator.cooperative[0])
 
 
 def _refuse_aliases(name, params, args, written):
@@ -424,7 +437,7 @@ def jit(function=None, device=False, **options):
 
     def wrap(f):
         return _jit.DeviceFunction(f) if device else Dispatcher(
-            f, _scalar_types(signature), debug=bool(options.get("debug")))
+            f, _scalar_types(signature), debug=bool(options.get("debug")), signature=signature)
 
     if function is None or signature is not None:
         return wrap
@@ -469,6 +482,8 @@ atomic = _Namespace(**_intrinsics(
     "cuda.atomic", "add", "sub", "max", "min", "nanmax", "nanmin", "and_", "or_", "xor", "inc",
     "dec", "exch", "compare_and_swap", "cas",
 ))
+#: Numba's cooperative groups: a grid group's ``sync()`` (``_grid_groups``).
+cg = _Namespace(this_grid=_Intrinsic("cuda.cg.this_grid"))
 threadIdx = blockIdx = blockDim = gridDim = _Namespace(x=0, y=0, z=0)
 
 
@@ -549,6 +564,9 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
 
 
 sys.modules[__name__ + ".devicearray"] = devicearray  # `import lazyfuse.cuda.devicearray`
+#: Numba's ``cuda.libdevice`` and its table ``cuda.libdevicefuncs`` (``_libdevice``).
+libdevice, libdevicefuncs = _libdevice.modules(__name__)
+sys.modules.update({m.__name__: m for m in (libdevice, libdevicefuncs)})
 
 #: Numba's ``numba.cuda.random``, importable as ``lazyfuse.cuda.random``.
 random = types.ModuleType(__name__ + ".random", "Numba's xoroshiro128+ generator (``_cuda_random``).")

@@ -21,7 +21,7 @@ from ._absent import Absent as _Absent  # noqa: E402
 compile_ptx = compile_ptx_for_current_device = compile = _Absent("PTX compiler")
 
 # More of Numba's APIs that lazyfuse does not have: cache-hinted loads and
-# stores, the launch configuration context, libdevice's functions (see
-# _absent.py).
+# stores, the launch configuration context (see _absent.py). libdevice and
+# its table are lazyfuse's (`libdevice.py`, `libdevicefuncs.py` here).
 ldca = ldcg = ldcs = ldlu = ldcv = stcg = stcs = stwb = stwt = _Absent("cache-hinted loads and stores")
 from . import launchconfig, libdevice  # noqa: E402,F401

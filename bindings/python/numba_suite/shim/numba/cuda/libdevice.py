@@ -1,8 +1,7 @@
-"""``numba.cuda.libdevice``: libdevice's functions, which lazyfuse's
-kernels do not call by these names (see ``_absent.py``)."""
+"""``numba.cuda.libdevice``: lazyfuse's (``lazyfuse.cuda.libdevice``)."""
 
-from ._absent import Absent
+import sys
 
+import lazyfuse.cuda
 
-def __getattr__(name):
-    return Absent(f"libdevice.{name}")
+sys.modules[__name__] = lazyfuse.cuda.libdevice

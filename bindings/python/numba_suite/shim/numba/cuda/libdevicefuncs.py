@@ -1,8 +1,8 @@
-"""``numba.cuda.libdevicefuncs``: libdevice's function table, not
-lazyfuse's (see ``_absent.py``)."""
+"""``numba.cuda.libdevicefuncs``: lazyfuse's libdevice table
+(``lazyfuse.cuda.libdevicefuncs``)."""
 
-from ._absent import Absent
+import sys
 
+import lazyfuse.cuda
 
-def __getattr__(name):
-    return Absent(f"libdevicefuncs.{name}")
+sys.modules[__name__] = lazyfuse.cuda.libdevicefuncs
