@@ -316,7 +316,7 @@ class Dispatcher:
                tuple(sorted(complexes.names.items())), records.key(), enums.key())
         if key not in self._kernels:
             self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
-                                               complexes.names, records.infos, enums.classes)
+                                               complexes.names, records, enums.classes)
         kernel, written, constants, prints, raises, cooperative = self._kernels[key]
         if cooperative:
             refuse_large_grid(self.__name__, grid)
@@ -352,8 +352,8 @@ class Dispatcher:
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                      fields=fields, dynamic_shared=dynamic_shared,
-                                     debug=self._debug, complexes=complexes, records=records,
-                                     enums=enums)
+                                     debug=self._debug, complexes=complexes, records=records.infos,
+                                     enums=enums, strings=records.strings)
         translator.array_dtypes.update((n, str(k[0])) for n, k in zip(names, key[0])
                                        if isinstance(k, tuple))
         body = translator.kernel()
