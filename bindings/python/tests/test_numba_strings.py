@@ -170,3 +170,26 @@ def test_what_is_refused_names_the_operation():
         in_tuple[1, 1]((np.zeros(2, "S3"),))
     with pytest.raises(CompileError, match="other than a string constant"):
         a_number[1, 1](np.zeros(2, "S3"))
+
+
+def test_device_arrays_of_strings_stay_numpy(backend):
+    @cuda.jit
+    def kernel(arr):
+        i = cuda.grid(1)
+        if i < arr.size:
+            arr[i] = "dev"
+
+    host = np.array(["a", "bb", "ccc"], "U5")
+    for made in (cuda.to_device(host), cuda.device_array_like(host), cuda.device_array(3, "U5")):
+        kernel[1, 4](made)
+        np.testing.assert_array_equal(made.copy_to_host(), np.full(3, "dev", "U5"))
+    assert host[2] == "ccc"
+
+
+def test_stores_other_than_one_assignment_are_refused():
+    @cuda.jit
+    def unpacked(arr):
+        arr[0], arr[1] = "a", "b"
+
+    with pytest.raises(CompileError, match="other than by one assignment of a string"):
+        unpacked[1, 1](np.zeros(2, "U3"))

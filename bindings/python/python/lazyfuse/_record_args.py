@@ -129,11 +129,19 @@ class Records:
                 view[...] = from_code_units(data, view.dtype) if leaf in self.strings else data
 
 
+def stays_numpy(dtype):
+    """Whether a "device array" of ``dtype`` stays NumPy's
+    (``RecordDeviceArray``): records and strings, which lazyfuse's
+    arrays cannot hold."""
+    dtype = getattr(dtype, "dtype", dtype)
+    return isinstance(dtype, np.dtype) and (dtype.names is not None or dtype.kind in "SU")
+
+
 class RecordDeviceArray(np.ndarray):
-    """A "device array" of records (``cuda.device_array_like`` of a
-    structured array): lazyfuse's device arrays hold numbers only, so it
-    stays a NumPy structured array, passed to kernels field by field as
-    any NumPy argument, with Numba's ``copy_to_host``."""
+    """A "device array" of records or of strings (``cuda.device_array_like``
+    of a structured array): lazyfuse's device arrays hold numbers only, so
+    it stays a NumPy array, passed to kernels field by field (or as code
+    units) as any NumPy argument, with Numba's ``copy_to_host``."""
 
     def copy_to_host(self, ary=None, stream=0):
         """The records as a NumPy array (into ``ary`` when given)."""
@@ -148,5 +156,6 @@ class RecordDeviceArray(np.ndarray):
 
 
 def record_device_array(shape, dtype):
-    """A zeroed ``RecordDeviceArray`` of ``shape`` and a structured ``dtype``."""
+    """A zeroed ``RecordDeviceArray`` of ``shape`` and a structured (or
+    string) ``dtype``."""
     return np.zeros(shape, dtype).view(RecordDeviceArray)

@@ -15,6 +15,7 @@ printing) is refused with a ``CompileError`` naming it.
 """
 
 import ast
+import copy
 
 from ._strings import encode
 
@@ -77,6 +78,9 @@ class _Rewriter(ast.NodeTransformer):
     # --- expressions ---------------------------------------------------------------
     def visit_Subscript(self, node):
         name = self.strings(node.value)
+        if name is not None and isinstance(node.ctx, ast.Store):
+            self.t.fail(node, f"storing into the array of strings '{name}' other than by one "
+                              "assignment of a string (arr[i] = \"XYZ\")")
         if name is not None:
             self.t.fail(node, f"reading a string of the array of strings '{name}' (kernels have no "
                               "string values: assign string constants or another array's strings "
@@ -178,9 +182,9 @@ class _Rewriter(ast.NodeTransformer):
         return out
 
     def store(self, name, items, unit, value, node):
-        """``name[items..., unit] = value``."""
-        target = ast.Subscript(ast.Name(name, ast.Load()), ast.Tuple(list(items) + [unit], ast.Load()),
-                               ast.Store())
+        """``name[items..., unit] = value`` (the indices copied: a node per use)."""
+        index = ast.Tuple(copy.deepcopy(list(items)) + [unit], ast.Load())
+        target = ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store())
         return ast.copy_location(ast.Assign([target], value), node)
 
     def loop(self, counter, start, stop, body, node):
