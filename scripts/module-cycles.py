@@ -104,7 +104,7 @@ LAYERS = [
     # and CuPy's raw kernels.
     ("numba", ["_slices", "_control", "_zero_division", "_byte_views", "_kernel_math", "_kernel_cmath", "_functions",
                "_compile_time", "_sequences", "_calls", "_reports", "_inlining",
-               "_complex_inference", "_complex_values", "_record_args", "_record_values",
+               "_complex_inference", "_complex_values", "_strings", "_record_args", "_record_values", "_string_values",
                "_complex_gufuncs", "_vector_types", "_vector_values", "_grid_groups", "_libdevice", "_enum_values", "_reshapes", "_jit", "_complex_calls", "_numba",
                "_kernel_args", "_streams", "_devicearray", "_cu_sources", "extending", "_cuda_devices", "_cuda_random", "cuda", "_c_tree",
                "_c_tables", "_c_runtime", "_c_lex", "_c_templates", "_c_parse", "_c_printf", "_c_statements", "_c_translate",

@@ -9,7 +9,7 @@ import numpy as np
 from . import _native
 from ._array import Array
 from ._creation import asarray, empty
-from ._record_args import RecordDeviceArray, record_device_array
+from ._record_args import RecordDeviceArray, record_device_array, stays_numpy
 from ._streams import Stream
 
 #: Numba's device array classes: lazyfuse's arrays (structured arrays stay
@@ -56,7 +56,7 @@ def sentry_contiguous(ary):
 
 def from_array_like(ary, stream=0):
     """An uninitialised (zeroed) device array of ``ary``'s shape and dtype."""
-    if ary.dtype.names is not None:
+    if stays_numpy(ary.dtype):
         return record_device_array(ary.shape, ary.dtype)
     return empty(ary.shape, ary.dtype)
 
@@ -68,8 +68,8 @@ def to_device(obj, stream=0, copy=True, to=None):
     it do not reach the device copy. With ``to=`` (a device array of the
     same shape and dtype) that array takes the value and is returned.
     ``copy`` is accepted as Numba's is (the device copy is always made)."""
-    if getattr(getattr(obj, "dtype", None), "names", None) is not None and to is None:
-        # Records stay NumPy's (`_record_args.RecordDeviceArray`).
+    if stays_numpy(getattr(obj, "dtype", None)) and to is None:
+        # Records and strings stay NumPy's (`_record_args.RecordDeviceArray`).
         return np.array(obj).view(RecordDeviceArray)
     if to is not None:
         if not isinstance(to, Array):

@@ -70,6 +70,7 @@ class Inlining:
         # elements (`_record_values`), a tuple of them.
         sub.record_result = getattr(call, "_lf_record_result", None)
         sub.tree = sub.rewrite_records(sub.tree)
+        sub.tree = sub.rewrite_strings(sub.tree)
         sub.constant_locals = _constant_locals(sub.tree, set(names.values()))
         sub.env.setdefault("_lf_raise", _RAISE)
         if sub.debug:  # Numba's Python error model: a division by zero raises

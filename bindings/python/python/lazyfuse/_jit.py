@@ -36,6 +36,7 @@ from ._inlining import Inlining
 from ._record_values import RecordValues
 from ._reports import RAISED, _RAISE, Reports, _Raises  # noqa: F401
 from ._sequences import Sequences
+from ._string_values import StringValues
 from ._slices import Slices
 from ._enum_values import EnumValues
 from ._reshapes import Reshapes
@@ -68,14 +69,16 @@ def _may_fault(node):
 
 
 class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, Inlining,
-                 ComplexValues, RecordValues, VectorValues, EnumValues, Reshapes, ByteViews,
-                 GridGroups):
+                 ComplexValues, RecordValues, StringValues, VectorValues, EnumValues, Reshapes,
+                 ByteViews, GridGroups):
     """Translates one function; ``arrays`` names its array arguments,
     ``complexes`` the two leaves (parts) of each complex argument,
-    ``records`` the fields of each record argument (``_record_values``)."""
+    ``records`` the fields of each record argument (``_record_values``),
+    ``strings`` the arrays of strings' code units (``_string_values``)."""
 
     def __init__(self, function, arrays, gufunc=False, ndims=None, tuples=None, fields=None,
-                 dynamic_shared=None, debug=False, complexes=None, records=None, enums=None):
+                 dynamic_shared=None, debug=False, complexes=None, records=None, enums=None,
+                 strings=None):
         self.function = function
         # The Enum arguments' classes (`_enum_values`): {parameter: class}.
         self.enums = dict(enums or {})
@@ -106,12 +109,14 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # Names the function binds: they are its locals, never globals.
         self.bound = _binds(self.params, self.tree)
         self.start_records(records)
+        self.start_strings(strings)
         self.tree = self.global_arrays(self.tree)
         # Whether the kernel takes a grid group (`_grid_groups`): shared
         # with the device functions inlined, read by the launch.
         self.cooperative = [False]
         self.tree = self.rewrite_grid_groups(self.tree)
         self.tree = self.rewrite_records(self.tree)
+        self.tree = self.rewrite_strings(self.tree)
         self.bound = _binds(self.params, self.tree) | self.record_names()
         self.env.setdefault("_lf_raise", _RAISE)
         self.constant_locals = {}

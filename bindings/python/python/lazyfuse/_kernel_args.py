@@ -167,13 +167,6 @@ def _launch_value(kernel, name, value, dtype, array_type, asarray):
     or a number keyed by its dtype: the signature's (converted as C
     converts, an int wrapping, as Numba's launch does), a NumPy scalar's
     own, else float64 or int64."""
-    if isinstance(value, np.ndarray) and value.dtype.kind in "SU":
-        from .errors import CompileError
-        raise CompileError(
-            f"kernel '{kernel}': the argument '{name}' is an array of "
-            f"{'byte' if value.dtype.kind == 'S' else 'unicode'} strings (dtype {value.dtype.str}): "
-            "lazyfuse's kernels take arrays of numbers, booleans and complex numbers only, and "
-            "have no string values")
     if isinstance(value, (array_type, np.ndarray)):
         value = value if isinstance(value, array_type) else asarray(value)
         return value, (value.dtype, value.ndim)  # the dtype's name only when compiling

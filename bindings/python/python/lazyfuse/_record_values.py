@@ -14,7 +14,9 @@ and a device function's record parameter) reads through the record, as
 Numba's records are references; its indices are evaluated once, where it
 is bound. Global structured arrays (``cuda.const.array_like``) are frozen
 field by field, and ``cuda.shared.array``/``cuda.local.array`` of a
-record dtype declare an array per field.
+record dtype declare an array per field. A string field's array holds its
+code units, one more dimension (``_string_values`` rewrites its uses
+after this rewrite: ``a[i].s = "XYZ"`` becomes ``a__lff1[i] = "XYZ"``).
 """
 
 import ast
@@ -24,6 +26,7 @@ import copy
 import numpy as np
 
 from ._record_args import _field, record_fields
+from ._strings import UNITS, code_units, string_layout
 
 #: A record array the kernel reads: its dimensions (of records), whether
 #: it is one record (index 0 implied), its fields as ``(path, leaf array,
@@ -74,6 +77,8 @@ class RecordValues:
                                    "into kernels yet)")
             leaf = f"{unique}__lff{k}"
             data = np.ascontiguousarray(_field(value.reshape(-1) if value.ndim == 0 else value, path))
+            if base.kind in "SU":  # its code units (`_string_values`)
+                data, self.strings[leaf] = code_units(data), string_layout(base)
             self.implicit[leaf] = data
             self.arrays.add(leaf)
             self.ndims[leaf] = data.ndim
@@ -380,10 +385,16 @@ class _Rewriter(ast.NodeTransformer):
         out, fields = [], []
         for k, (path, base, fshape) in enumerate(record_fields(dtype, f"the array '{name}'")):
             leaf = f"{name}__lff{k}"
-            sizes = ast.Tuple([copy.deepcopy(d) for d in dims] + [ast.Constant(s) for s in fshape],
-                              ast.Load())
+            sizes = [copy.deepcopy(d) for d in dims] + [ast.Constant(s) for s in fshape]
+            unit = base.name
+            if base.kind in "SU":  # a string field: its code units (`_string_values`)
+                self.t.strings[leaf] = string_layout(base)
+                sizes.append(ast.Constant(self.t.strings[leaf][1]))
+                self.t.ndims[leaf] = len(sizes)  # known now: `_string_values` reads it
+                unit = np.dtype(UNITS[base.kind]).name
             declared = ast.Call(copy.deepcopy(call.func), [], [
-                ast.keyword("shape", sizes), ast.keyword("dtype", ast.Constant(base.name))])
+                ast.keyword("shape", ast.Tuple(sizes, ast.Load())),
+                ast.keyword("dtype", ast.Constant(unit))])
             out.append(ast.copy_location(ast.Assign([ast.Name(leaf, ast.Store())], declared), node))
             fields.append((path, leaf, tuple(fshape), base.name))
             self.t.bound.add(leaf)

@@ -16,7 +16,7 @@ from ._creation import asarray, empty, empty_like
 from ._methods import like_layout
 from ._numba import _package_names
 from ._enum_values import Enums
-from ._record_args import Records, record_device_array
+from ._record_args import Records, record_device_array, stays_numpy
 from ._kernel_args import (  # noqa: F401  (In, Out, InOut, wrap_arg: Numba's names)
     Complexes, Datetimes, In, InOut, Out, _flatten, _launch_dims, _launch_value, _raise_reported,
     _scalar_types, wrap_arg,
@@ -47,7 +47,7 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """Numba's ``cuda.device_array``: an uninitialised device array (zeros
     here). ``order="F"`` gives a column-major one (a transposed view)."""
     _layout("device_array", strides, order)
-    if np.dtype(dtype).names is not None:  # records: see `_record_args.RecordDeviceArray`
+    if stays_numpy(np.dtype(dtype)):  # records, strings: see `_record_args.RecordDeviceArray`
         return record_device_array(shape, dtype)
     if order == "F":
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -59,8 +59,8 @@ def device_array_like(ary, stream=0):
     """A device array of ``ary``'s shape and dtype (a lazyfuse ``ary``: in
     its context), laid out as NumPy's ``empty_like`` lays it out (a
     column-major ``ary`` gives a column-major one: ``strides``, ``flags``).
-    Of a structured ``ary``: a zeroed ``RecordDeviceArray``."""
-    if getattr(getattr(ary, "dtype", None), "names", None) is not None:
+    Of a structured ``ary`` (or of strings): a zeroed ``RecordDeviceArray``."""
+    if stays_numpy(getattr(ary, "dtype", None)):
         return record_device_array(ary.shape, ary.dtype)
     return like_layout(ary, lambda shape: empty_like(ary, shape=shape))
 
@@ -316,7 +316,7 @@ class Dispatcher:
                tuple(sorted(complexes.names.items())), records.key(), enums.key())
         if key not in self._kernels:
             self._kernels[key] = self._compile(key, names, tuples, fields, dynamic_shared,
-                                               complexes.names, records.infos, enums.classes)
+                                               complexes.names, records, enums.classes)
         kernel, written, constants, prints, raises, cooperative = self._kernels[key]
         if cooperative:
             refuse_large_grid(self.__name__, grid)
@@ -352,8 +352,8 @@ class Dispatcher:
         ndims = {n: k[1] for n, k in zip(names, key[0]) if isinstance(k, tuple)}
         translator = _jit.Translator(self._function, arrays, ndims=ndims, tuples=tuples,
                                      fields=fields, dynamic_shared=dynamic_shared,
-                                     debug=self._debug, complexes=complexes, records=records,
-                                     enums=enums)
+                                     debug=self._debug, complexes=complexes, records=records.infos,
+                                     enums=enums, strings=records.strings)
         translator.array_dtypes.update((n, str(k[0])) for n, k in zip(names, key[0])
                                        if isinstance(k, tuple))
         body = translator.kernel()
