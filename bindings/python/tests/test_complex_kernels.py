@@ -268,3 +268,43 @@ def test_complex_global_arrays_frozen(backend):
     kernel[1, (3, 4)](out)
     want = CONST_Z * 2 + CONST_Z.imag + abs(CONST_Z[0, 1])
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["cpu", "sim"])
+def test_vectorize_with_complex_loops_and_branches_compiles_from_the_source(target):
+    # Tracing cannot follow a `while` on complex values or a branch on a
+    # value: with signatures, the body runs as a kernel, one element per
+    # thread, as real ones do.
+    @lf.vectorize(["int32(complex128)", "int32(complex64)"], target=target)
+    def escape(c):
+        z = 0j
+        n = 0
+        while abs(z) <= 2 and n < 50:
+            z = z * z + c
+            n += 1
+        return n
+
+    @lf.vectorize(["complex128(complex128, float64)"], target=target)
+    def turned(c, t):
+        if t > 0:
+            return c * t
+        return c - 1j
+
+    def escape_count(c):
+        z, n = 0j, 0
+        while abs(z) <= 2 and n < 50:
+            z, n = z * z + c, n + 1
+        return n
+
+    c = (np.linspace(-2, 1, 7)[:, None] + 1j * np.linspace(-1.2, 1.2, 5)).ravel()
+    got = np.asarray(escape(c))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, [escape_count(v) for v in c])
+    np.testing.assert_array_equal(np.asarray(escape(c.astype(np.complex64))),
+                                  [escape_count(complex(np.complex64(v))) for v in c])
+    t = np.linspace(-1, 1, c.size)
+    np.testing.assert_allclose(np.asarray(turned(c, t)), np.where(t > 0, c * t, c - 1j))
+    # Without signatures such a function cannot be typed: the error says why.
+    untyped = lf.vectorize(escape_count)
+    with pytest.raises(CompileError, match="without signatures"):
+        untyped(c)

@@ -57,6 +57,12 @@ def _lazy_math(module):
     return types.SimpleNamespace(**names)
 
 
+class Untraceable(CompileError):
+    """A function that calling on lazy arrays cannot apply (it branches on
+    values, or loops while they say): with signatures, ``@vectorize``
+    compiles it from its source instead (``_numba``)."""
+
+
 class ComplexCalls:
     """A ``@vectorize`` function applied by calling it on lazy arrays (see
     the module documentation), with Numba's signatures: the first whose
@@ -85,10 +91,10 @@ class ComplexCalls:
         try:
             result = self._function(*arrays)
         except (TypeError, ValueError) as error:
-            raise CompileError(
-                f"{self._what}: calling it on complex arrays failed ({error}); only functions "
-                "whose steps act element by element (arithmetic, math functions, no branches "
-                "on the values) run on complex values") from None
+            raise Untraceable(
+                f"{self._what}: calling it on complex arrays failed ({error}); without "
+                "signatures only functions whose steps act element by element (arithmetic, "
+                "math functions, no branches on the values) run on complex values") from None
         if not hasattr(result, "shape"):
             result = lazy_of(np.asarray(result))
         if tuple(result.shape) != tuple(shape):

@@ -137,8 +137,10 @@ class Vectorized:
         self._target = target
         self._context = None
         what = f"vectorize '{function.__name__}'"
-        # Complex arguments: the function called on lazy arrays.
+        # Complex arguments: the function called on lazy arrays, or (with
+        # signatures, when that cannot follow it) compiled from its source.
         self._complex = _complex_calls.ComplexCalls(function, signatures, what)
+        self._function, self._signatures, self._complex_kernel = function, signatures, None
         try:
             expr, names = _trace.expression(function, what)
         except CompileError as untraceable:
@@ -194,9 +196,44 @@ class Vectorized:
                 return value
             return anchor._like(value) if anchor is not None else asarray(value, context=self._cx())
 
-        result = self._complex.call(args, lazy_of)
+        try:
+            result = self._complex.call(args, lazy_of)
+        except _complex_calls.Untraceable:
+            if not self._signatures:
+                raise
+            if self._complex_kernel is None:
+                self._complex_kernel = _complex_element_kernel(
+                    self._function, self._signatures, self._target)
+            result = self._complex_kernel(*(lazy_of(a) for a in args))
         return result if out is None else _complex._store(
             result, out, f"ufunc '{self.__name__}'", "same_kind")
+
+
+def _complex_element_kernel(function, signatures, target):
+    """``function`` (a ``@vectorize`` body with complex values that
+    tracing cannot follow: a ``while`` loop on them, a branch) as a
+    ``@guvectorize`` over ``()`` cores — one element per thread, the body
+    inlined as a device function, complex parameters as their parts
+    (``_complex_gufuncs``)."""
+    import inspect
+    import linecache
+    count = len(inspect.signature(function).parameters)
+    inputs = ", ".join(f"_lf_in{i}" for i in range(count))
+    source = f"def _lf_element({inputs}, _lf_out):\n    _lf_out[0] = _lf_f({inputs})\n"
+    filename = f"<lazyfuse vectorize {function.__name__} {id(function):x}>"
+    # Where the translator reads the wrapper's source, as a file's.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    from ._functions import DeviceFunction
+    env = {"_lf_f": DeviceFunction(function)}
+    exec(compile(source, filename, "exec"), env)
+    texts = []
+    for signature in signatures:
+        result, arguments = _complex_calls._parse(signature, f"vectorize '{function.__name__}'")
+        texts.append(f"void({', '.join(str(a) for a in arguments)}, {result}[:])")
+    layout = ",".join(["()"] * count) + "->()"
+    kernel = GUVectorized(env["_lf_element"], texts, layout, target)
+    kernel.__name__ = function.__name__
+    return kernel
 
 
 class _ElementKernel:
