@@ -159,7 +159,13 @@ fn chain_from(program: &Program, start: usize) -> Option<Chain> {
         let after = *chain.positions.last()? + 1;
         let next = (after..program.schedule.len()).find(|&p| reads_row_buffer(p, &chain.rows))?;
         let launch = fused(program, next)?;
-        add_siblings(program, &mut chain, (start, next), launch, &axes);
+        add_siblings(
+            program,
+            &mut chain,
+            (start, next),
+            launch,
+            (&first.domain, &axes),
+        );
         if ends_per_row(launch, &first.domain, &axes, &chain.rows) {
             chain.positions.push(next);
             chain.per_row = true;
@@ -202,11 +208,8 @@ fn add_siblings(
     chain: &mut Chain,
     (start, next): (usize, usize),
     reader: &Launch,
-    axes: &[usize],
+    (domain, axes): (&[usize], &[usize]),
 ) {
-    let Some(domain) = fused(program, start).map(|first| first.domain.clone()) else {
-        return;
-    };
     for buffer in reader.inputs.iter().filter_map(|b| b.buffer) {
         if chain.rows.contains(&buffer) {
             continue;
@@ -214,7 +217,7 @@ fn add_siblings(
         let sibling = (start + 1..next).find(|&p| {
             fused(program, p).is_some_and(|l| {
                 l.outputs.first() == Some(&buffer)
-                    && l.domain == domain
+                    && l.domain.as_slice() == domain
                     && row_reduction(program, l).is_some_and(|r| r.axes.as_slice() == axes)
                     && !program
                         .reads(program.schedule[p])

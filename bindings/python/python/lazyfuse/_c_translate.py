@@ -13,12 +13,11 @@ a variable declared in an inner block is its own. Pointer parameters are
 one-dimensional arrays (a launch passes arrays flattened).
 """
 
-import linecache
 import math
 
 import numpy as np
 
-from . import _c_tree as c
+from . import _c_tree as c, _sources
 from ._c_parse import parse
 from ._c_printf import printf_call
 from ._c_statements import Statements, flatten_values
@@ -386,13 +385,11 @@ class Unit:
         translator reads it as it reads a file's."""
         from . import _c_runtime, _jit, cuda
         Unit._count += 1
-        filename = f"<lazyfuse CUDA C {Unit._count}>"
-        linecache.cache[filename] = (len(self.text), None, self.text.splitlines(True), filename)
         env = {"np": np, "math": math, "cuda": cuda,
                "_lf_c_div": _jit.DeviceFunction(_c_runtime.c_div),
                "_lf_c_rem": _jit.DeviceFunction(_c_runtime.c_rem)}
         env.update(self.arrays)
-        exec(compile(self.text, filename, "exec"), env)
+        _sources.define(self.text, f"<lazyfuse CUDA C {Unit._count}>", env)
         for name, f in self.functions.items():
             if f.kind == "__device__":
                 env[name] = _jit.DeviceFunction(env[name])

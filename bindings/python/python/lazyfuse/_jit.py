@@ -108,6 +108,9 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         self.global_complexes = {}
         # Names the function binds: they are its locals, never globals.
         self.bound = _binds(self.params, self.tree)
+        # The number of fresh locals and call sites so far (`fresh`, each
+        # inlined call's locals), from the first rewrite on.
+        self.sites = [0]
         self.start_records(records)
         self.start_strings(strings)
         self.tree = self.global_arrays(self.tree)
@@ -134,10 +137,8 @@ class Translator(ControlFlow, Calls, CompileTime, Sequences, Slices, Reports, In
         # In an inlined device function: the local its `return` assigns.
         self.result = None
         self.returned = "_lf_returned"  # set by a `return` inside a loop
-        # Device functions being inlined (recursion is refused) and the
-        # number of call sites so far (each gets locals of its own).
+        # Device functions being inlined (recursion is refused).
         self.inlining = []
-        self.sites = [0]
         # Locals holding tuples (`bin = (i, j)`, `m, n = a.shape` kept
         # whole, `p = cuda.grid(2)`): each name's element locals. One dict
         # for the kernel and every device function inlined into it.

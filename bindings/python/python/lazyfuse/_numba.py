@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from . import _complex, _complex_calls, _native, _registry, _trace
+from . import _complex, _complex_calls, _native, _registry, _sources, _trace
 from ._array import Array, _store
 from ._contexts import Context, current_context
 from ._creation import asarray
@@ -216,16 +216,12 @@ def _complex_element_kernel(function, signatures, target):
     inlined as a device function, complex parameters as their parts
     (``_complex_gufuncs``)."""
     import inspect
-    import linecache
+    from ._functions import DeviceFunction
     count = len(inspect.signature(function).parameters)
     inputs = ", ".join(f"_lf_in{i}" for i in range(count))
     source = f"def _lf_element({inputs}, _lf_out):\n    _lf_out[0] = _lf_f({inputs})\n"
-    filename = f"<lazyfuse vectorize {function.__name__} {id(function):x}>"
-    # Where the translator reads the wrapper's source, as a file's.
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    from ._functions import DeviceFunction
-    env = {"_lf_f": DeviceFunction(function)}
-    exec(compile(source, filename, "exec"), env)
+    env = _sources.define(source, f"<lazyfuse vectorize {function.__name__} {id(function):x}>",
+                          {"_lf_f": DeviceFunction(function)})
     texts = []
     for signature in signatures:
         result, arguments = _complex_calls._parse(signature, f"vectorize '{function.__name__}'")

@@ -53,7 +53,6 @@ class RecordValues:
         # into it (their names are renamed apart).
         self.records = {name: RecordInfo(*info) for name, info in (records or {}).items()}
         self.record_aliases = {}
-        self.record_temps = [0]
         # In a device function whose record result the caller assigns
         # (`a[i] = f(...)`): the layout of that record, its fields'
         # ``(path, shape)`` (``_Rewriter.visit_Return``); None elsewhere.
@@ -144,8 +143,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def temp(self):
         """A fresh local's name (no Python name can clash with it)."""
-        self.t.record_temps[0] += 1
-        name = f"_lf_rec{self.t.record_temps[0]}"
+        name = self.t.fresh("rec")
         self.t.bound.add(name)
         return name
 

@@ -18,6 +18,7 @@ and keeps at most ``KEPT`` strings that define a function.
 import ast
 import collections
 import inspect
+import linecache
 import os
 import sys
 
@@ -55,6 +56,16 @@ def keep_exec_sources():
         argv = getattr(sys, "orig_argv", [])
         if "-c" in argv[:-1]:
             _on_audit("compile", (argv[argv.index("-c") + 1], "<string>"))
+
+
+def define(source, filename, env):
+    """Runs generated Python ``source`` (functions the front end writes:
+    translated CUDA C, a ``@vectorize`` body's wrapper) in ``env``, its
+    text registered with ``linecache`` under ``filename`` so that the
+    translator reads its functions' source as it reads a file's."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), env)
+    return env
 
 
 def source_lines(function):

@@ -30,7 +30,6 @@ class StringValues:
         # One dict for the kernel and every device function inlined into
         # it; shared and global arrays of records add their string fields.
         self.strings = dict(strings or {})
-        self.string_temps = [0]
 
     def rewrite_strings(self, tree):
         """``tree`` with its uses of arrays of strings made uses of their
@@ -59,8 +58,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def temp(self):
         """A fresh local's name (no Python name can clash with it)."""
-        self.t.string_temps[0] += 1
-        name = f"_lf_str{self.t.string_temps[0]}"
+        name = self.t.fresh("str")
         self.t.bound.add(name)
         return name
 
