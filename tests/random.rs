@@ -169,12 +169,13 @@ fn ten_million_draws_have_the_theoretical_mean_and_variance_within_four_sigma() 
 #[test]
 fn the_first_uniforms_of_seed_zero_are_the_known_answer_words_mapped() {
     // Random123's known answer for counter 0, key 0 (philox4x32_10):
-    // words 6627e8d5 e169c58d bc57ac4c 9b00dbd8. Element i takes the
-    // generator's first two words at counter i as one 64-bit number
-    // (word 1 high) and keeps its top bits: 24 for f32, 53 for f64.
+    // words 6627e8d5 e169c58d bc57ac4c 9b00dbd8. f64 element i takes the
+    // generator's first two words at counter i as one 64-bit number (word
+    // 1 high) and keeps its top 53 bits; f32 element i the top 24 bits of
+    // word i % 4 at counter i / 4.
     let cx = Context::cpu();
-    let (w0, w1) = (0x6627_e8d5u64, 0xe169_c58du64);
-    let bits = (w1 << 32) | w0;
+    let words = [0x6627_e8d5u64, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8];
+    let bits = (words[1] << 32) | words[0];
     let f32s = cx
         .random_uniform(&[16], DType::F32, 0)
         .to_vec::<f32>()
@@ -183,13 +184,57 @@ fn the_first_uniforms_of_seed_zero_are_the_known_answer_words_mapped() {
         .random_uniform(&[16], DType::F64, 0)
         .to_vec::<f64>()
         .unwrap();
-    assert_eq!(f32s[0], (bits >> 40) as f32 / (1u64 << 24) as f32);
+    for (i, word) in words.iter().enumerate() {
+        assert_eq!(f32s[i], (word >> 8) as f32 / (1u64 << 24) as f32);
+    }
     assert_eq!(f64s[0], (bits >> 11) as f64 / (1u64 << 53) as f64);
-    // The next fifteen: counters 1..16 of the same generator (core's,
-    // checked against every Random123 vector in core's tests).
+    // The rest: the same generator (core's, checked against every
+    // Random123 vector in core's tests).
     for (i, (&a, &b)) in f32s.iter().zip(&f64s).enumerate() {
+        let word = lazyfuse::core::philox::word(i as u64, 0);
+        assert_eq!(a, (word >> 8) as f32 / (1u64 << 24) as f32, "f32 {i}");
         let bits = lazyfuse::core::philox::bits(i as u64, 0);
-        assert_eq!(a, (bits >> 40) as f32 / (1u64 << 24) as f32, "f32 {i}");
         assert_eq!(b, (bits >> 11) as f64 / (1u64 << 53) as f64, "f64 {i}");
+    }
+}
+
+/// `philox_word` over runs of counters that start anywhere (a slice of a
+/// random array), lone counters and runs cut short, on every backend, the
+/// CPU's machine and its compiled code: core's `philox::word` of each
+/// counter (the CPU computes a run's blocks once for every four counters).
+#[test]
+fn generator_words_are_cores_for_runs_and_lone_counters() {
+    use lazyfuse::core::philox;
+    use lazyfuse::core::BinaryOp;
+    use lazyfuse::JitMode;
+    let mut contexts = common::backends();
+    for jit in [JitMode::Always, JitMode::Never] {
+        contexts.push(Context::builder().backend("cpu").jit(jit).build().unwrap());
+    }
+    let key = 0x9E37_79B9_7F4A_7C15u64;
+    for cx in &contexts {
+        let name = cx.backend_name();
+        for (start, step, n) in [
+            (0, 1, 5000),
+            (1, 1, 200),
+            (6, 1, 65),
+            (3, 1, 63),
+            (0, 3, 300),
+            (7, 2, 1),
+        ] {
+            let stop = (start + step * n) as f64;
+            let counters = cx.arange(start as f64, stop, step as f64, DType::U64);
+            let got = counters
+                .apply_binary(BinaryOp::PhiloxWord, key.into())
+                .to_vec::<u64>()
+                .unwrap();
+            let want: Vec<u64> = (0..n)
+                .map(|i| philox::word((start + step * i) as u64, key))
+                .collect();
+            assert_eq!(
+                got, want,
+                "{name}: counters {start}, {start} + {step}, ... ({n})"
+            );
+        }
     }
 }

@@ -397,6 +397,12 @@ macro_rules! binary_table {
             /// (u64 only after normalisation). What `random_uniform` and
             /// `random_normal` compute.
             Philox => "philox", [], Bitwise, [], |a, _b| a;
+            /// One 32-bit word of the generator, four counters to a block:
+            /// word `a % 4` of Philox4x32-10 of counter `a / 4` (words as
+            /// `philox`'s) under key `b`, as a u64 below 2^32 (u64 only
+            /// after normalisation). What `random_uniform` of f32, f16 and
+            /// bf16 computes: a run of counters costs one block per four.
+            PhiloxWord => "philox_word", [], Bitwise, [], |a, _b| a;
         }
     };
 }
@@ -524,9 +530,10 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), methods.len(), "a method named twice");
-        // Only the generator has no method.
-        assert_eq!(methods.len() + 1, BinaryOp::ALL.len());
+        // Only the generator's two forms have no method.
+        assert_eq!(methods.len() + 2, BinaryOp::ALL.len());
         assert_eq!(BinaryOp::Philox.method(), None);
+        assert_eq!(BinaryOp::PhiloxWord.method(), None);
         let symbols: Vec<&str> = BinaryOp::ALL.iter().filter_map(|op| op.symbol()).collect();
         let mut distinct = symbols.clone();
         distinct.sort_unstable();

@@ -44,6 +44,49 @@ pub fn bits(counter: u64, key: u64) -> u64 {
     u64::from(r0) | (u64::from(r1) << 32)
 }
 
+/// Word `counter % 4` of the block at `counter / 4` (words as [`bits`]'s),
+/// as the `philox_word` operation computes it: four consecutive counters
+/// share one block, so a run of them costs a quarter of [`bits`]'s.
+#[inline]
+pub fn word(counter: u64, key: u64) -> u64 {
+    let block = counter >> 2;
+    let words = philox4x32_10(
+        [block as u32, (block >> 32) as u32, 0, 0],
+        [key as u32, (key >> 32) as u32],
+    );
+    u64::from(words[(counter & 3) as usize])
+}
+
+/// [`word`] of the `4 * L` consecutive counters from `first` (a multiple
+/// of 4) under one key: `L` blocks, each round over all of them (so that a
+/// compiler vectorises it), their words in counter order.
+#[inline(always)]
+pub fn words_lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
+    const LOW: u64 = 0xFFFF_FFFF;
+    let block = first >> 2;
+    let mut c0: [u64; L] = std::array::from_fn(|lane| block + lane as u64);
+    let mut c1 = c0.map(|c| c >> 32);
+    let (mut c2, mut c3) = ([0u64; L], [0u64; L]);
+    let (mut k0, mut k1) = (key as u32, (key >> 32) as u32);
+    for round in 0..10 {
+        if round > 0 {
+            k0 = k0.wrapping_add(W0);
+            k1 = k1.wrapping_add(W1);
+        }
+        for lane in 0..L {
+            let p0 = u64::from(M0) * (c0[lane] & LOW);
+            let p1 = u64::from(M1) * (c2[lane] & LOW);
+            c0[lane] = (p1 >> 32) ^ c1[lane] ^ u64::from(k0);
+            c1[lane] = p1;
+            c2[lane] = (p0 >> 32) ^ c3[lane] ^ u64::from(k1);
+            c3[lane] = p0;
+        }
+    }
+    for (lane, words) in out.chunks_exact_mut(4).take(L).enumerate() {
+        words.copy_from_slice(&[c0[lane], c1[lane], c2[lane], c3[lane]].map(|w| w & LOW));
+    }
+}
+
 /// [`bits`] of `L` counters under one key, written lane by lane (each
 /// round over all lanes) so that a compiler vectorises it: the same values
 /// as `L` calls of [`bits`]. Each 32-bit word lives in the low half of a
@@ -94,6 +137,27 @@ mod tests {
             [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd]
         );
         assert_eq!(bits(0, 0), 0xe169_c58d_6627_e8d5);
+    }
+
+    #[test]
+    fn words_are_the_blocks_words_in_counter_order() {
+        let [w0, w1, w2, w3] = philox4x32_10([0; 4], [0; 2]);
+        let want = [w0, w1, w2, w3].map(u64::from);
+        assert_eq!([0, 1, 2, 3].map(|c| word(c, 0)), want);
+        assert_eq!(word(0, 0) | (word(1, 0) << 32), bits(0, 0));
+        // Counters 4..8 are the block at counter 1.
+        let next = philox4x32_10([1, 0, 0, 0], [0; 2]).map(u64::from);
+        assert_eq!([4, 5, 6, 7].map(|c| word(c, 0)), next);
+    }
+
+    #[test]
+    fn word_lanes_compute_what_word_computes() {
+        for (first, key) in [(0, 0), (1 << 40, 7), (u64::MAX - 31, u64::MAX)] {
+            let mut out = [0u64; 32];
+            words_lanes::<8>(first, key, &mut out);
+            let want: Vec<u64> = (0..32).map(|i| word(first + i, key)).collect();
+            assert_eq!(out.to_vec(), want, "from {first} under {key}");
+        }
     }
 
     #[test]

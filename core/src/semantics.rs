@@ -152,6 +152,7 @@ pub fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> bool {
         | BinaryOp::LeftShift
         | BinaryOp::RightShift
         | BinaryOp::Philox
+        | BinaryOp::PhiloxWord
         | logical_binary!()
         | float_only_binary!() => false,
     }
@@ -179,6 +180,7 @@ pub fn logical(op: BinaryOp, a: bool, b: bool) -> bool {
         | BinaryOp::LeftShift
         | BinaryOp::RightShift
         | BinaryOp::Philox
+        | BinaryOp::PhiloxWord
         | float_only_binary!() => a,
     }
 }
@@ -231,6 +233,7 @@ macro_rules! int_arithmetic {
                     BinaryOp::RightShift if (b as u64) < u64::from(<$t>::BITS) => a >> (b as u32),
                     BinaryOp::RightShift => if (a as i128) < 0 { !0 } else { 0 },
                     BinaryOp::Philox => crate::philox::bits(a as u64, b as u64) as $t,
+                    BinaryOp::PhiloxWord => crate::philox::word(a as u64, b as u64) as $t,
                     BinaryOp::Gcd => gcd_of_magnitudes(magnitude(a), magnitude(b)) as $t,
                     BinaryOp::Lcm => lcm_of_magnitudes(magnitude(a), magnitude(b)) as $t,
                     // Comparisons and logical operations give bool (their

@@ -69,6 +69,8 @@ fn body_weight(body: &Body) -> usize {
         .iter()
         .map(|inst| match inst {
             Inst::Binary(BinaryOp::Philox, ..) => PHILOX_COST,
+            // A block per four counters of a run.
+            Inst::Binary(BinaryOp::PhiloxWord, ..) => PHILOX_COST / 4,
             _ => 1,
         })
         .sum::<usize>()

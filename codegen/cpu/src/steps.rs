@@ -149,8 +149,9 @@ mod bodies {
 
     #[inline(always)]
     pub fn philox(s: &Step, f: &mut Frame<'_>, at: usize, n: usize) -> Out {
+        let op = s.binary_op()?;
         let (out, a, b) = f.op2::<u64, u64, u64>(s.dst, [s.src[0], s.src[1]], at, n)?;
-        loops::philox(a, b, out);
+        loops::generator(op, a, b, out);
         Ok(())
     }
 
@@ -301,8 +302,8 @@ mod avx512 {
     }
 
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn philox_slice(counters: &[u64], key: loops::Arg<'_, u64>, out: &mut [u64]) {
-        loops::philox(loops::Arg::Slice(counters), key, out)
+    pub unsafe fn philox_slice(op: BinaryOp, counters: &[u64], keys: &[u64], out: &mut [u64]) {
+        loops::generator_slice(op, counters, keys, out)
     }
 }
 
@@ -321,35 +322,29 @@ macro_rules! pick {
     }};
 }
 
-/// `out = philox(counters, keys)` as the Philox step computes it, for
-/// compiled code's calls (which pass the key of every element: one value
-/// for a random array, whose rounds then run sixteen counters at a time).
-pub(crate) fn philox_slice(counters: &[u64], keys: &[u64], out: &mut [u64]) {
-    let key = match keys.first() {
-        // A fold without an early exit: it vectorises.
-        Some(&key) if keys.iter().fold(true, |same, &k| same & (k == key)) => {
-            loops::Arg::Scalar(key)
-        }
-        _ => loops::Arg::Slice(keys),
-    };
+/// `out = op(counters, keys)` as the generator's step computes it (`op`:
+/// `philox` or `philox_word`), for compiled code's calls (which pass the
+/// key of every element: one value for a random array, whose rounds then
+/// run sixteen counters or blocks at a time).
+pub(crate) fn philox_slice(op: BinaryOp, counters: &[u64], keys: &[u64], out: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if super::isa::has_avx512() {
             // SAFETY: the CPU has AVX-512F (asked above).
-            return unsafe { avx512::philox_slice(counters, key, out) };
+            return unsafe { avx512::philox_slice(op, counters, keys, out) };
         }
         if has_avx2() {
             // SAFETY: the CPU has AVX2 (asked above).
-            return unsafe { avx2_philox_slice(counters, key, out) };
+            return unsafe { avx2_philox_slice(op, counters, keys, out) };
         }
     }
-    loops::philox(loops::Arg::Slice(counters), key, out)
+    loops::generator_slice(op, counters, keys, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn avx2_philox_slice(counters: &[u64], key: loops::Arg<'_, u64>, out: &mut [u64]) {
-    loops::philox(loops::Arg::Slice(counters), key, out)
+unsafe fn avx2_philox_slice(op: BinaryOp, counters: &[u64], keys: &[u64], out: &mut [u64]) {
+    loops::generator_slice(op, counters, keys, out)
 }
 
 /// The Philox step for the instruction set in use.
@@ -455,7 +450,9 @@ pub fn compile(inst: &Inst, dtype: DType, body: &Body, dst: usize) -> Result<Ste
                 }
                 DType::F16 if widen::covers_binary(*op) => pick!(half_binary::<f16>),
                 DType::BF16 if widen::covers_binary(*op) => pick!(half_binary::<bf16>),
-                DType::U64 if *op == BinaryOp::Philox => philox_step(),
+                DType::U64 if matches!(op, BinaryOp::Philox | BinaryOp::PhiloxWord) => {
+                    philox_step()
+                }
                 _ => numeric!(dtype, T => pick!(binary::<T>), bool => pick!(boolean)),
             };
             step(run, OpCode::Binary(*op), &[*a, *b])

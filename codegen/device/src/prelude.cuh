@@ -230,9 +230,11 @@ LF_D unsigned short lf_half_step(unsigned short a, unsigned short b) {
     return (unsigned short)(toward_zero ? a - 1 : a + 1);
 }
 
-// Philox4x32-10 (Random123), as lazyfuse_core::philox::bits: counter words
-// (low, high, 0, 0), key words (low, high), the first two output words.
-LF_D unsigned long long lf_philox(unsigned long long counter, unsigned long long key) {
+// Philox4x32-10 (Random123) of counter words (low, high, 0, 0) under key
+// words (low, high): its four output words (a struct, not an array, so
+// they stay in registers).
+struct lf_philox_words { unsigned int w0, w1, w2, w3; };
+LF_D lf_philox_words lf_philox_block(unsigned long long counter, unsigned long long key) {
     unsigned int c0 = (unsigned int)counter, c1 = (unsigned int)(counter >> 32), c2 = 0, c3 = 0;
     unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);
     for (int round = 0; round < 10; ++round) {
@@ -241,7 +243,21 @@ LF_D unsigned long long lf_philox(unsigned long long counter, unsigned long long
         unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
         c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
     }
-    return (unsigned long long)c0 | ((unsigned long long)c1 << 32);
+    lf_philox_words w = {c0, c1, c2, c3};
+    return w;
+}
+
+// As lazyfuse_core::philox::bits: the first two output words.
+LF_D unsigned long long lf_philox(unsigned long long counter, unsigned long long key) {
+    lf_philox_words w = lf_philox_block(counter, key);
+    return (unsigned long long)w.w0 | ((unsigned long long)w.w1 << 32);
+}
+
+// As lazyfuse_core::philox::word: word counter % 4 of the block at counter / 4.
+LF_D unsigned long long lf_philox_word(unsigned long long counter, unsigned long long key) {
+    lf_philox_words w = lf_philox_block(counter >> 2, key);
+    unsigned int low = (counter & 1) ? w.w1 : w.w0, high = (counter & 1) ? w.w3 : w.w2;
+    return (counter & 2) ? high : low;
 }
 
 // bool: logical operations, and minimum/maximum/add/multiply as NumPy's.

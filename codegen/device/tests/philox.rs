@@ -1,5 +1,5 @@
-//! The CUDA prelude's `lf_philox` against Random123's known answers and
-//! core's `philox::bits`, compiled by the host's C compiler (the prelude's
+//! The CUDA prelude's `lf_philox` and `lf_philox_word` against Random123's
+//! known answers and core's `philox::bits` and `philox::word`, compiled by the host's C compiler (the prelude's
 //! integer code is plain C; no GPU runs it here). Skips, saying so, where
 //! there is no C compiler.
 
@@ -10,13 +10,22 @@ use std::process::Command;
 use lazyfuse_core::philox;
 use lazyfuse_device::cuda::prelude;
 
-/// The text of `lf_philox` in the prelude.
+/// The text of the prelude's generator: `lf_philox_block`, then
+/// `lf_philox` and `lf_philox_word`, which call it.
 fn lf_philox() -> String {
     let text = prelude();
     let start = text
-        .find("LF_D unsigned long long lf_philox")
-        .expect("lf_philox in the prelude");
-    let end = start + text[start..].find("\n}\n").expect("the end of lf_philox") + 3;
+        .find("struct lf_philox_words")
+        .expect("lf_philox_block in the prelude");
+    let last = start
+        + text[start..]
+            .find("LF_D unsigned long long lf_philox_word")
+            .expect("lf_philox_word after it");
+    let end = last
+        + text[last..]
+            .find("\n}\n")
+            .expect("the end of lf_philox_word")
+        + 3;
     text[start..end].to_string()
 }
 
@@ -30,12 +39,18 @@ fn the_prelude_philox_computes_what_core_computes() {
         (123_456_789, 0x9E37_79B9_7F4A_7C15),
         (1 << 63, 7),
     ];
-    let calls: String = counters
+    let calls: String = ["lf_philox", "lf_philox_word"]
         .iter()
-        .map(|(c, k)| format!("    printf(\"%llu\\n\", lf_philox({c}ull, {k}ull));\n"))
+        .flat_map(|f| {
+            counters
+                .iter()
+                .map(move |(c, k)| format!("    printf(\"%llu\\n\", {f}({c}ull, {k}ull));\n"))
+        })
         .collect();
+    // C names a struct type by its tag: the typedef C++ has implicitly.
     let source = format!(
         "#include <stdio.h>\n#define LF_D static\n\
+         typedef struct lf_philox_words lf_philox_words;\n\
          static unsigned int __umulhi(unsigned int a, unsigned int b) {{ \
          return (unsigned int)(((unsigned long long)a * b) >> 32); }}\n{}\n\
          int main(void) {{\n{calls}    return 0;\n}}\n",
@@ -62,7 +77,9 @@ fn the_prelude_philox_computes_what_core_computes() {
         .lines()
         .map(|l| l.parse().unwrap())
         .collect();
-    let want: Vec<u64> = counters.iter().map(|&(c, k)| philox::bits(c, k)).collect();
+    let want: Vec<u64> = (counters.iter().map(|&(c, k)| philox::bits(c, k)))
+        .chain(counters.iter().map(|&(c, k)| philox::word(c, k)))
+        .collect();
     assert_eq!(got, want);
     assert_eq!(got[0], 0xe169_c58d_6627_e8d5, "Random123's all-zero vector");
 }

@@ -17,9 +17,12 @@ const SECOND_STREAM: u64 = 1 << 63;
 
 impl Session {
     /// Uniform values in `[0, 1)` of `shape` and the float `dtype`: the top
-    /// bits of Philox4x32-10 (53 for f64, 24 for f32, 11 for f16, 8 for
-    /// bf16) of each element's row-major index under `seed`, scaled
-    /// exactly. Errors for a non-float dtype.
+    /// bits of Philox4x32-10 under `seed` at each element's row-major index
+    /// `i`, scaled exactly — for f64 the top 53 of the first two words of
+    /// the block at counter `i`; for f32, f16 and bf16 the top 24, 11 or 8
+    /// of word `i % 4` of the block at counter `i / 4` (four elements to a
+    /// block: a quarter of the generator's work). Errors for a non-float
+    /// dtype.
     pub fn random_uniform(&self, shape: &[usize], dtype: DType, seed: u64) -> Array {
         let Some(bits) = mantissa_bits(dtype) else {
             return self.invalid(not_float("random_uniform", dtype));
@@ -43,7 +46,8 @@ impl Session {
     }
 
     /// `k * 2^-bits` for the top `bits` bits `k` of the generator's output
-    /// at counter `index | stream`, in `dtype` (exact: `k` has at most as
+    /// at counter `index | stream` (`philox_word`'s 32 bits when `bits` fit
+    /// them, else `philox`'s 64), in `dtype` (exact: `k` has at most as
     /// many bits as the dtype's significand).
     fn uniform(&self, shape: &[usize], dtype: DType, bits: u32, seed: u64, stream: u64) -> Array {
         let count: usize = shape.iter().product();
@@ -53,15 +57,17 @@ impl Session {
         if stream != 0 {
             counter = counter.bitwise_or(Scalar::Int(i128::from(stream)));
         }
-        let random = counter.apply_binary(
-            BinaryOp::Philox,
-            Operand::Scalar(Scalar::Int(i128::from(seed))),
-        );
+        let (generator, width) = match bits <= 32 {
+            true => (BinaryOp::PhiloxWord, 32),
+            false => (BinaryOp::Philox, 64),
+        };
+        let random =
+            counter.apply_binary(generator, Operand::Scalar(Scalar::Int(i128::from(seed))));
         // The top bits fit an i32 (an i64 for f64): casting through it
         // gives the same value, and a signed integer converts to a float in
         // one vector instruction where u64 has none.
         let through = if bits < 32 { DType::I32 } else { DType::I64 };
-        let top = (random >> i64::from(64 - bits)).astype(through);
+        let top = (random >> i64::from(width - bits)).astype(through);
         top.astype(dtype) * 0.5f64.powi(bits as i32)
     }
 }

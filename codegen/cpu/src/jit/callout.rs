@@ -199,11 +199,16 @@ pub(super) fn scalar_call(
     Ok(b.inst_results(inst)[0])
 }
 
-/// The Philox step over `n` counters and keys of u64 (`op` unused).
+/// The generator's step over `n` counters and keys of u64 (`op`: the
+/// index of `philox` or `philox_word`).
 ///
 /// # Safety
 /// As `binary_slice`'s, for u64.
-unsafe extern "C" fn philox_u64(_: u32, a: *const u8, b: *const u8, out: *mut u8, n: usize) {
+unsafe extern "C" fn philox_u64(op: u32, a: *const u8, b: *const u8, out: *mut u8, n: usize) {
+    let op = match BinaryOp::ALL.get(op as usize) {
+        Some(BinaryOp::PhiloxWord) => BinaryOp::PhiloxWord,
+        _ => BinaryOp::Philox,
+    };
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: the generated code passes its stack buffers of `n` values.
         let (counters, keys, out) = unsafe {
@@ -213,12 +218,12 @@ unsafe extern "C" fn philox_u64(_: u32, a: *const u8, b: *const u8, out: *mut u8
                 std::slice::from_raw_parts_mut(out.cast::<u64>(), n),
             )
         };
-        crate::steps::philox_slice(counters, keys, out);
+        crate::steps::philox_slice(op, counters, keys, out);
     });
 }
 
 fn routine(dtype: DType, call: Call) -> Result<Routine, Unsupported> {
-    if let (Call::Binary(BinaryOp::Philox), DType::U64) = (call, dtype) {
+    if let (Call::Binary(BinaryOp::Philox | BinaryOp::PhiloxWord), DType::U64) = (call, dtype) {
         return Ok(philox_u64);
     }
     let is_unary = call.operands() == 1;
