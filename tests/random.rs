@@ -169,10 +169,10 @@ fn ten_million_draws_have_the_theoretical_mean_and_variance_within_four_sigma() 
 #[test]
 fn the_first_uniforms_of_seed_zero_are_the_known_answer_words_mapped() {
     // Random123's known answer for counter 0, key 0 (philox4x32_10):
-    // words 6627e8d5 e169c58d bc57ac4c 9b00dbd8. f64 element i takes the
-    // generator's first two words at counter i as one 64-bit number (word
-    // 1 high) and keeps its top 53 bits; f32 element i the top 24 bits of
-    // word i % 4 at counter i / 4.
+    // words 6627e8d5 e169c58d bc57ac4c 9b00dbd8. f64 element i takes
+    // words 2 (i % 2) and 2 (i % 2) + 1 at counter i / 2 as one 64-bit
+    // number (the second high) and keeps its top 53 bits; f32 element i
+    // the top 24 bits of word i % 4 at counter i / 4.
     let cx = Context::cpu();
     let words = [0x6627_e8d5u64, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8];
     let bits = (words[1] << 32) | words[0];
@@ -187,21 +187,24 @@ fn the_first_uniforms_of_seed_zero_are_the_known_answer_words_mapped() {
     for (i, word) in words.iter().enumerate() {
         assert_eq!(f32s[i], (word >> 8) as f32 / (1u64 << 24) as f32);
     }
+    let high = (words[3] << 32) | words[2];
     assert_eq!(f64s[0], (bits >> 11) as f64 / (1u64 << 53) as f64);
+    assert_eq!(f64s[1], (high >> 11) as f64 / (1u64 << 53) as f64);
     // The rest: the same generator (core's, checked against every
     // Random123 vector in core's tests).
     for (i, (&a, &b)) in f32s.iter().zip(&f64s).enumerate() {
         let word = lazyfuse::core::philox::word(i as u64, 0);
         assert_eq!(a, (word >> 8) as f32 / (1u64 << 24) as f32, "f32 {i}");
-        let bits = lazyfuse::core::philox::bits(i as u64, 0);
+        let bits = lazyfuse::core::philox::pair(i as u64, 0);
         assert_eq!(b, (bits >> 11) as f64 / (1u64 << 53) as f64, "f64 {i}");
     }
 }
 
-/// `philox_word` over runs of counters that start anywhere (a slice of a
-/// random array), lone counters and runs cut short, on every backend, the
-/// CPU's machine and its compiled code: core's `philox::word` of each
-/// counter (the CPU computes a run's blocks once for every four counters).
+/// `philox_word` and `philox_pair` over runs of counters that start
+/// anywhere (a slice of a random array), lone counters and runs cut short,
+/// on every backend, the CPU's machine and its compiled code: core's
+/// `philox::word` and `philox::pair` of each counter (the CPU computes a
+/// run's blocks once for every four or two counters).
 #[test]
 fn generator_words_are_cores_for_runs_and_lone_counters() {
     use lazyfuse::core::philox;
@@ -224,17 +227,23 @@ fn generator_words_are_cores_for_runs_and_lone_counters() {
         ] {
             let stop = (start + step * n) as f64;
             let counters = cx.arange(start as f64, stop, step as f64, DType::U64);
-            let got = counters
-                .apply_binary(BinaryOp::PhiloxWord, key.into())
-                .to_vec::<u64>()
-                .unwrap();
-            let want: Vec<u64> = (0..n)
-                .map(|i| philox::word((start + step * i) as u64, key))
-                .collect();
-            assert_eq!(
-                got, want,
-                "{name}: counters {start}, {start} + {step}, ... ({n})"
-            );
+            let forms: [(BinaryOp, fn(u64, u64) -> u64); 2] = [
+                (BinaryOp::PhiloxWord, philox::word),
+                (BinaryOp::PhiloxPair, philox::pair),
+            ];
+            for (op, core) in forms {
+                let got = counters
+                    .apply_binary(op, key.into())
+                    .to_vec::<u64>()
+                    .unwrap();
+                let want: Vec<u64> = (0..n)
+                    .map(|i| core((start + step * i) as u64, key))
+                    .collect();
+                assert_eq!(
+                    got, want,
+                    "{name} {op:?}: counters {start}, +{step}, ... ({n})"
+                );
+            }
         }
     }
 }

@@ -451,8 +451,11 @@ impl Drop for Node {
         // Inline room for small expressions: dropping one allocates nothing.
         let mut pending: SmallVec<[Arc<Node>; 8]> = SmallVec::new();
         unlink(&mut self.inputs, &mut pending);
-        while let Some(node) = pending.pop() {
-            if let Some(mut last) = Arc::into_inner(node) {
+        while let Some(mut node) = pending.pop() {
+            // The last handle: its inputs are unlinked in place (moving the
+            // node out of its allocation first cost a copy of it each), and
+            // the node, without inputs, is dropped below.
+            if let Some(last) = Arc::get_mut(&mut node) {
                 unlink(&mut last.inputs, &mut pending);
             }
         }

@@ -403,6 +403,12 @@ macro_rules! binary_table {
             /// after normalisation). What `random_uniform` of f32, f16 and
             /// bf16 computes: a run of counters costs one block per four.
             PhiloxWord => "philox_word", [], Bitwise, [], |a, _b| a;
+            /// Two 32-bit words of the generator, two counters to a block:
+            /// words `2 * (a % 2)` (low) and `2 * (a % 2) + 1` (high) of
+            /// Philox4x32-10 of counter `a / 2` (words as `philox`'s)
+            /// under key `b` (u64 only after normalisation). What
+            /// `random_uniform` of f64 and `random_normal` compute.
+            PhiloxPair => "philox_pair", [], Bitwise, [], |a, _b| a;
         }
     };
 }
@@ -530,10 +536,11 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), methods.len(), "a method named twice");
-        // Only the generator's two forms have no method.
-        assert_eq!(methods.len() + 2, BinaryOp::ALL.len());
+        // Only the generator's three forms have no method.
+        assert_eq!(methods.len() + 3, BinaryOp::ALL.len());
         assert_eq!(BinaryOp::Philox.method(), None);
         assert_eq!(BinaryOp::PhiloxWord.method(), None);
+        assert_eq!(BinaryOp::PhiloxPair.method(), None);
         let symbols: Vec<&str> = BinaryOp::ALL.iter().filter_map(|op| op.symbol()).collect();
         let mut distinct = symbols.clone();
         distinct.sort_unstable();

@@ -57,14 +57,30 @@ pub fn word(counter: u64, key: u64) -> u64 {
     u64::from(words[(counter & 3) as usize])
 }
 
-/// [`word`] of the `4 * L` consecutive counters from `first` (a multiple
-/// of 4) under one key: `L` blocks, each round over all of them (so that a
-/// compiler vectorises it), their words in counter order.
+/// Words `2 * (counter % 2)` (low) and `2 * (counter % 2) + 1` (high) of
+/// the block at `counter / 2` as one u64, as the `philox_pair` operation
+/// computes it: two consecutive counters share one block (the even one
+/// takes [`bits`] of the block's counter).
+#[inline]
+pub fn pair(counter: u64, key: u64) -> u64 {
+    let block = counter >> 1;
+    let [w0, w1, w2, w3] = philox4x32_10(
+        [block as u32, (block >> 32) as u32, 0, 0],
+        [key as u32, (key >> 32) as u32],
+    );
+    match counter & 1 {
+        0 => u64::from(w0) | (u64::from(w1) << 32),
+        _ => u64::from(w2) | (u64::from(w3) << 32),
+    }
+}
+
+/// The four words of the `L` blocks at counters `block, block + 1, ...`
+/// under one key, each round over all of them (so that a compiler
+/// vectorises it); each word in the low half of a u64 lane.
 #[inline(always)]
-pub fn words_lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
+fn blocks_lanes<const L: usize>(block: u64, key: u64) -> [[u64; L]; 4] {
     const LOW: u64 = 0xFFFF_FFFF;
-    let block = first >> 2;
-    let mut c0: [u64; L] = std::array::from_fn(|lane| block + lane as u64);
+    let mut c0: [u64; L] = std::array::from_fn(|lane| block.wrapping_add(lane as u64));
     let mut c1 = c0.map(|c| c >> 32);
     let (mut c2, mut c3) = ([0u64; L], [0u64; L]);
     let (mut k0, mut k1) = (key as u32, (key >> 32) as u32);
@@ -82,8 +98,27 @@ pub fn words_lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
             c3[lane] = p0;
         }
     }
+    [c0, c1, c2, c3].map(|words| words.map(|w| w & LOW))
+}
+
+/// [`word`] of the `4 * L` consecutive counters from `first` (a multiple
+/// of 4) under one key, into `out`: `L` blocks, their words in counter
+/// order.
+#[inline(always)]
+pub fn words_lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
+    let [w0, w1, w2, w3] = blocks_lanes::<L>(first >> 2, key);
     for (lane, words) in out.chunks_exact_mut(4).take(L).enumerate() {
-        words.copy_from_slice(&[c0[lane], c1[lane], c2[lane], c3[lane]].map(|w| w & LOW));
+        words.copy_from_slice(&[w0[lane], w1[lane], w2[lane], w3[lane]]);
+    }
+}
+
+/// [`pair`] of the `2 * L` consecutive counters from `first` (even) under
+/// one key, into `out`: `L` blocks, their pairs in counter order.
+#[inline(always)]
+pub fn pairs_lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
+    let [w0, w1, w2, w3] = blocks_lanes::<L>(first >> 1, key);
+    for (lane, pairs) in out.chunks_exact_mut(2).take(L).enumerate() {
+        pairs.copy_from_slice(&[w0[lane] | (w1[lane] << 32), w2[lane] | (w3[lane] << 32)]);
     }
 }
 
@@ -148,6 +183,24 @@ mod tests {
         // Counters 4..8 are the block at counter 1.
         let next = philox4x32_10([1, 0, 0, 0], [0; 2]).map(u64::from);
         assert_eq!([4, 5, 6, 7].map(|c| word(c, 0)), next);
+    }
+
+    #[test]
+    fn pairs_are_the_blocks_halves_in_counter_order() {
+        assert_eq!(pair(0, 9), bits(0, 9));
+        assert_eq!(pair(6, 9), bits(3, 9));
+        let [_, _, w2, w3] = philox4x32_10([3, 0, 0, 0], [9, 0]).map(u64::from);
+        assert_eq!(pair(7, 9), w2 | (w3 << 32));
+    }
+
+    #[test]
+    fn pair_lanes_compute_what_pair_computes() {
+        for (first, key) in [(0, 0), (1 << 40, 7), (u64::MAX - 15, u64::MAX)] {
+            let mut out = [0u64; 16];
+            pairs_lanes::<8>(first, key, &mut out);
+            let want: Vec<u64> = (0..16).map(|i| pair(first + i, key)).collect();
+            assert_eq!(out.to_vec(), want, "from {first} under {key}");
+        }
     }
 
     #[test]

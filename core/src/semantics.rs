@@ -153,6 +153,7 @@ pub fn compare<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> bool {
         | BinaryOp::RightShift
         | BinaryOp::Philox
         | BinaryOp::PhiloxWord
+        | BinaryOp::PhiloxPair
         | logical_binary!()
         | float_only_binary!() => false,
     }
@@ -181,6 +182,7 @@ pub fn logical(op: BinaryOp, a: bool, b: bool) -> bool {
         | BinaryOp::RightShift
         | BinaryOp::Philox
         | BinaryOp::PhiloxWord
+        | BinaryOp::PhiloxPair
         | float_only_binary!() => a,
     }
 }
@@ -234,6 +236,7 @@ macro_rules! int_arithmetic {
                     BinaryOp::RightShift => if (a as i128) < 0 { !0 } else { 0 },
                     BinaryOp::Philox => crate::philox::bits(a as u64, b as u64) as $t,
                     BinaryOp::PhiloxWord => crate::philox::word(a as u64, b as u64) as $t,
+                    BinaryOp::PhiloxPair => crate::philox::pair(a as u64, b as u64) as $t,
                     BinaryOp::Gcd => gcd_of_magnitudes(magnitude(a), magnitude(b)) as $t,
                     BinaryOp::Lcm => lcm_of_magnitudes(magnitude(a), magnitude(b)) as $t,
                     // Comparisons and logical operations give bool (their

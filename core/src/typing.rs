@@ -238,7 +238,7 @@ pub fn plan_binary(op: BinaryOp, lhs: OperandType, rhs: OperandType) -> Result<B
                 describe(rhs)
             ),
         )),
-        (Philox | PhiloxWord, _) => plan(DType::U64, op),
+        (Philox | PhiloxWord | PhiloxPair, _) => plan(DType::U64, op),
         _ => plan(common, op),
     }
 }

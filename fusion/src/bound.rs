@@ -50,7 +50,7 @@ pub(crate) fn bound_constants(graph: &ExprGraph) -> Vec<bool> {
 /// kernel runs: no pass reads a constant there.
 fn reads_at_run_time(op: &Op, position: usize, dtype: lazyfuse_core::DType) -> bool {
     match op {
-        Op::Binary(BinaryOp::Philox | BinaryOp::PhiloxWord) => position == 1,
+        Op::Binary(BinaryOp::Philox | BinaryOp::PhiloxWord | BinaryOp::PhiloxPair) => position == 1,
         Op::Binary(BinaryOp::Pow) => false,
         Op::Unary(_) | Op::Binary(_) | Op::Select | Op::Cast => dtype.is_float(),
         _ => false,

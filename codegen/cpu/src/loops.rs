@@ -122,13 +122,14 @@ pub fn binary<T: Arithmetic>(op: BinaryOp, a: Arg<'_, T>, b: Arg<'_, T>, out: &m
     )
 }
 
-/// `out = op(counter, key)` for the generator's two forms (`op` is
-/// `philox` or `philox_word`; any other operation is an error of the
-/// caller's, computed as `philox`).
+/// `out = op(counter, key)` for the generator's three forms (`op` is
+/// `philox`, `philox_word` or `philox_pair`; any other operation is an
+/// error of the caller's, computed as `philox`).
 #[inline(always)]
 pub fn generator(op: BinaryOp, counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
     match op {
         BinaryOp::PhiloxWord => philox_word(counter, key, out),
+        BinaryOp::PhiloxPair => philox_pair(counter, key, out),
         _ => philox(counter, key, out),
     }
 }
@@ -176,6 +177,35 @@ pub fn philox_word(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
             at += 16;
         } else {
             out[at] = philox::word(first, key);
+            at += 1;
+        }
+    }
+}
+
+/// `out = philox_pair(counter, key)` as `philox_word` computes its words:
+/// 32 blocks (64 counters from an even one) or 4 (8) at a time, each
+/// other counter on its own.
+#[inline(always)]
+pub fn philox_pair(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
+    let (Arg::Slice(counters), Arg::Scalar(key)) = (counter, key) else {
+        return map2(counter, key, out, philox::pair);
+    };
+    let len = out.len().min(counters.len());
+    let mut at = 0;
+    while at < len {
+        let first = counters[at];
+        let run = |blocks: usize| {
+            let end = at + 2 * blocks;
+            first % 2 == 0 && end <= len && runs_on(&counters[at..end], first)
+        };
+        if run(32) {
+            philox::pairs_lanes::<32>(first, key, &mut out[at..at + 64]);
+            at += 64;
+        } else if run(4) {
+            philox::pairs_lanes::<4>(first, key, &mut out[at..at + 8]);
+            at += 8;
+        } else {
+            out[at] = philox::pair(first, key);
             at += 1;
         }
     }

@@ -71,6 +71,7 @@ fn body_weight(body: &Body) -> usize {
             Inst::Binary(BinaryOp::Philox, ..) => PHILOX_COST,
             // A block per four counters of a run.
             Inst::Binary(BinaryOp::PhiloxWord, ..) => PHILOX_COST / 4,
+            Inst::Binary(BinaryOp::PhiloxPair, ..) => PHILOX_COST / 2,
             _ => 1,
         })
         .sum::<usize>()

@@ -323,7 +323,7 @@ macro_rules! pick {
 }
 
 /// `out = op(counters, keys)` as the generator's step computes it (`op`:
-/// `philox` or `philox_word`), for compiled code's calls (which pass the
+/// `philox`, `philox_word` or `philox_pair`), for compiled code's calls (which pass the
 /// key of every element: one value for a random array, whose rounds then
 /// run sixteen counters or blocks at a time).
 pub(crate) fn philox_slice(op: BinaryOp, counters: &[u64], keys: &[u64], out: &mut [u64]) {
@@ -450,7 +450,12 @@ pub fn compile(inst: &Inst, dtype: DType, body: &Body, dst: usize) -> Result<Ste
                 }
                 DType::F16 if widen::covers_binary(*op) => pick!(half_binary::<f16>),
                 DType::BF16 if widen::covers_binary(*op) => pick!(half_binary::<bf16>),
-                DType::U64 if matches!(op, BinaryOp::Philox | BinaryOp::PhiloxWord) => {
+                DType::U64
+                    if matches!(
+                        op,
+                        BinaryOp::Philox | BinaryOp::PhiloxWord | BinaryOp::PhiloxPair
+                    ) =>
+                {
                     philox_step()
                 }
                 _ => numeric!(dtype, T => pick!(binary::<T>), bool => pick!(boolean)),

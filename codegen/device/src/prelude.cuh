@@ -253,6 +253,14 @@ LF_D unsigned long long lf_philox(unsigned long long counter, unsigned long long
     return (unsigned long long)w.w0 | ((unsigned long long)w.w1 << 32);
 }
 
+// As lazyfuse_core::philox::pair: words 2 (counter % 2) and the next of
+// the block at counter / 2 (the first low).
+LF_D unsigned long long lf_philox_pair(unsigned long long counter, unsigned long long key) {
+    lf_philox_words w = lf_philox_block(counter >> 1, key);
+    unsigned int low = (counter & 1) ? w.w2 : w.w0, high = (counter & 1) ? w.w3 : w.w1;
+    return (unsigned long long)low | ((unsigned long long)high << 32);
+}
+
 // As lazyfuse_core::philox::word: word counter % 4 of the block at counter / 4.
 LF_D unsigned long long lf_philox_word(unsigned long long counter, unsigned long long key) {
     lf_philox_words w = lf_philox_block(counter >> 2, key);

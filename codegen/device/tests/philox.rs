@@ -1,5 +1,6 @@
-//! The CUDA prelude's `lf_philox` and `lf_philox_word` against Random123's
-//! known answers and core's `philox::bits` and `philox::word`, compiled by the host's C compiler (the prelude's
+//! The CUDA prelude's `lf_philox`, `lf_philox_word` and `lf_philox_pair`
+//! against Random123's known answers and core's `philox::bits`, `word` and
+//! `pair`, compiled by the host's C compiler (the prelude's
 //! integer code is plain C; no GPU runs it here). Skips, saying so, where
 //! there is no C compiler.
 
@@ -11,7 +12,7 @@ use lazyfuse_core::philox;
 use lazyfuse_device::cuda::prelude;
 
 /// The text of the prelude's generator: `lf_philox_block`, then
-/// `lf_philox` and `lf_philox_word`, which call it.
+/// `lf_philox`, `lf_philox_pair` and `lf_philox_word`, which call it.
 fn lf_philox() -> String {
     let text = prelude();
     let start = text
@@ -39,7 +40,7 @@ fn the_prelude_philox_computes_what_core_computes() {
         (123_456_789, 0x9E37_79B9_7F4A_7C15),
         (1 << 63, 7),
     ];
-    let calls: String = ["lf_philox", "lf_philox_word"]
+    let calls: String = ["lf_philox", "lf_philox_word", "lf_philox_pair"]
         .iter()
         .flat_map(|f| {
             counters
@@ -79,6 +80,7 @@ fn the_prelude_philox_computes_what_core_computes() {
         .collect();
     let want: Vec<u64> = (counters.iter().map(|&(c, k)| philox::bits(c, k)))
         .chain(counters.iter().map(|&(c, k)| philox::word(c, k)))
+        .chain(counters.iter().map(|&(c, k)| philox::pair(c, k)))
         .collect();
     assert_eq!(got, want);
     assert_eq!(got[0], 0xe169_c58d_6627_e8d5, "Random123's all-zero vector");

@@ -18,11 +18,11 @@ const SECOND_STREAM: u64 = 1 << 63;
 impl Session {
     /// Uniform values in `[0, 1)` of `shape` and the float `dtype`: the top
     /// bits of Philox4x32-10 under `seed` at each element's row-major index
-    /// `i`, scaled exactly — for f64 the top 53 of the first two words of
-    /// the block at counter `i`; for f32, f16 and bf16 the top 24, 11 or 8
-    /// of word `i % 4` of the block at counter `i / 4` (four elements to a
-    /// block: a quarter of the generator's work). Errors for a non-float
-    /// dtype.
+    /// `i`, scaled exactly — for f64 the top 53 of words `2 (i % 2)` (low)
+    /// and `2 (i % 2) + 1` of the block at counter `i / 2`; for f32, f16 and
+    /// bf16 the top 24, 11 or 8 of word `i % 4` of the block at counter
+    /// `i / 4`. (Two or four elements to a block: half or a quarter of the
+    /// generator's work.) Errors for a non-float dtype.
     pub fn random_uniform(&self, shape: &[usize], dtype: DType, seed: u64) -> Array {
         let Some(bits) = mantissa_bits(dtype) else {
             return self.invalid(not_float("random_uniform", dtype));
@@ -47,8 +47,8 @@ impl Session {
 
     /// `k * 2^-bits` for the top `bits` bits `k` of the generator's output
     /// at counter `index | stream` (`philox_word`'s 32 bits when `bits` fit
-    /// them, else `philox`'s 64), in `dtype` (exact: `k` has at most as
-    /// many bits as the dtype's significand).
+    /// them, else `philox_pair`'s 64), in `dtype` (exact: `k` has at most
+    /// as many bits as the dtype's significand).
     fn uniform(&self, shape: &[usize], dtype: DType, bits: u32, seed: u64, stream: u64) -> Array {
         let count: usize = shape.iter().product();
         let mut counter = self
@@ -59,7 +59,7 @@ impl Session {
         }
         let (generator, width) = match bits <= 32 {
             true => (BinaryOp::PhiloxWord, 32),
-            false => (BinaryOp::Philox, 64),
+            false => (BinaryOp::PhiloxPair, 64),
         };
         let random =
             counter.apply_binary(generator, Operand::Scalar(Scalar::Int(i128::from(seed))));

@@ -200,13 +200,13 @@ pub(super) fn scalar_call(
 }
 
 /// The generator's step over `n` counters and keys of u64 (`op`: the
-/// index of `philox` or `philox_word`).
+/// index of `philox`, `philox_word` or `philox_pair`).
 ///
 /// # Safety
 /// As `binary_slice`'s, for u64.
 unsafe extern "C" fn philox_u64(op: u32, a: *const u8, b: *const u8, out: *mut u8, n: usize) {
     let op = match BinaryOp::ALL.get(op as usize) {
-        Some(BinaryOp::PhiloxWord) => BinaryOp::PhiloxWord,
+        Some(&op @ (BinaryOp::PhiloxWord | BinaryOp::PhiloxPair)) => op,
         _ => BinaryOp::Philox,
     };
     let _ = std::panic::catch_unwind(|| {
@@ -223,7 +223,11 @@ unsafe extern "C" fn philox_u64(op: u32, a: *const u8, b: *const u8, out: *mut u
 }
 
 fn routine(dtype: DType, call: Call) -> Result<Routine, Unsupported> {
-    if let (Call::Binary(BinaryOp::Philox | BinaryOp::PhiloxWord), DType::U64) = (call, dtype) {
+    if let (
+        Call::Binary(BinaryOp::Philox | BinaryOp::PhiloxWord | BinaryOp::PhiloxPair),
+        DType::U64,
+    ) = (call, dtype)
+    {
         return Ok(philox_u64);
     }
     let is_unary = call.operands() == 1;

@@ -217,7 +217,7 @@ pub(super) fn call_binary(op: BinaryOp, from: DType, dtype: DType) -> bool {
             BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
         )
         // The generator's vectorised rounds are the u64 step's.
-        && (!matches!(op, BinaryOp::Philox | BinaryOp::PhiloxWord) || dtype == DType::U64)
+        && (!matches!(op, BinaryOp::Philox | BinaryOp::PhiloxWord | BinaryOp::PhiloxPair) || dtype == DType::U64)
 }
 
 /// Compiled operations a body needs per call for compiled code to beat
