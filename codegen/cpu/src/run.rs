@@ -115,8 +115,17 @@ impl Leaves<'_> {
                 let mut done = 0;
                 for (s, &l) in lens.iter().enumerate() {
                     let base = starts[s * n + k] as i64;
-                    for (i, o) in out[done..done + l].iter_mut().enumerate() {
-                        *o = base + i as i64 * stride;
+                    let segment = &mut out[done..done + l];
+                    if stride == 1 {
+                        // The common case (a random array's counters), an
+                        // add only: it vectorises without a 64-bit multiply.
+                        for (o, i) in segment.iter_mut().zip(base..) {
+                            *o = i;
+                        }
+                    } else {
+                        for (i, o) in segment.iter_mut().enumerate() {
+                            *o = base + i as i64 * stride;
+                        }
                     }
                     done += l;
                 }
