@@ -833,7 +833,8 @@ fn generated_positions_are_compiled() {
 /// code gives the machine's bits: every such operation on every dtype,
 /// inside a chain whose other values stay in registers (f64 values in an
 /// f32 body take two vectors per group), at lengths ending in the wide
-/// loop, the vector loop and the scalar tail, with a broadcast operand.
+/// loop, the vector loop and the scalar tail, with a broadcast operand and
+/// a constant one on either side.
 /// Alone, such an operation runs on the machine (whole tiles a call).
 #[test]
 fn operations_compiled_as_calls_give_the_machines_bits() {
@@ -870,9 +871,14 @@ fn operations_compiled_as_calls_give_the_machines_bits() {
                     format!("{op} in a chain"),
                     Box::new(move |a, b| (a * b + a).apply_binary(op, b.into()) * b + a),
                 ));
+                // A constant operand on either side.
                 cases.push((
                     format!("{op} by 3"),
                     Box::new(move |a, b| (a * b + a).apply_binary(op, 3.into()) * b - a),
+                ));
+                cases.push((
+                    format!("3 {op} a chain"),
+                    Box::new(move |a, b| (a * b + a).apply_binary_reversed(op, 3.into()) * b - a),
                 ));
             }
             if dtype == DType::F32 {
