@@ -445,3 +445,16 @@ def test_reduction_kernel_with_any_associative_reduce_expression(backend):
     # The identity joins the elements: a bitwise or started from 1024.
     with_bit = lf.ReductionKernel("T x", "T y", "x", "a | b", "y = a", "1024", "or_all")
     assert int(np.asarray(with_bit(x))) == np.bitwise_or.reduce(x.ravel()) | 1024
+
+
+def test_a_reduction_preamble_reads_the_type_placeholders(backend):
+    # CuPy declares the placeholders ahead of a reduction's preamble, so its
+    # functions may use them, also where the post-map expression calls them.
+    kernel = lf.ReductionKernel("T x", "T y", "x", "a + b", "y = halved(a)", "0", "half_sum",
+                                preamble="__device__ T halved(T v) { return v / 2; }")
+    for dtype in (np.float32, np.int32):
+        x = np.arange(-12, 7, dtype=dtype).reshape(1, 19)  # a sum of -57
+        got = np.asarray(kernel(x, axis=1))
+        assert got.dtype == dtype
+        want = x.sum(1) / 2 if dtype == np.float32 else np.trunc(x.sum(1) / 2)
+        np.testing.assert_array_equal(got, want)

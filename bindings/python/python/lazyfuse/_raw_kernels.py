@@ -489,12 +489,12 @@ class ReductionKernel:
                 preamble=self.preamble, options=self.options)
             out_type = _resolve(self.out_params[0][1], types, what)
             post = ElementwiseKernel(f"{reduce_type} a", f"{out_type} {self.out_params[0][2]}",
-                                     self.post_map_expr, self.name, preamble=self.preamble,
-                                     options=self.options)
+                                     self.post_map_expr, self.name,
+                                     preamble=_typedefs(types) + self.preamble, options=self.options)
             combine = None if self.kind else ElementwiseKernel(
                 f"{reduce_type} a, {reduce_type} b", f"{reduce_type} _lf_c",
-                f"_lf_c = ({self.reduce_expr})", self.name, preamble=self.preamble,
-                options=self.options)
+                f"_lf_c = ({self.reduce_expr})", self.name,
+                preamble=_typedefs(types) + self.preamble, options=self.options)
             self._made[key] = (mapping, post, combine,
                                _identity_value(self.identity, reduce_type, types))
         mapping, post, combine, identity = self._made[key]
@@ -519,6 +519,13 @@ class ReductionKernel:
         if out is None:
             return result
         return _store(result, out, what)
+
+
+def _typedefs(types):
+    """C typedefs of the type placeholders (``T``), which CuPy declares
+    ahead of a reduction's preamble: for the kernels whose own parameters
+    do not bind them (the post-map, the combine of the rounds)."""
+    return "".join(f"typedef {dtype} {name};\n" for name, dtype in types.items())
 
 
 def _identity_value(text, dtype, types):
