@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lazyfuse as lf
-from lazyfuse import CompileError
+from lazyfuse import CompileError, _c_combine
 from lazyfuse._c_translate import Unit
 
 SAXPY = r"""
@@ -458,3 +458,32 @@ def test_a_reduction_preamble_reads_the_type_placeholders(backend):
         assert got.dtype == dtype
         want = x.sum(1) / 2 if dtype == np.float32 else np.trunc(x.sum(1) / 2)
         np.testing.assert_array_equal(got, want)
+
+
+def test_what_a_combine_expression_can_say():
+    """The C of a reduce expression as lazyfuse's expression language, or
+    None where the language cannot say what the C does in the reduce type
+    (then the reduction takes another way)."""
+    def expression(ctype, expr, preamble=""):
+        unit = Unit(f"{preamble}\n__device__ {ctype} f({ctype} a, {ctype} b) {{ return ({expr}); }}")
+        return _c_combine.expression(unit.namespace(), "f", unit.functions["f"].params[0][0])
+
+    assert expression("float", "a * b + a + b") == "(((a * b) + a) + b)"
+    assert expression("float", "fabsf(a) > fabsf(b) ? a : b") == "where((abs(a) > abs(b)), a, b)"
+    assert expression("float", "a + b + 1.5f") == "((a + b) + 1.5)"  # a float constant
+    assert expression("double", "a + b + 1.5f") == "((a + b) + 1.5)"  # exact in double
+    assert expression("unsigned int", "a * b + 1u") == "((a * b) + 1)"  # wrapping, as C's
+    assert expression("int", "max(a, b)") == "maximum(a, b)"
+    # NaN loses in fmaxf, as in C.
+    assert expression("float", "fmaxf(a, b)") == "where((a != a), b, where((b != b), a, maximum(a, b)))"
+    # C's truncating division of signed integers; a branching device function.
+    assert expression("int", "a / 2") == "where(((a < 0) == False), (abs(a) // 2), (-(abs(a) // 2)))"
+    assert expression("int", "pick(a, b)", "__device__ int pick(int x, int y) {"
+                                           " if (x > y) return x - y; return y; }") == (
+        "where((a > b), (a - b), b)")
+    # Conversions: a float's double arithmetic, a comparison's bool as an
+    # int, short arithmetic in int; and what the language has no operation for.
+    for ctype, expr in [("float", "a + b + 0.5"), ("int", "a > b"), ("short", "a + b"),
+                        ("float", "erff(a) + b"), ("float", "fmaf(a, b, 1.0f)"),
+                        ("float", "a > b ? 1.0f : 0.0f")]:
+        assert expression(ctype, expr) is None, (ctype, expr)
