@@ -107,7 +107,7 @@ LAYERS = [
                "_complex_inference", "_complex_values", "_strings", "_record_args", "_record_values", "_string_values",
                "_complex_gufuncs", "_vector_types", "_vector_values", "_grid_groups", "_libdevice", "_enum_values", "_reshapes", "_jit", "_complex_calls", "_numba",
                "_kernel_args", "_streams", "_devicearray", "_cu_sources", "extending", "_cuda_devices", "_cuda_random", "cuda", "_c_tree",
-               "_c_tables", "_c_runtime", "_c_lex", "_c_templates", "_c_parse", "_c_printf", "_c_statements", "_c_translate",
+               "_c_tables", "_c_runtime", "_c_lex", "_c_templates", "_c_parse", "_c_printf", "_c_statements", "_c_translate", "_c_combine",
                "_raw_kernels", "pycuda", "pycuda.autoinit", "pycuda.compiler", "pycuda.driver",
                "pycuda.gpuarray"]),
     # The package's namespace: imports every module above, re-exports.

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lazyfuse as lf
-from lazyfuse import CompileError
+from lazyfuse import CompileError, _c_combine
 from lazyfuse._c_translate import Unit
 
 SAXPY = r"""
@@ -429,8 +429,8 @@ def test_cuda_c_outside_the_subset_compiles_with_nvrtc():
 
 
 def test_reduction_kernel_with_any_associative_reduce_expression(backend):
-    """A reduce expression lazyfuse has no reduction for runs as rounds of
-    pairs combined by it (log2 n rounds, each a lazy ufunc)."""
+    """A reduce expression lazyfuse has no reduction for is combined by
+    its own C (one native custom reduction of it: below)."""
     x = np.random.default_rng(0).integers(0, 1000, (7, 13)).astype(np.int32)
     xor = lf.ReductionKernel("T x", "T y", "x", "a ^ b", "y = a", "0", "xor_all")
     assert int(np.asarray(xor(x))) == np.bitwise_xor.reduce(x.ravel())
@@ -445,3 +445,210 @@ def test_reduction_kernel_with_any_associative_reduce_expression(backend):
     # The identity joins the elements: a bitwise or started from 1024.
     with_bit = lf.ReductionKernel("T x", "T y", "x", "a | b", "y = a", "1024", "or_all")
     assert int(np.asarray(with_bit(x))) == np.bitwise_or.reduce(x.ravel()) | 1024
+
+
+def test_a_reduction_preamble_reads_the_type_placeholders(backend):
+    # CuPy declares the placeholders ahead of a reduction's preamble, so its
+    # functions may use them, also where the post-map expression calls them.
+    kernel = lf.ReductionKernel("T x", "T y", "x", "a + b", "y = halved(a)", "0", "half_sum",
+                                preamble="__device__ T halved(T v) { return v / 2; }")
+    for dtype in (np.float32, np.int32):
+        x = np.arange(-12, 7, dtype=dtype).reshape(1, 19)  # a sum of -57
+        got = np.asarray(kernel(x, axis=1))
+        assert got.dtype == dtype
+        want = x.sum(1) / 2 if dtype == np.float32 else np.trunc(x.sum(1) / 2)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_what_a_combine_expression_can_say():
+    """The C of a reduce expression as lazyfuse's expression language, or
+    None where the language cannot say what the C does in the reduce type
+    (then the reduction takes another way)."""
+    def expression(ctype, expr, preamble=""):
+        unit = Unit(f"{preamble}\n__device__ {ctype} f({ctype} a, {ctype} b) {{ return ({expr}); }}")
+        return _c_combine.expression(unit.namespace(), "f", unit.functions["f"].params[0][0])
+
+    assert expression("float", "a * b + a + b") == "(((a * b) + a) + b)"
+    assert expression("float", "fabsf(a) > fabsf(b) ? a : b") == "where((abs(a) > abs(b)), a, b)"
+    assert expression("float", "a + b + 1.5f") == "((a + b) + 1.5)"  # a float constant
+    assert expression("double", "a + b + 1.5f") == "((a + b) + 1.5)"  # exact in double
+    assert expression("unsigned int", "a * b + 1u") == "((a * b) + 1)"  # wrapping, as C's
+    assert expression("int", "max(a, b)") == "maximum(a, b)"
+    # NaN loses in fmaxf, as in C.
+    assert expression("float", "fmaxf(a, b)") == "where((a != a), b, where((b != b), a, maximum(a, b)))"
+    # C's truncating division of signed integers; a branching device function.
+    assert expression("int", "a / 2") == "where(((a < 0) == False), (abs(a) // 2), (-(abs(a) // 2)))"
+    assert expression("int", "pick(a, b)", "__device__ int pick(int x, int y) {"
+                                           " if (x > y) return x - y; return y; }") == (
+        "where((a > b), (a - b), b)")
+    # Conversions: a float's double arithmetic, a comparison's bool as an
+    # int, short arithmetic in int; and what the language has no operation for.
+    for ctype, expr in [("float", "a + b + 0.5"), ("int", "a > b"), ("short", "a + b"),
+                        ("float", "erff(a) + b"), ("float", "fmaf(a, b, 1.0f)"),
+                        ("float", "a > b ? 1.0f : 0.0f")]:
+        assert expression(ctype, expr) is None, (ctype, expr)
+
+
+# Custom reduce expressions with a NumPy function of the same meaning.
+PLUS_TIMES = ("a * b + a + b", lambda a, b: a * b + a + b)
+LARGEST_MAGNITUDE = ("abs(a) > abs(b) ? a : b", lambda a, b: np.where(np.abs(a) > np.abs(b), a, b))
+LARGER_MAGNITUDE = """
+__device__ T larger_magnitude(T x, T y) {
+    if (abs(x) > abs(y)) return x;
+    return y;
+}
+"""
+
+
+def _reduced(combine, x, axis, keepdims):
+    """``x`` reduced over ``axis`` by ``combine`` one element after another
+    (in NumPy, in ``x``'s dtype)."""
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    axes = tuple(a % x.ndim for a in axes)
+    kept = [a for a in range(x.ndim) if a not in axes]
+    rows = np.transpose(x, kept + list(axes)).reshape([x.shape[a] for a in kept] + [-1])
+    with np.errstate(all="ignore"):
+        result = rows[..., 0]
+        for k in range(1, rows.shape[-1]):
+            result = combine(result, rows[..., k]).astype(x.dtype)
+    return result.reshape([1 if a in axes else n for a, n in enumerate(x.shape)]) if keepdims else result
+
+
+def _distinct_magnitudes(rng, shape, dtype):
+    """Values with no two of one magnitude (a magnitude picks one alone)."""
+    n = int(np.prod(shape))
+    values = (rng.permutation(n) + 1) * rng.choice([-1, 1], n)
+    return (values * (0.25 if np.dtype(dtype).kind == "f" else 1)).astype(dtype).reshape(shape)
+
+
+def _launches(cx, array):
+    """The value of ``array`` and how many kernels computing it launched."""
+    before = cx.stats()["kernel_launches"]
+    value = np.asarray(array)
+    return value, cx.stats()["kernel_launches"] - before
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("axis", [None, 1, -1, (0, 2), (2, 0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_custom_reduce_expressions_match_numpy(backend, dtype, axis, keepdims):
+    rng = np.random.default_rng(7)
+    shape = (4, 5, 6)
+    if np.dtype(dtype).kind == "f":
+        small = (rng.standard_normal(shape) * 0.05).astype(dtype)
+    else:  # products of 1s, 2s and 3s: past int32's range, they wrap as NumPy's do
+        small = rng.integers(0, 3, shape).astype(dtype)
+    magnitudes = _distinct_magnitudes(rng, shape, dtype)
+    for (expr, combine), x, preamble in [(PLUS_TIMES, small, ""), (LARGEST_MAGNITUDE, magnitudes, ""),
+                                        (("larger_magnitude(a, b)", LARGEST_MAGNITUDE[1]), magnitudes,
+                                         LARGER_MAGNITUDE)]:
+        kernel = lf.ReductionKernel("T x", "T y", "x", expr, "y = a", "0", "custom", preamble=preamble)
+        result = kernel(lf.asarray(x), axis=axis, keepdims=keepdims)
+        assert "reduce 'custom'" in result.explain()  # the native reduction of the expression
+        got = np.asarray(result)
+        want = _reduced(combine, x, axis, keepdims)
+        assert got.dtype == dtype and got.shape == want.shape, expr
+        if np.dtype(dtype).kind == "f" and expr == PLUS_TIMES[0]:
+            np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=expr)
+
+
+def test_a_custom_reduce_expression_is_one_reduction_launch():
+    # On the simulated GPU: one kernel reads the elements through the map
+    # expression, reduces them with the reduce expression's own combine,
+    # and writes them through the post-map expression.
+    x = np.random.default_rng(3).standard_normal((6, 7, 8)).astype(np.float32) * 0.1
+    want = np.sqrt(np.prod(x.astype(np.float64) ** 2 + 1, axis=1) - 1)
+    kernel = lf.ReductionKernel("T x", "T y", "x * x", "a * b + a + b", "y = sqrt(a)", "0", "plus_times")
+    magnitude = lf.ReductionKernel("T x", "T y", "x", "fabsf(a) > fabsf(b) ? a : b", "y = a", "0",
+                                   "largest_magnitude")
+    with lf.use("sim") as cx:
+        lazy = lf.asarray(x)
+        result = kernel(lazy, axis=1)
+        assert "reduce 'plus_times' axes [1]" in result.explain()
+        got, launches = _launches(cx, result)
+        np.testing.assert_allclose(got, want, rtol=1e-4)
+        assert launches == 1
+        for axis, keepdims in [(None, False), (-1, True), ((0, 1, 2), True)]:
+            got, launches = _launches(cx, magnitude(lazy, axis=axis, keepdims=keepdims))
+            assert launches == 1, (axis, keepdims)
+            np.testing.assert_array_equal(got, _reduced(LARGEST_MAGNITUDE[1], x, axis, keepdims))
+        # Several axes but not all: one launch per axis (the native reducer
+        # takes one axis, or all).
+        got, launches = _launches(cx, magnitude(lazy, axis=(0, 2)))
+        assert launches == 2
+        np.testing.assert_array_equal(got, _reduced(LARGEST_MAGNITUDE[1], x, (0, 2), False))
+        # An identity that is no neutral element joins once, in the same launch.
+        bits = lf.ReductionKernel("T x", "T y", "x", "a | b", "y = a", "1024", "or_all")
+        ints = np.random.default_rng(4).integers(0, 1000, (7, 13)).astype(np.int32)
+        got, launches = _launches(cx, bits(lf.asarray(ints), axis=1))
+        assert launches == 1
+        np.testing.assert_array_equal(got, np.bitwise_or.reduce(ints, axis=1) | 1024)
+
+
+def test_a_custom_reduction_equals_the_rounds_of_pairs(backend, monkeypatch):
+    rng = np.random.default_rng(5)
+    floats = (rng.standard_normal((9, 11)) * 0.1).astype(np.float32)
+    ints = rng.integers(-1000, 1000, (9, 11)).astype(np.int32)
+    cases = [(PLUS_TIMES[0], floats), (LARGEST_MAGNITUDE[0], _distinct_magnitudes(rng, (9, 11), np.int32)),
+             ("a ^ b", ints), ("min(a + b, 5000)", np.abs(ints))]
+
+    def results(native):
+        values = []
+        for expr, x in cases:
+            kernel = lf.ReductionKernel("T x", "T y", "x", expr, "y = a", "0", "custom")
+            for axis in (None, 0, 1):
+                result = kernel(x, axis=axis)
+                assert ("reduce 'custom'" in result.explain()) == native, expr
+                values.append(np.asarray(result))
+        return values
+
+    native = results(True)
+    # Without a combine expression each kernel falls back to the rounds.
+    monkeypatch.setattr(_c_combine, "expression", lambda env, name, dtype: None)
+    for got, want in zip(native, results(False)):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_custom_reductions_of_empty_and_one_element_inputs(backend):
+    kernel = lf.ReductionKernel("T x", "T y", "x", "a * b + a + b", "y = a + 1", "0", "plus_times")
+    for dtype in (np.float32, np.int32):
+        np.testing.assert_array_equal(np.asarray(kernel(np.zeros(0, dtype))), 1)  # post-map(identity)
+        got = np.asarray(kernel(np.zeros((3, 0), dtype), axis=1, keepdims=True))
+        np.testing.assert_array_equal(got, np.ones((3, 1), dtype))
+        assert np.asarray(kernel(np.zeros((0, 4), dtype), axis=1)).shape == (0,)
+        np.testing.assert_array_equal(np.asarray(kernel(np.array([5], dtype))), 6)
+        np.testing.assert_array_equal(np.asarray(kernel(np.array([[2], [3]], dtype), axis=1)), [3, 4])
+    # An identity that is no neutral element joins a single element too.
+    bits = lf.ReductionKernel("T x", "T y", "x", "a | b", "y = a", "1024", "or_all")
+    assert int(np.asarray(bits(np.array([3], np.int32)))) == 1027
+
+
+def test_custom_reduction_types_and_out(backend):
+    # reduce_type: float32 inputs reduced in double, written as T.
+    x = (np.random.default_rng(6).standard_normal(50) * 0.1).astype(np.float32)
+    kernel = lf.ReductionKernel("T x", "T y", "x", "a * b + a + b", "y = a", "0", "plus_times",
+                                reduce_type="float64")
+    want = np.prod(x.astype(np.float64) + 1) - 1
+    got = kernel(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    out = lf.zeros((), dtype=np.float32)
+    kernel(lf.asarray(x), out=out)
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        kernel(x.reshape(5, 10), axis=(1, -1))
+
+
+def test_a_reduce_expression_without_a_combine_runs_as_rounds():
+    # `a + b + 0.5` of floats computes in double; `a + b + 0.5f` has no
+    # neutral element to pad with: both reduce as rounds of pairs.
+    x = np.arange(16, dtype=np.float32)
+    with lf.use("sim") as cx:
+        for expr in ("a + b + 0.5", "a + b + 0.5f"):
+            kernel = lf.ReductionKernel("T x", "T y", "x", expr, "y = a", "0", "halves")
+            got, launches = _launches(cx, kernel(lf.asarray(x)))
+            assert launches > 1
+            # The identity 0 joins once after the 15 combines of the elements.
+            assert float(got) == x.sum() + 0.5 * 16

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from . import _c_lex, _c_parse, _c_translate, _c_tree, _native, _rounds
+from . import _c_combine, _c_lex, _c_parse, _c_translate, _c_tree, _native, _rounds
 from ._array import Array, _store
 from ._c_tree import Pointer
 from ._contexts import current_context
@@ -430,12 +430,82 @@ _REDUCTIONS = [
 
 def _reduction(expr):
     """lazyfuse's own reduction that ``expr`` (of ``a`` and ``b``) is, or
-    None for another expression (reduced in rounds of pairs)."""
+    None for another expression (a ``_CustomReduction``)."""
     text = re.sub(r"\s+", "", expr)
     for forms, kind in _REDUCTIONS:
         if text in forms:
             return kind
     return None
+
+
+class _CustomReduction:
+    """A reduce expression other than lazyfuse's own reductions, for one
+    reduce type: where the expression language says what its C does in
+    that type (``_c_combine``) and a neutral element is found to pad
+    with, one native custom reduction of it per call, as ``cuda.reduce``
+    runs its function (one launch for all axes or one axis; one per axis
+    for several axes but not all, as the native reducer takes one axis or
+    all); else ``log2 n`` rounds of pairs combined by it as a lazy ufunc.
+    Either way the identity joins the elements once, after them, unless
+    it is itself the neutral element."""
+
+    def __init__(self, kernel, dtype, types, identity):
+        self.dtype = dtype
+        with np.errstate(all="ignore"):  # converted as C converts it
+            self.identity = np.array(identity).astype(dtype)[()]
+        self.reducer, self.join = self._native(kernel, types)
+        if self.reducer is None:
+            self.combine = ElementwiseKernel(
+                f"{dtype} a, {dtype} b", f"{dtype} _lf_c", f"_lf_c = ({kernel.reduce_expr})",
+                kernel.name, preamble=_typedefs(types) + kernel.preamble, options=kernel.options)
+
+    def _native(self, kernel, types):
+        """``(reducer, join)``: the native reducer of the expression, and
+        the expression as a ufunc where the identity must join its result
+        (being no neutral element; else None); ``(None, None)`` where it
+        cannot run as one."""
+        source = (f"{kernel.preamble}\n__device__ {self.dtype} _lf_combine({self.dtype} a, "
+                  f"{self.dtype} b) {{ return ({kernel.reduce_expr}); }}\n")
+        try:
+            env = _c_translate.Unit(source, types, _defines(kernel.options)).namespace()
+        except CompileError:  # the rounds translate it again, and report what fails
+            return None, None
+        expr = _c_combine.expression(env, "_lf_combine", self.dtype)
+        if expr is None:
+            return None, None
+        from . import cuda
+        # The reduction pads with a neutral element, which C's semantics
+        # (the translated function on NumPy scalars) must keep.
+        pad = cuda._neutral_element(env["_lf_combine"], self.dtype, first=[self.identity])
+        if pad is None:
+            return None, None
+        pad = np.dtype(self.dtype).type(pad).item()
+        if float(pad) != pad:  # the native reducer takes it as a double
+            return None, None
+        reducer = _native.Reducer(kernel.name, expr, "a", "b", float(pad))
+        if pad == self.identity.item():
+            return reducer, None
+        signature = f"{self.dtype}({self.dtype}, {self.dtype})"
+        return reducer, _native.Ufunc(kernel.name, expr, ["a", "b"], [signature])
+
+    def __call__(self, x, axes, keepdims):
+        """``x`` reduced over ``axes`` (distinct, non-negative), the
+        identity joined."""
+        if self.reducer is None:
+            reduced = _pairwise(self.combine, x, axes, keepdims)
+            return self.combine(full(reduced.shape, self.identity, dtype=self.dtype), reduced)
+        reduced = x
+        if len(axes) == x.ndim:
+            reduced = Array(self.reducer.reduce(x._a))
+        else:
+            for axis in sorted(axes, reverse=True):
+                reduced = Array(self.reducer.reduce(reduced._a, axis))
+        if keepdims:
+            reduced = reduced.reshape(tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+        if self.join is None:
+            return reduced
+        identity = full(reduced.shape, self.identity, dtype=self.dtype)
+        return Array(self.join.call([identity._a, reduced._a]))
 
 
 def _pairwise(combine, x, axes, keepdims):
@@ -455,11 +525,22 @@ class ReductionKernel:
     """CuPy's ``ReductionKernel(in_params, out_params, map_expr,
     reduce_expr, post_map_expr, identity, name)``: ``map_expr`` per
     element (a lazy ufunc), the reduction ``reduce_expr`` of ``a`` and
-    ``b`` over ``axis`` (all axes by default) — lazyfuse's own reduction
-    for a sum, product, maximum, minimum, ``||`` or ``&&``, and for any
-    other (associative) expression rounds of pairs combined by it as a
-    lazy ufunc — started from ``identity``, then ``post_map_expr`` of the
-    result ``a``."""
+    ``b`` over ``axis`` (all axes by default) started from ``identity``,
+    then ``post_map_expr`` of the result ``a``.
+
+    A sum, product, maximum, minimum, ``||`` or ``&&`` is lazyfuse's own
+    reduction. Any other associative (and commutative) expression —
+    ``a * b + a + b``, ``fabsf(a) > fabsf(b) ? a : b``, a ``__device__``
+    function of the preamble — runs as one native custom reduction of it
+    (as ``cuda.reduce``'s functions do) where lazyfuse's expression
+    language computes what its C computes in the reduce type and one of
+    the identity, 0, 1 and the type's extremes is its neutral element:
+    one launch over all axes or one axis (one per axis over several axes
+    but not all), into which map and post-map expressions that are lazy
+    ufuncs fuse. Otherwise — a conversion to another type inside it
+    (``a + b + 0.5`` of floats computes in double), a function the
+    language lacks, no neutral element — it runs as ``log2 n`` rounds of
+    pairs combined by it as a lazy ufunc."""
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
@@ -489,15 +570,12 @@ class ReductionKernel:
                 preamble=self.preamble, options=self.options)
             out_type = _resolve(self.out_params[0][1], types, what)
             post = ElementwiseKernel(f"{reduce_type} a", f"{out_type} {self.out_params[0][2]}",
-                                     self.post_map_expr, self.name, preamble=self.preamble,
-                                     options=self.options)
-            combine = None if self.kind else ElementwiseKernel(
-                f"{reduce_type} a, {reduce_type} b", f"{reduce_type} _lf_c",
-                f"_lf_c = ({self.reduce_expr})", self.name, preamble=self.preamble,
-                options=self.options)
-            self._made[key] = (mapping, post, combine,
-                               _identity_value(self.identity, reduce_type, types))
-        mapping, post, combine, identity = self._made[key]
+                                     self.post_map_expr, self.name,
+                                     preamble=_typedefs(types) + self.preamble, options=self.options)
+            identity = _identity_value(self.identity, reduce_type, types)
+            custom = None if self.kind else _CustomReduction(self, reduce_type, types, identity)
+            self._made[key] = (mapping, post, custom, identity)
+        mapping, post, custom, identity = self._made[key]
         args = [a if isinstance(a, Array) or not isinstance(a, np.ndarray) else asarray(a) for a in args]
         mapped = mapping(*args)
         if not isinstance(mapped, Array):
@@ -505,13 +583,14 @@ class ReductionKernel:
         axes = tuple(range(mapped.ndim)) if axis is None else (
             (axis,) if isinstance(axis, int) else tuple(axis))
         axes = tuple(a % max(mapped.ndim, 1) for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{what}: duplicate value in 'axis'")
         if any(mapped.shape[a] == 0 for a in axes):
             shape = tuple(1 if a in axes else n for a, n in enumerate(mapped.shape)
                           if keepdims or a not in axes)
             reduced = full(shape, identity, dtype=reduce_type)
-        elif combine is not None:
-            reduced = _pairwise(combine, mapped.astype(reduce_type), axes, keepdims)
-            reduced = combine(full(reduced.shape, identity, dtype=reduce_type), reduced)
+        elif custom is not None:
+            reduced = custom(mapped.astype(reduce_type), axes, keepdims)
         else:
             reduced = getattr(mapped, self.kind)(axis=axes, keepdims=keepdims)
             reduced = _with_identity(self.kind, reduced, identity, reduce_type)
@@ -519,6 +598,13 @@ class ReductionKernel:
         if out is None:
             return result
         return _store(result, out, what)
+
+
+def _typedefs(types):
+    """C typedefs of the type placeholders (``T``), which CuPy declares
+    ahead of a reduction's preamble: for the kernels whose own parameters
+    do not bind them (the post-map, the combine of the rounds)."""
+    return "".join(f"typedef {dtype} {name};\n" for name, dtype in types.items())
 
 
 def _identity_value(text, dtype, types):

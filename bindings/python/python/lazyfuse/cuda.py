@@ -196,13 +196,14 @@ def _samples(dtype):
     return values, [0, 1, info.min, info.max]
 
 
-def _neutral_element(function, dtype):
-    """The first candidate ``e`` with ``f(e, x) == x == f(x, e)`` on every
-    sample value ``x`` of ``dtype`` (Python's ``function`` on NumPy
-    scalars), or None."""
+def _neutral_element(function, dtype, first=()):
+    """The first candidate ``e`` — those of ``first``, then 0, 1 and the
+    dtype's extremes — with ``f(e, x) == x == f(x, e)`` on every sample
+    value ``x`` of ``dtype`` (Python's ``function`` on NumPy scalars), or
+    None."""
     kind = np.dtype(dtype).type
     values, candidates = _samples(np.dtype(dtype))
-    for candidate in candidates:
+    for candidate in [*first, *candidates]:
         e = kind(candidate)
         try:
             with np.errstate(all="ignore"):
