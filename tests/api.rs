@@ -398,6 +398,20 @@ fn user_reducers() -> Result<()> {
         assert_eq!(max.reduce_axis(&m, 0).to_vec::<i32>()?, vec![4, 7, 6]);
         assert_eq!(max.reduce_axis(&m, -1).to_vec::<i32>()?, vec![7, 6]);
         assert_eq!(max.reduce(&m).item::<i32>()?, 7);
+        // Several axes in one reduction: axes 0 and 2 of a (2, 3, 2).
+        let cube = cx.from_vec((0..12).collect::<Vec<i32>>(), &[2, 3, 2])?;
+        let over = max.reduce_axes(&cube, &[2, 0]);
+        assert_eq!(over.shape(), &[3]);
+        assert_eq!(over.to_vec::<i32>()?, vec![7, 9, 11]);
+        assert_eq!(max.reduce_axes(&cube, &[-1, 0, 1]).item::<i32>()?, 11);
+        assert!(
+            max.reduce_axes(&cube, &[0, -3]).check().is_err(),
+            "axis 0 twice"
+        );
+        assert!(
+            max.reduce_axes(&cube, &[3]).check().is_err(),
+            "out of range"
+        );
         let empty = cx.zeros(&[0], DType::F32);
         assert_eq!(
             sum.reduce(&empty).item::<f32>()?,

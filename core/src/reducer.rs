@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use crate::array::build::{cast_node, reduce_node};
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::node::{Combine, CustomCombine, Node, Op};
+use crate::node::{Axes, Combine, CustomCombine, Node, Op};
 use crate::scalar::Scalar;
 use crate::shape::{AxisIndex, Shape};
 use crate::trace::{record, Expr, Trace};
@@ -109,19 +109,29 @@ impl Reducer {
     /// Reduces all elements to a 0-d array (lazy); element-wise work that
     /// produces `array` fuses into the reduction's read.
     pub fn reduce(&self, array: &Array) -> Array {
-        Array::built(array.session(), self.build(array, None::<i64>))
+        let axes = array.reduction_axes(&self.inner.name, None::<i64>);
+        Array::built(array.session(), self.build(array, axes))
     }
 
     /// Reduces along one axis (negative counts from the end).
     pub fn reduce_axis(&self, array: &Array, axis: impl AxisIndex) -> Array {
-        Array::built(array.session(), self.build(array, Some(axis)))
+        let axes = array.reduction_axes(&self.inner.name, Some(axis));
+        Array::built(array.session(), self.build(array, axes))
+    }
+
+    /// Reduces over several axes at once (negative counts from the end;
+    /// distinct), in one reduction: the kept axes in order, as NumPy's
+    /// `axis=(0, 2)`. Errors for an axis out of range or given twice.
+    pub fn reduce_axes(&self, array: &Array, axes: &[isize]) -> Array {
+        let axes = array.several_axes(&self.inner.name, axes);
+        Array::built(array.session(), self.build(array, axes))
     }
 
     fn context(&self) -> String {
         format!("reducer '{}'", self.inner.name)
     }
 
-    fn build(&self, array: &Array, axis: Option<impl AxisIndex>) -> Result<Arc<Node>> {
+    fn build(&self, array: &Array, axes: Result<Axes>) -> Result<Arc<Node>> {
         let node = array.valid_node()?;
         let context = self.context();
         let trace = self.inner.trace.as_ref().map_err(Clone::clone)?;
@@ -160,8 +170,7 @@ impl Reducer {
             body: body.node(),
             identity,
         }));
-        let axes = array.reduction_axes(&self.inner.name, axis)?;
-        let reduced = reduce_node(combine, &cast_node(&node, acc), axes)?;
+        let reduced = reduce_node(combine, &cast_node(&node, acc), axes?)?;
         Ok(cast_node(&reduced, dtype))
     }
 }

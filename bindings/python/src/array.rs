@@ -93,7 +93,7 @@ pub(crate) fn fill_value(value: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     Ok(Scalar::from(value.extract::<f64>()?))
 }
 
-fn axes_of(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
+pub(crate) fn axes_of(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
     match axis {
         None => Ok(None),
         Some(a) if a.is_none() => Ok(None),

@@ -295,12 +295,13 @@ impl PyReducer {
         Ok(PyReducer { inner })
     }
 
-    /// Reduces all elements (or along `axis`) lazily.
+    /// Reduces all elements (or along `axis`: an int or a tuple of them,
+    /// in one reduction) lazily.
     #[pyo3(signature = (array, axis = None))]
-    fn reduce(&self, array: PyRef<'_, PyArr>, axis: Option<isize>) -> PyResult<PyArr> {
-        PyArr::checked(match axis {
+    fn reduce(&self, array: PyRef<'_, PyArr>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArr> {
+        PyArr::checked(match crate::array::axes_of(axis)? {
             None => self.inner.reduce(&array.inner),
-            Some(axis) => self.inner.reduce_axis(&array.inner, axis),
+            Some(axes) => self.inner.reduce_axes(&array.inner, &axes),
         })
     }
 }

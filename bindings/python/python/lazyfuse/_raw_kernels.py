@@ -443,9 +443,7 @@ class _CustomReduction:
     reduce type: where the expression language says what its C does in
     that type (``_c_combine``) and a neutral element is found to pad
     with, one native custom reduction of it per call, as ``cuda.reduce``
-    runs its function (one launch for all axes or one axis; one per axis
-    for several axes but not all, as the native reducer takes one axis or
-    all); else ``log2 n`` rounds of pairs combined by it as a lazy ufunc.
+    runs its function (one launch over any axes); else ``log2 n`` rounds of pairs combined by it as a lazy ufunc.
     Either way the identity joins the elements once, after them, unless
     it is itself the neutral element."""
 
@@ -494,12 +492,7 @@ class _CustomReduction:
         if self.reducer is None:
             reduced = _pairwise(self.combine, x, axes, keepdims)
             return self.combine(full(reduced.shape, self.identity, dtype=self.dtype), reduced)
-        reduced = x
-        if len(axes) == x.ndim:
-            reduced = Array(self.reducer.reduce(x._a))
-        else:
-            for axis in sorted(axes, reverse=True):
-                reduced = Array(self.reducer.reduce(reduced._a, axis))
+        reduced = Array(self.reducer.reduce(x._a, tuple(axes)))
         if keepdims:
             reduced = reduced.reshape(tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
         if self.join is None:
@@ -535,8 +528,7 @@ class ReductionKernel:
     (as ``cuda.reduce``'s functions do) where lazyfuse's expression
     language computes what its C computes in the reduce type and one of
     the identity, 0, 1 and the type's extremes is its neutral element:
-    one launch over all axes or one axis (one per axis over several axes
-    but not all), into which map and post-map expressions that are lazy
+    one launch over any axes, into which map and post-map expressions that are lazy
     ufuncs fuse. Otherwise — a conversion to another type inside it
     (``a + b + 0.5`` of floats computes in double), a function the
     language lacks, no neutral element — it runs as ``log2 n`` rounds of
