@@ -200,6 +200,9 @@ fn the_first_uniforms_of_seed_zero_are_the_known_answer_words_mapped() {
     }
 }
 
+/// Core's value of one form of the generator: `(counter, key) -> bits`.
+type CoreForm = fn(u64, u64) -> u64;
+
 /// `philox_word` and `philox_pair` over runs of counters that start
 /// anywhere (a slice of a random array), lone counters and runs cut short,
 /// on every backend, the CPU's machine and its compiled code: core's
@@ -227,7 +230,7 @@ fn generator_words_are_cores_for_runs_and_lone_counters() {
         ] {
             let stop = (start + step * n) as f64;
             let counters = cx.arange(start as f64, stop, step as f64, DType::U64);
-            let forms: [(BinaryOp, fn(u64, u64) -> u64); 2] = [
+            let forms: [(BinaryOp, CoreForm); 2] = [
                 (BinaryOp::PhiloxWord, philox::word),
                 (BinaryOp::PhiloxPair, philox::pair),
             ];
