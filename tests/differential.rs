@@ -1,6 +1,7 @@
-//! Differential property test: random expression DAGs (mixed dtypes,
-//! broadcasting, views, reductions, arg-reductions, statistics, scans,
-//! random arrays, scalars, a user ufunc) built identically on every
+//! Differential property test: random expression DAGs (every operation of
+//! the core's unary and binary tables, mixed dtypes, broadcasting, views,
+//! reductions, arg-reductions, statistics, scans, random arrays, scalars,
+//! a user ufunc) built identically on every
 //! backend must agree with the reference evaluator — both reject the same
 //! expressions, and valid ones give the same values (exact for integers and
 //! bool, within a few ulp-scaled units for floats, since reductions may sum
@@ -11,15 +12,19 @@
 
 mod common;
 
+use lazyfuse::core::{BinaryOp, UnaryOp};
 use lazyfuse::half::f16;
 use lazyfuse::{Array, Context, DType, Element, Expr, Result, Ufunc};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Step {
-    Unary(usize, &'static str),
-    Binary(usize, usize, &'static str),
-    Scalar(usize, &'static str, f64),
+    /// Any operation of the core's unary table.
+    Unary(usize, UnaryOp),
+    /// Any operation of the core's binary table, of two values.
+    Binary(usize, usize, BinaryOp),
+    /// Any binary operation, of a value and a Python-like scalar.
+    Scalar(usize, BinaryOp, f64),
     Cast(usize, DType),
     Transpose(usize),
     Flatten(usize),
@@ -39,47 +44,6 @@ fn ufunc() -> Ufunc {
     Ufunc::new("blend", |[x, y]: [Expr; 2]| x.maximum(y) * 0.5 + x)
 }
 
-const UNARY: &[&str] = &[
-    "neg",
-    "abs",
-    "sqrt",
-    "exp",
-    "sin",
-    "floor",
-    "square",
-    "isnan",
-    "logical_not",
-    "tanh",
-    "cbrt",
-    "invert",
-    "deg2rad",
-    "arcsinh",
-    "arctanh",
-];
-const BINARY: &[&str] = &[
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floor_div",
-    "rem",
-    "minimum",
-    "maximum",
-    "lt",
-    "eq",
-    "pow",
-    "arctan2",
-    "hypot",
-    "copysign",
-    "fmod",
-    "logaddexp",
-    "heaviside",
-    "nextafter",
-    "gcd",
-    "bitwise_and",
-    "bitwise_xor",
-    "left_shift",
-];
 const REDUCE: &[&str] = &[
     "sum", "prod", "min", "max", "mean", "argmax", "argmin", "var", "std", "any", "all", "nansum",
     "nanmax",
@@ -98,12 +62,14 @@ const DTYPES: &[DType] = &[
 fn step() -> impl Strategy<Value = Step> {
     let i = 0usize..64;
     prop_oneof![
-        (i.clone(), prop::sample::select(UNARY)).prop_map(|(a, op)| Step::Unary(a, op)),
-        (i.clone(), i.clone(), prop::sample::select(BINARY))
+        // Every operation of the core's tables: a new row is tested here
+        // with no list to extend.
+        (i.clone(), prop::sample::select(UnaryOp::ALL)).prop_map(|(a, op)| Step::Unary(a, op)),
+        (i.clone(), i.clone(), prop::sample::select(BinaryOp::ALL))
             .prop_map(|(a, b, op)| Step::Binary(a, b, op)),
         (
             i.clone(),
-            prop::sample::select(BINARY),
+            prop::sample::select(BinaryOp::ALL),
             prop::sample::select(&[0.5, 2.0, -1.0, 3.0][..])
         )
             .prop_map(|(a, op, s)| Step::Scalar(a, op, s)),
@@ -168,9 +134,17 @@ impl std::fmt::Debug for Case {
             let len = self.sources.len() + k;
             let v = |i: &usize| format!("v{}", i % len);
             let expr = match step {
-                Step::Unary(a, op) => format!("{}.{op}()", v(a)),
-                Step::Binary(a, b, op) => format!("{}.{op}(&{})", v(a), v(b)),
-                Step::Scalar(a, op, s) => format!("{}.{op}({s:?})", v(a)),
+                Step::Unary(a, op) => format!("{}.apply_unary(UnaryOp::{op:?})", v(a)),
+                Step::Binary(a, b, op) => {
+                    format!(
+                        "{}.apply_binary(BinaryOp::{op:?}, (&{}).into())",
+                        v(a),
+                        v(b)
+                    )
+                }
+                Step::Scalar(a, op, s) => {
+                    format!("{}.apply_binary(BinaryOp::{op:?}, {s:?}.into())", v(a))
+                }
                 Step::Cast(a, d) => format!("{}.astype(DType::{d:?})", v(a)),
                 Step::Transpose(a) => format!("{}.transpose()", v(a)),
                 Step::Flatten(a) => format!("{0}.reshape(&[{0}.len()])", v(a)),
@@ -228,26 +202,9 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
     for step in steps {
         let pick = |i: &usize| values[i % values.len()].clone();
         let next = match step {
-            Step::Unary(a, op) => {
-                let a = pick(a);
-                match *op {
-                    "neg" => a.neg(),
-                    "abs" => a.abs(),
-                    "sqrt" => a.sqrt(),
-                    "exp" => a.exp(),
-                    "sin" => a.sin(),
-                    "floor" => a.floor(),
-                    "square" => a.square(),
-                    "isnan" => a.isnan(),
-                    "logical_not" => a.logical_not(),
-                    "cbrt" => a.cbrt(),
-                    "invert" => a.invert(),
-                    "deg2rad" => a.deg2rad(),
-                    _ => a.tanh(),
-                }
-            }
-            Step::Binary(a, b, op) => binary(&pick(a), op, pick(b)),
-            Step::Scalar(a, op, s) => binary(&pick(a), op, *s),
+            Step::Unary(a, op) => pick(a).apply_unary(*op),
+            Step::Binary(a, b, op) => pick(a).apply_binary(*op, (&pick(b)).into()),
+            Step::Scalar(a, op, s) => pick(a).apply_binary(*op, (*s).into()),
             Step::Cast(a, d) => pick(a).astype(*d),
             Step::Transpose(a) => pick(a).transpose(),
             Step::Flatten(a) => {
@@ -301,29 +258,6 @@ fn build(cx: &Context, sources: &[(usize, DType, u64)], steps: &[Step]) -> Vec<A
         values.push(next);
     }
     values
-}
-
-fn binary(a: &Array, op: &str, b: impl Into<lazyfuse::Operand>) -> Array {
-    match op {
-        "add" => a.add(b),
-        "sub" => a.sub(b),
-        "mul" => a.mul(b),
-        "div" => a.div(b),
-        "floor_div" => a.floor_div(b),
-        "rem" => a.rem(b),
-        "minimum" => a.minimum(b),
-        "maximum" => a.maximum(b),
-        "lt" => a.lt(b),
-        "eq" => a.eq(b),
-        "arctan2" => a.arctan2(b),
-        "hypot" => a.hypot(b),
-        "copysign" => a.copysign(b),
-        "fmod" => a.fmod(b),
-        "bitwise_and" => a.bitwise_and(b),
-        "bitwise_xor" => a.bitwise_xor(b),
-        "left_shift" => a.left_shift(b),
-        _ => a.pow(b),
-    }
 }
 
 fn as_f64(a: &Array) -> Result<Vec<f64>> {
@@ -432,8 +366,8 @@ fn a_case_prints_as_the_rust_code_that_builds_it() {
     let case = Case {
         sources: vec![(2, DType::F32, 7)],
         steps: vec![
-            Step::Unary(0, "sqrt"),
-            Step::Binary(0, 1, "add"),
+            Step::Unary(0, UnaryOp::Sqrt),
+            Step::Binary(0, 1, BinaryOp::Add),
             Step::Reduce(5, "sum", Some(0)),
         ],
     };
@@ -442,7 +376,13 @@ fn a_case_prints_as_the_rust_code_that_builds_it() {
         text.contains("let v0 = data(&cx, &[3], DType::F32, 7);"),
         "{text}"
     );
-    assert!(text.contains("let v1 = v0.sqrt();"), "{text}");
-    assert!(text.contains("let v2 = v0.add(&v1);"), "{text}");
+    assert!(
+        text.contains("let v1 = v0.apply_unary(UnaryOp::Sqrt);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("let v2 = v0.apply_binary(BinaryOp::Add, (&v1).into());"),
+        "{text}"
+    );
     assert!(text.contains("let v3 = v2.sum_axis(0);"), "{text}");
 }
