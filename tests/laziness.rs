@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use common::backends;
-use lazyfuse::{Context, DType, Expr, Reducer, Result, Stats, Ufunc};
+use lazyfuse::{Context, DType, Element, Expr, Reducer, Result, Stats, Ufunc};
 
 #[test]
 fn building_does_no_work() {
@@ -71,6 +71,34 @@ fn one_plan_for_several_results() -> Result<()> {
     assert_eq!(cx.stats().evaluations, 1);
     assert_eq!(e.to_vec::<f32>()?, vec![4.0, 7.0]);
     assert_eq!(cx.stats().evaluations, 1);
+    Ok(())
+}
+
+/// A demand into the caller's memory evaluates once, whether the engine
+/// writes there (an element-wise last launch) or declines (then the value
+/// is kept and copied out: a second read evaluates nothing).
+#[test]
+fn a_demand_into_memory_evaluates_once() -> Result<()> {
+    for cx in backends() {
+        let name = cx.backend_name();
+        let x = cx.from_slice(&[1.0f32, 2.0, 3.0, 4.0]);
+        let total = (&x * 2.0).sum();
+        let mut out = [0.0f32];
+        total.read_into(&mut out)?;
+        assert_eq!(out, [20.0], "{name}");
+        assert_eq!(cx.stats().evaluations, 1, "{name}");
+        total.read_into(&mut out)?;
+        let kept = total.is_materialized();
+        assert_eq!(cx.stats().evaluations, if kept { 1 } else { 2 }, "{name}");
+        // Several arrays at once, one of them a reduction.
+        let (mean, doubled) = (x.mean(), &x * 2.0);
+        let before = cx.stats().evaluations;
+        let (mut m, mut d) = ([0.0f32], [0.0f32; 4]);
+        let outs = vec![f32::wrap_mut(&mut m), f32::wrap_mut(&mut d)];
+        cx.read_all_into(&[&mean, &doubled], outs)?;
+        assert_eq!((m, d), ([2.5], [2.0, 4.0, 6.0, 8.0]), "{name}");
+        assert_eq!(cx.stats().evaluations, before + 1, "{name}");
+    }
     Ok(())
 }
 

@@ -23,6 +23,7 @@
 //!   again (`kept_for_later`).
 
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
@@ -66,6 +67,8 @@ impl GraphNode {
 /// A snapshot of the expression DAG needed by one demand.
 #[derive(Clone, Debug)]
 pub struct ExprGraph {
+    /// Unique to this snapshot (see [`ExprGraph::id`]).
+    id: u64,
     graph: StableDiGraph<GraphNode, u8>,
     outputs: Vec<NodeIndex>,
     /// The DAG nodes of the outputs after the roots: user kernel outputs
@@ -274,11 +277,22 @@ impl ExprGraph {
             outputs.push(id);
             kernel_outputs.push(Arc::clone(&held[id.index()]));
         }
+        // Snapshots are numbered in the order they are taken.
+        static SNAPSHOTS: AtomicU64 = AtomicU64::new(0);
         ExprGraph {
+            id: SNAPSHOTS.fetch_add(1, Ordering::Relaxed),
             graph,
             outputs,
             kernel_outputs,
         }
+    }
+
+    /// A number no other snapshot of this process has: what an engine
+    /// derived from this graph (its program) is valid for this id, so a
+    /// second look-up for the same graph (an evaluation after a declined
+    /// `evaluate_into`) can reuse it.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The DAG nodes of the outputs after the roots (`outputs()[roots..]`):

@@ -246,8 +246,14 @@ impl Session {
                             env.stats.add(Counter::Evaluations, 1);
                             return Ok(());
                         }
-                        // The engine declined: the demand below evaluates (and counts) once.
-                        Some(back) => out = back,
+                        // The engine declined: this graph is evaluated (and
+                        // counted) once and kept, and copied below (not
+                        // snapshotted again: the engine's program lookup
+                        // for it is remembered too).
+                        Some(back) => {
+                            out = back;
+                            self.evaluate(roots, &graph, true)?;
+                        }
                     }
                 }
             }
@@ -322,8 +328,12 @@ impl Session {
                             env.stats.add(Counter::Evaluations, 1);
                             return Ok(());
                         }
-                        // The engine declined: one demand below computes them.
-                        Some(back) => outs = back,
+                        // The engine declined: this graph is evaluated once
+                        // (kept) and each value copied below.
+                        Some(back) => {
+                            outs = back;
+                            self.evaluate(nodes, &graph, true)?;
+                        }
                     }
                 }
             }

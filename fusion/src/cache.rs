@@ -12,7 +12,7 @@
 //! holds no array alive: engines read each leaf from the current graph
 //! through [`Program::leaf`].
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lazyfuse_core::{DType, ExprGraph, Literal, Op, Result, Shape};
 use petgraph::stable_graph::NodeIndex;
@@ -126,6 +126,11 @@ fn key(graph: &ExprGraph, options: &FusionOptions) -> Option<GraphKey> {
 #[derive(Default)]
 pub struct ProgramCache {
     programs: Mutex<FxHashMap<GraphKey, Arc<Program>>>,
+    /// The program of the last graph looked up (by [`ExprGraph::id`]) and
+    /// its options: a demand into the caller's memory that the engine
+    /// declines evaluates that same graph next, and its key (a walk of
+    /// every node) is not made twice.
+    last: Mutex<Option<(u64, FusionOptions, Arc<Program>)>>,
 }
 
 impl std::fmt::Debug for ProgramCache {
@@ -138,10 +143,7 @@ impl std::fmt::Debug for ProgramCache {
 impl ProgramCache {
     /// How many programs are kept.
     pub fn len(&self) -> usize {
-        self.programs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        lock(&self.programs).len()
     }
 
     /// True when no program is kept.
@@ -151,15 +153,24 @@ impl ProgramCache {
 
     /// The program for `graph`, compiled on a miss.
     pub fn get(&self, graph: &ExprGraph, options: &FusionOptions) -> Result<Arc<Program>> {
+        let remembered = lock(&self.last)
+            .as_ref()
+            .filter(|(id, last_options, _)| *id == graph.id() && last_options == options)
+            .map(|(_, _, program)| Arc::clone(program));
+        if let Some(program) = remembered {
+            return Ok(program);
+        }
+        let program = self.look_up(graph, options)?;
+        *lock(&self.last) = Some((graph.id(), options.clone(), Arc::clone(&program)));
+        Ok(program)
+    }
+
+    /// [`ProgramCache::get`] by the graph's key.
+    fn look_up(&self, graph: &ExprGraph, options: &FusionOptions) -> Result<Arc<Program>> {
         let Some(key) = key(graph, options) else {
             return crate::compile(graph, options).map(Arc::new);
         };
-        let found = self
-            .programs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-            .cloned();
+        let found = lock(&self.programs).get(&key).cloned();
         if let Some(found) = found {
             return found.rebind(graph);
         }
@@ -172,13 +183,17 @@ impl ProgramCache {
             }
         }
         let program = Arc::new(program);
-        let mut programs = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut programs = lock(&self.programs);
         if programs.len() >= CAPACITY {
             programs.clear();
         }
         programs.insert(key, Arc::clone(&program));
         Ok(program)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Program {

@@ -96,3 +96,32 @@ fn constants_the_passes_read_keep_programs_apart() {
     get(&cache, &[&(&x * 4.0 + 7.0)]);
     assert_eq!(cache.len(), 6, "two unequal constants again");
 }
+
+/// A second look-up of the same snapshot (an evaluation after a declined
+/// demand into the caller's memory) is the program of the first, with its
+/// bound values; another snapshot of the same expression with another
+/// value bound gets its own.
+#[test]
+fn the_same_snapshot_looked_up_again_is_its_program() {
+    let cx = session();
+    let cache = ProgramCache::default();
+    let x = cx.from_slice(&[1.0f32, 2.0]);
+    let scaled = (&x * 3.0f32).sum();
+    let snapshot = graph(&[&scaled]);
+    let options = FusionOptions::default();
+    let first = cache.get(&snapshot, &options).unwrap();
+    let again = cache.get(&snapshot, &options).unwrap();
+    assert!(Arc::ptr_eq(&first, &again));
+    assert!(args(&again).contains(&Literal::of(3.0f32)));
+    let other = (&x * 5.0f32).sum();
+    let rebound = cache.get(&graph(&[&other]), &options).unwrap();
+    assert!(args(&rebound).contains(&Literal::of(5.0f32)));
+    assert!(!args(&rebound).contains(&Literal::of(3.0f32)));
+    // Other options are another look-up of the snapshot.
+    let unfused = FusionOptions {
+        enabled: false,
+        ..FusionOptions::default()
+    };
+    let separate = cache.get(&snapshot, &unfused).unwrap();
+    assert!(!Arc::ptr_eq(&first, &separate));
+}
