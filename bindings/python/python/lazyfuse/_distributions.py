@@ -33,7 +33,7 @@ import operator
 
 import numpy as np
 
-from ._array import Array, _store
+from ._array import Array, _dtype_name, _store
 from ._creation import asarray
 from ._registry import FUNCTIONS
 from .errors import ArgumentError, DTypeError
@@ -54,6 +54,8 @@ MAX_TABLE = 1 << 21
 
 
 def _shape(size):
+    if type(size) is int and size >= 0:  # the common case, one check
+        return [size]
     if size is None:
         return []
     dims = [size] if isinstance(size, (int, np.integer)) else list(size)
@@ -64,7 +66,7 @@ def _shape(size):
 
 
 def _float_dtype(dtype, what):
-    name = np.dtype(dtype).name
+    name = "float64" if dtype is None else _dtype_name(dtype)
     if name not in ("float32", "float64"):
         raise DTypeError(f"{what}: unsupported dtype {name} (expected float32 or float64, as "
                          "NumPy's generators)")
