@@ -23,7 +23,7 @@
 //!   again (`kept_for_later`).
 
 use rustc_hash::FxHashMap as HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
@@ -195,14 +195,19 @@ impl ExprGraph {
     /// indices in order, then the undemanded outputs of the user kernel
     /// launches the graph runs.
     pub fn from_roots(roots: &[Arc<Node>]) -> ExprGraph {
-        // Room for a small expression: most demands need no reallocation.
+        // Room for as many nodes as the last snapshot had (a loop demands
+        // one program over and over; growing a graph of 192-byte nodes
+        // from a few to a hundred copied it five times), at least a small
+        // expression's and at most a large one's.
+        static LAST_SIZE: AtomicUsize = AtomicUsize::new(0);
         const TYPICAL: usize = 8;
-        let mut graph = StableDiGraph::with_capacity(TYPICAL, TYPICAL);
+        let room = LAST_SIZE.load(Ordering::Relaxed).clamp(TYPICAL, 4096);
+        let mut graph = StableDiGraph::with_capacity(room, room);
         let mut index: HashMap<usize, NodeIndex> =
-            HashMap::with_capacity_and_hasher(TYPICAL, Default::default());
+            HashMap::with_capacity_and_hasher(room, Default::default());
         let mut stack: Vec<(Arc<Node>, bool)> = Vec::with_capacity(TYPICAL);
         // The DAG node of each graph node, by index.
-        let mut held: Vec<Arc<Node>> = Vec::with_capacity(TYPICAL);
+        let mut held: Vec<Arc<Node>> = Vec::with_capacity(room);
         stack.extend(roots.iter().rev().map(|r| (Arc::clone(r), false)));
         // Every output node of the launches met so far, in the order met.
         let mut launched: Vec<Arc<Node>> = Vec::new();
@@ -277,6 +282,7 @@ impl ExprGraph {
             outputs.push(id);
             kernel_outputs.push(Arc::clone(&held[id.index()]));
         }
+        LAST_SIZE.store(graph.node_count(), Ordering::Relaxed);
         // Snapshots are numbered in the order they are taken.
         static SNAPSHOTS: AtomicU64 = AtomicU64::new(0);
         ExprGraph {
