@@ -102,6 +102,27 @@ fn a_demand_into_memory_evaluates_once() -> Result<()> {
     Ok(())
 }
 
+/// A scalar operand value used several times is one constant node of the
+/// graph (the session keeps one per value), whether a pass reads it (a
+/// power's exponent) or a kernel argument carries it.
+#[test]
+fn a_scalar_used_twice_is_one_constant_node() -> Result<()> {
+    for cx in backends() {
+        let name = cx.backend_name();
+        let x = cx.from_slice(&[1.0f32, 2.0, 3.0]);
+        let y = (&x * 2.0 + 1.0) * 2.0 - 1.0;
+        let plan = y.explain();
+        let fills = plan.lines().filter(|l| l.contains("= fill")).count();
+        assert_eq!(fills, 2, "{name}: 2.0 and 1.0 once each\n{plan}");
+        assert_eq!(y.to_vec::<f32>()?, vec![5.0, 9.0, 13.0], "{name}");
+        let z = x.pow(2.0) * 2.0;
+        assert_eq!(z.to_vec::<f32>()?, vec![2.0, 8.0, 18.0], "{name}");
+        let w = x.pow(3.0) * 3.0;
+        assert_eq!(w.to_vec::<f32>()?, vec![3.0, 24.0, 81.0], "{name}");
+    }
+    Ok(())
+}
+
 #[test]
 fn concurrent_demands_of_one_array_compute_it_once() -> Result<()> {
     let cx = Context::cpu();

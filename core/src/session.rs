@@ -3,7 +3,10 @@
 //! session that made them.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::dtype::DType;
 use crate::element::{HostBuffer, SliceMut};
@@ -11,7 +14,8 @@ use crate::engine::{Counter, Engine, EvalEnv, Options, Stats, StatsCounter};
 use crate::error::{Error, Result};
 use crate::graph::ExprGraph;
 use crate::node::{KernelCall, Node, Op};
-use crate::shape::{checked_len, format_shape};
+use crate::scalar::Literal;
+use crate::shape::{checked_len, format_shape, Shape};
 
 /// A handle on an engine with its settings and statistics. Cheap to clone;
 /// clones share everything.
@@ -26,7 +30,15 @@ struct SessionInner {
     stats: StatsCounter,
     /// The host buffers pinned for this session's engine (see the `pinned` module).
     pinned: Mutex<PinnedRegistry>,
+    /// The constant node of each scalar operand value met (`x * 2.0`):
+    /// one node however often a value is used, so a program's snapshot,
+    /// cache key and drop walk each constant once (see [`Session::constant`]).
+    constants: Mutex<FxHashMap<Literal, Arc<Node>>>,
 }
+
+/// Scalar operand values a session keeps a constant node for; past it the
+/// table starts over (a loop over ever-new values keeps at most this many).
+const CONSTANTS: usize = 1024;
 
 /// The pinned buffers of a session (see the `pinned` module): the listed ones
 /// (found again by `from_slice`), and the retired ones waiting for their
@@ -76,6 +88,7 @@ impl Session {
                 options,
                 stats: StatsCounter::default(),
                 pinned: Mutex::default(),
+                constants: Mutex::default(),
             }),
         }
     }
@@ -160,6 +173,32 @@ impl Session {
     /// locks, so a demand never waits on anything but its own roots and the
     /// user kernel launches it runs (whose locks are taken first, also in
     /// address order: a launch runs once, whichever of its outputs is asked).
+    /// The constant node of scalar operand `literal`: the same node for
+    /// every use of the value in this session (while the table holds it).
+    /// Such a node is never demanded or given a value (a user's array of
+    /// one value is a node of its own), so sharing it changes no result.
+    pub(crate) fn constant(&self, literal: Literal) -> Arc<Node> {
+        let mut constants = self
+            .inner
+            .constants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(node) = constants.get(&literal) {
+            return Arc::clone(node);
+        }
+        if constants.len() >= CONSTANTS {
+            constants.clear();
+        }
+        let node = Node::new(
+            Op::Fill(literal),
+            literal.dtype(),
+            Shape::new(),
+            SmallVec::new(),
+        );
+        constants.insert(literal, Arc::clone(&node));
+        node
+    }
+
     pub(crate) fn demand(&self, nodes: &[Arc<Node>]) -> Result<()> {
         self.demand_for(nodes, false)
     }

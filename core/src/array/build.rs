@@ -98,8 +98,8 @@ impl Array {
                 .map_err(|e| e.within_shape(lhs.shape()))?;
             let shape = broadcast_shapes(name, &[lhs.shape(), rhs.shape()])?;
             let inputs = smallvec![
-                operand_node(name, lhs, &nodes[0], plan.operand)?,
-                operand_node(name, rhs, &nodes[1], plan.operand)?
+                operand_node(session, name, lhs, &nodes[0], plan.operand)?,
+                operand_node(session, name, rhs, &nodes[1], plan.operand)?
             ];
             new_node(name, Op::Binary(plan.op), plan.out, shape, inputs)
         })();
@@ -117,9 +117,9 @@ impl Array {
             let dtype = typing::plan_where(x.operand_type(), y.operand_type());
             let shape = broadcast_shapes("where", &[cond.shape(), x.shape(), y.shape()])?;
             let inputs = smallvec![
-                operand_node("where", cond, &nodes[0], DType::Bool)?,
-                operand_node("where", x, &nodes[1], dtype)?,
-                operand_node("where", y, &nodes[2], dtype)?
+                operand_node(session, "where", cond, &nodes[0], DType::Bool)?,
+                operand_node(session, "where", x, &nodes[1], dtype)?,
+                operand_node(session, "where", y, &nodes[2], dtype)?
             ];
             new_node("where", Op::Select, dtype, shape, inputs)
         })();
@@ -527,6 +527,7 @@ fn resolve(session: &Session, op: &str, arg: Arg<'_>) -> Result<Option<Arc<Node>
 }
 
 fn operand_node(
+    session: &Session,
     op: &str,
     arg: Arg<'_>,
     node: &Option<Arc<Node>>,
@@ -534,12 +535,7 @@ fn operand_node(
 ) -> Result<Arc<Node>> {
     match (arg, node) {
         (_, Some(node)) => Ok(cast_node(node, dtype)),
-        (Arg::Scalar(s), None) => Ok(Node::new(
-            Op::Fill(s.to_literal(op, dtype)?),
-            dtype,
-            Shape::new(),
-            SmallVec::new(),
-        )),
+        (Arg::Scalar(s), None) => Ok(session.constant(s.to_literal(op, dtype)?)),
         (Arg::Array(_), None) => Err(Error::internal(op, "an array operand was not resolved")),
     }
 }
