@@ -74,15 +74,16 @@ pub fn pair(counter: u64, key: u64) -> u64 {
     }
 }
 
-/// The four words of the `L` blocks at counters `block, block + 1, ...`
-/// under one key, each round over all of them (so that a compiler
-/// vectorises it); each word in the low half of a u64 lane, the high half
-/// garbage the callers mask or shift out (masking here, by arrays' `map`,
-/// was a call that copied the arrays: 6 % of Monte Carlo π).
+/// The four words of the blocks at the `L` counters `c0` under one key,
+/// each round over all of them (so that a compiler vectorises it). Each
+/// 32-bit word lives in the low half of a 64-bit lane, which is what a
+/// vector 32×32→64-bit multiply reads, so no round packs or unpacks words;
+/// the high halves hold garbage that every caller masks or shifts out
+/// (masking here, by arrays' `map`, was a call that copied the arrays: 6 %
+/// of Monte Carlo π).
 #[inline(always)]
-fn blocks_lanes<const L: usize>(block: u64, key: u64) -> [[u64; L]; 4] {
+fn rounds_lanes<const L: usize>(mut c0: [u64; L], key: u64) -> [[u64; L]; 4] {
     const LOW: u64 = 0xFFFF_FFFF;
-    let mut c0: [u64; L] = std::array::from_fn(|lane| block.wrapping_add(lane as u64));
     let mut c1 = c0.map(|c| c >> 32);
     let (mut c2, mut c3) = ([0u64; L], [0u64; L]);
     let (mut k0, mut k1) = (key as u32, (key >> 32) as u32);
@@ -101,6 +102,15 @@ fn blocks_lanes<const L: usize>(block: u64, key: u64) -> [[u64; L]; 4] {
         }
     }
     [c0, c1, c2, c3]
+}
+
+/// [`rounds_lanes`] of the `L` blocks at counters `block, block + 1, ...`.
+#[inline(always)]
+fn blocks_lanes<const L: usize>(block: u64, key: u64) -> [[u64; L]; 4] {
+    rounds_lanes(
+        std::array::from_fn(|lane| block.wrapping_add(lane as u64)),
+        key,
+    )
 }
 
 /// [`word`] of the `4 * L` consecutive counters from `first` (a multiple
@@ -134,38 +144,13 @@ pub fn pairs_lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
     }
 }
 
-/// [`bits`] of `L` counters under one key, written lane by lane (each
-/// round over all lanes) so that a compiler vectorises it: the same values
-/// as `L` calls of [`bits`]. Each 32-bit word lives in the low half of a
-/// 64-bit lane, which is what a vector 32×32→64-bit multiply reads, so no
-/// round packs or unpacks words; the high halves hold garbage that every
-/// use masks or shifts out.
+/// [`bits`] of `L` counters under one key, the rounds over all of them at
+/// once (`rounds_lanes`): the same values as `L` calls of [`bits`].
 #[inline(always)]
 pub fn bits_lanes<const L: usize>(counters: &[u64; L], key: u64) -> [u64; L] {
     const LOW: u64 = 0xFFFF_FFFF;
-    let mut c0 = *counters;
-    let mut c1 = counters.map(|c| c >> 32);
-    let (mut c2, mut c3) = ([0u64; L], [0u64; L]);
-    let (mut k0, mut k1) = (key as u32, (key >> 32) as u32);
-    for round in 0..10 {
-        if round > 0 {
-            k0 = k0.wrapping_add(W0);
-            k1 = k1.wrapping_add(W1);
-        }
-        for lane in 0..L {
-            let p0 = u64::from(M0) * (c0[lane] & LOW);
-            let p1 = u64::from(M1) * (c2[lane] & LOW);
-            c0[lane] = (p1 >> 32) ^ c1[lane] ^ u64::from(k0);
-            c1[lane] = p1;
-            c2[lane] = (p0 >> 32) ^ c3[lane] ^ u64::from(k1);
-            c3[lane] = p0;
-        }
-    }
-    let mut out = [0u64; L];
-    for lane in 0..L {
-        out[lane] = (c0[lane] & LOW) | (c1[lane] << 32);
-    }
-    out
+    let [w0, w1, _, _] = rounds_lanes(*counters, key);
+    std::array::from_fn(|lane| (w0[lane] & LOW) | (w1[lane] << 32))
 }
 
 #[cfg(test)]

@@ -148,64 +148,86 @@ pub fn generator_slice(op: BinaryOp, counters: &[u64], keys: &[u64], out: &mut [
     generator(op, Arg::Slice(counters), key, out)
 }
 
-/// `out = philox_word(counter, key)`: where the counters run on from a
-/// multiple of 4 under one key (a random array's do, but where a slice of
-/// it starts or a tail ends), 32 blocks of four words at a time (a wide
-/// call of compiled code's: 128 counters), or 4 (its vector loop's 16), so
-/// that each block is computed once and the rounds vectorise; each other
-/// counter on its own. (32 blocks at once take 0.75x the time of 16 and
-/// 0.6x that of 8 on AVX-512: Monte Carlo π over 10^5 points.)
-#[inline(always)]
-pub fn philox_word(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
-    let (Arg::Slice(counters), Arg::Scalar(key)) = (counter, key) else {
-        return map2(counter, key, out, philox::word);
-    };
-    let len = out.len().min(counters.len());
-    let mut at = 0;
-    while at < len {
-        let first = counters[at];
-        let aligned = first % 4 == 0;
-        let run = |blocks: usize| {
-            let end = at + 4 * blocks;
-            aligned && end <= len && runs_on(&counters[at..end], first)
-        };
-        if run(32) {
-            philox::words_lanes::<32>(first, key, &mut out[at..at + 128]);
-            at += 128;
-        } else if run(4) {
-            philox::words_lanes::<4>(first, key, &mut out[at..at + 16]);
-            at += 16;
-        } else {
-            out[at] = philox::word(first, key);
-            at += 1;
-        }
+/// One of the generator's forms that share a block between consecutive
+/// counters: `PER_BLOCK` of them from a multiple of it.
+trait SharedBlock {
+    const PER_BLOCK: usize;
+    /// The form's value of one counter (a whole block computed for it).
+    fn one(counter: u64, key: u64) -> u64;
+    /// The values of the `PER_BLOCK * L` counters from `first` into `out`.
+    fn lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]);
+}
+
+/// `philox_word`: four counters to a block.
+struct Words;
+
+impl SharedBlock for Words {
+    const PER_BLOCK: usize = 4;
+    fn one(counter: u64, key: u64) -> u64 {
+        philox::word(counter, key)
+    }
+    #[inline(always)]
+    fn lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
+        philox::words_lanes::<L>(first, key, out)
     }
 }
 
-/// `out = philox_pair(counter, key)` as `philox_word` computes its words:
-/// 32 blocks (64 counters from an even one) or 4 (8) at a time, each
-/// other counter on its own.
+/// `philox_pair`: two counters to a block.
+struct Pairs;
+
+impl SharedBlock for Pairs {
+    const PER_BLOCK: usize = 2;
+    fn one(counter: u64, key: u64) -> u64 {
+        philox::pair(counter, key)
+    }
+    #[inline(always)]
+    fn lanes<const L: usize>(first: u64, key: u64, out: &mut [u64]) {
+        philox::pairs_lanes::<L>(first, key, out)
+    }
+}
+
+/// `out = philox_word(counter, key)` (see `shared_blocks`).
+#[inline(always)]
+pub fn philox_word(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
+    shared_blocks::<Words>(counter, key, out)
+}
+
+/// `out = philox_pair(counter, key)` (see `shared_blocks`).
 #[inline(always)]
 pub fn philox_pair(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
+    shared_blocks::<Pairs>(counter, key, out)
+}
+
+/// `out` of form `F` of the counters under one key: where they run on from
+/// a multiple of `F::PER_BLOCK` (a random array's do, but where a slice of
+/// it starts or a tail ends), 32 blocks at a time (a wide call of compiled
+/// code's: 128 words or 64 pairs) or 4 (its vector loop's), so that each
+/// block is computed once and the rounds vectorise; each other counter on
+/// its own. (32 blocks at once take 0.75x the time of 16 and 0.6x that of
+/// 8 on AVX-512: Monte Carlo π over 10^5 points.)
+#[inline(always)]
+fn shared_blocks<F: SharedBlock>(counter: Arg<'_, u64>, key: Arg<'_, u64>, out: &mut [u64]) {
     let (Arg::Slice(counters), Arg::Scalar(key)) = (counter, key) else {
-        return map2(counter, key, out, philox::pair);
+        return map2(counter, key, out, F::one);
     };
     let len = out.len().min(counters.len());
     let mut at = 0;
     while at < len {
         let first = counters[at];
         let run = |blocks: usize| {
-            let end = at + 2 * blocks;
-            first % 2 == 0 && end <= len && runs_on(&counters[at..end], first)
+            let end = at + F::PER_BLOCK * blocks;
+            first % F::PER_BLOCK as u64 == 0 && end <= len && runs_on(&counters[at..end], first)
         };
         if run(32) {
-            philox::pairs_lanes::<32>(first, key, &mut out[at..at + 64]);
-            at += 64;
+            let end = at + 32 * F::PER_BLOCK;
+            F::lanes::<32>(first, key, &mut out[at..end]);
+            at = end;
         } else if run(4) {
-            philox::pairs_lanes::<4>(first, key, &mut out[at..at + 8]);
-            at += 8;
+            let end = at + 4 * F::PER_BLOCK;
+            F::lanes::<4>(first, key, &mut out[at..end]);
+            at = end;
         } else {
-            out[at] = philox::pair(first, key);
+            out[at] = F::one(first, key);
             at += 1;
         }
     }
